@@ -1,0 +1,45 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "sedpack/status.h"
+
+namespace sedpack {
+
+std::string_view StatusCodeName(StatusCode code) {
+  switch (code) {
+    case StatusCode::kOk: return "OK";
+    case StatusCode::kInvalidArgument: return "Invalid argument";
+    case StatusCode::kNotFound: return "Not found";
+    case StatusCode::kIOError: return "IO error";
+    case StatusCode::kCorruption: return "Corruption";
+    case StatusCode::kNotImplemented: return "Not implemented";
+    case StatusCode::kAlreadyExists: return "Already exists";
+    case StatusCode::kInternal: return "Internal error";
+    case StatusCode::kResourceExhausted: return "Resource exhausted";
+  }
+  return "Unknown";
+}
+
+Status::Status(StatusCode code, std::string message) {
+  if (code != StatusCode::kOk) {
+    state_ = std::make_shared<const State>(State{code, std::move(message)});
+  }
+}
+
+const std::string& Status::message() const {
+  static const std::string kEmpty;
+  return state_ ? state_->message : kEmpty;
+}
+
+std::string Status::ToString() const {
+  if (ok()) return "OK";
+  std::string out(StatusCodeName(code()));
+  out += ": ";
+  out += state_->message;
+  return out;
+}
+
+Status Status::WithPrefix(std::string_view prefix) const {
+  if (ok()) return *this;
+  return Status(code(), std::string(prefix) + state_->message);
+}
+
+}  // namespace sedpack
