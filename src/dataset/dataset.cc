@@ -1,1 +1,117 @@
 // SPDX-License-Identifier: Apache-2.0
+#include "sedpack/dataset/dataset.h"
+
+#include <string>
+
+#include "sedpack/codecs/hash.h"
+#include "sedpack/io/file.h"
+
+namespace sedpack {
+namespace {
+
+constexpr std::string_view kDatasetInfoName = "dataset_info.json";
+// Metadata files are small; anything bigger than this is not a real dataset_info.json
+// or shards_list.json and is refused before it is read into memory.
+constexpr std::uint64_t kMaxMetadataBytes = 1ULL << 30;
+
+}  // namespace
+
+Status Dataset::ValidateStructure(const DatasetStructure& structure) {
+  if (structure.examples_per_shard < 1) {
+    return Status::InvalidArgument("dataset_structure.examples_per_shard must be >= 1, got ",
+                                   structure.examples_per_shard);
+  }
+  if (!CompressionAllowed(structure.shard_file_type, structure.compression)) {
+    return Status::InvalidArgument("dataset_structure.compression \"",
+                                   CompressionName(structure.compression),
+                                   "\" is not allowed for shard_file_type \"",
+                                   ShardFileTypeName(structure.shard_file_type), "\"");
+  }
+  if (structure.saved_data_description.empty()) {
+    return Status::InvalidArgument("dataset_structure.saved_data_description is empty");
+  }
+  SEDPACK_ASSIGN_OR_RETURN(auto schema, structure.Schema());
+  for (std::size_t i = 0; i < schema.size(); ++i) {
+    if (schema[i].dtype == DType::kStr && !schema[i].shape.empty()) {
+      return Status::InvalidArgument("dataset_structure.saved_data_description[", i, "] \"",
+                                     schema[i].name, "\": str attributes take shape ()");
+    }
+    if (schema[i].dtype == DType::kInt && !schema[i].shape.empty()) {
+      return Status::InvalidArgument("dataset_structure.saved_data_description[", i, "] \"",
+                                     schema[i].name, "\": int attributes take shape ()");
+    }
+    if (schema[i].dtype == DType::kBytes && schema[i].shape.size() > 1) {
+      return Status::InvalidArgument("dataset_structure.saved_data_description[", i, "] \"",
+                                     schema[i].name, "\": bytes attributes take shape () or (N,)");
+    }
+    for (std::size_t j = 0; j < i; ++j) {
+      if (schema[j].name == schema[i].name) {
+        return Status::InvalidArgument("dataset_structure.saved_data_description: attribute name \"",
+                                       schema[i].name, "\" is used twice");
+      }
+    }
+  }
+  return Status::OK();
+}
+
+Result<std::shared_ptr<Dataset>> Dataset::Create(const std::string& root, Metadata metadata,
+                                                 DatasetStructure structure) {
+  SEDPACK_RETURN_NOT_OK(ValidateStructure(structure));
+  SEDPACK_RETURN_NOT_OK(
+      ParseSemVer(metadata.sedpack_version).status().WithPrefix("metadata.sedpack_version: "));
+  SEDPACK_RETURN_NOT_OK(CreateDirectories(root));
+  std::shared_ptr<Dataset> ds(new Dataset());
+  ds->root_ = root;
+  ds->info_.metadata = std::move(metadata);
+  ds->info_.dataset_structure = std::move(structure);
+  SEDPACK_ASSIGN_OR_RETURN(ds->schema_, ds->info_.dataset_structure.Schema());
+  const std::string path = ds->PathOf(kDatasetInfoName);
+  AtomicWriteOptions opts;
+  opts.no_replace = true;  // never overwrite an existing dataset
+  Status st = WriteFileAtomic(path, SerializeDatasetInfo(ds->info_), opts);
+  if (st.code() == StatusCode::kAlreadyExists) {
+    return Status::AlreadyExists("a dataset already exists at ", root, " (", path, " is present)");
+  }
+  SEDPACK_RETURN_NOT_OK(st);
+  return ds;
+}
+
+Result<std::shared_ptr<Dataset>> Dataset::Open(const std::string& root, const OpenOptions& options) {
+  std::shared_ptr<Dataset> ds(new Dataset());
+  ds->root_ = root;
+  const std::string path = ds->PathOf(kDatasetInfoName);
+  auto text = ReadFileText(path, kMaxMetadataBytes);
+  if (!text.ok()) {
+    if (text.status().code() == StatusCode::kNotFound) {
+      return Status::NotFound("not a sedpack dataset: ", path, " does not exist");
+    }
+    return text.status();
+  }
+  SEDPACK_ASSIGN_OR_RETURN(ds->info_, ParseDatasetInfo(*text, path));
+  SEDPACK_RETURN_NOT_OK(
+      CheckSedpackVersion(ds->info_.metadata.sedpack_version, options.reader_version)
+          .WithPrefix(path + ": metadata.sedpack_version: "));
+  SEDPACK_ASSIGN_OR_RETURN(ds->schema_, ds->info_.dataset_structure.Schema());
+  return ds;
+}
+
+std::string Dataset::PathOf(std::string_view relative) const { return JoinRoot(root_, relative); }
+
+Status Dataset::Reload() {
+  SEDPACK_ASSIGN_OR_RETURN(std::shared_ptr<Dataset> fresh, Open(root_));
+  info_ = fresh->info_;
+  schema_ = fresh->schema_;
+  return Status::OK();
+}
+
+Result<std::vector<std::string>> Dataset::MetadataChecksums() const {
+  return HashFile(info_.dataset_structure.hash_checksum_algorithms, PathOf(kDatasetInfoName));
+}
+
+Result<ShardsList> LoadShardsList(const Dataset& dataset, std::string_view relative) {
+  const std::string path = dataset.PathOf(relative);
+  SEDPACK_ASSIGN_OR_RETURN(std::string text, ReadFileText(path, kMaxMetadataBytes));
+  return ParseShardsList(text, relative);
+}
+
+}  // namespace sedpack

@@ -1,0 +1,69 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "sedpack/dataset/dataset.h"
+#include "sedpack/shard/shard.h"
+#include "sedpack/status.h"
+
+namespace sedpack {
+
+/// One problem found by a check.
+struct CheckProblem {
+  enum class Kind {
+    kHashMismatch,     ///< file bytes do not match a recorded hash
+    kMissingFile,      ///< a listed file does not exist
+    kMalformed,        ///< metadata or shard cannot be parsed/decoded
+    kCountMismatch,    ///< recorded counts do not add up
+    kPathEscape,       ///< a path leaves the dataset root or is otherwise invalid
+    kIOError,          ///< a file could not be read
+    kOrphan,           ///< (warning) a file no metadata lists
+  };
+  Kind kind = Kind::kMalformed;
+  std::string path;       ///< dataset-relative path of the file concerned
+  std::string algorithm;  ///< for kHashMismatch
+  std::string expected;   ///< recorded value
+  std::string found;      ///< computed value
+  std::string message;    ///< human-readable description
+  bool warning() const { return kind == Kind::kOrphan; }
+};
+std::string_view CheckProblemKindName(CheckProblem::Kind kind);
+
+/// Options for CheckDataset.
+struct CheckOptions {
+  /// If not empty: the trusted hashes of dataset_info.json (algorithm order).
+  std::vector<std::string> expected_root_checksums;
+  /// Also decode every shard and check example counts and value sizes.
+  bool deep = false;
+  /// Only these splits (empty = all).
+  std::vector<Split> splits;
+  ShardReadLimits limits;
+  /// Called after each file with the bytes just hashed (progress reporting).
+  std::function<void(std::uint64_t bytes, std::uint64_t files)> progress;
+};
+
+/// Result of a check: every problem found, not only the first.
+struct CheckReport {
+  std::vector<CheckProblem> problems;
+  std::uint64_t files_checked = 0;
+  std::uint64_t bytes_checked = 0;
+  std::uint64_t shards_checked = 0;
+  std::uint64_t examples_checked = 0;
+  /// No problem other than warnings.
+  bool ok() const;
+  std::size_t error_count() const;
+};
+
+/// Verify the whole Merkle tree: dataset_info.json (against the expected root if
+/// given) -> every shards_list.json -> every shard file, with every configured
+/// algorithm; counts are checked too. Returns a report; the Status is non-OK only
+/// when the check could not run (dataset_info.json unreadable).
+Result<CheckReport> CheckDataset(const std::string& root, const CheckOptions& options = {});
+
+}  // namespace sedpack

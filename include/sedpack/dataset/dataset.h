@@ -1,0 +1,68 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "sedpack/metadata/models.h"
+#include "sedpack/status.h"
+#include "sedpack/types.h"
+
+namespace sedpack {
+
+/// Options for opening an existing dataset.
+struct OpenOptions {
+  /// Reader version used for the reference's version rule (the dataset's
+  /// sedpack_version must not be newer).
+  std::string reader_version = std::string(kReaderSedpackVersion);
+};
+
+/// A dataset on disk: its root folder and its parsed `dataset_info.json`.
+/// Holds no open files. Reading is thread-safe; WriteConfig is not.
+class Dataset {
+ public:
+  /// Create a dataset at `root` (folders created as needed) and write its
+  /// `dataset_info.json` with no splits. AlreadyExists if one is there;
+  /// InvalidArgument if the structure is invalid (schema, examples_per_shard < 1,
+  /// compression not allowed for the shard type).
+  static Result<std::shared_ptr<Dataset>> Create(const std::string& root, Metadata metadata,
+                                                 DatasetStructure structure);
+  /// Open a dataset: read and validate `dataset_info.json` and apply the version rule.
+  static Result<std::shared_ptr<Dataset>> Open(const std::string& root,
+                                               const OpenOptions& options = {});
+
+  const std::string& root() const { return root_; }
+  const DatasetInfo& info() const { return info_; }
+  /// Typed schema (attribute order is the fb storage order).
+  const std::vector<AttributeSpec>& schema() const { return schema_; }
+  /// Absolute-or-root-relative path of a dataset-relative path.
+  std::string PathOf(std::string_view relative) const;
+
+  /// The reference's write_config: merge the given leaf/subtree ShardListInfos into
+  /// every ancestor `shards_list.json` up to `<split>/shards_list.json`, then
+  /// rewrite `dataset_info.json` atomically. Returns the FileInfo of dataset_info.json.
+  Result<FileInfo> WriteConfig(const std::vector<ShardListInfo>& updated_infos);
+
+  /// Re-read dataset_info.json (after another process changed it).
+  Status Reload();
+
+  /// Hashes of the current dataset_info.json bytes, in algorithm order (the
+  /// reference's current_metadata_checksums()).
+  Result<std::vector<std::string>> MetadataChecksums() const;
+
+  /// Validate a structure as Create does.
+  static Status ValidateStructure(const DatasetStructure& structure);
+
+ private:
+  Dataset() = default;
+  std::string root_;
+  DatasetInfo info_;
+  std::vector<AttributeSpec> schema_;
+};
+
+/// Read and parse `<root>/<relative>` as a shards_list.json (validated; errors name the file).
+Result<ShardsList> LoadShardsList(const Dataset& dataset, std::string_view relative);
+
+}  // namespace sedpack

@@ -1,0 +1,95 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "sedpack/dataset/dataset.h"
+#include "sedpack/shard/shard.h"
+#include "sedpack/status.h"
+#include "sedpack/value.h"
+
+namespace sedpack {
+
+/// Walks a split's tree of `shards_list.json` lazily in the reference's order:
+/// depth-first, pre-order (a list's own shards, then its children in order).
+/// Each list is read only when reached. Guards against cycles and runaway depth.
+class ShardInfoIterator {
+ public:
+  static Result<std::unique_ptr<ShardInfoIterator>> Make(std::shared_ptr<const Dataset> dataset,
+                                                         Split split);
+  /// The next shard, or nullopt at the end.
+  Result<std::optional<ShardInfo>> Next();
+
+ private:
+  ShardInfoIterator() = default;
+  struct Frame {
+    ShardsList list;
+    std::size_t next_shard = 0;
+    std::size_t next_child = 0;
+  };
+  std::shared_ptr<const Dataset> dataset_;
+  std::vector<Frame> stack_;
+  std::vector<std::string> visited_;  // list paths seen, to refuse cycles
+};
+
+/// All shards of a split, in traversal order.
+Result<std::vector<ShardInfo>> ListShards(const std::shared_ptr<const Dataset>& dataset, Split split);
+
+/// One example: values are views into a decoded shard kept alive by this object.
+struct Example {
+  std::shared_ptr<const DecodedShard> shard;
+  std::size_t index = 0;
+  /// Attribute `j` (schema order).
+  ValueView Get(std::size_t j) const { return shard->Get(index, j); }
+};
+
+/// How to read a split.
+struct ReadOptions {
+  /// Keep only shards for which this returns true.
+  std::function<bool(const ShardInfo&)> shard_filter;
+  /// Keep the first K shards of each distinct custom_metadata (sorted-keys identity).
+  std::optional<std::size_t> custom_metadata_type_limit;
+  /// Keep the first N shards (after the filters).
+  std::optional<std::size_t> max_shards;
+  /// Cycle forever (reshuffling the shard order on every pass when shuffling).
+  bool repeat = false;
+  /// 0: deterministic reference order. >0: shuffle the shard order and pass
+  /// examples through a buffer of this many examples, both seeded by `seed`.
+  std::size_t shuffle_buffer = 0;
+  std::uint64_t seed = 0;
+  /// Shards read and decoded ahead of the consumer, each on its own thread
+  /// (0 = decode inline on the caller's thread).
+  int prefetch_shards = 2;
+  ShardReadLimits limits;
+};
+
+/// Iterates the examples of one split.
+class ExampleReader {
+ public:
+  static Result<std::unique_ptr<ExampleReader>> Make(std::shared_ptr<const Dataset> dataset,
+                                                     Split split, ReadOptions options = {});
+  ~ExampleReader();
+  /// The next example, or nullopt at the end.
+  Result<std::optional<Example>> Next();
+  /// Up to `batch_size` examples (fewer only at the end; empty at the end).
+  Result<std::vector<Example>> NextBatch(std::size_t batch_size);
+  /// The shards this reader visits (after filters, before shuffling).
+  const std::vector<ShardInfo>& shards() const;
+
+  class Impl;
+
+ private:
+  explicit ExampleReader(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+/// Read and decode one shard file named by `shard` (file_infos[0]).
+Result<std::shared_ptr<const DecodedShard>> ReadShard(const Dataset& dataset, const ShardInfo& shard,
+                                                      const ShardReadLimits& limits = {});
+
+}  // namespace sedpack

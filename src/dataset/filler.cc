@@ -1,0 +1,260 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "sedpack/dataset/filler.h"
+
+#include <atomic>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <thread>
+
+#include "dataset/worker_pool_internal.h"
+#include "sedpack/codecs/hash.h"
+#include "sedpack/io/file.h"
+#include "sedpack/metadata/paths.h"
+#include "sedpack/shard/shard.h"
+
+namespace sedpack {
+
+namespace {
+constexpr std::string_view kListName = "shards_list.json";
+}  // namespace
+
+class Filler::Impl {
+ public:
+  Impl(std::shared_ptr<Dataset> dataset, FillerOptions options)
+      : dataset_(std::move(dataset)), options_(std::move(options)) {}
+
+  ~Impl() {
+    // Let queued shard writes end before the buffers they use go away. Without
+    // Finish the shards stay unreferenced by any metadata.
+    pool_.reset();
+  }
+
+  Status Init() {
+    SEDPACK_RETURN_NOT_OK(Dataset::ValidateStructure(dataset_->info().dataset_structure));
+    const std::string& rel = options_.relative_path_from_split;
+    if (rel.empty()) return Status::InvalidArgument("relative_path_from_split is empty");
+    SEDPACK_RETURN_NOT_OK(ValidateRelativePath(rel, "relative_path_from_split"));
+    rel_components_ = PathComponents(rel);
+    int threads = options_.concurrency;
+    if (threads <= 0) threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+    int pending = options_.max_pending_shards > 0 ? options_.max_pending_shards : 2 * threads;
+    pool_ = std::make_unique<internal::WorkerPool>(threads, pending);
+    return Status::OK();
+  }
+
+  Status WriteExample(Split split, std::span<const ValueView> values,
+                      const JsonValue* custom_metadata) {
+    SEDPACK_RETURN_NOT_OK(Sticky());
+    if (finished_) return Status::InvalidArgument("the filler is finished");
+    const auto& schema = dataset_->schema();
+    if (values.size() != schema.size()) {
+      return Status::InvalidArgument("example has ", values.size(), " values but the schema has ",
+                                     schema.size(), " attributes");
+    }
+    // Validate everything before any state changes: a rejected example leaves the
+    // filler exactly as it was.
+    std::uint64_t raw_bytes = 0;
+    for (std::size_t j = 0; j < schema.size(); ++j) {
+      SEDPACK_RETURN_NOT_OK(ValidateValue(schema[j], values[j]));
+      raw_bytes += values[j].data.size();
+    }
+    if (custom_metadata && !custom_metadata->IsObject()) {
+      return Status::InvalidArgument("shard custom_metadata must be a JSON object, got ",
+                                     custom_metadata->text());
+    }
+    const bool new_meta = custom_metadata && !custom_metadata->IsEmptyObject();
+
+    SplitState& st = StateFor(split);
+    const auto& structure = dataset_->info().dataset_structure;
+    if (st.writer) {
+      const bool full = st.writer->num_examples() >= static_cast<std::size_t>(structure.examples_per_shard);
+      const bool meta_changed = new_meta && !st.metadata.IsEmptyObject() &&
+                                !st.metadata.Equals(*custom_metadata);
+      const bool over_budget =
+          st.writer->num_examples() > 0 &&
+          st.writer->buffered_bytes() + st.writer->EstimateAddedBytes(values) >
+              options_.shard_byte_budget;
+      if (full || meta_changed || over_budget) SEDPACK_RETURN_NOT_OK(CloseShard(split, st));
+    }
+    if (!st.writer) {
+      SEDPACK_ASSIGN_OR_RETURN(st.writer, MakeShardWriter(structure.shard_file_type,
+                                                          structure.compression, dataset_->schema()));
+      st.metadata = JsonValue();
+    }
+    if (st.writer->EstimateAddedBytes(values) > options_.shard_byte_budget &&
+        structure.shard_file_type == ShardFileType::kFb) {
+      return Status::InvalidArgument("one example needs about ", st.writer->EstimateAddedBytes(values),
+                                     " bytes, more than the shard byte budget of ",
+                                     options_.shard_byte_budget);
+    }
+    if (new_meta) st.metadata = *custom_metadata;  // retroactive, as the reference does
+    SEDPACK_RETURN_NOT_OK(st.writer->Add(values));
+    ++examples_;
+    bytes_ += raw_bytes;
+    return Status::OK();
+  }
+
+  Status Finish() {
+    SEDPACK_RETURN_NOT_OK(Sticky());
+    if (finished_) return Status::InvalidArgument("Finish called twice");
+    finished_ = true;
+    for (auto& [split, st] : splits_) {
+      if (st.writer && st.writer->num_examples() > 0) SEDPACK_RETURN_NOT_OK(CloseShard(split, st));
+      st.writer.reset();
+    }
+    pool_->Wait();
+    SEDPACK_RETURN_NOT_OK(Sticky());
+
+    const auto& algos = dataset_->info().dataset_structure.hash_checksum_algorithms;
+    for (Split split : split_order_) {
+      SplitState& st = splits_[split];
+      if (st.results.empty()) continue;
+      ShardsList list;
+      const std::string list_path = st.first_dir + "/" + std::string(kListName);
+      if (PathExists(dataset_->PathOf(list_path))) {
+        SEDPACK_ASSIGN_OR_RETURN(list, LoadShardsList(*dataset_, list_path));
+      } else {
+        list.relative_path_self = list_path;
+      }
+      for (auto& shard : st.results) {
+        list.number_of_examples += shard->number_of_examples;
+        list.shard_files.push_back(std::move(*shard));
+      }
+      const std::string text = SerializeShardsList(list);
+      AtomicWriteOptions wopts;
+      wopts.sync = options_.sync;
+      SEDPACK_RETURN_NOT_OK(SetSticky(WriteFileAtomic(dataset_->PathOf(list_path), text, wopts)));
+      ShardListInfo info;
+      info.shard_list_info_file.file_path = list_path;
+      SEDPACK_ASSIGN_OR_RETURN(
+          info.shard_list_info_file.hash_checksums,
+          HashBytes(algos, std::as_bytes(std::span<const char>(text.data(), text.size()))));
+      info.number_of_examples = list.number_of_examples;
+      std::int64_t shards = static_cast<std::int64_t>(list.shard_files.size());
+      for (const auto& c : list.children_shard_lists) shards += c.number_of_shards;
+      info.number_of_shards = shards;
+      updated_.push_back(std::move(info));
+    }
+    if (options_.auto_update_dataset && !updated_.empty()) {
+      SEDPACK_RETURN_NOT_OK(SetSticky(dataset_->WriteConfig(updated_).status()));
+    }
+    return Status::OK();
+  }
+
+  const std::vector<ShardListInfo>& updated() const { return updated_; }
+  std::uint64_t examples() const { return examples_; }
+  std::uint64_t bytes() const { return bytes_; }
+
+ private:
+  struct SplitState {
+    std::unique_ptr<ShardWriter> writer;
+    JsonValue metadata;
+    std::string first_dir;  // folder of the first shard: the leaf list goes there
+    // One slot per submitted shard, in submission order; filled by the workers.
+    std::vector<std::shared_ptr<ShardInfo>> results;
+  };
+
+  SplitState& StateFor(Split split) {
+    auto it = splits_.find(split);
+    if (it == splits_.end()) {
+      split_order_.push_back(split);
+      it = splits_.emplace(split, SplitState{}).first;
+    }
+    return it->second;
+  }
+
+  Status CloseShard(Split split, SplitState& st) {
+    std::vector<std::string> comps = {std::string(SplitName(split))};
+    comps.insert(comps.end(), rel_components_.begin(), rel_components_.end());
+    for (auto& c : PathComponents(paths_.Next())) comps.push_back(std::move(c));
+    const auto& structure = dataset_->info().dataset_structure;
+    const std::string rel_path =
+        JoinPath(comps) + "." + std::string(ShardFileTypeName(structure.shard_file_type));
+    if (st.results.empty()) {
+      comps.pop_back();
+      st.first_dir = JoinPath(comps);
+    }
+    auto slot = std::make_shared<ShardInfo>();
+    slot->number_of_examples = static_cast<std::int64_t>(st.writer->num_examples());
+    slot->custom_metadata = st.metadata;
+    slot->file_infos.push_back(FileInfo{rel_path, {}});
+    st.results.push_back(slot);
+
+    // The job owns the writer; std::function needs a copyable callable.
+    auto writer = std::shared_ptr<ShardWriter>(std::move(st.writer));
+    const std::string abs_path = dataset_->PathOf(rel_path);
+    const auto algos = structure.hash_checksum_algorithms;
+    const bool sync = options_.sync;
+    pool_->Submit([this, writer, slot, abs_path, algos, sync] {
+      if (!Sticky().ok()) return;  // another shard already failed: do no more work
+      auto bytes = writer->Finish();
+      if (!bytes.ok()) {
+        (void)SetSticky(bytes.status().WithPrefix(abs_path + ": "));
+        return;
+      }
+      auto hashes = HashBytes(algos, *bytes);
+      if (!hashes.ok()) {
+        (void)SetSticky(hashes.status());
+        return;
+      }
+      AtomicWriteOptions wopts;
+      wopts.sync = sync;
+      wopts.no_replace = true;  // random names never collide in practice; never clobber
+      Status w = WriteFileAtomic(abs_path, *bytes, wopts);
+      if (!w.ok()) {
+        (void)SetSticky(w);
+        return;
+      }
+      slot->file_infos[0].hash_checksums = std::move(*hashes);
+    });
+    return Sticky();
+  }
+
+  Status Sticky() {
+    std::lock_guard<std::mutex> lock(status_mu_);
+    return status_;
+  }
+  Status SetSticky(Status s) {
+    if (!s.ok()) {
+      std::lock_guard<std::mutex> lock(status_mu_);
+      if (status_.ok()) status_ = s;
+    }
+    return s;
+  }
+
+  std::shared_ptr<Dataset> dataset_;
+  FillerOptions options_;
+  std::vector<std::string> rel_components_;
+  PathGenerator paths_;
+  std::map<Split, SplitState> splits_;
+  std::vector<Split> split_order_;
+  std::vector<ShardListInfo> updated_;
+  std::unique_ptr<internal::WorkerPool> pool_;
+  std::mutex status_mu_;
+  Status status_;
+  bool finished_ = false;
+  std::uint64_t examples_ = 0;
+  std::uint64_t bytes_ = 0;
+};
+
+Result<std::unique_ptr<Filler>> Filler::Make(std::shared_ptr<Dataset> dataset, FillerOptions options) {
+  if (!dataset) return Status::InvalidArgument("Filler::Make: null dataset");
+  auto impl = std::make_unique<Impl>(std::move(dataset), std::move(options));
+  SEDPACK_RETURN_NOT_OK(impl->Init());
+  return std::unique_ptr<Filler>(new Filler(std::move(impl)));
+}
+
+Filler::Filler(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+Filler::~Filler() = default;
+
+Status Filler::WriteExample(Split split, std::span<const ValueView> values,
+                            const JsonValue* custom_metadata) {
+  return impl_->WriteExample(split, values, custom_metadata);
+}
+Status Filler::Finish() { return impl_->Finish(); }
+const std::vector<ShardListInfo>& Filler::updated_infos() const { return impl_->updated(); }
+std::uint64_t Filler::examples_written() const { return impl_->examples(); }
+std::uint64_t Filler::bytes_written() const { return impl_->bytes(); }
+
+}  // namespace sedpack

@@ -1,0 +1,230 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "sedpack/dataset/reader.h"
+
+#include <algorithm>
+#include <deque>
+#include <future>
+#include <map>
+#include <random>
+#include <set>
+#include <thread>
+
+#include "sedpack/io/file.h"
+#include "sedpack/metadata/paths.h"
+
+namespace sedpack {
+namespace {
+
+// Lists nest one folder per level; real trees are a handful deep. A deeper
+// tree is hostile or broken and is refused rather than followed.
+constexpr std::size_t kMaxListDepth = 64;
+
+}  // namespace
+
+Result<std::unique_ptr<ShardInfoIterator>> ShardInfoIterator::Make(
+    std::shared_ptr<const Dataset> dataset, Split split) {
+  const ShardListInfo* root = dataset->info().FindSplit(split);
+  if (!root) return Status::NotFound("there is no shard in ", SplitName(split));
+  std::unique_ptr<ShardInfoIterator> it(new ShardInfoIterator());
+  it->dataset_ = std::move(dataset);
+  const std::string& path = root->shard_list_info_file.file_path;
+  SEDPACK_ASSIGN_OR_RETURN(ShardsList list, LoadShardsList(*it->dataset_, path));
+  it->visited_.push_back(path);
+  it->stack_.push_back(Frame{std::move(list)});
+  return it;
+}
+
+Result<std::optional<ShardInfo>> ShardInfoIterator::Next() {
+  while (!stack_.empty()) {
+    Frame& top = stack_.back();
+    if (top.next_shard < top.list.shard_files.size()) {
+      const ShardInfo& shard = top.list.shard_files[top.next_shard++];
+      if (shard.file_infos.empty()) {
+        return Status::Corruption(top.list.relative_path_self, ": shard_files[",
+                                  top.next_shard - 1, "] has no file_infos");
+      }
+      return std::optional<ShardInfo>(shard);
+    }
+    if (top.next_child < top.list.children_shard_lists.size()) {
+      const std::string path =
+          top.list.children_shard_lists[top.next_child++].shard_list_info_file.file_path;
+      if (stack_.size() >= kMaxListDepth) {
+        return Status::Corruption(path, ": shards_list tree deeper than ", kMaxListDepth, " levels");
+      }
+      if (std::find(visited_.begin(), visited_.end(), path) != visited_.end()) {
+        return Status::Corruption(path, " is listed more than once (a cycle or a repeated child)");
+      }
+      visited_.push_back(path);
+      SEDPACK_ASSIGN_OR_RETURN(ShardsList child, LoadShardsList(*dataset_, path));
+      stack_.push_back(Frame{std::move(child)});
+      continue;
+    }
+    stack_.pop_back();
+  }
+  return std::optional<ShardInfo>();
+}
+
+Result<std::vector<ShardInfo>> ListShards(const std::shared_ptr<const Dataset>& dataset, Split split) {
+  SEDPACK_ASSIGN_OR_RETURN(auto it, ShardInfoIterator::Make(dataset, split));
+  std::vector<ShardInfo> out;
+  for (;;) {
+    SEDPACK_ASSIGN_OR_RETURN(std::optional<ShardInfo> next, it->Next());
+    if (!next) break;
+    out.push_back(std::move(*next));
+  }
+  return out;
+}
+
+Result<std::shared_ptr<const DecodedShard>> ReadShard(const Dataset& dataset, const ShardInfo& shard,
+                                                      const ShardReadLimits& limits) {
+  if (shard.file_infos.empty()) return Status::Corruption("shard entry without file_infos");
+  const std::string& rel = shard.file_infos[0].file_path;
+  SEDPACK_RETURN_NOT_OK(ValidateRelativePath(rel, "file_path"));
+  const auto& structure = dataset.info().dataset_structure;
+  // A compressed file can never be larger than what it decompresses to by much;
+  // reading it is bounded by the same limit.
+  SEDPACK_ASSIGN_OR_RETURN(std::vector<std::byte> bytes,
+                           ReadFileBytes(dataset.PathOf(rel), limits.max_decompressed_bytes));
+  auto decoded = DecodeShard(structure.shard_file_type, structure.compression, dataset.schema(),
+                             std::move(bytes), limits);
+  if (!decoded.ok()) return decoded.status().WithPrefix(rel + ": ");
+  return std::shared_ptr<const DecodedShard>(std::move(decoded).value());
+}
+
+class ExampleReader::Impl {
+ public:
+  Impl(std::shared_ptr<const Dataset> dataset, ReadOptions options)
+      : dataset_(std::move(dataset)), options_(std::move(options)), rng_(options_.seed) {}
+
+  ~Impl() {
+    // Futures from std::async block in their destructor until the decode ends.
+    inflight_.clear();
+  }
+
+  Status Init(Split split) {
+    SEDPACK_ASSIGN_OR_RETURN(std::vector<ShardInfo> all, ListShards(dataset_, split));
+    std::map<std::string, std::size_t> per_type;
+    for (ShardInfo& s : all) {
+      if (options_.shard_filter && !options_.shard_filter(s)) continue;
+      if (options_.custom_metadata_type_limit) {
+        std::size_t& n = per_type[s.custom_metadata.SortedKeysText()];
+        if (n >= *options_.custom_metadata_type_limit) continue;
+        ++n;
+      }
+      if (options_.max_shards && shards_.size() >= *options_.max_shards) break;
+      shards_.push_back(std::move(s));
+    }
+    if (shards_.empty() && options_.repeat) {
+      return Status::InvalidArgument("the list of shards is empty (split ", SplitName(split),
+                                     " after filtering); cannot repeat");
+    }
+    StartPass();
+    return Status::OK();
+  }
+
+  Result<std::optional<Example>> Next() {
+    if (options_.shuffle_buffer == 0) return NextInOrder();
+    // Shuffle buffer: fill, then emit a random slot and refill it; drain at the end.
+    while (!drained_ && buffer_.size() < options_.shuffle_buffer) {
+      SEDPACK_ASSIGN_OR_RETURN(std::optional<Example> e, NextInOrder());
+      if (!e) {
+        drained_ = true;
+        break;
+      }
+      buffer_.push_back(std::move(*e));
+    }
+    if (buffer_.empty()) return std::optional<Example>();
+    std::uniform_int_distribution<std::size_t> pick(0, buffer_.size() - 1);
+    const std::size_t i = pick(rng_);
+    Example out = std::move(buffer_[i]);
+    buffer_[i] = std::move(buffer_.back());
+    buffer_.pop_back();
+    return std::optional<Example>(std::move(out));
+  }
+
+  const std::vector<ShardInfo>& shards() const { return shards_; }
+
+ private:
+  void StartPass() {
+    order_.resize(shards_.size());
+    for (std::size_t i = 0; i < order_.size(); ++i) order_[i] = i;
+    if (options_.shuffle_buffer > 0) std::shuffle(order_.begin(), order_.end(), rng_);
+    next_to_schedule_ = 0;
+  }
+
+  void Schedule() {
+    const std::size_t depth = static_cast<std::size_t>(std::max(1, options_.prefetch_shards));
+    while (inflight_.size() < depth) {
+      if (next_to_schedule_ >= order_.size()) {
+        if (!options_.repeat || shards_.empty()) return;
+        StartPass();
+      }
+      const ShardInfo& shard = shards_[order_[next_to_schedule_++]];
+      auto dataset = dataset_;
+      auto limits = options_.limits;
+      if (options_.prefetch_shards <= 0) {
+        std::promise<Result<std::shared_ptr<const DecodedShard>>> p;
+        p.set_value(ReadShard(*dataset, shard, limits));
+        inflight_.push_back(p.get_future());
+      } else {
+        inflight_.push_back(std::async(std::launch::async, [dataset, shard, limits] {
+          return ReadShard(*dataset, shard, limits);
+        }));
+      }
+    }
+  }
+
+  Result<std::optional<Example>> NextInOrder() {
+    while (!current_ || pos_ >= current_->num_examples()) {
+      Schedule();
+      if (inflight_.empty()) return std::optional<Example>();
+      auto decoded = inflight_.front().get();
+      inflight_.pop_front();
+      if (!decoded.ok()) return decoded.status();
+      current_ = std::move(decoded).value();
+      pos_ = 0;
+    }
+    Example e{current_, pos_++};
+    return std::optional<Example>(std::move(e));
+  }
+
+  std::shared_ptr<const Dataset> dataset_;
+  ReadOptions options_;
+  std::mt19937_64 rng_;
+  std::vector<ShardInfo> shards_;
+  std::vector<std::size_t> order_;
+  std::size_t next_to_schedule_ = 0;
+  std::deque<std::future<Result<std::shared_ptr<const DecodedShard>>>> inflight_;
+  std::shared_ptr<const DecodedShard> current_;
+  std::size_t pos_ = 0;
+  std::vector<Example> buffer_;
+  bool drained_ = false;
+};
+
+Result<std::unique_ptr<ExampleReader>> ExampleReader::Make(std::shared_ptr<const Dataset> dataset,
+                                                           Split split, ReadOptions options) {
+  if (!dataset) return Status::InvalidArgument("ExampleReader::Make: null dataset");
+  auto impl = std::make_unique<Impl>(std::move(dataset), std::move(options));
+  SEDPACK_RETURN_NOT_OK(impl->Init(split));
+  return std::unique_ptr<ExampleReader>(new ExampleReader(std::move(impl)));
+}
+
+ExampleReader::ExampleReader(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+ExampleReader::~ExampleReader() = default;
+
+Result<std::optional<Example>> ExampleReader::Next() { return impl_->Next(); }
+
+Result<std::vector<Example>> ExampleReader::NextBatch(std::size_t batch_size) {
+  std::vector<Example> out;
+  out.reserve(batch_size);
+  while (out.size() < batch_size) {
+    SEDPACK_ASSIGN_OR_RETURN(std::optional<Example> e, impl_->Next());
+    if (!e) break;
+    out.push_back(std::move(*e));
+  }
+  return out;
+}
+
+const std::vector<ShardInfo>& ExampleReader::shards() const { return impl_->shards(); }
+
+}  // namespace sedpack

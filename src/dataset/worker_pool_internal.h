@@ -1,0 +1,78 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+#include <condition_variable>
+#include <cstddef>
+#include <deque>
+#include <functional>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+namespace sedpack::internal {
+
+/// Fixed set of threads running queued jobs. Submit() blocks while `max_pending`
+/// jobs are queued or running, which bounds the memory held by queued work.
+/// Jobs must not throw.
+class WorkerPool {
+ public:
+  WorkerPool(int threads, int max_pending) : max_pending_(max_pending < 1 ? 1 : max_pending) {
+    if (threads < 1) threads = 1;
+    for (int i = 0; i < threads; ++i) threads_.emplace_back([this] { Run(); });
+  }
+  ~WorkerPool() {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      stopping_ = true;
+    }
+    cv_work_.notify_all();
+    for (auto& t : threads_) t.join();
+  }
+  WorkerPool(const WorkerPool&) = delete;
+  WorkerPool& operator=(const WorkerPool&) = delete;
+
+  void Submit(std::function<void()> job) {
+    std::unique_lock<std::mutex> lock(mu_);
+    cv_space_.wait(lock, [this] { return pending_ < max_pending_; });
+    ++pending_;
+    queue_.push_back(std::move(job));
+    cv_work_.notify_one();
+  }
+
+  /// Block until every submitted job has finished.
+  void Wait() {
+    std::unique_lock<std::mutex> lock(mu_);
+    cv_space_.wait(lock, [this] { return pending_ == 0; });
+  }
+
+ private:
+  void Run() {
+    for (;;) {
+      std::function<void()> job;
+      {
+        std::unique_lock<std::mutex> lock(mu_);
+        cv_work_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
+        if (queue_.empty()) return;
+        job = std::move(queue_.front());
+        queue_.pop_front();
+      }
+      job();
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        --pending_;
+      }
+      cv_space_.notify_all();
+    }
+  }
+
+  std::mutex mu_;
+  std::condition_variable cv_work_;
+  std::condition_variable cv_space_;
+  std::deque<std::function<void()>> queue_;
+  std::vector<std::thread> threads_;
+  int max_pending_;
+  int pending_ = 0;
+  bool stopping_ = false;
+};
+
+}  // namespace sedpack::internal

@@ -1,0 +1,147 @@
+// SPDX-License-Identifier: Apache-2.0
+// One test per kind of damage: each is found, reported with its path, and the
+// check goes on to report every other problem too.
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "sedpack/dataset/check.h"
+#include "sedpack/dataset/reader.h"
+#include "sedpack/io/file.h"
+#include "support/test_support.h"
+
+namespace sedpack {
+namespace {
+
+using testing::CopyTree;
+using testing::GoldenDir;
+using testing::TempDir;
+
+class CheckTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    root_ = tmp_.path() + "/ds";
+    CopyTree(GoldenDir() + "/fb_none/dataset", root_);
+    auto expected = nlohmann::json::parse(std::ifstream(GoldenDir() + "/fb_none/expected.json"));
+    shard0_ = expected["splits"]["train"]["shards"][0]["file_path"].get<std::string>();
+    shard1_ = expected["splits"]["train"]["shards"][1]["file_path"].get<std::string>();
+    root_sums_ = expected["dataset_info_checksums"].get<std::vector<std::string>>();
+  }
+  CheckReport Check(bool deep = false) {
+    CheckOptions o;
+    o.deep = deep;
+    o.expected_root_checksums = root_sums_;
+    auto r = CheckDataset(root_, o);
+    EXPECT_TRUE(r.ok()) << r.status().ToString();
+    return r.ok() ? *r : CheckReport{};
+  }
+  static std::size_t Count(const CheckReport& r, CheckProblem::Kind kind, const std::string& path) {
+    std::size_t n = 0;
+    for (const auto& p : r.problems) n += (p.kind == kind && p.path == path) ? 1 : 0;
+    return n;
+  }
+  void Append(const std::string& rel, const std::string& bytes) {
+    std::ofstream(root_ + "/" + rel, std::ios::app | std::ios::binary) << bytes;
+  }
+  void FlipByte(const std::string& rel, std::size_t offset) {
+    std::fstream f(root_ + "/" + rel, std::ios::in | std::ios::out | std::ios::binary);
+    f.seekg(static_cast<std::streamoff>(offset));
+    char c;
+    f.get(c);
+    f.seekp(static_cast<std::streamoff>(offset));
+    f.put(static_cast<char>(c ^ 0x40));
+  }
+
+  TempDir tmp_;
+  std::string root_, shard0_, shard1_;
+  std::vector<std::string> root_sums_;
+};
+
+TEST_F(CheckTest, CleanCopyIsClean) {
+  const CheckReport r = Check(true);
+  EXPECT_TRUE(r.problems.empty());
+  EXPECT_TRUE(r.ok());
+}
+
+TEST_F(CheckTest, AppendedByteToShardIsHashMismatchForEveryAlgorithm) {
+  Append(shard0_, "x");
+  const CheckReport r = Check();
+  EXPECT_FALSE(r.ok());
+  // fb_none records six algorithms; each one differs.
+  EXPECT_EQ(Count(r, CheckProblem::Kind::kHashMismatch, shard0_), 6u);
+}
+
+TEST_F(CheckTest, ReportsEveryDamagedFileNotOnlyTheFirst) {
+  FlipByte(shard0_, 100);
+  std::filesystem::remove(root_ + "/" + shard1_);
+  const CheckReport r = Check();
+  EXPECT_GE(Count(r, CheckProblem::Kind::kHashMismatch, shard0_), 1u);
+  EXPECT_EQ(Count(r, CheckProblem::Kind::kMissingFile, shard1_), 1u);
+}
+
+TEST_F(CheckTest, FlippedShardFailsDeepDecodeOrHash) {
+  FlipByte(shard0_, 20);
+  const CheckReport r = Check(true);
+  EXPECT_FALSE(r.ok());
+  EXPECT_GE(Count(r, CheckProblem::Kind::kHashMismatch, shard0_), 1u);
+}
+
+TEST_F(CheckTest, ModifiedShardsListIsMismatch) {
+  Append("train/shards_list.json", "\n");
+  const CheckReport r = Check();
+  EXPECT_GE(Count(r, CheckProblem::Kind::kHashMismatch, "train/shards_list.json"), 1u);
+}
+
+TEST_F(CheckTest, RewrittenDatasetInfoIsDetectedByExpectedRoot) {
+  Append("dataset_info.json", " ");
+  const CheckReport r = Check();
+  EXPECT_GE(Count(r, CheckProblem::Kind::kHashMismatch, "dataset_info.json"), 1u);
+}
+
+TEST_F(CheckTest, OrphanIsOnlyAWarning) {
+  std::ofstream(root_ + "/train/stray.fb") << "junk";
+  const CheckReport r = Check();
+  EXPECT_TRUE(r.ok());
+  EXPECT_EQ(Count(r, CheckProblem::Kind::kOrphan, "train/stray.fb"), 1u);
+}
+
+TEST_F(CheckTest, TraversalPathInListIsReported) {
+  // Rewrite a leaf list so that a shard points outside the dataset.
+  ASSERT_OK_AND_ASSIGN(auto ds, Dataset::Open(root_));
+  ASSERT_OK_AND_ASSIGN(auto shards, ListShards(ds, Split::kTest));
+  const std::string leaf = shards[0].file_infos[0].file_path.substr(
+                               0, shards[0].file_infos[0].file_path.rfind('/')) + "/shards_list.json";
+  ASSERT_OK_AND_ASSIGN(std::string text, ReadFileText(root_ + "/" + leaf));
+  const std::string& victim = shards[0].file_infos[0].file_path;
+  text.replace(text.find(victim), victim.size(), "test/../../etc/passwd");
+  ASSERT_OK(WriteFileAtomic(root_ + "/" + leaf, text));
+  const CheckReport r = Check();
+  EXPECT_FALSE(r.ok());
+  EXPECT_GE(Count(r, CheckProblem::Kind::kPathEscape, leaf), 1u);
+  EXPECT_GE(Count(r, CheckProblem::Kind::kHashMismatch, leaf), 1u);
+}
+
+TEST_F(CheckTest, CorruptJsonIsMalformedNotACrash) {
+  ASSERT_OK(WriteFileAtomic(root_ + "/test/shards_list.json", std::string("{\"relative_path_self\": ")));
+  const CheckReport r = Check();
+  EXPECT_GE(Count(r, CheckProblem::Kind::kMalformed, "test/shards_list.json"), 1u);
+}
+
+TEST_F(CheckTest, WrongCountsAreReported) {
+  ASSERT_OK_AND_ASSIGN(std::string text, ReadFileText(root_ + "/dataset_info.json"));
+  const std::string from = "\"number_of_examples\": 17";
+  ASSERT_NE(text.find(from), std::string::npos);
+  text.replace(text.find(from), from.size(), "\"number_of_examples\": 18");
+  ASSERT_OK(WriteFileAtomic(root_ + "/dataset_info.json", text));
+  CheckOptions o;  // no expected root: the rewritten file is accepted as root
+  ASSERT_OK_AND_ASSIGN(CheckReport r, CheckDataset(root_, o));
+  EXPECT_GE(Count(r, CheckProblem::Kind::kCountMismatch, "train/shards_list.json"), 1u);
+}
+
+TEST_F(CheckTest, UnreadableRootIsAnErrorStatus) {
+  std::filesystem::remove(root_ + "/dataset_info.json");
+  EXPECT_STATUS(StatusCode::kNotFound, "dataset_info.json", CheckDataset(root_, {}));
+}
+
+}  // namespace
+}  // namespace sedpack

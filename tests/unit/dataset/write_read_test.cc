@@ -1,0 +1,426 @@
+// SPDX-License-Identifier: Apache-2.0
+// Writer round trips: every dtype x shard type x compression x hash algorithm,
+// shard rollover, metadata rules, appending, and refusal of bad examples.
+#include <filesystem>
+#include <map>
+#include <regex>
+#include <nlohmann/json.hpp>
+
+#include "sedpack/dataset/check.h"
+#include "sedpack/dataset/filler.h"
+#include "sedpack/dataset/reader.h"
+#include "support/test_support.h"
+
+namespace sedpack {
+namespace {
+
+using testing::TempDir;
+
+Attribute Attr(std::string name, std::string dtype, Shape shape) {
+  Attribute a;
+  a.name = std::move(name);
+  a.dtype = std::move(dtype);
+  a.shape = std::move(shape);
+  return a;
+}
+
+// Owns the buffers of one example of the all-dtypes schema, derived from `k`.
+struct AllTypesExample {
+  explicit AllTypesExample(int k) {
+    for (int j = 0; j < 3; ++j) f16.push_back(Float16::FromFloat((3 * k + j) * 0.125f - 2.0f));
+    for (int j = 0; j < 12; ++j) f32.push_back((12 * k + j) * 0.25f - 1.5f);
+    f64 = {k / 3.0, -(k * 0.001)};
+    for (int j = 0; j < 5; ++j) i8.push_back(static_cast<std::int8_t>((7 * k + 31 * j) % 256 - 128));
+    for (int j = 0; j < 6; ++j) i16.push_back(static_cast<std::int16_t>(997 * k + 211 * j));
+    for (int j = 0; j < 4; ++j) i32.push_back(static_cast<std::int32_t>(2654435761u * k + 40503u * j));
+    i64 = {static_cast<std::int64_t>((k + 1) * 0x9E3779B97F4A7C15ull), -k};
+    for (int j = 0; j < 16; ++j) u8.push_back(static_cast<std::uint8_t>(16 * k + j));
+    u16 = static_cast<std::uint16_t>(4099 * k);
+    u32 = {2654435761u * k, 1u, 2u};
+    u64 = {0xFFFFFFFFFFFFFFFFull - k, static_cast<std::uint64_t>(k)};
+    for (int j = 0; j < 5; ++j) flag.push_back((k + j) % 3 == 0 ? 1 : 0);
+    n = (k % 2 ? -1 : 1) * static_cast<std::int64_t>(k) * 123456789012345LL;
+    text = (k % 7 == 3) ? "" : "ex" + std::to_string(k) + (k % 2 ? "\xc3\xa9" : "");
+    for (int i = 0; i < k % 6; ++i) blob.push_back(static_cast<std::uint8_t>(13 * k + i));
+    for (int j = 0; j < 8; ++j) fixed.push_back(static_cast<std::uint8_t>(8 * k + 3 * j));
+  }
+  std::vector<ValueView> Views() const {
+    return {ValueView::Array(f16, {3}),
+            ValueView::Array(f32, {3, 4}),
+            ValueView::Array(f64, {2}),
+            ValueView::Array(i8, {5}),
+            ValueView::Array(i16, {2, 3}),
+            ValueView::Array(i32, {4}),
+            ValueView::Array(i64, {2}),
+            ValueView::Array(u8, {16}),
+            ValueView::Scalar(u16),
+            ValueView::Array(u32, {3}),
+            ValueView::Array(u64, {2}),
+            ValueView{DType::kBool, {5}, std::as_bytes(std::span<const std::uint8_t>(flag))},
+            ValueView::Int(n),
+            ValueView::Str(text),
+            ValueView::Bytes(std::span<const std::uint8_t>(blob)),
+            ValueView::FixedBytes(fixed)};
+  }
+  std::vector<Float16> f16;
+  std::vector<float> f32;
+  std::vector<double> f64;
+  std::vector<std::int8_t> i8;
+  std::vector<std::int16_t> i16;
+  std::vector<std::int32_t> i32;
+  std::vector<std::int64_t> i64;
+  std::vector<std::uint8_t> u8;
+  std::uint16_t u16;
+  std::vector<std::uint32_t> u32;
+  std::vector<std::uint64_t> u64;
+  std::vector<std::uint8_t> flag;
+  std::int64_t n;
+  std::string text;
+  std::vector<std::uint8_t> blob;
+  std::vector<std::uint8_t> fixed;
+};
+
+DatasetStructure AllTypesStructure(ShardFileType type, Compression c, std::vector<HashAlgorithm> h) {
+  DatasetStructure s;
+  s.saved_data_description = {
+      Attr("f16", "float16", {3}), Attr("f32", "float32", {3, 4}), Attr("f64", "float64", {2}),
+      Attr("i8", "int8", {5}),     Attr("i16", "int16", {2, 3}),   Attr("i32", "int32", {4}),
+      Attr("i64", "int64", {2}),   Attr("u8", "uint8", {16}),      Attr("u16", "uint16", {}),
+      Attr("u32", "uint32", {3}),  Attr("u64", "uint64", {2}),     Attr("flag", "bool", {5}),
+      Attr("n", "int", {}),        Attr("text", "str", {}),        Attr("blob", "bytes", {}),
+      Attr("fixed", "bytes", {8})};
+  s.compression = c;
+  s.shard_file_type = type;
+  s.examples_per_shard = 4;
+  s.hash_checksum_algorithms = std::move(h);
+  return s;
+}
+
+Split SplitOf(int k) { return k % 5 == 1 ? Split::kTest : (k % 7 == 6 ? Split::kHoldout : Split::kTrain); }
+
+void ExpectSameValues(const std::vector<ValueView>& want, const Example& got, int k) {
+  for (std::size_t j = 0; j < want.size(); ++j) {
+    const ValueView g = got.Get(j);
+    ASSERT_EQ(g.data.size(), want[j].data.size()) << "example " << k << " attribute " << j;
+    EXPECT_TRUE(std::equal(g.data.begin(), g.data.end(), want[j].data.begin()))
+        << "example " << k << " attribute " << j;
+  }
+}
+
+struct Combo {
+  ShardFileType type;
+  Compression compression;
+  std::vector<HashAlgorithm> hashes;
+};
+
+class RoundTripTest : public ::testing::TestWithParam<Combo> {};
+
+TEST_P(RoundTripTest, WritesReadsAndChecks) {
+  const Combo& combo = GetParam();
+  TempDir tmp;
+  const std::string root = tmp.path() + "/ds";
+  Metadata md;
+  md.description = "round trip";
+  ASSERT_OK_AND_ASSIGN(auto ds, Dataset::Create(root, md, AllTypesStructure(combo.type, combo.compression,
+                                                                             combo.hashes)));
+  FillerOptions fopts;
+  fopts.concurrency = 2;
+  ASSERT_OK_AND_ASSIGN(auto filler, Filler::Make(ds, fopts));
+  std::vector<std::unique_ptr<AllTypesExample>> examples;
+  for (int k = 0; k < 24; ++k) {
+    examples.push_back(std::make_unique<AllTypesExample>(k));
+    const auto views = examples.back()->Views();
+    ASSERT_OK(filler->WriteExample(SplitOf(k), views));
+  }
+  ASSERT_OK(filler->Finish());
+
+  ASSERT_OK_AND_ASSIGN(auto reopened, Dataset::Open(root));
+  std::map<Split, std::vector<int>> ids;
+  for (int k = 0; k < 24; ++k) ids[SplitOf(k)].push_back(k);
+  for (const auto& [split, want_ids] : ids) {
+    ASSERT_OK_AND_ASSIGN(auto reader, ExampleReader::Make(reopened, split));
+    for (int k : want_ids) {
+      ASSERT_OK_AND_ASSIGN(auto ex, reader->Next());
+      ASSERT_TRUE(ex.has_value());
+      ExpectSameValues(examples[k]->Views(), *ex, k);
+    }
+    ASSERT_OK_AND_ASSIGN(auto end, reader->Next());
+    EXPECT_FALSE(end.has_value());
+    EXPECT_EQ(reopened->info().FindSplit(split)->number_of_examples,
+              static_cast<std::int64_t>(want_ids.size()));
+  }
+  CheckOptions copts;
+  copts.deep = true;
+  ASSERT_OK_AND_ASSIGN(copts.expected_root_checksums, reopened->MetadataChecksums());
+  ASSERT_OK_AND_ASSIGN(CheckReport report, CheckDataset(root, copts));
+  for (const auto& p : report.problems) ADD_FAILURE() << p.path << ": " << p.message;
+  EXPECT_EQ(report.examples_checked, 24u);
+}
+
+std::vector<Combo> Combos() {
+  std::vector<Combo> out;
+  const std::vector<std::vector<HashAlgorithm>> hash_sets = {
+      {HashAlgorithm::kSha256},
+      {HashAlgorithm::kMd5, HashAlgorithm::kSha1, HashAlgorithm::kSha224, HashAlgorithm::kSha384},
+      {HashAlgorithm::kSha512, HashAlgorithm::kSha3_224, HashAlgorithm::kSha3_256},
+      {HashAlgorithm::kSha3_384, HashAlgorithm::kSha3_512, HashAlgorithm::kXxh32},
+      {HashAlgorithm::kXxh64, HashAlgorithm::kXxh128},
+      {}};
+  std::size_t h = 0;
+  for (Compression c : {Compression::kNone, Compression::kGzip, Compression::kZlib, Compression::kBz2,
+                        Compression::kLzma, Compression::kLz4, Compression::kZstd}) {
+    out.push_back({ShardFileType::kFb, c, hash_sets[h++ % hash_sets.size()]});
+  }
+  for (Compression c : {Compression::kNone, Compression::kZip}) {
+    out.push_back({ShardFileType::kNpz, c, hash_sets[h++ % hash_sets.size()]});
+  }
+  return out;
+}
+
+INSTANTIATE_TEST_SUITE_P(AllCombos, RoundTripTest, ::testing::ValuesIn(Combos()),
+                         [](const auto& info) {
+                           std::string c(CompressionName(info.param.compression));
+                           return std::string(ShardFileTypeName(info.param.type)) + "_" +
+                                  (c.empty() ? "none" : c) + "_" + std::to_string(info.index);
+                         });
+
+DatasetStructure SmallStructure(std::int64_t per_shard = 3) {
+  DatasetStructure s;
+  s.saved_data_description = {Attr("x", "int32", {2}), Attr("s", "str", {})};
+  s.compression = Compression::kLz4;
+  s.examples_per_shard = per_shard;
+  return s;
+}
+
+Status WriteSmall(Filler& f, Split split, std::int32_t k, const JsonValue* meta = nullptr) {
+  std::vector<std::int32_t> x = {k, -k};
+  std::string s = "v" + std::to_string(k);
+  std::vector<ValueView> views = {ValueView::Array(x, {2}), ValueView::Str(s)};
+  return f.WriteExample(split, views, meta);
+}
+
+std::vector<std::int32_t> ReadXs(const std::shared_ptr<Dataset>& ds, Split split) {
+  std::vector<std::int32_t> out;
+  auto reader = ExampleReader::Make(ds, split);
+  EXPECT_TRUE(reader.ok()) << reader.status().ToString();
+  if (!reader.ok()) return out;
+  for (;;) {
+    auto ex = (*reader)->Next();
+    EXPECT_TRUE(ex.ok());
+    if (!ex.ok() || !ex->has_value()) break;
+    out.push_back((*ex)->Get(0).At<std::int32_t>(0));
+  }
+  return out;
+}
+
+TEST(FillerTest, RolloverAndMetadataRules) {
+  TempDir tmp;
+  ASSERT_OK_AND_ASSIGN(auto ds, Dataset::Create(tmp.path(), Metadata{}, SmallStructure(3)));
+  ASSERT_OK_AND_ASSIGN(auto filler, Filler::Make(ds));
+  auto a = *JsonValue::Parse(R"({"group":"A"})");
+  auto b = *JsonValue::Parse(R"({"group":"B"})");
+  ASSERT_OK(WriteSmall(*filler, Split::kTrain, 0, nullptr));  // retroactively gets A
+  ASSERT_OK(WriteSmall(*filler, Split::kTrain, 1, &a));
+  ASSERT_OK(WriteSmall(*filler, Split::kTrain, 2, nullptr));  // keeps A
+  ASSERT_OK(WriteSmall(*filler, Split::kTrain, 3, &a));       // full: new shard
+  ASSERT_OK(WriteSmall(*filler, Split::kTrain, 4, &b));       // change closes early
+  ASSERT_OK(WriteSmall(*filler, Split::kTrain, 5, &a));       // A again: a third shard
+  ASSERT_OK(filler->Finish());
+  ASSERT_OK_AND_ASSIGN(auto shards, ListShards(ds, Split::kTrain));
+  ASSERT_EQ(shards.size(), 4u);
+  EXPECT_EQ(shards[0].number_of_examples, 3);
+  EXPECT_EQ(shards[0].custom_metadata.text(), R"({"group":"A"})");
+  EXPECT_EQ(shards[1].number_of_examples, 1);
+  EXPECT_EQ(shards[2].custom_metadata.text(), R"({"group":"B"})");
+  EXPECT_EQ(shards[3].custom_metadata.text(), R"({"group":"A"})");
+  EXPECT_EQ(ReadXs(ds, Split::kTrain), (std::vector<std::int32_t>{0, 1, 2, 3, 4, 5}));
+  // Reference layout: <split>/<10hex>/<10hex>/<10hex>/<32hex>.fb
+  const std::string& p = shards[0].file_infos[0].file_path;
+  EXPECT_TRUE(std::regex_match(p, std::regex("train/[0-9a-f]{10}/[0-9a-f]{10}/[0-9a-f]{10}/[0-9a-f]{32}\\.fb")))
+      << p;
+}
+
+TEST(FillerTest, RejectsBadExampleBeforeWriting) {
+  TempDir tmp;
+  ASSERT_OK_AND_ASSIGN(auto ds, Dataset::Create(tmp.path(), Metadata{}, SmallStructure()));
+  ASSERT_OK_AND_ASSIGN(auto filler, Filler::Make(ds));
+  std::vector<float> wrong = {1.0f, 2.0f};
+  std::vector<ValueView> views = {ValueView::Array(wrong, {2}), ValueView::Str("x")};
+  EXPECT_STATUS(StatusCode::kInvalidArgument, "\"x\" has dtype int32", filler->WriteExample(Split::kTrain, views));
+  std::vector<std::int32_t> three = {1, 2, 3};
+  views = {ValueView::Array(three, {3}), ValueView::Str("x")};
+  EXPECT_STATUS(StatusCode::kInvalidArgument, "shape (3,), expected (2,)", filler->WriteExample(Split::kTrain, views));
+  views = {ValueView::Array(three, {3})};
+  EXPECT_STATUS(StatusCode::kInvalidArgument, "1 values", filler->WriteExample(Split::kTrain, views));
+  // The filler is still usable and nothing bad was written.
+  ASSERT_OK(WriteSmall(*filler, Split::kTrain, 7));
+  ASSERT_OK(filler->Finish());
+  EXPECT_EQ(ReadXs(ds, Split::kTrain), (std::vector<std::int32_t>{7}));
+}
+
+TEST(FillerTest, UnfinishedFillerLeavesMetadataUntouched) {
+  TempDir tmp;
+  ASSERT_OK_AND_ASSIGN(auto ds, Dataset::Create(tmp.path(), Metadata{}, SmallStructure()));
+  ASSERT_OK_AND_ASSIGN(auto before, ds->MetadataChecksums());
+  {
+    ASSERT_OK_AND_ASSIGN(auto filler, Filler::Make(ds));
+    for (int k = 0; k < 10; ++k) ASSERT_OK(WriteSmall(*filler, Split::kTrain, k));
+  }  // destroyed without Finish: like a crashed job
+  ASSERT_OK_AND_ASSIGN(auto after, ds->MetadataChecksums());
+  EXPECT_EQ(before, after);
+  ASSERT_OK_AND_ASSIGN(auto reopened, Dataset::Open(tmp.path()));
+  EXPECT_TRUE(reopened->info().splits.empty());
+}
+
+TEST(FillerTest, AppendKeepsOldDataFirst) {
+  TempDir tmp;
+  {
+    ASSERT_OK_AND_ASSIGN(auto ds, Dataset::Create(tmp.path(), Metadata{}, SmallStructure()));
+    ASSERT_OK_AND_ASSIGN(auto filler, Filler::Make(ds));
+    for (int k = 0; k < 5; ++k) ASSERT_OK(WriteSmall(*filler, Split::kTrain, k));
+    ASSERT_OK(WriteSmall(*filler, Split::kTest, 100));
+    ASSERT_OK(filler->Finish());
+  }
+  ASSERT_OK_AND_ASSIGN(auto ds, Dataset::Open(tmp.path()));
+  ASSERT_OK_AND_ASSIGN(auto test_before, ListShards(ds, Split::kTest));
+  ASSERT_OK_AND_ASSIGN(auto filler, Filler::Make(ds));
+  for (int k = 5; k < 9; ++k) ASSERT_OK(WriteSmall(*filler, Split::kTrain, k));
+  ASSERT_OK(filler->Finish());
+  ASSERT_OK_AND_ASSIGN(auto reopened, Dataset::Open(tmp.path()));
+  EXPECT_EQ(ReadXs(reopened, Split::kTrain), (std::vector<std::int32_t>{0, 1, 2, 3, 4, 5, 6, 7, 8}));
+  EXPECT_EQ(reopened->info().FindSplit(Split::kTrain)->number_of_examples, 9);
+  EXPECT_EQ(reopened->info().FindSplit(Split::kTrain)->number_of_shards, 4);
+  EXPECT_EQ(reopened->info().FindSplit(Split::kTest)->number_of_examples, 1);
+  ASSERT_OK_AND_ASSIGN(auto split_list, LoadShardsList(*reopened, "train/shards_list.json"));
+  EXPECT_EQ(split_list.children_shard_lists.size(), 2u);
+  ASSERT_OK_AND_ASSIGN(CheckReport report, CheckDataset(tmp.path()));
+  for (const auto& p : report.problems) ADD_FAILURE() << p.path << ": " << p.message;
+}
+
+TEST(FillerTest, RelativePathFromSplitAndMerge) {
+  TempDir tmp;
+  ASSERT_OK_AND_ASSIGN(auto ds, Dataset::Create(tmp.path(), Metadata{}, SmallStructure()));
+  std::vector<ShardListInfo> infos;
+  for (int w = 0; w < 3; ++w) {
+    FillerOptions o;
+    o.relative_path_from_split = "job1-r" + std::to_string(w);
+    o.auto_update_dataset = false;
+    ASSERT_OK_AND_ASSIGN(auto filler, Filler::Make(ds, o));
+    for (int k = 0; k < 4; ++k) ASSERT_OK(WriteSmall(*filler, w == 1 ? Split::kTest : Split::kTrain, 10 * w + k));
+    ASSERT_OK(filler->Finish());
+    for (const auto& i : filler->updated_infos()) infos.push_back(i);
+  }
+  ASSERT_OK(ds->WriteConfig(infos).status());
+  ASSERT_OK_AND_ASSIGN(auto reopened, Dataset::Open(tmp.path()));
+  EXPECT_EQ(ReadXs(reopened, Split::kTrain), (std::vector<std::int32_t>{0, 1, 2, 3, 20, 21, 22, 23}));
+  EXPECT_EQ(ReadXs(reopened, Split::kTest), (std::vector<std::int32_t>{10, 11, 12, 13}));
+  ASSERT_OK_AND_ASSIGN(auto split_list, LoadShardsList(*reopened, "train/shards_list.json"));
+  ASSERT_EQ(split_list.children_shard_lists.size(), 2u);
+  EXPECT_EQ(split_list.children_shard_lists[0].shard_list_info_file.file_path,
+            "train/job1-r0/shards_list.json");
+  ASSERT_OK_AND_ASSIGN(CheckReport report, CheckDataset(tmp.path()));
+  for (const auto& p : report.problems) ADD_FAILURE() << p.path << ": " << p.message;
+}
+
+TEST(FillerTest, ByteBudgetClosesShardEarly) {
+  TempDir tmp;
+  DatasetStructure s;
+  s.saved_data_description = {Attr("trace", "float16", {50000})};
+  s.compression = Compression::kNone;
+  s.examples_per_shard = 1000;
+  ASSERT_OK_AND_ASSIGN(auto ds, Dataset::Create(tmp.path(), Metadata{}, s));
+  FillerOptions o;
+  o.shard_byte_budget = 350000;  // room for two 100 kB traces, not three
+  ASSERT_OK_AND_ASSIGN(auto filler, Filler::Make(ds, o));
+  std::vector<Float16> trace(50000);
+  for (int k = 0; k < 7; ++k) {
+    std::vector<ValueView> v = {ValueView::Array(trace, {50000})};
+    ASSERT_OK(filler->WriteExample(Split::kTrain, v));
+  }
+  ASSERT_OK(filler->Finish());
+  ASSERT_OK_AND_ASSIGN(auto shards, ListShards(ds, Split::kTrain));
+  ASSERT_GE(shards.size(), 3u);
+  for (const auto& sh : shards) EXPECT_LE(sh.number_of_examples, 3);
+}
+
+TEST(ReaderTest, SeededShuffleIsReproducibleAndComplete) {
+  TempDir tmp;
+  ASSERT_OK_AND_ASSIGN(auto ds, Dataset::Create(tmp.path(), Metadata{}, SmallStructure(4)));
+  ASSERT_OK_AND_ASSIGN(auto filler, Filler::Make(ds));
+  for (int k = 0; k < 40; ++k) ASSERT_OK(WriteSmall(*filler, Split::kTrain, k));
+  ASSERT_OK(filler->Finish());
+  auto read = [&](std::uint64_t seed) {
+    ReadOptions o;
+    o.shuffle_buffer = 8;
+    o.seed = seed;
+    std::vector<std::int32_t> out;
+    auto r = ExampleReader::Make(ds, Split::kTrain, o);
+    EXPECT_TRUE(r.ok());
+    for (;;) {
+      auto batch = (*r)->NextBatch(7);
+      EXPECT_TRUE(batch.ok());
+      if (batch->empty()) break;
+      EXPECT_TRUE(batch->size() == 7 || out.size() + batch->size() == 40);
+      for (const auto& e : *batch) out.push_back(e.Get(0).At<std::int32_t>(0));
+    }
+    return out;
+  };
+  const auto a = read(1), b = read(1), c = read(2);
+  EXPECT_EQ(a, b);
+  EXPECT_NE(a, c);
+  auto sorted = a;
+  std::sort(sorted.begin(), sorted.end());
+  for (int k = 0; k < 40; ++k) EXPECT_EQ(sorted[k], k);
+}
+
+TEST(ReaderTest, FiltersRepeatAndLimits) {
+  TempDir tmp;
+  ASSERT_OK_AND_ASSIGN(auto ds, Dataset::Create(tmp.path(), Metadata{}, SmallStructure(2)));
+  ASSERT_OK_AND_ASSIGN(auto filler, Filler::Make(ds));
+  auto a = *JsonValue::Parse(R"({"g":1})");
+  auto b = *JsonValue::Parse(R"({"g":2})");
+  for (int k = 0; k < 12; ++k) ASSERT_OK(WriteSmall(*filler, Split::kTrain, k, k < 6 ? &a : &b));
+  ASSERT_OK(filler->Finish());
+  ReadOptions o;
+  o.shard_filter = [](const ShardInfo& s) { return s.custom_metadata.text() == R"({"g":2})"; };
+  ASSERT_OK_AND_ASSIGN(auto r, ExampleReader::Make(ds, Split::kTrain, o));
+  EXPECT_EQ(r->shards().size(), 3u);
+  ReadOptions lim;
+  lim.custom_metadata_type_limit = 1;
+  ASSERT_OK_AND_ASSIGN(auto r2, ExampleReader::Make(ds, Split::kTrain, lim));
+  EXPECT_EQ(r2->shards().size(), 2u);
+  ReadOptions rep;
+  rep.repeat = true;
+  rep.max_shards = 1;
+  ASSERT_OK_AND_ASSIGN(auto r3, ExampleReader::Make(ds, Split::kTrain, rep));
+  ASSERT_OK_AND_ASSIGN(auto batch, r3->NextBatch(5));
+  ASSERT_EQ(batch.size(), 5u);
+  std::vector<std::int32_t> xs;
+  for (auto& e : batch) xs.push_back(e.Get(0).At<std::int32_t>(0));
+  EXPECT_EQ(xs, (std::vector<std::int32_t>{0, 1, 0, 1, 0}));
+  EXPECT_STATUS(StatusCode::kNotFound, "no shard in holdout", ExampleReader::Make(ds, Split::kHoldout));
+}
+
+TEST(DatasetTest, CreateRefusesExistingAndBadStructure) {
+  TempDir tmp;
+  ASSERT_OK(Dataset::Create(tmp.path(), Metadata{}, SmallStructure()).status());
+  EXPECT_STATUS(StatusCode::kAlreadyExists, "already exists", Dataset::Create(tmp.path(), Metadata{}, SmallStructure()));
+  DatasetStructure s = SmallStructure();
+  s.compression = Compression::kZip;
+  EXPECT_STATUS(StatusCode::kInvalidArgument, "not allowed", Dataset::Create(tmp.path() + "/x", Metadata{}, s));
+  s = SmallStructure();
+  s.examples_per_shard = 0;
+  EXPECT_STATUS(StatusCode::kInvalidArgument, "examples_per_shard", Dataset::Create(tmp.path() + "/y", Metadata{}, s));
+  EXPECT_STATUS(StatusCode::kNotFound, "not a sedpack dataset", Dataset::Open(tmp.path() + "/nothing"));
+}
+
+TEST(DatasetTest, RefusesNewerSedpackVersion) {
+  TempDir tmp;
+  Metadata md;
+  md.sedpack_version = "9.0.0";
+  ASSERT_OK(Dataset::Create(tmp.path(), md, SmallStructure()).status());
+  EXPECT_STATUS(StatusCode::kInvalidArgument, "sedpack_version", Dataset::Open(tmp.path()));
+}
+
+}  // namespace
+}  // namespace sedpack
