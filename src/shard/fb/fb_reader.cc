@@ -1,1 +1,138 @@
 // SPDX-License-Identifier: Apache-2.0
+#include <new>
+#include <utility>
+#include <vector>
+
+#include "shard/fb/fb_internal.h"
+#include "shard/shard_internal.h"
+
+namespace sedpack::shard_internal {
+namespace {
+
+class FbDecodedShard final : public DecodedShard {
+ public:
+  FbDecodedShard(std::vector<std::byte> buffer, const std::vector<AttributeSpec>& schema)
+      : buffer_(std::move(buffer)) {
+    dtypes_.reserve(schema.size());
+    shapes_.reserve(schema.size());
+    for (const AttributeSpec& spec : schema) {
+      dtypes_.push_back(spec.dtype);
+      shapes_.push_back(spec.shape);
+    }
+  }
+
+  // Verify the buffer and index every value; the views point into buffer_.
+  Status Index(const std::vector<AttributeSpec>& schema) {
+    const std::size_t size = buffer_.size();
+    // The verifier asserts the buffer is below FlatBuffers' 2 GiB limit.
+    if (size >= FLATBUFFERS_MAX_BUFFER_SIZE) {
+      return Status::Corruption("fb shard is ", size, " bytes, more than FlatBuffers allows");
+    }
+    const auto* base = reinterpret_cast<const std::uint8_t*>(buffer_.data());
+    flatbuffers::Verifier::Options options;
+    options.max_depth = fb_internal::kMaxDepth;
+    options.max_tables = fb_internal::kMaxTables;
+    options.check_alignment = true;
+    flatbuffers::Verifier verifier(base, size, options);
+    if (!fb_internal::fbs::VerifyShardBuffer(verifier)) {
+      return Status::Corruption("fb shard (", size,
+                                " bytes) is not a valid sedpack FlatBuffer (verification failed)");
+    }
+    const fb_internal::fbs::Shard* shard = fb_internal::fbs::GetShard(base);
+    if (shard == nullptr) return Status::Corruption("fb shard has no root table");
+    // The reference reads a missing examples vector as a shard without examples.
+    const auto* examples = shard->examples();
+    num_examples_ = examples ? examples->size() : 0;
+    const std::size_t k = schema.size();
+    values_.reserve(num_examples_ * k);
+    for (std::size_t i = 0; i < num_examples_; ++i) {
+      const fb_internal::fbs::Example* example = examples->Get(static_cast<flatbuffers::uoffset_t>(i));
+      if (example == nullptr) return Status::Corruption("fb shard: example ", i, " is missing");
+      const auto* attributes = example->attributes();
+      if (attributes == nullptr) {
+        return Status::Corruption("fb shard: example ", i, " has no attributes vector");
+      }
+      if (attributes->size() != k) {
+        return Status::Corruption("fb shard: example ", i, " has ", attributes->size(),
+                                  " attributes, the schema has ", k);
+      }
+      for (std::size_t j = 0; j < k; ++j) {
+        const fb_internal::fbs::Attribute* attribute =
+            attributes->Get(static_cast<flatbuffers::uoffset_t>(j));
+        if (attribute == nullptr) {
+          return Status::Corruption("fb shard: example ", i, " attribute \"", schema[j].name,
+                                    "\" is missing");
+        }
+        // A missing vector reads as empty, as in the reference.
+        std::span<const std::byte> data;
+        if (const auto* bytes = attribute->attribute_bytes(); bytes != nullptr) {
+          data = {reinterpret_cast<const std::byte*>(bytes->data()), bytes->size()};
+        }
+        SEDPACK_RETURN_NOT_OK(CheckValue(schema[j], i, data));
+        values_.push_back(data);
+      }
+    }
+    return Status::OK();
+  }
+
+  std::size_t num_examples() const override { return num_examples_; }
+  std::size_t num_attributes() const override { return dtypes_.size(); }
+  ValueView Get(std::size_t example, std::size_t attribute) const override {
+    return ValueView{dtypes_[attribute], shapes_[attribute],
+                     values_[example * dtypes_.size() + attribute]};
+  }
+
+ private:
+  static Status CheckValue(const AttributeSpec& spec, std::size_t example,
+                           std::span<const std::byte> data) {
+    if (spec.IsVariableSize()) {
+      if (spec.dtype == DType::kStr &&
+          !IsValidUtf8({reinterpret_cast<const char*>(data.data()), data.size()})) {
+        return Status::Corruption("fb shard: example ", example, " attribute \"", spec.name,
+                                  "\" is not valid UTF-8");
+      }
+      return Status::OK();
+    }
+    SEDPACK_ASSIGN_OR_RETURN(std::uint64_t expected, spec.FixedByteSize());
+    if (data.size() != expected) {
+      return Status::Corruption("fb shard: example ", example, " attribute \"", spec.name,
+                                "\" holds ", data.size(), " bytes, but dtype ",
+                                DTypeName(spec.dtype), " and shape ", ShapeToString(spec.shape),
+                                " need ", expected);
+    }
+    return Status::OK();
+  }
+
+  std::vector<std::byte> buffer_;
+  std::vector<DType> dtypes_;
+  std::vector<Shape> shapes_;
+  std::size_t num_examples_ = 0;
+  std::vector<std::span<const std::byte>> values_;  // Row-major: example, then attribute.
+};
+
+}  // namespace
+
+Result<std::unique_ptr<DecodedShard>> DecodeFbShard(Compression compression,
+                                                    const std::vector<AttributeSpec>& schema,
+                                                    std::vector<std::byte> file_bytes,
+                                                    const ShardReadLimits& limits) {
+  try {
+    std::vector<std::byte> buffer;
+    if (compression == Compression::kNone) {
+      buffer = std::move(file_bytes);
+    } else {
+      SEDPACK_ASSIGN_OR_RETURN(std::unique_ptr<Codec> codec, MakeCodec(compression));
+      SEDPACK_RETURN_NOT_OK(
+          codec->Decompress(file_bytes, limits.max_decompressed_bytes, &buffer)
+              .WithPrefix("fb shard: "));
+      file_bytes = {};  // Release the compressed copy before indexing.
+    }
+    auto shard = std::make_unique<FbDecodedShard>(std::move(buffer), schema);
+    SEDPACK_RETURN_NOT_OK(shard->Index(schema));
+    return std::unique_ptr<DecodedShard>(std::move(shard));
+  } catch (const std::bad_alloc&) {
+    return Status::ResourceExhausted("out of memory while decoding an fb shard");
+  }
+}
+
+}  // namespace sedpack::shard_internal

@@ -1,1 +1,155 @@
 // SPDX-License-Identifier: Apache-2.0
+#include <algorithm>
+#include <cstring>
+#include <exception>
+#include <new>
+#include <utility>
+#include <vector>
+
+#include "shard/fb/fb_internal.h"
+#include "shard/shard_internal.h"
+
+namespace sedpack::shard_internal {
+namespace {
+
+using fb_internal::fbs::Attribute;
+using fb_internal::fbs::Example;
+
+// Worst-case bytes one Attribute adds besides its data: alignment padding
+// before the data (< max(alignment, 4)), the uint32 length, table padding (< 4),
+// the table (soffset + one uoffset field) and a transient 6-byte vtable
+// (deduplicated, but counted so the bound never depends on dedup).
+constexpr std::uint64_t kAttributeOverhead = 4 + 3 + 8 + 8;
+// Worst-case bytes one Example adds besides its attributes: the attributes
+// vector (length + padding), the Example table, its vtable, and its slot in
+// the Shard's examples vector written at Finish().
+constexpr std::uint64_t kExampleOverhead = 4 + 3 + 3 + 8 + 8 + 4;
+// Bytes Finish() adds at most besides the per-example slots: examples vector
+// length + padding, Shard table + vtable, root offset and the final padding to
+// the largest alignment (16).
+constexpr std::uint64_t kFinishOverhead = 4 + 3 + 3 + 8 + 8 + 4 + 15 + 15;
+
+// Initial builder capacity: room for this many examples like the first one,
+// so a typical shard (the reference fills 256 examples) grows rarely or never.
+// Untouched capacity costs address space only: the builder never zeroes it.
+constexpr std::uint64_t kInitialExamples = 256;
+constexpr std::uint64_t kMinInitialBytes = 1024;
+constexpr std::uint64_t kMaxInitialBytes = 256ULL << 20;
+
+class FbShardWriter final : public ShardWriter {
+ public:
+  FbShardWriter(Compression compression, std::vector<AttributeSpec> schema)
+      : compression_(compression), schema_(std::move(schema)) {
+    attributes_.reserve(schema_.size());
+  }
+
+  Status Add(std::span<const ValueView> values) override {
+    if (finished_) return Status::InvalidArgument("Add() called after Finish()");
+    SEDPACK_RETURN_NOT_OK(ValidateExample(schema_, values));
+    const std::uint64_t added = EstimateAddedBytes(values);
+    if (buffered_bytes() + added > kFlatBufferMaxBytes) {
+      return Status::ResourceExhausted(
+          "adding this example would pass the FlatBuffers limit of ", kFlatBufferMaxBytes,
+          " bytes (shard holds ", examples_.size(), " examples, ", buffered_bytes(),
+          " bytes); close the shard before adding it");
+    }
+    // The verifier (ours and the Rust reader's) refuses buffers with more tables.
+    const std::uint64_t tables = 1 + (examples_.size() + 1) * (schema_.size() + 1);
+    if (tables > fb_internal::kMaxTables) {
+      return Status::ResourceExhausted(
+          "adding this example would give the shard ", tables,
+          " FlatBuffers tables, more than readers accept (", fb_internal::kMaxTables,
+          "); close the shard before adding it");
+    }
+    try {
+      if (!builder_) {
+        const std::uint64_t initial =
+            std::clamp(added * kInitialExamples + kFinishOverhead, kMinInitialBytes,
+                       kMaxInitialBytes);
+        builder_ = std::make_unique<flatbuffers::FlatBufferBuilder>(initial);
+      }
+      flatbuffers::FlatBufferBuilder& b = *builder_;
+      attributes_.clear();
+      for (std::size_t j = 0; j < schema_.size(); ++j) {
+        const std::span<const std::byte> data = values[j].data;
+        // Python's StartVector(1, n, alignment) aligns the data start to
+        // `alignment`, also for empty vectors; ForceVectorAlignment skips n == 0,
+        // so PreAlign is called directly to produce the same bytes.
+        b.PreAlign(data.size(), schema_[j].FbAlignment());
+        b.StartVector(data.size(), 1);
+        if (!data.empty()) {
+          b.PushBytes(reinterpret_cast<const std::uint8_t*>(data.data()), data.size());
+        }
+        const flatbuffers::Offset<flatbuffers::Vector<std::uint8_t>> vec(
+            b.EndVector(data.size()));
+        attributes_.push_back(fb_internal::fbs::CreateAttribute(b, vec));
+      }
+      const auto attrs = b.CreateVector(attributes_);
+      examples_.push_back(fb_internal::fbs::CreateExample(b, attrs));
+    } catch (const std::bad_alloc&) {
+      // The builder may be half-way through an example; it cannot be used any more.
+      finished_ = true;
+      return Status::ResourceExhausted("out of memory while building an fb shard");
+    }
+    return Status::OK();
+  }
+
+  std::size_t num_examples() const override { return examples_.size(); }
+
+  std::uint64_t buffered_bytes() const override {
+    // The examples' slots in the Shard's examples vector are only written by
+    // Finish(), so they are counted here explicitly.
+    return (builder_ ? builder_->GetSize() : 0) + 4ULL * examples_.size() + kFinishOverhead;
+  }
+
+  std::uint64_t EstimateAddedBytes(std::span<const ValueView> values) const override {
+    std::uint64_t total = kExampleOverhead + 4ULL * values.size();
+    for (std::size_t j = 0; j < values.size(); ++j) {
+      const std::uint64_t alignment = j < schema_.size() ? schema_[j].FbAlignment() : 16;
+      total += values[j].data.size() + kAttributeOverhead + std::max<std::uint64_t>(alignment, 4);
+    }
+    return total;
+  }
+
+  Result<std::vector<std::byte>> Finish() override {
+    if (finished_) return Status::InvalidArgument("Finish() called twice or after a failure");
+    finished_ = true;
+    std::vector<std::byte> raw;
+    try {
+      if (!builder_) builder_ = std::make_unique<flatbuffers::FlatBufferBuilder>(kMinInitialBytes);
+      flatbuffers::FlatBufferBuilder& b = *builder_;
+      const auto examples = b.CreateVector(examples_);
+      b.Finish(fb_internal::fbs::CreateShard(b, examples));
+      const std::span<const std::byte> buffer(
+          reinterpret_cast<const std::byte*>(b.GetBufferPointer()), b.GetSize());
+      if (compression_ == Compression::kNone) {
+        raw.assign(buffer.begin(), buffer.end());
+      } else {
+        SEDPACK_ASSIGN_OR_RETURN(std::unique_ptr<Codec> codec, MakeCodec(compression_));
+        SEDPACK_RETURN_NOT_OK(codec->Compress(buffer, &raw));
+      }
+    } catch (const std::bad_alloc&) {
+      return Status::ResourceExhausted("out of memory while finishing an fb shard");
+    }
+    builder_.reset();
+    examples_ = {};
+    return raw;
+  }
+
+ private:
+  Compression compression_;
+  std::vector<AttributeSpec> schema_;
+  std::unique_ptr<flatbuffers::FlatBufferBuilder> builder_;  // Made lazily, sized by the first example.
+  std::vector<flatbuffers::Offset<Example>> examples_;
+  std::vector<flatbuffers::Offset<Attribute>> attributes_;  // Scratch, reused per example.
+  bool finished_ = false;
+};
+
+}  // namespace
+
+std::unique_ptr<ShardWriter> MakeFbShardWriter(Compression compression,
+                                               std::vector<AttributeSpec> schema) {
+  return std::make_unique<FbShardWriter>(compression, std::move(schema));
+}
+
+}  // namespace sedpack::shard_internal

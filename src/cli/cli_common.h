@@ -1,0 +1,127 @@
+// SPDX-License-Identifier: Apache-2.0
+// Shared pieces of the `sedpack` tool: exit codes, option parsing, error
+// printing, progress lines. Private to src/cli.
+#pragma once
+
+#include <boost/program_options.hpp>
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "sedpack/dataset/dataset.h"
+#include "sedpack/status.h"
+#include "sedpack/types.h"
+
+namespace sedpack::cli {
+
+namespace po = boost::program_options;
+
+/// Exit codes of the sedpack tool. Scripts rely on them: do not renumber.
+enum ExitCode : int {
+  kExitOk = 0,        ///< success (`check`: the dataset is intact)
+  kExitProblems = 1,  ///< `check` found problems (corrupt, missing or miscounted files)
+  kExitUsage = 2,     ///< usage or input error: bad option, missing/invalid config, not a dataset
+  kExitFailure = 3,   ///< runtime or I/O failure while working
+  kExitNotBuilt = 4,  ///< feature not built in or not supported yet (tfrec, MPI, ...)
+};
+
+/// The exit-code table as printed by `sedpack --help`.
+std::string_view ExitCodeHelp();
+
+/// Exit code for a failed Status. `input_stage`: the failure happened while
+/// opening the user's input (config, dataset), so malformed content is a usage
+/// error (2) rather than a runtime failure (3).
+int ExitCodeFor(const Status& status, bool input_stage = false);
+
+/// Print "sedpack: <status>" to stderr and return ExitCodeFor(status, input_stage).
+int ReportError(const Status& status, bool input_stage = false);
+
+/// Print "sedpack <command>: <message>" and a --help hint to stderr; return kExitUsage.
+int UsageError(std::string_view command, std::string_view message);
+
+/// Describes one subcommand's command line.
+struct CommandSpec {
+  std::string_view name;     ///< "info"
+  std::string_view usage;    ///< "DATASET [options]"
+  std::string_view summary;  ///< one line, for `sedpack --help`
+  std::string_view details;  ///< paragraphs printed by `sedpack <name> --help`
+};
+
+/// Parse `args` (after the subcommand name) into `vm`. `--help` is added to
+/// `options`. Returns an exit code when the command must stop (help printed: 0;
+/// bad usage: 2, message printed), nullopt to go on.
+std::optional<int> ParseCommandLine(const CommandSpec& spec, po::options_description options,
+                                    const po::positional_options_description& positional,
+                                    const std::vector<std::string>& args, po::variables_map* vm);
+
+/// Open a dataset named on the command line with clear messages for a missing
+/// folder or a folder that is not a dataset.
+Result<std::shared_ptr<Dataset>> OpenDatasetArg(const std::string& path);
+
+/// Parse split names (each "train", "test" or "holdout").
+Result<std::vector<Split>> ParseSplits(const std::vector<std::string>& names);
+
+/// Parse a non-negative decimal integer option value ("-1", "1x", "" are errors
+/// naming `option`, e.g. "--seed").
+Result<std::uint64_t> ParseUInt(std::string_view text, std::string_view option);
+/// Parse a finite decimal number.
+Result<double> ParseDouble(std::string_view text, std::string_view option);
+/// Parse true/false/1/0/yes/no/on/off.
+Result<bool> ParseBool(std::string_view text, std::string_view option);
+
+/// "12.3 MB", "1.50 GB" (decimal units).
+std::string FormatBytes(double bytes);
+/// "1h02m03s", "4m05s", "7.2s".
+std::string FormatDuration(double seconds);
+
+/// True if file descriptor 2 is a terminal.
+bool StderrIsTty();
+
+/// Throttled progress lines on stderr: on a terminal one line rewritten in
+/// place (at most a few times per second), otherwise a new line at most once
+/// a second. Does nothing unless enabled.
+class ProgressPrinter {
+ public:
+  explicit ProgressPrinter(bool enabled);
+  ~ProgressPrinter();
+  bool enabled() const { return enabled_; }
+  /// Print `line` if enough time passed since the last one (always if `force`).
+  void Update(const std::string& line, bool force = false);
+  /// End the in-place line (newline on a terminal), if anything was printed.
+  void Finish();
+
+ private:
+  bool enabled_;
+  bool tty_;
+  bool printed_ = false;
+  std::size_t last_len_ = 0;
+  std::chrono::steady_clock::time_point last_;
+};
+
+// Subcommands: each returns the process exit code.
+int RunInfo(const std::vector<std::string>& args);
+int RunLs(const std::vector<std::string>& args);
+int RunCheck(const std::vector<std::string>& args);
+int RunCat(const std::vector<std::string>& args);
+int RunGenerate(const std::vector<std::string>& args);
+
+/// The subcommand table, in the order `sedpack --help` lists it.
+struct Subcommand {
+  const CommandSpec* spec;
+  int (*run)(const std::vector<std::string>& args);
+};
+std::span<const Subcommand> Subcommands();
+
+extern const CommandSpec kInfoSpec;
+extern const CommandSpec kLsSpec;
+extern const CommandSpec kCheckSpec;
+extern const CommandSpec kCatSpec;
+extern const CommandSpec kGenerateSpec;
+
+}  // namespace sedpack::cli

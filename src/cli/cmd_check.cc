@@ -1,0 +1,190 @@
+// SPDX-License-Identifier: Apache-2.0
+// `sedpack check DATASET`: verify the hash tree (and optionally decode every shard).
+#include <algorithm>
+#include <iostream>
+#include <mutex>
+#include <sstream>
+
+#include "cli/cli_common.h"
+#include "sedpack/dataset/check.h"
+#include "sedpack/io/file.h"
+
+namespace sedpack::cli {
+
+const CommandSpec kCheckSpec = {
+    "check", "DATASET [--expect HASH... | --expect-file FILE] [--deep] [--split S]... [options]",
+    "Verify a dataset: dataset_info.json against trusted checksums (if given), every "
+    "shards_list.json and every shard file against the hashes recorded above it, and the "
+    "recorded counts. Every problem is printed, not only the first.",
+    "Trusted checksums are those `sedpack info DATASET --checksums` printed when the\n"
+    "dataset was made: pass them with --expect (hex digests in the order of the dataset's\n"
+    "hash_checksum_algorithms) or --expect-file (lines \"<hex>\" or \"<algorithm> <hex>\";\n"
+    "'#' starts a comment). Without them, dataset_info.json itself is trusted.\n"
+    "--deep also decodes every shard and checks its examples against the schema.\n"
+    "Problems go to stdout as \"ERROR <kind> <path>: <message>\" (orphan files as WARNING),\n"
+    "then a summary line. Exit code 0: intact, 1: problems found.\n",
+};
+
+namespace {
+
+// Read an --expect-file. Named lines are reordered to the dataset's algorithm
+// order, so the file may list them in any order.
+Result<std::vector<std::string>> ReadExpectFile(const std::string& path, const std::string& root) {
+  SEDPACK_ASSIGN_OR_RETURN(std::string text, ReadFileText(path, 1 << 20));
+  std::vector<std::string> plain;
+  std::vector<std::pair<HashAlgorithm, std::string>> named;
+  std::istringstream lines(text);
+  std::string line;
+  int line_no = 0;
+  while (std::getline(lines, line)) {
+    ++line_no;
+    if (auto hash = line.find('#'); hash != std::string::npos) line.resize(hash);
+    std::istringstream words(line);
+    std::vector<std::string> tokens;
+    for (std::string w; words >> w;) tokens.push_back(w);
+    if (tokens.empty()) continue;
+    if (tokens.size() == 1) {
+      plain.push_back(tokens[0]);
+    } else if (tokens.size() == 2) {
+      auto algo = ParseHashAlgorithm(tokens[0]);
+      if (!algo.ok()) {
+        return Status::InvalidArgument(path, ":", line_no, ": unknown hash algorithm \"",
+                                       tokens[0], "\"");
+      }
+      named.emplace_back(*algo, tokens[1]);
+    } else {
+      return Status::InvalidArgument(path, ":", line_no,
+                                     ": expected \"<hex>\" or \"<algorithm> <hex>\"");
+    }
+  }
+  if (!plain.empty() && !named.empty()) {
+    return Status::InvalidArgument(path, ": mixes lines with and without algorithm names");
+  }
+  if (named.empty()) {
+    if (plain.empty()) return Status::InvalidArgument(path, ": no checksums in the file");
+    return plain;
+  }
+  // The order comes from the dataset; if it cannot be opened, keep file order
+  // and let the check report the mismatch.
+  auto ds = Dataset::Open(root);
+  if (!ds.ok()) {
+    std::vector<std::string> out;
+    for (auto& [a, h] : named) out.push_back(h);
+    return out;
+  }
+  std::vector<std::string> out;
+  for (HashAlgorithm a : (*ds)->info().dataset_structure.hash_checksum_algorithms) {
+    auto it = std::find_if(named.begin(), named.end(), [&](const auto& p) { return p.first == a; });
+    if (it == named.end()) {
+      return Status::InvalidArgument(path, ": no checksum for algorithm ", HashAlgorithmName(a),
+                                     ", which the dataset uses");
+    }
+    out.push_back(it->second);
+  }
+  return out;
+}
+
+}  // namespace
+
+int RunCheck(const std::vector<std::string>& args) {
+  po::options_description options("Options");
+  options.add_options()
+      ("dataset", po::value<std::string>(), "dataset folder")
+      ("expect", po::value<std::vector<std::string>>()->multitoken(),
+       "trusted dataset_info.json checksums, in hash_checksum_algorithms order")
+      ("expect-file", po::value<std::string>(), "file with the trusted checksums")
+      ("deep", po::bool_switch(), "also decode every shard and check its examples")
+      ("split,s", po::value<std::vector<std::string>>()->composing(),
+       "only this split; repeatable; default: all")
+      ("progress", po::value<std::string>()->implicit_value("true"),
+       "print progress on stderr (default: only when stderr is a terminal)")
+      ("quiet,q", po::bool_switch(), "print only problems, no summary line");
+  po::positional_options_description positional;
+  positional.add("dataset", 1);
+  po::variables_map vm;
+  if (auto code = ParseCommandLine(kCheckSpec, options, positional, args, &vm)) return *code;
+  if (!vm.count("dataset")) return UsageError("check", "missing DATASET argument");
+  const std::string root = vm["dataset"].as<std::string>();
+  if (vm.count("expect") && vm.count("expect-file")) {
+    return UsageError("check", "give --expect or --expect-file, not both");
+  }
+
+  CheckOptions check;
+  check.deep = vm["deep"].as<bool>();
+  if (vm.count("split")) {
+    auto parsed = ParseSplits(vm["split"].as<std::vector<std::string>>());
+    if (!parsed.ok()) return UsageError("check", parsed.status().message());
+    check.splits = *parsed;
+  }
+  bool progress = StderrIsTty();
+  if (vm.count("progress")) {
+    auto p = ParseBool(vm["progress"].as<std::string>(), "--progress");
+    if (!p.ok()) return UsageError("check", p.status().message());
+    progress = *p;
+  }
+  if (!PathExists(root)) return ReportError(Status::NotFound("no such dataset folder: ", root));
+  if (!PathExists(JoinRoot(root, "dataset_info.json"))) {
+    return ReportError(Status::InvalidArgument(
+        root, " is not a sedpack dataset (it has no dataset_info.json)"));
+  }
+  if (vm.count("expect")) {
+    check.expected_root_checksums = vm["expect"].as<std::vector<std::string>>();
+  } else if (vm.count("expect-file")) {
+    auto expected = ReadExpectFile(vm["expect-file"].as<std::string>(), root);
+    if (!expected.ok()) return ReportError(expected.status(), /*input_stage=*/true);
+    check.expected_root_checksums = *expected;
+  }
+
+  ProgressPrinter printer(progress);
+  const auto start = std::chrono::steady_clock::now();
+  std::uint64_t total_bytes = 0, total_files = 0;
+  std::mutex progress_mu;  // the checker may report from several threads
+  if (printer.enabled()) {
+    check.progress = [&](std::uint64_t bytes, std::uint64_t files) {
+      std::lock_guard<std::mutex> lock(progress_mu);
+      total_bytes += bytes;
+      total_files += files;
+      const double s =
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      printer.Update("check: " + std::to_string(total_files) + " files, " +
+                     FormatBytes(static_cast<double>(total_bytes)) + ", " +
+                     FormatBytes(s > 0 ? total_bytes / s : 0) + "/s");
+    };
+  }
+  auto report = CheckDataset(root, check);
+  printer.Finish();
+  if (!report.ok()) return ReportError(report.status(), /*input_stage=*/true);
+
+  std::size_t warnings = 0;
+  for (const CheckProblem& p : report->problems) {
+    if (p.warning()) ++warnings;
+    std::cout << (p.warning() ? "WARNING " : "ERROR ") << CheckProblemKindName(p.kind) << " "
+              << (p.path.empty() ? "." : p.path) << ": " << p.message;
+    if (!p.algorithm.empty() && p.message.find(p.found) == std::string::npos) {
+      std::cout << " (" << p.algorithm << ": expected " << p.expected << ", found " << p.found
+                << ")";
+    }
+    std::cout << "\n";
+  }
+  const std::size_t errors = report->error_count();
+  if (!vm["quiet"].as<bool>()) {
+    const double s =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    std::cout << "checked " << report->files_checked << " files ("
+              << FormatBytes(static_cast<double>(report->bytes_checked)) << ") in "
+              << FormatDuration(s) << ", " << report->shards_checked << " shards";
+    if (check.deep) std::cout << ", " << report->examples_checked << " examples decoded";
+    std::cout << ": ";
+    if (errors == 0) {
+      std::cout << "OK";
+    } else {
+      std::cout << errors << " error" << (errors == 1 ? "" : "s");
+    }
+    if (warnings) std::cout << ", " << warnings << " warning" << (warnings == 1 ? "" : "s");
+    std::cout << "\n";
+  }
+  std::cout << std::flush;
+  return report->ok() ? kExitOk : kExitProblems;
+}
+
+}  // namespace sedpack::cli

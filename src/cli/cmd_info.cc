@@ -1,0 +1,115 @@
+// SPDX-License-Identifier: Apache-2.0
+// `sedpack info DATASET`: what a dataset holds, without reading any shard.
+#include <cstdio>
+#include <iostream>
+
+#include "cli/cli_common.h"
+
+namespace sedpack::cli {
+
+const CommandSpec kInfoSpec = {
+    "info", "DATASET [options]",
+    "Print a dataset's metadata, attribute schema, splits with example and shard counts, "
+    "and the checksums of its dataset_info.json.",
+    "Only dataset_info.json is read. The checksums identify the whole dataset (they cover\n"
+    "every shards_list.json and shard through the hash tree); keep them to verify a copy\n"
+    "later with `sedpack check DATASET --expect-file FILE`. With --checksums only those\n"
+    "lines are printed, in the format --expect-file reads (\"<algorithm> <hex>\").\n",
+};
+
+int RunInfo(const std::vector<std::string>& args) {
+  po::options_description options("Options");
+  options.add_options()
+      ("dataset", po::value<std::string>(), "dataset folder (holds dataset_info.json)")
+      ("checksums", po::bool_switch(), "print only the dataset_info.json checksums");
+  po::positional_options_description positional;
+  positional.add("dataset", 1);
+  po::variables_map vm;
+  if (auto code = ParseCommandLine(kInfoSpec, options, positional, args, &vm)) return *code;
+  if (!vm.count("dataset")) return UsageError("info", "missing DATASET argument");
+
+  auto opened = OpenDatasetArg(vm["dataset"].as<std::string>());
+  if (!opened.ok()) return ReportError(opened.status(), /*input_stage=*/true);
+  const Dataset& ds = **opened;
+  const DatasetInfo& info = ds.info();
+  const DatasetStructure& st = info.dataset_structure;
+  auto checksums = ds.MetadataChecksums();
+  if (!checksums.ok()) return ReportError(checksums.status());
+
+  if (vm["checksums"].as<bool>()) {
+    for (std::size_t i = 0; i < checksums->size() && i < st.hash_checksum_algorithms.size(); ++i) {
+      std::cout << HashAlgorithmName(st.hash_checksum_algorithms[i]) << " " << (*checksums)[i]
+                << "\n";
+    }
+    return kExitOk;
+  }
+
+  const Metadata& m = info.metadata;
+  std::cout << "dataset            " << ds.root() << "\n"
+            << "description        " << m.description << "\n"
+            << "dataset_version    " << m.dataset_version << "\n"
+            << "dataset_license    " << m.dataset_license << "\n"
+            << "download_from      " << m.download_from << "\n"
+            << "sedpack_version    " << m.sedpack_version << "\n"
+            << "custom_metadata    " << m.custom_metadata.text() << "\n\n";
+
+  std::cout << "structure\n"
+            << "  shard_file_type     " << ShardFileTypeName(st.shard_file_type) << "\n"
+            << "  compression         "
+            << (st.compression == Compression::kNone ? std::string_view("none (\"\")")
+                                                     : CompressionName(st.compression))
+            << "\n"
+            << "  examples_per_shard  " << st.examples_per_shard << "\n"
+            << "  hash algorithms     ";
+  if (st.hash_checksum_algorithms.empty()) std::cout << "(none)";
+  for (std::size_t i = 0; i < st.hash_checksum_algorithms.size(); ++i) {
+    std::cout << (i ? ", " : "") << HashAlgorithmName(st.hash_checksum_algorithms[i]);
+  }
+  std::cout << "\n\n";
+
+  std::size_t name_width = 4;
+  for (const Attribute& a : st.saved_data_description) name_width = std::max(name_width, a.name.size());
+  std::cout << "attributes (" << st.saved_data_description.size() << ")\n";
+  for (const Attribute& a : st.saved_data_description) {
+    std::string line = "  " + a.name + std::string(name_width - a.name.size() + 2, ' ');
+    std::string dtype = a.dtype;
+    dtype.resize(std::max<std::size_t>(dtype.size(), 9), ' ');
+    line += dtype + " " + ShapeToString(a.shape);
+    if (!a.custom_metadata.IsEmptyObject()) line += "  " + a.custom_metadata.text();
+    std::cout << line << "\n";
+  }
+  std::cout << "\n";
+
+  std::cout << "splits\n";
+  std::int64_t total_examples = 0, total_shards = 0;
+  char buf[160];
+  for (const auto& [split, sli] : info.splits) {
+    std::snprintf(buf, sizeof(buf), "  %-8s %12lld examples %9lld shard%s\n",
+                  std::string(SplitName(split)).c_str(),
+                  static_cast<long long>(sli.number_of_examples),
+                  static_cast<long long>(sli.number_of_shards), sli.number_of_shards == 1 ? "" : "s");
+    std::cout << buf;
+    total_examples += sli.number_of_examples;
+    total_shards += sli.number_of_shards;
+  }
+  if (info.splits.empty()) {
+    std::cout << "  (no splits written yet)\n";
+  } else {
+    std::snprintf(buf, sizeof(buf), "  %-8s %12lld examples %9lld shard%s\n", "total",
+                  static_cast<long long>(total_examples), static_cast<long long>(total_shards),
+                  total_shards == 1 ? "" : "s");
+    std::cout << buf;
+  }
+  std::cout << "\n";
+
+  std::cout << "dataset_info.json checksums\n";
+  if (checksums->empty()) std::cout << "  (no hash algorithms configured)\n";
+  for (std::size_t i = 0; i < checksums->size() && i < st.hash_checksum_algorithms.size(); ++i) {
+    std::string name(HashAlgorithmName(st.hash_checksum_algorithms[i]));
+    name.resize(std::max<std::size_t>(name.size(), 9), ' ');
+    std::cout << "  " << name << " " << (*checksums)[i] << "\n";
+  }
+  return kExitOk;
+}
+
+}  // namespace sedpack::cli

@@ -1,0 +1,265 @@
+// SPDX-License-Identifier: Apache-2.0
+// GZIP/ZLIB whole-file codec (both write one gzip member, like the reference's
+// gzip.compress(data, 9)), plus the raw DEFLATE and CRC-32 helpers used by npz.
+#include <zlib.h>
+
+#include <algorithm>
+#include <cstring>
+#include <ctime>
+#include <limits>
+
+#include "codecs/codec_internal.h"
+
+namespace sedpack {
+namespace codecs_internal {
+namespace {
+
+// zlib counts bytes in uInt; larger buffers are fed in slices of this size.
+constexpr std::size_t kMaxZChunk = std::size_t{1} << 30;
+// DEFLATE cannot expand data by more than ~1032:1; used to clamp size hints
+// taken from untrusted trailers.
+constexpr std::uint64_t kMaxDeflateRatio = 1032;
+constexpr int kGzipWindowBits = 15 + 16;  // 32 KiB window, gzip wrapper only.
+constexpr int kRawWindowBits = -15;       // 32 KiB window, no wrapper.
+constexpr int kMemLevel = 8;              // zlib's (and CPython's) default.
+
+Bytef* InPtr(const std::byte* p) { return reinterpret_cast<Bytef*>(const_cast<std::byte*>(p)); }
+
+std::string_view ZMessage(const z_stream& zs, int ret) {
+  if (zs.msg != nullptr) return zs.msg;
+  switch (ret) {
+    case Z_DATA_ERROR:
+      return "invalid data";
+    case Z_NEED_DICT:
+      return "a preset dictionary is required";
+    case Z_MEM_ERROR:
+      return "out of memory";
+    default:
+      return "zlib error";
+  }
+}
+
+// Run deflate over the whole input with Z_FINISH. `dst` must hold deflateBound bytes.
+Status RunDeflate(z_stream* zs, std::span<const std::byte> input, std::byte* dst,
+                  std::size_t capacity, std::size_t* written, std::string_view label) {
+  const std::byte* in = input.data();
+  std::size_t in_left = input.size();
+  std::size_t out_pos = 0;
+  for (;;) {
+    if (out_pos == capacity) {
+      return Status::Internal(label, " compression: output bound exceeded");
+    }
+    const auto in_chunk = static_cast<uInt>(std::min(in_left, kMaxZChunk));
+    const auto out_chunk = static_cast<uInt>(std::min(capacity - out_pos, kMaxZChunk));
+    zs->next_in = InPtr(in);
+    zs->avail_in = in_chunk;
+    zs->next_out = reinterpret_cast<Bytef*>(dst + out_pos);
+    zs->avail_out = out_chunk;
+    // Once all remaining input is offered, every call must use Z_FINISH.
+    const int flush = in_chunk == in_left ? Z_FINISH : Z_NO_FLUSH;
+    const int ret = deflate(zs, flush);
+    const std::size_t consumed = in_chunk - zs->avail_in;
+    const std::size_t produced = out_chunk - zs->avail_out;
+    in += consumed;
+    in_left -= consumed;
+    out_pos += produced;
+    if (ret == Z_STREAM_END) break;
+    if ((ret != Z_OK && ret != Z_BUF_ERROR) || (consumed == 0 && produced == 0)) {
+      return Status::Internal(label, " compression failed: ", ZMessage(*zs, ret));
+    }
+  }
+  *written = out_pos;
+  return Status::OK();
+}
+
+// Inflate one stream (gzip member or raw DEFLATE) from `*in`, appending to `w`.
+// On success `*in` is advanced past the stream's last byte.
+Status InflateStream(z_stream* zs, std::span<const std::byte>* in, CappedOutput* w,
+                     Compression c, std::string_view label) {
+  for (;;) {
+    if (w->avail() == 0 && !w->Grow()) return ExceededStatus(c, w->max_output());
+    const auto in_chunk = static_cast<uInt>(std::min(in->size(), kMaxZChunk));
+    const auto out_chunk = static_cast<uInt>(std::min(w->avail(), kMaxZChunk));
+    zs->next_in = InPtr(in->data());
+    zs->avail_in = in_chunk;
+    zs->next_out = reinterpret_cast<Bytef*>(w->next());
+    zs->avail_out = out_chunk;
+    const int ret = inflate(zs, Z_NO_FLUSH);
+    *in = in->subspan(in_chunk - zs->avail_in);
+    w->Advance(out_chunk - zs->avail_out);
+    if (w->Exceeded()) return ExceededStatus(c, w->max_output());
+    if (ret == Z_STREAM_END) return Status::OK();
+    if (ret == Z_MEM_ERROR) {
+      return Status::ResourceExhausted(label, " decompression: out of memory");
+    }
+    if (ret != Z_OK && ret != Z_BUF_ERROR) {
+      return Status::Corruption(label, " decompression: corrupt data (", ZMessage(*zs, ret),
+                                ")");
+    }
+    // All input consumed, room left for output, yet no end of stream: the
+    // stream was cut short.
+    if (in->empty() && zs->avail_out != 0) {
+      return Status::Corruption(label,
+                                " decompression: truncated input (end of stream not reached)");
+    }
+  }
+}
+
+class GzipCodec final : public Codec {
+ public:
+  explicit GzipCodec(Compression type) : type_(type) {}
+  ~GzipCodec() override {
+    if (deflate_ready_) deflateEnd(&deflate_);
+    if (inflate_ready_) inflateEnd(&inflate_);
+  }
+  GzipCodec(const GzipCodec&) = delete;
+  GzipCodec& operator=(const GzipCodec&) = delete;
+
+  Compression type() const override { return type_; }
+
+  Status Compress(std::span<const std::byte> input, std::vector<std::byte>* out) override {
+    const std::string_view label = CodecLabel(type_);
+    if (!deflate_ready_) {
+      std::memset(&deflate_, 0, sizeof(deflate_));
+      const int ret = deflateInit2(&deflate_, Z_BEST_COMPRESSION, Z_DEFLATED, kGzipWindowBits,
+                                   kMemLevel, Z_DEFAULT_STRATEGY);
+      if (ret != Z_OK) return Status::Internal(label, " compression: deflateInit2 failed");
+      deflate_ready_ = true;
+    } else if (deflateReset(&deflate_) != Z_OK) {
+      return Status::Internal(label, " compression: deflateReset failed");
+    }
+    // Match CPython's gzip.compress: mtime = now, no name/extra/comment,
+    // OS = 255 (unknown). zlib sets XFL = 2 itself for level 9.
+    std::memset(&header_, 0, sizeof(header_));
+    header_.time = static_cast<uLong>(std::time(nullptr)) & 0xffffffffUL;
+    header_.os = 255;
+    if (deflateSetHeader(&deflate_, &header_) != Z_OK) {
+      return Status::Internal(label, " compression: deflateSetHeader failed");
+    }
+    const std::size_t bound = deflateBound(&deflate_, input.size());
+    std::byte* dst = scratch_.Get(bound);
+    std::size_t written = 0;
+    SEDPACK_RETURN_NOT_OK(RunDeflate(&deflate_, input, dst, bound, &written, label));
+    out->assign(dst, dst + written);
+    scratch_.Trim();
+    return Status::OK();
+  }
+
+  Status Decompress(std::span<const std::byte> input, std::uint64_t max_output,
+                    std::vector<std::byte>* out) override {
+    const std::string_view label = CodecLabel(type_);
+    if (input.empty()) return EmptyInputStatus(type_);
+    if (!inflate_ready_) {
+      std::memset(&inflate_, 0, sizeof(inflate_));
+      if (inflateInit2(&inflate_, kGzipWindowBits) != Z_OK) {
+        return Status::Internal(label, " decompression: inflateInit2 failed");
+      }
+      inflate_ready_ = true;
+    }
+    // The trailer's ISIZE is the exact size of a single (< 4 GiB) member, the
+    // common case: allocate once. It is untrusted, so clamp it by what DEFLATE
+    // can expand to (CappedOutput clamps it by the cap); +1 leaves room for
+    // zlib to see the end of stream without growing the buffer.
+    std::uint64_t hint = DefaultSizeHint(input.size());
+    if (input.size() >= 18) {
+      const auto* t = reinterpret_cast<const unsigned char*>(input.data() + input.size() - 4);
+      const std::uint64_t isize = std::uint64_t{t[0]} | (std::uint64_t{t[1]} << 8) |
+                                  (std::uint64_t{t[2]} << 16) | (std::uint64_t{t[3]} << 24);
+      hint = std::min(isize, std::uint64_t{input.size()} * kMaxDeflateRatio) + 1;
+    }
+    CappedOutput w(out, max_output, hint);
+    std::span<const std::byte> rest = input;
+    // Like CPython's gzip.decompress: decode every member; zero padding
+    // between/after members is skipped; anything else is an error.
+    for (bool first = true;; first = false) {
+      if (!first) {
+        while (!rest.empty() && rest.front() == std::byte{0}) rest = rest.subspan(1);
+        if (rest.empty()) break;
+        if (rest.size() < 2 || rest[0] != std::byte{0x1f} || rest[1] != std::byte{0x8b}) {
+          return Status::Corruption(label,
+                                    " decompression: trailing data after the gzip member is "
+                                    "not a gzip member");
+        }
+      }
+      if (inflateReset(&inflate_) != Z_OK) {
+        return Status::Internal(label, " decompression: inflateReset failed");
+      }
+      SEDPACK_RETURN_NOT_OK(InflateStream(&inflate_, &rest, &w, type_, label));
+    }
+    w.Finish();
+    return Status::OK();
+  }
+
+ private:
+  Compression type_;
+  z_stream deflate_{};
+  z_stream inflate_{};
+  gz_header header_{};  // Must outlive each deflate call that writes the header.
+  bool deflate_ready_ = false;
+  bool inflate_ready_ = false;
+  ScratchBuffer scratch_;
+};
+
+}  // namespace
+
+std::unique_ptr<Codec> MakeGzipCodec(Compression type) {
+  return std::make_unique<GzipCodec>(type);
+}
+
+}  // namespace codecs_internal
+
+using codecs_internal::InflateStream;
+using codecs_internal::kMemLevel;
+using codecs_internal::kRawWindowBits;
+using codecs_internal::RunDeflate;
+
+Status DeflateRaw(std::span<const std::byte> input, int level, std::vector<std::byte>* out) {
+  if (level < -1 || level > 9) {
+    return Status::InvalidArgument("DEFLATE level must be in [-1, 9], got ", level);
+  }
+  z_stream zs{};
+  if (deflateInit2(&zs, level, Z_DEFLATED, kRawWindowBits, kMemLevel, Z_DEFAULT_STRATEGY) !=
+      Z_OK) {
+    return Status::Internal("DEFLATE compression: deflateInit2 failed");
+  }
+  const std::size_t bound = deflateBound(&zs, input.size());
+  out->resize(bound);
+  std::size_t written = 0;
+  Status st = RunDeflate(&zs, input, out->data(), bound, &written, "DEFLATE");
+  deflateEnd(&zs);
+  out->resize(st.ok() ? written : 0);
+  return st;
+}
+
+Status InflateRaw(std::span<const std::byte> input, std::uint64_t expected_size,
+                  std::vector<std::byte>* out) {
+  z_stream zs{};
+  if (inflateInit2(&zs, kRawWindowBits) != Z_OK) {
+    return Status::Internal("DEFLATE decompression: inflateInit2 failed");
+  }
+  // Cap at the expected size: one byte more means the data is longer than declared.
+  codecs_internal::CappedOutput w(out, expected_size, expected_size + 1);
+  std::span<const std::byte> rest = input;
+  Status st = InflateStream(&zs, &rest, &w, Compression::kZip, "DEFLATE");
+  inflateEnd(&zs);
+  if (!st.ok() && w.Exceeded()) {
+    return Status::Corruption("DEFLATE decompression: data inflates to more than the expected ",
+                              expected_size, " bytes");
+  }
+  SEDPACK_RETURN_NOT_OK(st);
+  if (w.used() != expected_size) {
+    return Status::Corruption("DEFLATE decompression: data inflates to ", w.used(),
+                              " bytes, expected ", expected_size);
+  }
+  w.Finish();
+  return Status::OK();
+}
+
+std::uint32_t Crc32(std::span<const std::byte> data, std::uint32_t crc) {
+  // zlib returns the initial value 0 for a null buffer, which would drop `crc`.
+  if (data.empty()) return crc;
+  return static_cast<std::uint32_t>(
+      crc32_z(crc, reinterpret_cast<const Bytef*>(data.data()), data.size()));
+}
+
+}  // namespace sedpack

@@ -1,0 +1,134 @@
+// SPDX-License-Identifier: Apache-2.0
+// ZSTD whole-file codec: one frame, level 3, content size in the header, no
+// checksum, as zstandard.compress(data) writes it. Reading decodes the first
+// frame only, like zstandard.decompress.
+#include <zstd.h>
+#include <zstd_errors.h>
+
+#include "codecs/codec_internal.h"
+
+namespace sedpack::codecs_internal {
+namespace {
+
+constexpr Compression kType = Compression::kZstd;
+constexpr int kLevel = 3;
+constexpr int kMinWindowLogMax = 23;
+constexpr int kMaxWindowLogMax = 27;  // ZSTD_WINDOWLOG_LIMIT_DEFAULT.
+
+const void* NonNull(std::span<const std::byte> s) {
+  static const std::byte kEmpty{};
+  return s.empty() ? &kEmpty : s.data();
+}
+
+class ZstdCodec final : public Codec {
+ public:
+  ~ZstdCodec() override {
+    ZSTD_freeCCtx(cctx_);
+    ZSTD_freeDCtx(dctx_);
+  }
+
+  Compression type() const override { return kType; }
+
+  Status Compress(std::span<const std::byte> input, std::vector<std::byte>* out) override {
+    if (cctx_ == nullptr && (cctx_ = ZSTD_createCCtx()) == nullptr) {
+      return Status::ResourceExhausted("ZSTD compression: cannot create context");
+    }
+    const std::size_t bound = ZSTD_compressBound(input.size());
+    if (ZSTD_isError(bound)) return Status::InvalidArgument("ZSTD compression: input too large");
+    std::byte* dst = scratch_.Get(bound);
+    // One-shot with a known size: one frame, content size written (the
+    // default contentSizeFlag), no checksum (the default).
+    const std::size_t r =
+        ZSTD_compressCCtx(cctx_, dst, bound, NonNull(input), input.size(), kLevel);
+    if (ZSTD_isError(r)) {
+      return Status::Internal("ZSTD compression failed (", ZSTD_getErrorName(r), ")");
+    }
+    out->assign(dst, dst + r);
+    scratch_.Trim();
+    return Status::OK();
+  }
+
+  Status Decompress(std::span<const std::byte> input, std::uint64_t max_output,
+                    std::vector<std::byte>* out) override {
+    if (input.empty()) return EmptyInputStatus(kType);
+    if (dctx_ == nullptr && (dctx_ = ZSTD_createDCtx()) == nullptr) {
+      return Status::ResourceExhausted("ZSTD decompression: cannot create context");
+    }
+    const unsigned long long content = ZSTD_getFrameContentSize(input.data(), input.size());
+    if (content == ZSTD_CONTENTSIZE_ERROR) {
+      return Status::Corruption(
+          "ZSTD decompression: not a zstd frame or truncated frame header");
+    }
+    if (content == ZSTD_CONTENTSIZE_UNKNOWN) return DecompressStreaming(input, max_output, out);
+    if (content > max_output) {
+      return Status::ResourceExhausted("ZSTD decompression: frame declares ", content,
+                                       " bytes, more than the limit of ", max_output, " bytes");
+    }
+    // Only the first frame is decoded (ZSTD_decompressDCtx would go on to the
+    // next one); this also detects a truncated frame before any allocation.
+    const std::size_t frame_size = ZSTD_findFrameCompressedSize(input.data(), input.size());
+    if (ZSTD_isError(frame_size)) {
+      return Status::Corruption("ZSTD decompression: ", ZSTD_getErrorName(frame_size));
+    }
+    out->resize(static_cast<std::size_t>(content));
+    const std::size_t r =
+        ZSTD_decompressDCtx(dctx_, out->data(), out->size(), input.data(), frame_size);
+    if (ZSTD_isError(r)) {
+      out->clear();
+      return Status::Corruption("ZSTD decompression: corrupt data (", ZSTD_getErrorName(r), ")");
+    }
+    if (r != content) {
+      out->clear();
+      return Status::Corruption("ZSTD decompression: frame decodes to ", r, " bytes but declares ",
+                                content);
+    }
+    return Status::OK();
+  }
+
+ private:
+  // The reference refuses frames without a content size; we accept them but
+  // stream with the output cap instead of trusting any size.
+  Status DecompressStreaming(std::span<const std::byte> input, std::uint64_t max_output,
+                             std::vector<std::byte>* out) {
+    ZSTD_DCtx_reset(dctx_, ZSTD_reset_session_only);
+    // Streaming allocates a window buffer of the size the frame header asks
+    // for (up to 2^27 by default). Allow 2^23 (levels up to 19 stay below it)
+    // or the next power of two above the cap, whichever is larger.
+    int window_log = kMinWindowLogMax;
+    while (window_log < kMaxWindowLogMax && (std::uint64_t{1} << window_log) < max_output) {
+      ++window_log;
+    }
+    ZSTD_DCtx_setParameter(dctx_, ZSTD_d_windowLogMax, window_log);
+    CappedOutput w(out, max_output, DefaultSizeHint(input.size()));
+    ZSTD_inBuffer in{input.data(), input.size(), 0};
+    for (;;) {
+      if (w.avail() == 0 && !w.Grow()) return ExceededStatus(kType, max_output);
+      ZSTD_outBuffer o{w.next(), w.avail(), 0};
+      const std::size_t r = ZSTD_decompressStream(dctx_, &o, &in);
+      w.Advance(o.pos);
+      if (ZSTD_isError(r)) {
+        if (ZSTD_getErrorCode(r) == ZSTD_error_frameParameter_windowTooLarge) {
+          return Status::ResourceExhausted("ZSTD decompression: frame window exceeds 2^",
+                                           window_log, " bytes");
+        }
+        return Status::Corruption("ZSTD decompression: corrupt data (", ZSTD_getErrorName(r),
+                                  ")");
+      }
+      if (w.Exceeded()) return ExceededStatus(kType, max_output);
+      if (r == 0) break;  // End of the first frame; later frames are ignored.
+      if (in.pos == in.size && o.pos < o.size) return TruncatedStatus(kType);
+    }
+    w.Finish();
+    return Status::OK();
+  }
+
+  ZSTD_CCtx* cctx_ = nullptr;
+  ZSTD_DCtx* dctx_ = nullptr;
+  ScratchBuffer scratch_;
+};
+
+}  // namespace
+
+std::unique_ptr<Codec> MakeZstdCodec() { return std::make_unique<ZstdCodec>(); }
+
+}  // namespace sedpack::codecs_internal

@@ -1,0 +1,78 @@
+// SPDX-License-Identifier: Apache-2.0
+// Private to the shard module: the per-format factories behind MakeShardWriter /
+// DecodeShard and the few helpers the fb and npz code share.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "sedpack/shard/shard.h"
+#include "sedpack/status.h"
+#include "sedpack/types.h"
+#include "sedpack/value.h"
+
+namespace sedpack::shard_internal {
+
+/// Check a schema once, when a writer or a decoder is made: at least one
+/// attribute, unique non-empty names, `int` scalar, `str` variable-size, every
+/// fixed size computable. InvalidArgument otherwise.
+Status ValidateSchema(const std::vector<AttributeSpec>& schema);
+
+/// Check one example against the schema (count, ValidateValue, UTF-8 for str).
+/// InvalidArgument naming the attribute otherwise.
+Status ValidateExample(const std::vector<AttributeSpec>& schema,
+                       std::span<const ValueView> values);
+
+/// Whether `text` is well-formed UTF-8 (no overlong forms, no surrogates,
+/// nothing above U+10FFFF), as Python's strict codec requires.
+bool IsValidUtf8(std::string_view text);
+
+/// Number of code points of well-formed UTF-8 `text`.
+std::size_t Utf8CodePointCount(std::string_view text);
+
+/// Append the UTF-32LE encoding of well-formed UTF-8 `text` to `out`.
+void AppendUtf32LeFromUtf8(std::string_view text, std::vector<std::byte>* out);
+
+/// Append the UTF-8 encoding of code point `cp` to `out`.
+/// REQUIRES: cp <= 0x10FFFF and cp is not a surrogate.
+void AppendUtf8(std::uint32_t cp, std::string* out);
+
+/// Little-endian loads and stores that do not care about alignment.
+inline std::uint16_t LoadLe16(const std::byte* p) {
+  return static_cast<std::uint16_t>(static_cast<unsigned>(p[0]) |
+                                    (static_cast<unsigned>(p[1]) << 8));
+}
+inline std::uint32_t LoadLe32(const std::byte* p) {
+  return static_cast<std::uint32_t>(LoadLe16(p)) |
+         (static_cast<std::uint32_t>(LoadLe16(p + 2)) << 16);
+}
+inline std::uint64_t LoadLe64(const std::byte* p) {
+  return static_cast<std::uint64_t>(LoadLe32(p)) |
+         (static_cast<std::uint64_t>(LoadLe32(p + 4)) << 32);
+}
+inline void AppendLe(std::uint64_t value, int bytes, std::vector<std::byte>* out) {
+  for (int i = 0; i < bytes; ++i) {
+    out->push_back(static_cast<std::byte>((value >> (8 * i)) & 0xff));
+  }
+}
+
+// Per-format entry points (fb/fb_writer.cc, fb/fb_reader.cc, npz/npz_writer.cc,
+// npz/npz_reader.cc). The schema and compression were validated by the caller.
+std::unique_ptr<ShardWriter> MakeFbShardWriter(Compression compression,
+                                               std::vector<AttributeSpec> schema);
+Result<std::unique_ptr<DecodedShard>> DecodeFbShard(Compression compression,
+                                                    const std::vector<AttributeSpec>& schema,
+                                                    std::vector<std::byte> file_bytes,
+                                                    const ShardReadLimits& limits);
+std::unique_ptr<ShardWriter> MakeNpzShardWriter(Compression compression,
+                                                std::vector<AttributeSpec> schema);
+Result<std::unique_ptr<DecodedShard>> DecodeNpzShard(const std::vector<AttributeSpec>& schema,
+                                                     std::vector<std::byte> file_bytes,
+                                                     const ShardReadLimits& limits);
+
+}  // namespace sedpack::shard_internal
