@@ -2,7 +2,10 @@
 // Dataset::WriteConfig: the reference's write_config / merge_shard_infos. Every
 // ancestor folder of an updated list gets a shards_list.json pointing one level
 // deeper, up to <split>/shards_list.json, and dataset_info.json is rewritten.
+#include <algorithm>
+#include <filesystem>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -23,9 +26,42 @@ struct Update {
   std::vector<std::string> components;
 };
 
+// A list to (re)write, and what was there before so a failed commit can restore it.
+struct PendingWrite {
+  std::string rel;
+  std::string text;
+  std::optional<std::string> previous;
+};
+
+// Computes every list of a merge in memory first; Commit() then writes children
+// before parents and, if any write fails, puts back what was there, so that a
+// failed merge leaves the existing metadata as it was.
 class Merger {
  public:
   explicit Merger(const Dataset& ds) : ds_(ds) {}
+
+  Status Commit(const std::string* dataset_info_text) {
+    std::size_t done = 0;
+    Status st;
+    for (; done < pending_.size(); ++done) {
+      st = WriteFileAtomic(ds_.PathOf(pending_[done].rel), pending_[done].text);
+      if (!st.ok()) break;
+    }
+    if (st.ok() && dataset_info_text) {
+      st = WriteFileAtomic(ds_.PathOf("dataset_info.json"), *dataset_info_text);
+    }
+    if (st.ok()) return st;
+    for (std::size_t i = done; i-- > 0;) {
+      const PendingWrite& w = pending_[i];
+      if (w.previous) {
+        (void)WriteFileAtomic(ds_.PathOf(w.rel), *w.previous);
+      } else {
+        std::error_code ec;
+        std::filesystem::remove(ds_.PathOf(w.rel), ec);
+      }
+    }
+    return st;
+  }
 
   Result<ShardListInfo> Merge(std::vector<Update> updates, std::size_t common) {
     if (common > kMaxTreeDepth) {
@@ -45,10 +81,16 @@ class Merger {
     const std::string list_path = JoinPath(list_components);
 
     ShardsList list;
+    std::optional<std::string> previous;
     if (PathExists(ds_.PathOf(list_path))) {
-      SEDPACK_ASSIGN_OR_RETURN(list, LoadShardsList(ds_, list_path));
+      SEDPACK_ASSIGN_OR_RETURN(previous, ReadFileText(ds_.PathOf(list_path)));
+      SEDPACK_ASSIGN_OR_RETURN(list, ParseShardsList(*previous, list_path));
     } else {
       list.relative_path_self = list_path;
+    }
+    if (list.relative_path_self != list_path) {
+      return Status::Corruption(list_path, ": relative_path_self is \"", list.relative_path_self,
+                                "\"; refusing to merge into a list that names another place");
     }
 
     // Existing children go first so that they keep their order; new subtrees follow.
@@ -84,9 +126,6 @@ class Merger {
     }
 
     const std::string text = SerializeShardsList(list);
-    // relative_path_self decides where the list lives (as in the reference).
-    SEDPACK_RETURN_NOT_OK(ValidateRelativePath(list.relative_path_self, "relative_path_self"));
-    SEDPACK_RETURN_NOT_OK(WriteFileAtomic(ds_.PathOf(list.relative_path_self), text));
     const auto& algos = ds_.info().dataset_structure.hash_checksum_algorithms;
     SEDPACK_ASSIGN_OR_RETURN(
         auto hashes, HashBytes(algos, std::as_bytes(std::span<const char>(text.data(), text.size()))));
@@ -95,49 +134,82 @@ class Merger {
     out.shard_list_info_file.hash_checksums = std::move(hashes);
     out.number_of_examples = list.number_of_examples;
     out.number_of_shards = shards;
+    pending_.push_back(PendingWrite{list_path, text, std::move(previous)});
     return out;
   }
 
  private:
   const Dataset& ds_;
+  std::vector<PendingWrite> pending_;
 };
+
+Result<std::vector<std::pair<std::string, std::vector<Update>>>> GroupByPrefix(
+    const std::vector<ShardListInfo>& infos, std::size_t levels) {
+  std::vector<std::pair<std::string, std::vector<Update>>> groups;
+  for (const ShardListInfo& info : infos) {
+    const std::string& path = info.shard_list_info_file.file_path;
+    SEDPACK_RETURN_NOT_OK(ValidateRelativePath(path, "shard_list_info_file.file_path"));
+    Update u{info, PathComponents(path)};
+    if (u.components.size() < levels + 1) {
+      return Status::InvalidArgument(path, " is not below ", levels, " folder levels");
+    }
+    auto split = ParseSplit(u.components.front());
+    if (!split.ok()) {
+      return Status::InvalidArgument("not a known split value: \"", u.components.front(), "\" in ",
+                                     path);
+    }
+    std::vector<std::string> prefix(u.components.begin(),
+                                    u.components.begin() + static_cast<long>(levels));
+    const std::string key = JoinPath(prefix);
+    auto it = std::find_if(groups.begin(), groups.end(), [&](const auto& g) { return g.first == key; });
+    if (it == groups.end()) {
+      groups.emplace_back(key, std::vector<Update>{});
+      it = std::prev(groups.end());
+    }
+    it->second.push_back(std::move(u));
+  }
+  return groups;
+}
 
 }  // namespace
 
 Result<FileInfo> Dataset::WriteConfig(const std::vector<ShardListInfo>& updated_infos) {
-  std::vector<Split> order;
-  std::map<Split, std::vector<Update>> by_split;
-  for (const ShardListInfo& info : updated_infos) {
-    const std::string& path = info.shard_list_info_file.file_path;
-    SEDPACK_RETURN_NOT_OK(ValidateRelativePath(path, "shard_list_info_file.file_path"));
-    Update u{info, PathComponents(path)};
-    if (u.components.empty()) return Status::InvalidArgument("empty shards list path");
-    auto split = ParseSplit(u.components.front());
-    if (!split.ok()) {
-      return Status::InvalidArgument("not a known split value: \"", u.components.front(),
-                                     "\" in ", path);
-    }
-    if (!by_split.count(*split)) order.push_back(*split);
-    by_split[*split].push_back(std::move(u));
-  }
+  SEDPACK_ASSIGN_OR_RETURN(auto groups, GroupByPrefix(updated_infos, 1));
   Merger merger(*this);
-  for (Split split : order) {
-    SEDPACK_ASSIGN_OR_RETURN(ShardListInfo merged, merger.Merge(std::move(by_split[split]), 1));
-    if (ShardListInfo* existing = info_.FindSplit(split)) {
+  DatasetInfo next = info_;
+  for (auto& [split_name, updates] : groups) {
+    const Split split = *ParseSplit(split_name);
+    SEDPACK_ASSIGN_OR_RETURN(ShardListInfo merged, merger.Merge(std::move(updates), 1));
+    if (ShardListInfo* existing = next.FindSplit(split)) {
       *existing = std::move(merged);
     } else {
-      info_.splits.emplace_back(split, std::move(merged));
+      next.splits.emplace_back(split, std::move(merged));
     }
   }
-  const std::string text = SerializeDatasetInfo(info_);
-  const std::string path = PathOf("dataset_info.json");
-  SEDPACK_RETURN_NOT_OK(WriteFileAtomic(path, text));
+  const std::string text = SerializeDatasetInfo(next);
+  SEDPACK_RETURN_NOT_OK(merger.Commit(&text));
+  info_ = std::move(next);
   FileInfo out;
   out.file_path = "dataset_info.json";
   SEDPACK_ASSIGN_OR_RETURN(
       out.hash_checksums,
       HashBytes(info_.dataset_structure.hash_checksum_algorithms,
                 std::as_bytes(std::span<const char>(text.data(), text.size()))));
+  return out;
+}
+
+Result<std::vector<ShardListInfo>> MergeSubtrees(const Dataset& dataset,
+                                                 const std::vector<ShardListInfo>& updated_infos,
+                                                 std::size_t levels) {
+  if (levels < 1) return Status::InvalidArgument("MergeSubtrees: levels must be >= 1");
+  SEDPACK_ASSIGN_OR_RETURN(auto groups, GroupByPrefix(updated_infos, levels));
+  Merger merger(dataset);
+  std::vector<ShardListInfo> out;
+  for (auto& [prefix, updates] : groups) {
+    SEDPACK_ASSIGN_OR_RETURN(ShardListInfo merged, merger.Merge(std::move(updates), levels));
+    out.push_back(std::move(merged));
+  }
+  SEDPACK_RETURN_NOT_OK(merger.Commit(nullptr));
   return out;
 }
 

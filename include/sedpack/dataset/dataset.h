@@ -42,7 +42,9 @@ class Dataset {
 
   /// The reference's write_config: merge the given leaf/subtree ShardListInfos into
   /// every ancestor `shards_list.json` up to `<split>/shards_list.json`, then
-  /// rewrite `dataset_info.json` atomically. Returns the FileInfo of dataset_info.json.
+  /// rewrite `dataset_info.json` atomically. If any write fails, the lists and
+  /// dataset_info.json that were replaced are restored. Returns the FileInfo of
+  /// dataset_info.json.
   Result<FileInfo> WriteConfig(const std::vector<ShardListInfo>& updated_infos);
 
   /// Re-read dataset_info.json (after another process changed it).
@@ -61,6 +63,16 @@ class Dataset {
   DatasetInfo info_;
   std::vector<AttributeSpec> schema_;
 };
+
+/// Merge leaf/subtree lists up to the lists `levels` folders below the root
+/// (1 = `<split>/shards_list.json`, 2 = `<split>/<sub>/shards_list.json`, ...)
+/// without touching `dataset_info.json`. Returns one ShardListInfo per distinct
+/// prefix, in order of first appearance. Used by parallel writers to close their
+/// own subtree before a coordinator merges the tops. Lists are computed in memory
+/// and written children first; on a failed write the old contents are restored.
+Result<std::vector<ShardListInfo>> MergeSubtrees(const Dataset& dataset,
+                                                 const std::vector<ShardListInfo>& updated_infos,
+                                                 std::size_t levels);
 
 /// Read and parse `<root>/<relative>` as a shards_list.json (validated; errors name the file).
 Result<ShardsList> LoadShardsList(const Dataset& dataset, std::string_view relative);

@@ -16,7 +16,7 @@ namespace sedpack {
 
 /// The `sedpack_version` written by default: the oldest reference release that
 /// reads everything this library writes (see README, "Compatibility").
-inline constexpr std::string_view kDefaultSedpackVersion = "0.1.0";
+inline constexpr std::string_view kDefaultSedpackVersion = "0.1.4";
 /// The reference version whose reader behaviour we implement; datasets whose
 /// `sedpack_version` is newer are refused, as the reference refuses them.
 inline constexpr std::string_view kReaderSedpackVersion = "0.1.4";

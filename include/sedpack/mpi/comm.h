@@ -1,0 +1,55 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "sedpack/status.h"
+
+namespace sedpack {
+
+/// The few collective operations the parallel writer and verifier need, so that
+/// the same logic runs under MPI (MakeMpiComm, module sedpack::mpi) and serially
+/// (MakeSerialComm, one rank, no MPI). Every rank must make the same collective
+/// calls in the same order. Not thread-safe: use from one thread per rank.
+class Comm {
+ public:
+  virtual ~Comm() = default;
+  virtual int rank() const = 0;
+  virtual int size() const = 0;
+  /// True for a real MPI communicator.
+  virtual bool IsMPI() const = 0;
+
+  virtual Status Barrier() = 0;
+  /// Replace `*data` on every rank by root's bytes (any length).
+  virtual Status Bcast(std::string* data, int root) = 0;
+  /// Gather every rank's bytes (any length each) to root, in rank order. Other
+  /// ranks get an empty vector.
+  virtual Result<std::vector<std::string>> Gatherv(const std::string& mine, int root) = 0;
+  /// Root hands `parts[r]` to rank r (parts.size() == size() on root; ignored elsewhere).
+  virtual Result<std::string> Scatterv(const std::vector<std::string>& parts, int root) = 0;
+  /// Sum / minimum / maximum of one integer over all ranks, on every rank.
+  virtual Result<std::int64_t> AllreduceSum(std::int64_t value) = 0;
+  virtual Result<std::int64_t> AllreduceMin(std::int64_t value) = 0;
+  virtual Result<std::int64_t> AllreduceMax(std::int64_t value) = 0;
+
+  /// Tell every other rank, without waiting, that this rank has failed. Idempotent.
+  virtual void NotifyFailure() = 0;
+  /// True once another rank has called NotifyFailure. Cheap: meant to be polled
+  /// in loops so that work stops within moments of a failure anywhere.
+  virtual bool PeerFailed() = 0;
+  /// Collective end of the failure channel: consume every notice still in flight.
+  /// Call on every rank before the communicator is destroyed.
+  virtual Status DrainFailureNotices() = 0;
+};
+
+/// Whether the process looks like one of several tasks started by an MPI
+/// launcher (mpirun/mpiexec, or srun --mpi=pmix). Pure environment check.
+bool LaunchedUnderMpi();
+
+/// A one-rank communicator: collectives copy input to output.
+std::unique_ptr<Comm> MakeSerialComm();
+
+}  // namespace sedpack

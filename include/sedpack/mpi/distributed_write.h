@@ -1,0 +1,73 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+
+#include "sedpack/dataset/dataset.h"
+#include "sedpack/dataset/filler.h"
+#include "sedpack/mpi/comm.h"
+#include "sedpack/status.h"
+#include "sedpack/value.h"
+
+namespace sedpack {
+
+/// Options for a parallel write.
+struct DistributedWriteOptions {
+  /// Per-rank filler settings; relative_path_from_split and auto_update_dataset
+  /// are set by the writer (`<job-id>-r<rank>`, false).
+  FillerOptions filler;
+  /// Identifies the job in folder names. Empty: rank 0 makes a fresh random one,
+  /// so a rerun never writes into a dead job's folders.
+  std::string job_id;
+  /// If set and the dataset does not exist yet, rank 0 creates it with these.
+  std::optional<Metadata> create_metadata;
+  std::optional<DatasetStructure> create_structure;
+};
+
+/// Writes one dataset from many ranks (DESIGN.md "MPI protocol (writing)"):
+/// 1. Open (collective): rank 0 creates or opens the dataset and broadcasts the job id;
+/// 2. every rank fills shards under `<split>/<job-id>-r<rank>/` and, on Finish,
+///    writes its own subtree's shards_list.json files;
+/// 3. all ranks agree on success; on any failure nothing is merged and
+///    dataset_info.json and the split lists stay byte-identical;
+/// 4. rank 0 gathers the subtree ShardListInfos (Gatherv), merges them into
+///    `<split>/shards_list.json` and dataset_info.json, and broadcasts the outcome.
+class DistributedWriter {
+ public:
+  static Result<std::unique_ptr<DistributedWriter>> Open(Comm& comm, const std::string& root,
+                                                         DistributedWriteOptions options);
+  ~DistributedWriter();
+
+  /// Write one example on this rank (local, not collective). Returns an error
+  /// (and stops) as soon as any rank has failed.
+  Status WriteExample(Split split, std::span<const ValueView> values,
+                      const JsonValue* custom_metadata = nullptr);
+  /// Record a failure of this rank's own code; the other ranks learn of it at once.
+  void Fail(const Status& status);
+  /// True once this rank or any other rank has failed.
+  bool failed();
+
+  /// Collective: finish this rank's shards and subtree, agree on success, merge on
+  /// rank 0, and broadcast the outcome. On this rank's own failure its own error is
+  /// returned; other ranks get "aborted: rank N failed: <message>".
+  Status Finish();
+
+  const std::string& job_id() const { return job_id_; }
+  const std::shared_ptr<Dataset>& dataset() const { return dataset_; }
+  /// The folder under each split that this rank writes to.
+  std::string RankFolder() const;
+
+ private:
+  DistributedWriter(Comm& comm) : comm_(comm) {}
+  Comm& comm_;
+  std::shared_ptr<Dataset> dataset_;
+  std::unique_ptr<Filler> filler_;
+  std::string job_id_;
+  Status local_;
+  bool finished_ = false;
+};
+
+}  // namespace sedpack

@@ -1,0 +1,160 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "sedpack/mpi/distributed_write.h"
+
+#include <sstream>
+
+#include "sedpack/io/file.h"
+#include "sedpack/metadata/paths.h"
+
+namespace sedpack {
+namespace {
+
+// Status travels between ranks as "<code>\n<message>".
+std::string EncodeStatus(const Status& s) {
+  return std::to_string(static_cast<int>(s.code())) + "\n" + s.message();
+}
+Status DecodeStatus(const std::string& text) {
+  const auto nl = text.find('\n');
+  if (nl == std::string::npos) return Status::Internal("malformed status from rank 0");
+  const int code = std::atoi(text.substr(0, nl).c_str());
+  return Status(static_cast<StatusCode>(code), text.substr(nl + 1));
+}
+
+// Serialized ShardListInfos, one compact JSON per line.
+std::string EncodeInfos(const std::vector<ShardListInfo>& infos) {
+  std::string out;
+  for (const auto& i : infos) {
+    out += SerializeShardListInfo(i);
+    out += '\n';
+  }
+  return out;
+}
+Result<std::vector<ShardListInfo>> DecodeInfos(const std::string& text, int from_rank) {
+  std::vector<ShardListInfo> out;
+  std::istringstream in(text);
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.empty()) continue;
+    SEDPACK_ASSIGN_OR_RETURN(auto info,
+                             ParseShardListInfo(line, "shard list info from rank " + std::to_string(from_rank)));
+    out.push_back(std::move(info));
+  }
+  return out;
+}
+
+}  // namespace
+
+Result<std::unique_ptr<DistributedWriter>> DistributedWriter::Open(Comm& comm, const std::string& root,
+                                                                   DistributedWriteOptions options) {
+  std::unique_ptr<DistributedWriter> w(new DistributedWriter(comm));
+  // 1. Rank 0 creates or opens the dataset and picks the job id.
+  std::string payload;
+  if (comm.rank() == 0) {
+    Status st;
+    w->job_id_ = options.job_id.empty() ? RandomHex32().substr(0, 12) : options.job_id;
+    Status valid = ValidateRelativePath(w->job_id_, "job id");
+    if (!valid.ok() || PathComponents(w->job_id_).size() != 1) {
+      st = Status::InvalidArgument("job id \"", w->job_id_, "\" must be one folder name");
+    } else if (!PathExists(JoinRoot(root, "dataset_info.json")) && options.create_structure) {
+      auto created = Dataset::Create(root, options.create_metadata.value_or(Metadata{}),
+                                     *options.create_structure);
+      st = created.status();
+    }
+    payload = EncodeStatus(st) + "\n" + w->job_id_;
+  }
+  SEDPACK_RETURN_NOT_OK(comm.Bcast(&payload, 0));
+  const auto last = payload.rfind('\n');
+  Status opened = DecodeStatus(payload.substr(0, last));
+  w->job_id_ = payload.substr(last + 1);
+  if (opened.ok()) {
+    auto ds = Dataset::Open(root);
+    opened = ds.status();
+    if (ds.ok()) w->dataset_ = std::move(ds).value();
+  }
+  if (opened.ok()) {
+    FillerOptions fo = options.filler;
+    fo.relative_path_from_split = w->RankFolder();
+    fo.auto_update_dataset = false;
+    auto filler = Filler::Make(w->dataset_, fo);
+    opened = filler.status();
+    if (filler.ok()) w->filler_ = std::move(filler).value();
+  }
+  // Every rank must be able to open the dataset (a rank may not see the file system).
+  SEDPACK_ASSIGN_OR_RETURN(std::int64_t first_bad, comm.AllreduceMin(opened.ok() ? comm.size() : comm.rank()));
+  if (!opened.ok()) return opened;
+  if (first_bad < comm.size()) {
+    return Status::IOError("aborted: rank ", first_bad, " could not open the dataset at ", root);
+  }
+  return w;
+}
+
+DistributedWriter::~DistributedWriter() = default;
+
+std::string DistributedWriter::RankFolder() const { return job_id_ + "-r" + std::to_string(comm_.rank()); }
+
+bool DistributedWriter::failed() { return !local_.ok() || comm_.PeerFailed(); }
+
+void DistributedWriter::Fail(const Status& status) {
+  if (status.ok() || !local_.ok()) return;
+  local_ = status;
+  comm_.NotifyFailure();
+}
+
+Status DistributedWriter::WriteExample(Split split, std::span<const ValueView> values,
+                                       const JsonValue* custom_metadata) {
+  if (!local_.ok()) return local_;
+  if (comm_.PeerFailed()) return Status::IOError("aborted: another rank failed");
+  Status st = filler_->WriteExample(split, values, custom_metadata);
+  if (!st.ok()) Fail(st);
+  return st;
+}
+
+Status DistributedWriter::Finish() {
+  if (finished_) return Status::InvalidArgument("DistributedWriter::Finish called twice");
+  finished_ = true;
+  // 2. Close this rank's shards and its own subtree lists (<split>/<job>-r<rank>/...).
+  std::vector<ShardListInfo> mine;
+  if (local_.ok() && !comm_.PeerFailed()) {
+    Status st = filler_->Finish();
+    if (st.ok() && !filler_->updated_infos().empty()) {
+      auto merged = MergeSubtrees(*dataset_, filler_->updated_infos(), 2);
+      st = merged.status();
+      if (merged.ok()) mine = std::move(merged).value();
+    }
+    if (!st.ok()) Fail(st);
+  }
+  // 3. Agree on success: the lowest failing rank, or size() if none failed.
+  SEDPACK_ASSIGN_OR_RETURN(std::int64_t first_bad,
+                           comm_.AllreduceMin(local_.ok() ? comm_.size() : comm_.rank()));
+  SEDPACK_RETURN_NOT_OK(comm_.DrainFailureNotices());
+  if (first_bad < comm_.size()) {
+    // Tell everyone what the first failing rank saw.
+    std::string why = (comm_.rank() == first_bad) ? local_.message() : std::string();
+    SEDPACK_RETURN_NOT_OK(comm_.Bcast(&why, static_cast<int>(first_bad)));
+    if (!local_.ok()) return local_;
+    return Status::IOError("aborted: rank ", first_bad, " failed: ", why);
+  }
+  // 4. Gather every rank's subtree infos on rank 0, merge, broadcast the outcome.
+  SEDPACK_ASSIGN_OR_RETURN(std::vector<std::string> gathered, comm_.Gatherv(EncodeInfos(mine), 0));
+  std::string outcome;
+  if (comm_.rank() == 0) {
+    std::vector<ShardListInfo> all;
+    Status st;
+    for (std::size_t r = 0; r < gathered.size() && st.ok(); ++r) {
+      auto infos = DecodeInfos(gathered[r], static_cast<int>(r));
+      st = infos.status();
+      if (infos.ok()) all.insert(all.end(), infos->begin(), infos->end());
+    }
+    if (st.ok() && !all.empty()) st = dataset_->WriteConfig(all).status();
+    outcome = EncodeStatus(st);
+  }
+  SEDPACK_RETURN_NOT_OK(comm_.Bcast(&outcome, 0));
+  Status merged = DecodeStatus(outcome);
+  if (!merged.ok()) {
+    return comm_.rank() == 0 ? merged : merged.WithPrefix("aborted: rank 0 failed to merge: ");
+  }
+  if (comm_.rank() != 0) SEDPACK_RETURN_NOT_OK(dataset_->Reload());
+  return Status::OK();
+}
+
+}  // namespace sedpack

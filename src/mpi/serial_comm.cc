@@ -1,0 +1,56 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "sedpack/mpi/comm.h"
+
+#include <cstdlib>
+#include <string>
+
+namespace sedpack {
+namespace {
+
+class SerialComm final : public Comm {
+ public:
+  int rank() const override { return 0; }
+  int size() const override { return 1; }
+  bool IsMPI() const override { return false; }
+  Status Barrier() override { return Status::OK(); }
+  Status Bcast(std::string*, int root) override { return CheckRoot(root); }
+  Result<std::vector<std::string>> Gatherv(const std::string& mine, int root) override {
+    SEDPACK_RETURN_NOT_OK(CheckRoot(root));
+    return std::vector<std::string>{mine};
+  }
+  Result<std::string> Scatterv(const std::vector<std::string>& parts, int root) override {
+    SEDPACK_RETURN_NOT_OK(CheckRoot(root));
+    if (parts.size() != 1) return Status::InvalidArgument("Scatterv: expected 1 part, got ", parts.size());
+    return parts[0];
+  }
+  Result<std::int64_t> AllreduceSum(std::int64_t v) override { return v; }
+  Result<std::int64_t> AllreduceMin(std::int64_t v) override { return v; }
+  Result<std::int64_t> AllreduceMax(std::int64_t v) override { return v; }
+  void NotifyFailure() override {}
+  bool PeerFailed() override { return false; }
+  Status DrainFailureNotices() override { return Status::OK(); }
+
+ private:
+  static Status CheckRoot(int root) {
+    if (root != 0) return Status::InvalidArgument("root rank ", root, " out of range (1 rank)");
+    return Status::OK();
+  }
+};
+
+}  // namespace
+
+bool LaunchedUnderMpi() {
+  for (const char* var : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_SIZE", "MPI_LOCALNRANKS"}) {
+    if (const char* v = std::getenv(var); v && std::atoi(v) > 1) return true;
+  }
+  // srun --mpi=pmix sets PMIX_RANK but not always PMIX_SIZE; SLURM_NTASKS tells the size.
+  if (std::getenv("PMIX_RANK")) {
+    const char* n = std::getenv("SLURM_NTASKS");
+    return !n || std::atoi(n) > 1;
+  }
+  return false;
+}
+
+std::unique_ptr<Comm> MakeSerialComm() { return std::make_unique<SerialComm>(); }
+
+}  // namespace sedpack

@@ -1,0 +1,226 @@
+// SPDX-License-Identifier: Apache-2.0
+// Parallel writing: runs on one rank (SerialComm) and under mpirun (MpiComm).
+#include <algorithm>
+#include <filesystem>
+#include <map>
+
+#include "mpi/test_comm.h"
+#include "sedpack/dataset/check.h"
+#include "sedpack/dataset/reader.h"
+#include "sedpack/io/file.h"
+#include "sedpack/mpi/distributed_write.h"
+#include "support/test_support.h"
+
+namespace sedpack {
+namespace {
+
+using testing::TestComm;
+
+// A folder every rank agrees on (rank 0 makes it, the name is broadcast).
+class SharedDir {
+ public:
+  SharedDir() {
+    std::string path;
+    if (TestComm().rank() == 0) {
+      tmp_ = std::make_unique<testing::TempDir>();
+      path = tmp_->path();
+    }
+    EXPECT_OK(TestComm().Bcast(&path, 0));
+    path_ = path;
+  }
+  ~SharedDir() { (void)TestComm().Barrier(); }
+  const std::string& path() const { return path_; }
+
+ private:
+  std::unique_ptr<testing::TempDir> tmp_;
+  std::string path_;
+};
+
+DatasetStructure Structure() {
+  DatasetStructure s;
+  Attribute x;
+  x.name = "x";
+  x.dtype = "int64";
+  x.shape = {2};
+  Attribute t;
+  t.name = "tag";
+  t.dtype = "str";
+  t.shape = {};
+  s.saved_data_description = {x, t};
+  s.compression = Compression::kZstd;
+  s.examples_per_shard = 3;
+  s.hash_checksum_algorithms = {HashAlgorithm::kSha256, HashAlgorithm::kXxh64};
+  return s;
+}
+
+DistributedWriteOptions Options() {
+  DistributedWriteOptions o;
+  o.create_structure = Structure();
+  o.filler.concurrency = 1;
+  return o;
+}
+
+Status Write(DistributedWriter& w, Split split, std::int64_t k) {
+  std::vector<std::int64_t> x = {k, k * k};
+  const std::string tag = "k" + std::to_string(k);
+  std::vector<ValueView> v = {ValueView::Array(x, {2}), ValueView::Str(tag)};
+  return w.WriteExample(split, v);
+}
+
+// Every example id in a split (sorted), read with the core reader.
+std::vector<std::int64_t> Ids(const std::string& root, Split split) {
+  std::vector<std::int64_t> out;
+  auto ds = Dataset::Open(root);
+  EXPECT_TRUE(ds.ok()) << ds.status().ToString();
+  if (!ds.ok() || !(*ds)->info().FindSplit(split)) return out;
+  auto reader = ExampleReader::Make(*ds, split);
+  EXPECT_TRUE(reader.ok()) << reader.status().ToString();
+  for (;;) {
+    auto e = (*reader)->Next();
+    EXPECT_TRUE(e.ok()) << e.status().ToString();
+    if (!e.ok() || !*e) break;
+    out.push_back((*e)->Get(0).At<std::int64_t>(0));
+    EXPECT_EQ((*e)->Get(1).AsStringView(), "k" + std::to_string(out.back()));
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+void ExpectCleanCheck(const std::string& root) {
+  auto report = CheckDataset(root, CheckOptions{.deep = true});
+  ASSERT_TRUE(report.ok()) << report.status().ToString();
+  // Orphans (a dead job's shards) are warnings; everything listed must be intact.
+  for (const auto& p : report->problems) {
+    if (!p.warning()) ADD_FAILURE() << p.path << ": " << p.message;
+  }
+}
+
+std::vector<std::int64_t> Range(std::int64_t a, std::int64_t b) {
+  std::vector<std::int64_t> v;
+  for (auto i = a; i < b; ++i) v.push_back(i);
+  return v;
+}
+
+TEST(DistributedWriteTest, EveryRankWritesItsShareAndRankZeroMerges) {
+  SharedDir dir;
+  const int rank = TestComm().rank(), size = TestComm().size();
+  ASSERT_OK_AND_ASSIGN(auto w, DistributedWriter::Open(TestComm(), dir.path(), Options()));
+  for (std::int64_t k = rank; k < 40; k += size) ASSERT_OK(Write(*w, Split::kTrain, k));
+  ASSERT_OK(w->Finish());
+  if (rank == 0) {
+    EXPECT_EQ(Ids(dir.path(), Split::kTrain), Range(0, 40));
+    ExpectCleanCheck(dir.path());
+    ASSERT_OK_AND_ASSIGN(auto top, LoadShardsList(*w->dataset(), "train/shards_list.json"));
+    EXPECT_EQ(top.children_shard_lists.size(), static_cast<std::size_t>(size));
+    EXPECT_EQ(top.children_shard_lists[0].shard_list_info_file.file_path,
+              "train/" + w->job_id() + "-r0/shards_list.json");
+  }
+  // Every rank sees the merged metadata after Finish.
+  EXPECT_EQ(w->dataset()->info().FindSplit(Split::kTrain)->number_of_examples, 40);
+}
+
+TEST(DistributedWriteTest, RanksWriteDifferentSplitsAndSomeWriteNothing) {
+  SharedDir dir;
+  const int rank = TestComm().rank();
+  ASSERT_OK_AND_ASSIGN(auto w, DistributedWriter::Open(TestComm(), dir.path(), Options()));
+  // Rank 0: train; rank 1: test; rank 2: holdout; rank 3: nothing.
+  const std::vector<Split> splits = {Split::kTrain, Split::kTest, Split::kHoldout};
+  if (rank < 3) {
+    for (std::int64_t k = 0; k < 5; ++k) ASSERT_OK(Write(*w, splits[rank], 100 * rank + k));
+  }
+  ASSERT_OK(w->Finish());
+  if (rank == 0) {
+    EXPECT_EQ(Ids(dir.path(), Split::kTrain), Range(0, 5));
+    if (TestComm().size() > 1) EXPECT_EQ(Ids(dir.path(), Split::kTest), Range(100, 105));
+    if (TestComm().size() > 2) EXPECT_EQ(Ids(dir.path(), Split::kHoldout), Range(200, 205));
+    ExpectCleanCheck(dir.path());
+  }
+}
+
+TEST(DistributedWriteTest, NoRankWritesAnything) {
+  SharedDir dir;
+  ASSERT_OK_AND_ASSIGN(auto w, DistributedWriter::Open(TestComm(), dir.path(), Options()));
+  ASSERT_OK(w->Finish());
+  EXPECT_TRUE(w->dataset()->info().splits.empty());
+}
+
+TEST(DistributedWriteTest, AppendToExistingDataset) {
+  SharedDir dir;
+  const int rank = TestComm().rank(), size = TestComm().size();
+  for (int job = 0; job < 2; ++job) {
+    ASSERT_OK_AND_ASSIGN(auto w, DistributedWriter::Open(TestComm(), dir.path(), Options()));
+    for (std::int64_t k = 20 * job + rank; k < 20 * (job + 1); k += size) {
+      ASSERT_OK(Write(*w, Split::kTrain, k));
+    }
+    ASSERT_OK(w->Finish());
+  }
+  if (rank == 0) {
+    EXPECT_EQ(Ids(dir.path(), Split::kTrain), Range(0, 40));
+    ExpectCleanCheck(dir.path());
+  }
+}
+
+std::map<std::string, std::string> MetadataSnapshot(const std::string& root) {
+  std::map<std::string, std::string> out;
+  for (const char* f : {"dataset_info.json", "train/shards_list.json", "test/shards_list.json"}) {
+    auto t = ReadFileText(root + "/" + f);
+    out[f] = t.ok() ? *t : "<absent>";
+  }
+  return out;
+}
+
+TEST(DistributedWriteTest, FailureOnOneRankFailsAllAndLeavesDatasetAsItWas) {
+  SharedDir dir;
+  const int rank = TestComm().rank(), size = TestComm().size();
+  {  // Some data first, so that there is something to keep intact.
+    ASSERT_OK_AND_ASSIGN(auto w, DistributedWriter::Open(TestComm(), dir.path(), Options()));
+    for (std::int64_t k = rank; k < 12; k += size) ASSERT_OK(Write(*w, Split::kTrain, k));
+    ASSERT_OK(w->Finish());
+  }
+  std::map<std::string, std::string> before;
+  if (rank == 0) before = MetadataSnapshot(dir.path());
+  ASSERT_OK(TestComm().Barrier());
+
+  const int victim = size - 1;
+  ASSERT_OK_AND_ASSIGN(auto w, DistributedWriter::Open(TestComm(), dir.path(), Options()));
+  Status seen;
+  for (std::int64_t k = 1000 + rank; k < 1000 + 60 * size && seen.ok(); k += size) {
+    if (rank == victim && k >= 1000 + 10 * size) {
+      // A bad example: wrong shape. The writer refuses it and the job must fail.
+      std::vector<std::int64_t> bad = {1, 2, 3};
+      std::vector<ValueView> v = {ValueView::Array(bad, {3}), ValueView::Str("bad")};
+      seen = w->WriteExample(Split::kTest, v);
+      ASSERT_FALSE(seen.ok());
+      break;
+    }
+    seen = Write(*w, k % 2 ? Split::kTest : Split::kTrain, k);
+  }
+  const Status finish = w->Finish();
+  EXPECT_FALSE(finish.ok()) << "rank " << rank;
+  if (rank == victim) {
+    EXPECT_NE(finish.message().find("\"x\""), std::string::npos) << finish.ToString();
+  } else {
+    EXPECT_NE(finish.message().find("rank " + std::to_string(victim)), std::string::npos)
+        << finish.ToString();
+  }
+  if (rank == 0) {
+    EXPECT_EQ(MetadataSnapshot(dir.path()), before);
+    EXPECT_EQ(Ids(dir.path(), Split::kTrain), Range(0, 12));
+    // The dead job's shards are orphans: reported as warnings, never as data.
+    auto report = CheckDataset(dir.path(), {});
+    ASSERT_TRUE(report.ok());
+    EXPECT_TRUE(report->ok());
+  }
+  // A rerun succeeds and does not mix with the dead job's folders.
+  ASSERT_OK_AND_ASSIGN(auto again, DistributedWriter::Open(TestComm(), dir.path(), Options()));
+  EXPECT_NE(again->job_id(), w->job_id());
+  for (std::int64_t k = 12 + rank; k < 20; k += size) ASSERT_OK(Write(*again, Split::kTrain, k));
+  ASSERT_OK(again->Finish());
+  if (rank == 0) {
+    EXPECT_EQ(Ids(dir.path(), Split::kTrain), Range(0, 20));
+    ExpectCleanCheck(dir.path());
+  }
+}
+
+}  // namespace
+}  // namespace sedpack
