@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "sedpack/dataset/check.h"
 
+#include <algorithm>
 #include <filesystem>
-#include <set>
 #include <string>
 #include <unordered_set>
 
@@ -14,6 +14,7 @@
 namespace sedpack {
 namespace {
 
+// Lists nest one folder per level; anything deeper is hostile or broken.
 constexpr std::size_t kMaxListDepth = 64;
 
 std::string JoinHashes(const std::vector<std::string>& h) {
@@ -25,202 +26,286 @@ std::string JoinHashes(const std::vector<std::string>& h) {
   return out + ")";
 }
 
-class Checker {
+void AddProblem(CheckReport* report, CheckProblem::Kind kind, std::string path, std::string message,
+                std::string algorithm = "", std::string expected = "", std::string found = "") {
+  CheckProblem p;
+  p.kind = kind;
+  p.path = std::move(path);
+  p.message = std::move(message);
+  p.algorithm = std::move(algorithm);
+  p.expected = std::move(expected);
+  p.found = std::move(found);
+  report->problems.push_back(std::move(p));
+}
+
+void CompareHashes(const std::vector<HashAlgorithm>& algos, const std::string& path,
+                   const std::vector<std::string>& expected, const std::vector<std::string>& found,
+                   CheckReport* report) {
+  if (expected.size() != found.size()) {
+    AddProblem(report, CheckProblem::Kind::kHashMismatch, path,
+               "the metadata records " + std::to_string(expected.size()) + " hash checksums " +
+                   JoinHashes(expected) + " for " + std::to_string(found.size()) + " algorithms",
+               "", JoinHashes(expected), JoinHashes(found));
+    return;
+  }
+  for (std::size_t i = 0; i < found.size(); ++i) {
+    if (expected[i] != found[i]) {
+      const std::string algo(HashAlgorithmName(algos[i]));
+      AddProblem(report, CheckProblem::Kind::kHashMismatch, path,
+                 "hash checksum mismatch (" + algo + "): expected " + expected[i] + ", found " + found[i],
+                 algo, expected[i], found[i]);
+    }
+  }
+}
+
+// Hash a listed file and compare. False if the file could not be read.
+bool HashAndCompare(const Dataset& ds, const std::string& rel, const std::vector<std::string>& expected,
+                    const CheckOptions& options, CheckReport* report) {
+  const auto& algos = ds.info().dataset_structure.hash_checksum_algorithms;
+  const std::string abs = ds.PathOf(rel);
+  auto size = FileSize(abs);
+  if (!size.ok()) {
+    AddProblem(report,
+               size.status().code() == StatusCode::kNotFound ? CheckProblem::Kind::kMissingFile
+                                                             : CheckProblem::Kind::kIOError,
+               rel, size.status().message());
+    return false;
+  }
+  auto found = HashFile(algos, abs);
+  if (!found.ok()) {
+    AddProblem(report, CheckProblem::Kind::kIOError, rel, found.status().message());
+    return false;
+  }
+  report->files_checked++;
+  report->bytes_checked += *size;
+  if (options.progress) options.progress(*size, 1);
+  CompareHashes(algos, rel, expected, *found, report);
+  return true;
+}
+
+// What part of the tree a partial check covers.
+struct Target {
+  std::string path;  // as given, normalised
+  bool subtree = false;  // a list or folder (else a shard file)
+  std::string dir;   // for subtrees: the folder whose list roots it
+  bool found = false;
+};
+
+bool IsUnder(const std::string& path, const std::string& dir) {
+  return path.size() > dir.size() && path.compare(0, dir.size(), dir) == 0 && path[dir.size()] == '/';
+}
+
+std::string DirOf(const std::string& path) {
+  const auto slash = path.rfind('/');
+  return slash == std::string::npos ? "" : path.substr(0, slash);
+}
+
+class Walker {
  public:
-  Checker(std::shared_ptr<const Dataset> ds, const CheckOptions& options)
-      : ds_(std::move(ds)), options_(options),
-        algos_(ds_->info().dataset_structure.hash_checksum_algorithms) {}
+  Walker(const Dataset& ds, const CheckOptions& options) : ds_(ds), options_(options) {}
 
-  void CheckRoot() {
-    if (options_.expected_root_checksums.empty()) return;
-    auto found = ds_->MetadataChecksums();
-    if (!found.ok()) {
-      Add(CheckProblem::Kind::kIOError, "dataset_info.json", found.status().ToString());
-      return;
+  Status Init() {
+    for (const std::string& p : options_.partial) {
+      SEDPACK_RETURN_NOT_OK(ValidateRelativePath(p, "partial path"));
+      Target t;
+      t.path = JoinPath(PathComponents(p));
+      if (t.path.size() >= 16 && t.path.ends_with("shards_list.json")) {
+        t.subtree = true;
+        t.dir = DirOf(t.path);
+      } else if (std::filesystem::is_directory(ds_.PathOf(t.path))) {
+        t.subtree = true;
+        t.dir = t.path;
+      }
+      SEDPACK_ASSIGN_OR_RETURN(Split split, ParseSplit(PathComponents(t.path).front()));
+      if (!ds_.info().FindSplit(split)) {
+        return Status::InvalidArgument("partial path ", p, ": the dataset has no split ",
+                                       SplitName(split));
+      }
+      targets_.push_back(std::move(t));
     }
-    CompareHashes("dataset_info.json", options_.expected_root_checksums, *found);
+    return Status::OK();
   }
 
-  void CheckSplit(Split split, const ShardListInfo& entry) {
-    const std::string prefix = std::string(SplitName(split)) + "/";
-    const std::string& path = entry.shard_list_info_file.file_path;
-    if (path != prefix + "shards_list.json") {
-      Add(CheckProblem::Kind::kMalformed, path,
-          "the split entry " + std::string(SplitName(split)) + " should point at " + prefix +
-              "shards_list.json");
+  void Run() {
+    if (!options_.expected_root_checksums.empty()) {
+      walk_.listed.push_back("dataset_info.json");
+      HashAndCompare(ds_, "dataset_info.json", options_.expected_root_checksums, options_, &walk_.report);
     }
-    CheckList(entry, 0);
-    FindOrphans(split);
-  }
-
-  CheckReport TakeReport() { return std::move(report_); }
-
- private:
-  void Add(CheckProblem::Kind kind, std::string path, std::string message,
-           std::string algorithm = "", std::string expected = "", std::string found = "") {
-    CheckProblem p;
-    p.kind = kind;
-    p.path = std::move(path);
-    p.message = std::move(message);
-    p.algorithm = std::move(algorithm);
-    p.expected = std::move(expected);
-    p.found = std::move(found);
-    report_.problems.push_back(std::move(p));
-  }
-
-  void CompareHashes(const std::string& path, const std::vector<std::string>& expected,
-                     const std::vector<std::string>& found) {
-    if (expected.size() != found.size()) {
-      Add(CheckProblem::Kind::kHashMismatch, path,
-          "expected " + std::to_string(found.size()) + " hash checksums, the metadata records " +
-              std::to_string(expected.size()) + " " + JoinHashes(expected),
-          "", JoinHashes(expected), JoinHashes(found));
-      return;
+    for (const auto& [split, entry] : ds_.info().splits) {
+      if (!Wanted(split)) continue;
+      const std::string expected_path = std::string(SplitName(split)) + "/shards_list.json";
+      if (entry.shard_list_info_file.file_path != expected_path) {
+        AddProblem(&walk_.report, CheckProblem::Kind::kMalformed, entry.shard_list_info_file.file_path,
+                   "the split entry should point at " + expected_path);
+      }
+      CheckList(entry, 0, targets_.empty());
     }
-    for (std::size_t i = 0; i < found.size(); ++i) {
-      if (expected[i] != found[i]) {
-        const std::string algo(HashAlgorithmName(algos_[i]));
-        Add(CheckProblem::Kind::kHashMismatch, path,
-            "hash checksum mismatch (" + algo + "): expected " + expected[i] + ", found " + found[i],
-            algo, expected[i], found[i]);
+    for (const Target& t : targets_) {
+      if (!t.found) {
+        AddProblem(&walk_.report, CheckProblem::Kind::kMissingFile, t.path,
+                   "not listed by any metadata of the dataset");
       }
     }
   }
 
-  // Hash a listed file and compare. Returns false if the file could not be read.
-  bool HashAndCompare(const std::string& rel, const std::vector<std::string>& expected) {
-    Status valid = ValidateRelativePath(rel, "file_path");
-    if (!valid.ok()) {
-      Add(CheckProblem::Kind::kPathEscape, rel, valid.message());
+  MetadataWalk Take() { return std::move(walk_); }
+
+ private:
+  bool Wanted(Split split) const {
+    if (!targets_.empty()) {
+      for (const Target& t : targets_) {
+        if (PathComponents(t.path).front() == SplitName(split)) return true;
+      }
       return false;
     }
-    listed_.insert(rel);
-    const std::string abs = ds_->PathOf(rel);
-    auto size = FileSize(abs);
-    if (!size.ok()) {
-      Add(size.status().code() == StatusCode::kNotFound ? CheckProblem::Kind::kMissingFile
-                                                        : CheckProblem::Kind::kIOError,
-          rel, size.status().message());
-      return false;
-    }
-    auto found = HashFile(algos_, abs);
-    if (!found.ok()) {
-      Add(CheckProblem::Kind::kIOError, rel, found.status().message());
-      return false;
-    }
-    report_.files_checked++;
-    report_.bytes_checked += *size;
-    if (options_.progress) options_.progress(*size, 1);
-    CompareHashes(rel, expected, *found);
-    return true;
+    return options_.splits.empty() ||
+           std::find(options_.splits.begin(), options_.splits.end(), split) != options_.splits.end();
   }
 
-  void CheckList(const ShardListInfo& entry, std::size_t depth) {
+  // Whether the list at `list_path` roots a target subtree.
+  bool ListIsTarget(const std::string& list_path) {
+    bool hit = false;
+    for (Target& t : targets_) {
+      if (t.subtree && DirOf(list_path) == t.dir) {
+        t.found = true;
+        hit = true;
+      }
+    }
+    return hit;
+  }
+
+  bool ShardIsTarget(const std::string& shard_path) {
+    bool hit = false;
+    for (Target& t : targets_) {
+      if (!t.subtree && t.path == shard_path) {
+        t.found = true;
+        hit = true;
+      }
+    }
+    return hit;
+  }
+
+  void CheckList(const ShardListInfo& entry, std::size_t depth, bool inside) {
+    CheckReport* report = &walk_.report;
     const std::string& rel = entry.shard_list_info_file.file_path;
+    Status valid = ValidateRelativePath(rel, "shard_list_info_file.file_path");
+    if (!valid.ok()) {
+      AddProblem(report, CheckProblem::Kind::kPathEscape, rel, valid.message());
+      return;
+    }
     if (depth >= kMaxListDepth) {
-      Add(CheckProblem::Kind::kMalformed, rel, "shards_list tree deeper than 64 levels");
+      AddProblem(report, CheckProblem::Kind::kMalformed, rel,
+                 "shards_list tree deeper than " + std::to_string(kMaxListDepth) + " levels; not followed");
       return;
     }
-    if (!visited_lists_.insert(rel).second) {
-      Add(CheckProblem::Kind::kMalformed, rel,
-          "listed more than once (a cycle or a repeated child); not followed again");
+    if (!visited_.insert(rel).second) {
+      AddProblem(report, CheckProblem::Kind::kMalformed, rel,
+                 "listed more than once (a cycle or a repeated child); not followed again");
       return;
     }
-    if (!HashAndCompare(rel, entry.shard_list_info_file.hash_checksums)) return;
-    auto list = LoadShardsList(*ds_, rel);
+    inside = inside || ListIsTarget(rel);
+    walk_.listed.push_back(rel);
+    if (!HashAndCompare(ds_, rel, entry.shard_list_info_file.hash_checksums, options_, report)) return;
+    auto list = LoadShardsList(ds_, rel);
     if (!list.ok()) {
       const std::string& msg = list.status().message();
-      const bool escape = msg.find("..") != std::string::npos || msg.find("absolute") != std::string::npos;
-      Add(escape ? CheckProblem::Kind::kPathEscape : CheckProblem::Kind::kMalformed, rel, msg);
+      const bool escape = msg.find("\"..\"") != std::string::npos || msg.find("..") != std::string::npos ||
+                          msg.find("absolute") != std::string::npos;
+      AddProblem(report, escape ? CheckProblem::Kind::kPathEscape : CheckProblem::Kind::kMalformed, rel, msg);
       return;
     }
     if (list->relative_path_self != rel) {
-      Add(CheckProblem::Kind::kMalformed, rel,
-          "relative_path_self is \"" + list->relative_path_self + "\" but the file is at \"" + rel + "\"");
+      AddProblem(report, CheckProblem::Kind::kMalformed, rel,
+                 "relative_path_self is \"" + list->relative_path_self + "\" but the file is at \"" + rel + "\"");
     }
-    std::int64_t examples = 0;
-    std::int64_t shards = static_cast<std::int64_t>(list->shard_files.size());
+    // Sums are done in unsigned 64-bit and compared as such: hostile counts
+    // cannot overflow into a false match.
+    std::uint64_t examples = 0;
+    std::uint64_t shards = list->shard_files.size();
     for (std::size_t i = 0; i < list->shard_files.size(); ++i) {
       const ShardInfo& shard = list->shard_files[i];
-      examples += shard.number_of_examples;
-      CheckShard(rel, i, shard);
-    }
-    for (const ShardListInfo& child : list->children_shard_lists) {
-      examples += child.number_of_examples;
-      shards += child.number_of_shards;
-      CheckList(child, depth + 1);
-    }
-    if (examples != list->number_of_examples) {
-      Add(CheckProblem::Kind::kCountMismatch, rel,
-          "number_of_examples is " + std::to_string(list->number_of_examples) +
-              " but its shards and children add up to " + std::to_string(examples),
-          "", std::to_string(list->number_of_examples), std::to_string(examples));
-    }
-    if (entry.number_of_examples != list->number_of_examples) {
-      Add(CheckProblem::Kind::kCountMismatch, rel,
-          "the parent records number_of_examples " + std::to_string(entry.number_of_examples) +
-              " but the list holds " + std::to_string(list->number_of_examples),
-          "", std::to_string(entry.number_of_examples), std::to_string(list->number_of_examples));
-    }
-    if (entry.number_of_shards != shards) {
-      Add(CheckProblem::Kind::kCountMismatch, rel,
-          "the parent records number_of_shards " + std::to_string(entry.number_of_shards) +
-              " but the subtree holds " + std::to_string(shards),
-          "", std::to_string(entry.number_of_shards), std::to_string(shards));
-    }
-  }
-
-  void CheckShard(const std::string& list_rel, std::size_t index, const ShardInfo& shard) {
-    if (shard.file_infos.empty()) {
-      Add(CheckProblem::Kind::kMalformed, list_rel,
-          "shard_files[" + std::to_string(index) + "] has no file_infos");
-      return;
-    }
-    bool readable = true;
-    for (const FileInfo& f : shard.file_infos) {
-      readable = HashAndCompare(f.file_path, f.hash_checksums) && readable;
-    }
-    report_.shards_checked++;
-    if (!options_.deep || !readable) return;
-    auto decoded = ReadShard(*ds_, shard, options_.limits);
-    if (!decoded.ok()) {
-      Add(CheckProblem::Kind::kMalformed, shard.file_infos[0].file_path, decoded.status().message());
-      return;
-    }
-    const auto n = static_cast<std::int64_t>((*decoded)->num_examples());
-    report_.examples_checked += static_cast<std::uint64_t>(n);
-    if (n != shard.number_of_examples) {
-      Add(CheckProblem::Kind::kCountMismatch, shard.file_infos[0].file_path,
-          "the shard holds " + std::to_string(n) + " examples but " + list_rel + " records " +
-              std::to_string(shard.number_of_examples),
-          "", std::to_string(shard.number_of_examples), std::to_string(n));
-    }
-  }
-
-  void FindOrphans(Split split) {
-    namespace fs = std::filesystem;
-    const std::string split_dir = ds_->PathOf(SplitName(split));
-    std::error_code ec;
-    fs::recursive_directory_iterator it(split_dir, fs::directory_options::none, ec), end;
-    if (ec) return;
-    const std::string root_prefix = ds_->PathOf("");
-    for (; it != end; it.increment(ec)) {
-      if (ec) break;
-      if (!it->is_regular_file(ec)) continue;
-      std::string full = it->path().string();
-      std::string rel = full.substr(root_prefix.size());
-      if (!listed_.count(rel)) {
-        Add(CheckProblem::Kind::kOrphan, rel, "file not listed by any metadata");
+      examples += static_cast<std::uint64_t>(shard.number_of_examples);
+      if (shard.file_infos.empty()) {
+        AddProblem(report, CheckProblem::Kind::kMalformed, rel,
+                   "shard_files[" + std::to_string(i) + "] has no file_infos");
+        continue;
+      }
+      for (const FileInfo& f : shard.file_infos) {
+        walk_.listed.push_back(f.file_path);
+        if (!inside && !ShardIsTarget(f.file_path)) continue;
+        ShardCheckTask task;
+        task.path = f.file_path;
+        task.expected = f.hash_checksums;
+        task.number_of_examples = shard.number_of_examples;
+        task.list_path = rel;
+        auto size = FileSize(ds_.PathOf(f.file_path));
+        task.size = size.ok() ? *size : 0;
+        walk_.shards.push_back(std::move(task));
       }
     }
+    for (const ShardListInfo& child : list->children_shard_lists) {
+      examples += static_cast<std::uint64_t>(child.number_of_examples);
+      shards += static_cast<std::uint64_t>(child.number_of_shards);
+      CheckList(child, depth + 1, inside);
+    }
+    auto count = [&](const std::string& what, std::int64_t recorded, std::uint64_t actual) {
+      if (static_cast<std::uint64_t>(recorded) == actual) return;
+      AddProblem(report, CheckProblem::Kind::kCountMismatch, rel,
+                 what + " is " + std::to_string(recorded) + " but the subtree adds up to " +
+                     std::to_string(actual),
+                 "", std::to_string(recorded), std::to_string(actual));
+    };
+    count("number_of_examples", list->number_of_examples, examples);
+    count("the parent's number_of_examples", entry.number_of_examples,
+          static_cast<std::uint64_t>(list->number_of_examples));
+    count("the parent's number_of_shards", entry.number_of_shards, shards);
   }
 
-  std::shared_ptr<const Dataset> ds_;
+  const Dataset& ds_;
   const CheckOptions& options_;
-  std::vector<HashAlgorithm> algos_;
-  CheckReport report_;
-  std::unordered_set<std::string> listed_;
-  std::unordered_set<std::string> visited_lists_;
+  MetadataWalk walk_;
+  std::vector<Target> targets_;
+  std::unordered_set<std::string> visited_;
+};
+
+// Length-prefixed fields: "<decimal length>:<bytes>".
+void PutField(std::string* out, std::string_view v) {
+  *out += std::to_string(v.size());
+  *out += ':';
+  out->append(v);
+}
+
+class FieldReader {
+ public:
+  explicit FieldReader(std::string_view in) : in_(in) {}
+  bool done() const { return in_.empty(); }
+  Result<std::string> Next() {
+    const auto colon = in_.find(':');
+    if (colon == std::string_view::npos || colon == 0 || colon > 12) {
+      return Status::Corruption("malformed check message");
+    }
+    std::uint64_t n = 0;
+    for (char c : in_.substr(0, colon)) {
+      if (c < '0' || c > '9') return Status::Corruption("malformed check message");
+      n = n * 10 + static_cast<std::uint64_t>(c - '0');
+    }
+    if (n > in_.size() - colon - 1) return Status::Corruption("truncated check message");
+    std::string v(in_.substr(colon + 1, n));
+    in_.remove_prefix(colon + 1 + n);
+    return v;
+  }
+  Result<std::uint64_t> NextNumber() {
+    SEDPACK_ASSIGN_OR_RETURN(std::string s, Next());
+    std::uint64_t n = 0;
+    for (char c : s) {
+      if (c < '0' || c > '9') return Status::Corruption("malformed number in check message");
+      n = n * 10 + static_cast<std::uint64_t>(c - '0');
+    }
+    return n;
+  }
+
+ private:
+  std::string_view in_;
 };
 
 }  // namespace
@@ -246,18 +331,145 @@ std::size_t CheckReport::error_count() const {
   return n;
 }
 
-Result<CheckReport> CheckDataset(const std::string& root, const CheckOptions& options) {
-  SEDPACK_ASSIGN_OR_RETURN(std::shared_ptr<Dataset> ds, Dataset::Open(root));
-  Checker checker(ds, options);
-  checker.CheckRoot();
-  for (const auto& [split, entry] : ds->info().splits) {
+Result<MetadataWalk> WalkMetadata(const Dataset& dataset, const CheckOptions& options) {
+  Walker walker(dataset, options);
+  SEDPACK_RETURN_NOT_OK(walker.Init());
+  walker.Run();
+  return walker.Take();
+}
+
+void CheckShardFiles(const Dataset& dataset, const std::vector<ShardCheckTask>& shards,
+                     const CheckOptions& options, CheckReport* report) {
+  for (const ShardCheckTask& task : shards) {
+    Status valid = ValidateRelativePath(task.path, "file_path");
+    if (!valid.ok()) {
+      AddProblem(report, CheckProblem::Kind::kPathEscape, task.path, valid.message());
+      continue;
+    }
+    const bool readable = HashAndCompare(dataset, task.path, task.expected, options, report);
+    report->shards_checked++;
+    if (!options.deep || !readable) continue;
+    ShardInfo shard;
+    shard.file_infos.push_back(FileInfo{task.path, task.expected});
+    auto decoded = ReadShard(dataset, shard, options.limits);
+    if (!decoded.ok()) {
+      AddProblem(report, CheckProblem::Kind::kMalformed, task.path, decoded.status().message());
+      continue;
+    }
+    const auto n = static_cast<std::int64_t>((*decoded)->num_examples());
+    report->examples_checked += static_cast<std::uint64_t>(n);
+    if (n != task.number_of_examples) {
+      AddProblem(report, CheckProblem::Kind::kCountMismatch, task.path,
+                 "the shard holds " + std::to_string(n) + " examples but " + task.list_path +
+                     " records " + std::to_string(task.number_of_examples),
+                 "", std::to_string(task.number_of_examples), std::to_string(n));
+    }
+  }
+}
+
+void FindOrphans(const Dataset& dataset, const CheckOptions& options,
+                 const std::vector<std::string>& listed, CheckReport* report) {
+  namespace fs = std::filesystem;
+  const std::unordered_set<std::string> known(listed.begin(), listed.end());
+  const std::string root_prefix = dataset.PathOf("");
+  for (Split split : AllSplits()) {
     if (!options.splits.empty() &&
         std::find(options.splits.begin(), options.splits.end(), split) == options.splits.end()) {
       continue;
     }
-    checker.CheckSplit(split, entry);
+    std::error_code ec;
+    fs::recursive_directory_iterator it(dataset.PathOf(SplitName(split)), fs::directory_options::none, ec);
+    if (ec) continue;
+    for (fs::recursive_directory_iterator end; it != end; it.increment(ec)) {
+      if (ec) break;
+      if (!it->is_regular_file(ec)) continue;
+      const std::string rel = it->path().string().substr(root_prefix.size());
+      if (!known.count(rel)) {
+        AddProblem(report, CheckProblem::Kind::kOrphan, rel, "file not listed by any metadata");
+      }
+    }
   }
-  return checker.TakeReport();
+}
+
+std::string EncodeCheckReport(const CheckReport& report) {
+  std::string out;
+  PutField(&out, std::to_string(report.files_checked));
+  PutField(&out, std::to_string(report.bytes_checked));
+  PutField(&out, std::to_string(report.shards_checked));
+  PutField(&out, std::to_string(report.examples_checked));
+  for (const CheckProblem& p : report.problems) {
+    PutField(&out, std::to_string(static_cast<int>(p.kind)));
+    for (const std::string* f : {&p.path, &p.algorithm, &p.expected, &p.found, &p.message}) {
+      PutField(&out, *f);
+    }
+  }
+  return out;
+}
+
+Result<CheckReport> DecodeCheckReport(std::string_view bytes) {
+  FieldReader in(bytes);
+  CheckReport r;
+  SEDPACK_ASSIGN_OR_RETURN(r.files_checked, in.NextNumber());
+  SEDPACK_ASSIGN_OR_RETURN(r.bytes_checked, in.NextNumber());
+  SEDPACK_ASSIGN_OR_RETURN(r.shards_checked, in.NextNumber());
+  SEDPACK_ASSIGN_OR_RETURN(r.examples_checked, in.NextNumber());
+  while (!in.done()) {
+    CheckProblem p;
+    SEDPACK_ASSIGN_OR_RETURN(std::uint64_t kind, in.NextNumber());
+    if (kind > static_cast<std::uint64_t>(CheckProblem::Kind::kOrphan)) {
+      return Status::Corruption("unknown problem kind in check message");
+    }
+    p.kind = static_cast<CheckProblem::Kind>(kind);
+    for (std::string* f : {&p.path, &p.algorithm, &p.expected, &p.found, &p.message}) {
+      SEDPACK_ASSIGN_OR_RETURN(*f, in.Next());
+    }
+    r.problems.push_back(std::move(p));
+  }
+  return r;
+}
+
+std::string EncodeShardTasks(const std::vector<ShardCheckTask>& tasks) {
+  std::string out;
+  for (const ShardCheckTask& t : tasks) {
+    PutField(&out, t.path);
+    PutField(&out, t.list_path);
+    PutField(&out, std::to_string(t.number_of_examples));
+    PutField(&out, std::to_string(t.size));
+    PutField(&out, std::to_string(t.expected.size()));
+    for (const auto& h : t.expected) PutField(&out, h);
+  }
+  return out;
+}
+
+Result<std::vector<ShardCheckTask>> DecodeShardTasks(std::string_view bytes) {
+  FieldReader in(bytes);
+  std::vector<ShardCheckTask> out;
+  while (!in.done()) {
+    ShardCheckTask t;
+    SEDPACK_ASSIGN_OR_RETURN(t.path, in.Next());
+    SEDPACK_ASSIGN_OR_RETURN(t.list_path, in.Next());
+    SEDPACK_ASSIGN_OR_RETURN(std::uint64_t n, in.NextNumber());
+    t.number_of_examples = static_cast<std::int64_t>(n);
+    SEDPACK_ASSIGN_OR_RETURN(t.size, in.NextNumber());
+    SEDPACK_ASSIGN_OR_RETURN(std::uint64_t hashes, in.NextNumber());
+    if (hashes > 64) return Status::Corruption("too many hashes in check message");
+    for (std::uint64_t i = 0; i < hashes; ++i) {
+      SEDPACK_ASSIGN_OR_RETURN(std::string h, in.Next());
+      t.expected.push_back(std::move(h));
+    }
+    out.push_back(std::move(t));
+  }
+  return out;
+}
+
+Result<CheckReport> CheckDataset(const std::string& root, const CheckOptions& options) {
+  SEDPACK_ASSIGN_OR_RETURN(std::shared_ptr<Dataset> ds, Dataset::Open(root));
+  SEDPACK_ASSIGN_OR_RETURN(MetadataWalk walk, WalkMetadata(*ds, options));
+  CheckShardFiles(*ds, walk.shards, options, &walk.report);
+  if (options.find_orphans && options.partial.empty()) {
+    FindOrphans(*ds, options, walk.listed, &walk.report);
+  }
+  return std::move(walk.report);
 }
 
 }  // namespace sedpack

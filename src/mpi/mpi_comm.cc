@@ -2,7 +2,10 @@
 // The only translation unit that includes <mpi.h>.
 #include <mpi.h>
 
+#include <algorithm>
+#include <deque>
 #include <limits>
+#include <vector>
 
 #include "sedpack/mpi/mpi_comm.h"
 
@@ -12,6 +15,8 @@ namespace {
 // Tag of the failure channel: one int per notice, on a private duplicate of
 // MPI_COMM_WORLD so that it can never match application traffic.
 constexpr int kFailureTag = 7301;
+// Tag of the progress channel: two long longs (value, final flag) per message.
+constexpr int kProgressTag = 7302;
 
 // Every MPI return code passes through here; `what` names the collective.
 Status Check(int rc, const char* what) {
@@ -143,6 +148,53 @@ class MpiComm final : public Comm {
     return peer_failed_;
   }
 
+  void SendProgress(int root, std::int64_t value, bool final) override {
+    if (rank_ == root) return;
+    // Completed sends are freed as we go; the buffers live in a deque so that
+    // their addresses stay fixed while MPI owns them.
+    while (!progress_out_.empty()) {
+      int done = 0;
+      MPI_Test(&progress_out_.front().req, &done, MPI_STATUS_IGNORE);
+      if (!done) break;
+      progress_out_.pop_front();
+    }
+    progress_out_.push_back(ProgressMsg{{value, final ? 1 : 0}, MPI_REQUEST_NULL});
+    ProgressMsg& m = progress_out_.back();
+    MPI_Isend(m.data, 2, MPI_LONG_LONG, root, kProgressTag, comm_, &m.req);
+    if (final) {
+      for (auto& msg : progress_out_) MPI_Wait(&msg.req, MPI_STATUS_IGNORE);
+      progress_out_.clear();
+    }
+  }
+
+  Result<Progress> ReceiveProgress() override {
+    if (progress_latest_.empty()) {
+      progress_latest_.assign(static_cast<std::size_t>(size_), 0);
+      progress_final_.assign(static_cast<std::size_t>(size_), false);
+      progress_final_[static_cast<std::size_t>(rank_)] = true;
+    }
+    for (;;) {
+      int flag = 0;
+      MPI_Status st;
+      SEDPACK_RETURN_NOT_OK(Check(MPI_Iprobe(MPI_ANY_SOURCE, kProgressTag, comm_, &flag, &st), "Iprobe(progress)"));
+      if (!flag) break;
+      long long data[2];
+      SEDPACK_RETURN_NOT_OK(Check(MPI_Recv(data, 2, MPI_LONG_LONG, st.MPI_SOURCE, kProgressTag, comm_,
+                                           MPI_STATUS_IGNORE),
+                                  "Recv(progress)"));
+      progress_latest_[static_cast<std::size_t>(st.MPI_SOURCE)] = data[0];
+      if (data[1]) progress_final_[static_cast<std::size_t>(st.MPI_SOURCE)] = true;
+    }
+    Progress p;
+    p.values = progress_latest_;
+    p.all_final = std::all_of(progress_final_.begin(), progress_final_.end(), [](bool b) { return b; });
+    if (p.all_final) {  // ready for the next phase
+      progress_latest_.clear();
+      progress_final_.clear();
+    }
+    return p;
+  }
+
   Status DrainFailureNotices() override {
     // Every rank learns how many ranks sent notices, then receives exactly the
     // notices addressed to it, so no message is left unmatched at MPI_Finalize.
@@ -197,6 +249,13 @@ class MpiComm final : public Comm {
   bool notified_ = false;
   bool peer_failed_ = false;
   std::int64_t notices_received_ = 0;
+  struct ProgressMsg {
+    long long data[2];
+    MPI_Request req;
+  };
+  std::deque<ProgressMsg> progress_out_;
+  std::vector<std::int64_t> progress_latest_;
+  std::vector<bool> progress_final_;
 };
 
 }  // namespace

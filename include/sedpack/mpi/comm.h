@@ -40,6 +40,17 @@ class Comm {
   /// True once another rank has called NotifyFailure. Cheap: meant to be polled
   /// in loops so that work stops within moments of a failure anywhere.
   virtual bool PeerFailed() = 0;
+  /// Non-blocking: send a progress `value` (e.g. cumulative bytes) to `root` on a
+  /// channel of its own; `final` marks this rank's last message. Non-root ranks only.
+  virtual void SendProgress(int root, std::int64_t value, bool final) = 0;
+  /// Root: take every progress message that has arrived. `values[r]` is rank r's
+  /// latest value; `all_final` once every other rank sent its final message.
+  struct Progress {
+    std::vector<std::int64_t> values;
+    bool all_final = false;
+  };
+  virtual Result<Progress> ReceiveProgress() = 0;
+
   /// Collective end of the failure channel: consume every notice still in flight.
   /// Call on every rank before the communicator is destroyed.
   virtual Status DrainFailureNotices() = 0;

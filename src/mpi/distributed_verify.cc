@@ -1,0 +1,159 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "sedpack/mpi/distributed_verify.h"
+
+#include <algorithm>
+#include <chrono>
+#include <numeric>
+#include <thread>
+
+namespace sedpack {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+std::string EncodeStatus(const Status& s) {
+  return std::to_string(static_cast<int>(s.code())) + "\n" + s.message();
+}
+Status DecodeStatus(const std::string& text) {
+  const auto nl = text.find('\n');
+  if (nl == std::string::npos) return Status::Internal("malformed status message");
+  return Status(static_cast<StatusCode>(std::atoi(text.substr(0, nl).c_str())), text.substr(nl + 1));
+}
+
+// Longest-processing-time first: biggest files to the least-loaded rank, which
+// keeps every rank within one file of the mean.
+std::vector<std::vector<ShardCheckTask>> Partition(std::vector<ShardCheckTask> tasks, int ranks) {
+  std::sort(tasks.begin(), tasks.end(), [](const auto& a, const auto& b) {
+    return a.size != b.size ? a.size > b.size : a.path < b.path;
+  });
+  std::vector<std::vector<ShardCheckTask>> parts(static_cast<std::size_t>(ranks));
+  std::vector<std::uint64_t> load(static_cast<std::size_t>(ranks), 0);
+  for (auto& t : tasks) {
+    const auto r = static_cast<std::size_t>(std::min_element(load.begin(), load.end()) - load.begin());
+    load[r] += std::max<std::uint64_t>(t.size, 1);
+    parts[r].push_back(std::move(t));
+  }
+  // Within a rank, go in path order: neighbouring files, friendlier to the disk.
+  for (auto& p : parts) {
+    std::sort(p.begin(), p.end(), [](const auto& a, const auto& b) { return a.path < b.path; });
+  }
+  return parts;
+}
+
+}  // namespace
+
+Result<CheckReport> VerifyDataset(Comm& comm, const std::string& root, const VerifyOptions& options) {
+  const int rank = comm.rank();
+  const auto start = Clock::now();
+  // 1. Rank 0 opens the dataset and walks the metadata.
+  MetadataWalk walk;
+  std::shared_ptr<Dataset> ds;
+  std::string opened;
+  std::vector<std::string> parts;
+  std::uint64_t bytes_total = 0, files_total = 0;
+  if (rank == 0) {
+    Status st;
+    auto open = Dataset::Open(root);
+    st = open.status();
+    if (open.ok()) {
+      ds = std::move(open).value();
+      CheckOptions co = options.check;
+      co.progress = nullptr;
+      auto w = WalkMetadata(*ds, co);
+      st = w.status();
+      if (w.ok()) walk = std::move(w).value();
+    }
+    opened = EncodeStatus(st);
+    if (st.ok()) {
+      for (const auto& t : walk.shards) bytes_total += t.size;
+      files_total = walk.shards.size() + walk.report.files_checked;
+      for (auto& p : Partition(walk.shards, comm.size())) parts.push_back(EncodeShardTasks(p));
+    }
+  }
+  SEDPACK_RETURN_NOT_OK(comm.Bcast(&opened, 0));
+  SEDPACK_RETURN_NOT_OK(DecodeStatus(opened));
+  Status local;
+  if (rank != 0) {
+    auto open = Dataset::Open(root);
+    local = open.status();
+    if (open.ok()) ds = std::move(open).value();
+  }
+  SEDPACK_ASSIGN_OR_RETURN(std::int64_t bad, comm.AllreduceMin(local.ok() ? comm.size() : rank));
+  if (bad < comm.size()) {
+    return local.ok() ? Status::IOError("rank ", bad, " cannot open the dataset at ", root) : local;
+  }
+  // 2. Scatter the shard files, balanced by bytes.
+  if (rank != 0) parts.clear();
+  SEDPACK_ASSIGN_OR_RETURN(std::string mine_text, comm.Scatterv(parts, 0));
+  SEDPACK_ASSIGN_OR_RETURN(std::vector<ShardCheckTask> mine, DecodeShardTasks(mine_text));
+
+  // 3. Verify this rank's shards, reporting progress to rank 0.
+  std::uint64_t my_bytes = 0;
+  auto last_report = Clock::now();
+  // Rank 0: fold in what the others sent and call the user's callback, at most
+  // every progress_interval_s (always when `force`).
+  auto report_progress = [&](bool force) -> Result<bool> {
+    SEDPACK_ASSIGN_OR_RETURN(Comm::Progress p, comm.ReceiveProgress());
+    const auto now = Clock::now();
+    force = force || p.all_final;
+    if (options.progress &&
+        (force || std::chrono::duration<double>(now - last_report).count() >= options.progress_interval_s)) {
+      last_report = now;
+      VerifyProgress vp;
+      vp.bytes_done = my_bytes;
+      for (std::size_t r = 1; r < p.values.size(); ++r) vp.bytes_done += static_cast<std::uint64_t>(p.values[r]);
+      vp.bytes_total = bytes_total;
+      vp.files_total = files_total;
+      vp.seconds = std::chrono::duration<double>(now - start).count();
+      options.progress(vp);
+    }
+    return p.all_final;
+  };
+  auto last_send = Clock::now();
+  CheckOptions co = options.check;
+  co.progress = [&](std::uint64_t bytes, std::uint64_t) {
+    my_bytes += bytes;
+    if (rank == 0) {
+      (void)report_progress(false);
+    } else if (std::chrono::duration<double>(Clock::now() - last_send).count() >= 0.2) {
+      last_send = Clock::now();
+      comm.SendProgress(0, static_cast<std::int64_t>(my_bytes), false);
+    }
+  };
+  CheckReport part;
+  CheckShardFiles(*ds, mine, co, &part);
+  if (rank != 0) {
+    comm.SendProgress(0, static_cast<std::int64_t>(my_bytes), true);
+  } else {
+    // Keep reporting while the other ranks finish.
+    for (;;) {
+      SEDPACK_ASSIGN_OR_RETURN(bool all_final, report_progress(false));
+      if (all_final) break;
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+  }
+
+  // 4. Gather the reports; rank 0 adds the metadata findings and orphans.
+  SEDPACK_ASSIGN_OR_RETURN(std::vector<std::string> gathered, comm.Gatherv(EncodeCheckReport(part), 0));
+  if (rank != 0) return part;
+  CheckReport out = std::move(walk.report);
+  for (std::size_t r = 0; r < gathered.size(); ++r) {
+    auto rep = DecodeCheckReport(gathered[r]);
+    if (!rep.ok()) return rep.status().WithPrefix("report of rank " + std::to_string(r) + ": ");
+    out.files_checked += rep->files_checked;
+    out.bytes_checked += rep->bytes_checked;
+    out.shards_checked += rep->shards_checked;
+    out.examples_checked += rep->examples_checked;
+    for (auto& p : rep->problems) out.problems.push_back(std::move(p));
+  }
+  if (options.check.find_orphans && options.check.partial.empty()) {
+    FindOrphans(*ds, options.check, walk.listed, &out);
+  }
+  std::stable_sort(out.problems.begin(), out.problems.end(), [](const auto& a, const auto& b) {
+    if (a.warning() != b.warning()) return !a.warning();
+    return a.path < b.path;
+  });
+  return out;
+}
+
+}  // namespace sedpack
