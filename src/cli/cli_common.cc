@@ -69,8 +69,7 @@ std::optional<int> ParseCommandLine(const CommandSpec& spec, po::options_descrip
     po::store(po::command_line_parser(args).options(options).positional(positional).run(), *vm);
     if (vm->count("help")) {
       std::cout << "Usage: sedpack " << spec.name << " " << spec.usage << "\n\n"
-                << spec.summary << "\n";
-      if (!spec.details.empty()) std::cout << "\n" << spec.details;
+                << spec.details;
       std::cout << "\n" << options << "\n" << ExitCodeHelp();
       return kExitOk;
     }

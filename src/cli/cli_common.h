@@ -49,7 +49,7 @@ int UsageError(std::string_view command, std::string_view message);
 struct CommandSpec {
   std::string_view name;     ///< "info"
   std::string_view usage;    ///< "DATASET [options]"
-  std::string_view summary;  ///< one line, for `sedpack --help`
+  std::string_view brief;    ///< one short line, for the list in `sedpack --help`
   std::string_view details;  ///< paragraphs printed by `sedpack <name> --help`
 };
 

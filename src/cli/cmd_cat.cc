@@ -11,8 +11,9 @@ namespace sedpack::cli {
 
 const CommandSpec kCatSpec = {
     "cat", "DATASET --split S [--limit N] [--format jsonl]",
-    "Print the examples of one split, in the reference's non-shuffled read order, one JSON "
-    "object per line with the attribute names as keys (schema order).",
+    "print the examples of a split as JSON lines",
+    "Print the examples of one split, in the reference's non-shuffled read order,\n"
+    "one JSON object per line with the attribute names as keys (schema order).\n\n"
     "Values are exact: parsing the text gives back the stored value.\n"
     "  numbers      nested lists following the shape (a scalar for shape ());\n"
     "               float32/float64 in shortest round-trip form, float16 as the shortest\n"
@@ -28,8 +29,8 @@ int RunCat(const std::vector<std::string>& args) {
   po::options_description options("Options");
   options.add_options()
       ("dataset", po::value<std::string>(), "dataset folder")
-      ("split,s", po::value<std::string>(), "split to print (train, test, holdout); required")
-      ("limit,n", po::value<std::string>(), "print at most N examples")
+      ("split,s", po::value<std::string>()->value_name("S"), "split to print (train, test, holdout); required")
+      ("limit,n", po::value<std::string>()->value_name("N"), "print at most N examples")
       ("format", po::value<std::string>()->default_value("jsonl"), "output format: jsonl");
   po::positional_options_description positional;
   positional.add("dataset", 1);

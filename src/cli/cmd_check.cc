@@ -13,9 +13,10 @@ namespace sedpack::cli {
 
 const CommandSpec kCheckSpec = {
     "check", "DATASET [--expect HASH... | --expect-file FILE] [--deep] [--split S]... [options]",
-    "Verify a dataset: dataset_info.json against trusted checksums (if given), every "
-    "shards_list.json and every shard file against the hashes recorded above it, and the "
-    "recorded counts. Every problem is printed, not only the first.",
+    "verify every checksum and count (exit 1 on problems)",
+    "Verify a dataset: dataset_info.json against trusted checksums (if given), every\n"
+    "shards_list.json and every shard file against the hashes recorded above it, and\n"
+    "the recorded counts. Every problem is printed, not only the first.\n\n"
     "Trusted checksums are those `sedpack info DATASET --checksums` printed when the\n"
     "dataset was made: pass them with --expect (hex digests in the order of the dataset's\n"
     "hash_checksum_algorithms) or --expect-file (lines \"<hex>\" or \"<algorithm> <hex>\";\n"
@@ -90,13 +91,13 @@ int RunCheck(const std::vector<std::string>& args) {
   po::options_description options("Options");
   options.add_options()
       ("dataset", po::value<std::string>(), "dataset folder")
-      ("expect", po::value<std::vector<std::string>>()->multitoken(),
+      ("expect", po::value<std::vector<std::string>>()->multitoken()->value_name("HASH"),
        "trusted dataset_info.json checksums, in hash_checksum_algorithms order")
-      ("expect-file", po::value<std::string>(), "file with the trusted checksums")
+      ("expect-file", po::value<std::string>()->value_name("FILE"), "file with the trusted checksums")
       ("deep", po::bool_switch(), "also decode every shard and check its examples")
-      ("split,s", po::value<std::vector<std::string>>()->composing(),
+      ("split,s", po::value<std::vector<std::string>>()->composing()->value_name("S"),
        "only this split; repeatable; default: all")
-      ("progress", po::value<std::string>()->implicit_value("true"),
+      ("progress", po::value<std::string>()->value_name("BOOL")->implicit_value("true"),
        "print progress on stderr (default: only when stderr is a terminal)")
       ("quiet,q", po::bool_switch(), "print only problems, no summary line");
   po::positional_options_description positional;
@@ -158,8 +159,11 @@ int RunCheck(const std::vector<std::string>& args) {
   std::size_t warnings = 0;
   for (const CheckProblem& p : report->problems) {
     if (p.warning()) ++warnings;
+    // Messages often start with the path already; print it once.
+    std::string_view message = p.message;
+    if (!p.path.empty() && message.starts_with(p.path + ": ")) message.remove_prefix(p.path.size() + 2);
     std::cout << (p.warning() ? "WARNING " : "ERROR ") << CheckProblemKindName(p.kind) << " "
-              << (p.path.empty() ? "." : p.path) << ": " << p.message;
+              << (p.path.empty() ? "." : p.path) << ": " << message;
     if (!p.algorithm.empty() && p.message.find(p.found) == std::string::npos) {
       std::cout << " (" << p.algorithm << ": expected " << p.expected << ", found " << p.found
                 << ")";

@@ -13,9 +13,10 @@ namespace sedpack::cli {
 
 const CommandSpec kGenerateSpec = {
     "generate", "CONFIG [OUT] [options]",
-    "Generate a synthetic side-channel trace dataset (AES-128, in the shape of the SCAAML "
-    "TinyAES dataset: trace1 float16, key/plaintext/ciphertext uint8[16]) into the new "
-    "folder OUT.",
+    "make a synthetic AES side-channel trace dataset (TinyAES-like)",
+    "Generate a synthetic side-channel trace dataset of AES-128 in the shape of the\n"
+    "SCAAML TinyAES dataset (trace1 float16, key/plaintext/ciphertext uint8[16]) into\n"
+    "the new folder OUT.\n\n"
     "CONFIG is JSON: `metadata` and `dataset_structure` exactly as in dataset_info.json,\n"
     "plus a `generate` object (seed, examples {train, test, holdout}, trace_length,\n"
     "key_group_size, shard_by_key, threads, noise_std, leak_scale, output, progress);\n"
@@ -160,27 +161,27 @@ std::string ProgressLine(const GenerateProgress& p) {
 int RunGenerate(const std::vector<std::string>& args) {
   po::options_description options("Options (each overrides the config)");
   options.add_options()
-      ("config", po::value<std::string>(), "generate config (JSON)")
-      ("out", po::value<std::string>(), "dataset folder to create (generate.output)")
-      ("seed", po::value<std::string>(), "seed, 0..2^64-1 (generate.seed)")
-      ("examples-train", po::value<std::string>(), "train examples (generate.examples.train)")
-      ("examples-test", po::value<std::string>(), "test examples (generate.examples.test)")
-      ("examples-holdout", po::value<std::string>(), "holdout examples (generate.examples.holdout)")
-      ("trace-length", po::value<std::string>(), "samples per trace (generate.trace_length)")
-      ("key-group-size", po::value<std::string>(),
+      ("config", po::value<std::string>()->value_name("CONFIG"), "generate config (JSON)")
+      ("out", po::value<std::string>()->value_name("OUT"), "dataset folder to create (generate.output)")
+      ("seed", po::value<std::string>()->value_name("N"), "seed, 0..2^64-1 (generate.seed)")
+      ("examples-train", po::value<std::string>()->value_name("N"), "train examples (generate.examples.train)")
+      ("examples-test", po::value<std::string>()->value_name("N"), "test examples (generate.examples.test)")
+      ("examples-holdout", po::value<std::string>()->value_name("N"), "holdout examples (generate.examples.holdout)")
+      ("trace-length", po::value<std::string>()->value_name("N"), "samples per trace (generate.trace_length)")
+      ("key-group-size", po::value<std::string>()->value_name("N"),
        "consecutive examples sharing a key (generate.key_group_size)")
-      ("shard-by-key", po::value<std::string>()->implicit_value("true"),
+      ("shard-by-key", po::value<std::string>()->value_name("BOOL")->implicit_value("true"),
        "shard custom_metadata {\"key_index\": g} (generate.shard_by_key)")
-      ("threads,j", po::value<std::string>(), "threads, 0 = all cores (generate.threads)")
-      ("noise-std", po::value<std::string>(), "noise standard deviation (generate.noise_std)")
-      ("leak-scale", po::value<std::string>(), "leakage per Hamming-weight unit (generate.leak_scale)")
-      ("compression", po::value<std::string>(),
+      ("threads,j", po::value<std::string>()->value_name("N"), "threads, 0 = all cores (generate.threads)")
+      ("noise-std", po::value<std::string>()->value_name("X"), "noise standard deviation (generate.noise_std)")
+      ("leak-scale", po::value<std::string>()->value_name("X"), "leakage per Hamming-weight unit (generate.leak_scale)")
+      ("compression", po::value<std::string>()->value_name("NAME"),
        "shard compression: none, GZIP, ZLIB, BZ2, LZMA, LZ4, ZSTD (dataset_structure.compression)")
-      ("examples-per-shard", po::value<std::string>(), "(dataset_structure.examples_per_shard)")
-      ("shard-file-type", po::value<std::string>(), "fb or npz (dataset_structure.shard_file_type)")
-      ("hash-algorithms", po::value<std::string>(),
+      ("examples-per-shard", po::value<std::string>()->value_name("N"), "(dataset_structure.examples_per_shard)")
+      ("shard-file-type", po::value<std::string>()->value_name("TYPE"), "fb or npz (dataset_structure.shard_file_type)")
+      ("hash-algorithms", po::value<std::string>()->value_name("LIST"),
        "comma-separated, e.g. sha256,xxh64 (dataset_structure.hash_checksum_algorithms)")
-      ("progress", po::value<std::string>()->implicit_value("true"),
+      ("progress", po::value<std::string>()->value_name("BOOL")->implicit_value("true"),
        "progress on stderr even when it is not a terminal (generate.progress)");
   po::positional_options_description positional;
   positional.add("config", 1).add("out", 1);
@@ -220,7 +221,7 @@ int RunGenerate(const std::vector<std::string>& args) {
   GenerateOptions gen;
   if (printer.enabled()) {
     gen.progress = [&](const GenerateProgress& p) {
-      printer.Update(ProgressLine(p), p.examples_done == p.examples_total && p.seconds > 0);
+      printer.Update(ProgressLine(p), p.finished);
     };
   }
   auto summary = GenerateDataset(config, out, gen);

@@ -9,8 +9,9 @@ namespace sedpack::cli {
 
 const CommandSpec kInfoSpec = {
     "info", "DATASET [options]",
-    "Print a dataset's metadata, attribute schema, splits with example and shard counts, "
-    "and the checksums of its dataset_info.json.",
+    "show metadata, schema, splits and root checksums",
+    "Print a dataset's metadata, attribute schema, splits with example and shard\n"
+    "counts, and the checksums of its dataset_info.json.\n\n"
     "Only dataset_info.json is read. The checksums identify the whole dataset (they cover\n"
     "every shards_list.json and shard through the hash tree); keep them to verify a copy\n"
     "later with `sedpack check DATASET --expect-file FILE`. With --checksums only those\n"

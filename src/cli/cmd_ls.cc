@@ -10,8 +10,9 @@ namespace sedpack::cli {
 
 const CommandSpec kLsSpec = {
     "ls", "DATASET [--split S]... [options]",
-    "List the shards of each split in traversal order (the order a non-shuffled reader "
-    "visits them) with their example counts and custom_metadata.",
+    "list shards in traversal order with counts and custom_metadata",
+    "List the shards of each split in traversal order (the order a non-shuffled\n"
+    "reader visits them) with their example counts and custom_metadata.\n\n"
     "One line per shard, tab-separated:\n"
     "  split  number_of_examples  file_path  custom_metadata  [hash_checksums with --long]\n"
     "custom_metadata is compact JSON ({} when none); file_path is relative to DATASET.\n",
@@ -21,7 +22,7 @@ int RunLs(const std::vector<std::string>& args) {
   po::options_description options("Options");
   options.add_options()
       ("dataset", po::value<std::string>(), "dataset folder")
-      ("split,s", po::value<std::vector<std::string>>()->composing(),
+      ("split,s", po::value<std::vector<std::string>>()->composing()->value_name("S"),
        "only this split (train, test, holdout); repeatable; default: all")
       ("long,l", po::bool_switch(), "also print the recorded hash checksums");
   po::positional_options_description positional;

@@ -12,9 +12,6 @@
 
 namespace sedpack::cli {
 
-const CommandSpec* const kAllSpecs[] = {&kInfoSpec, &kLsSpec, &kCheckSpec, &kCatSpec,
-                                        &kGenerateSpec};
-
 std::span<const Subcommand> Subcommands() {
   static const Subcommand kTable[] = {
       {&kInfoSpec, &RunInfo}, {&kLsSpec, &RunLs},   {&kCheckSpec, &RunCheck},
@@ -33,13 +30,7 @@ void PrintUsage(std::ostream& os) {
   for (const Subcommand& c : Subcommands()) {
     std::string name(c.spec->name);
     name.resize(10, ' ');
-    // First sentence of the summary keeps the list to one line per command.
-    std::string_view summary = c.spec->summary;
-    if (auto dot = summary.find(". "); dot != std::string_view::npos) summary = summary.substr(0, dot + 1);
-    if (auto colon = summary.find(": "); colon != std::string_view::npos && colon < 80) {
-      summary = summary.substr(0, colon) ;
-    }
-    os << "  " << name << summary << "\n";
+    os << "  " << name << c.spec->brief << "\n";
   }
   os << "\nGlobal options:\n"
         "  -h [ --help ]      show this help and exit\n"

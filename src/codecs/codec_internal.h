@@ -63,40 +63,43 @@ class ScratchBuffer {
 };
 
 /// Output of a streaming decompressor whose total size is not known up front.
-/// Grows `*out` geometrically, but never past `max_output + 1` bytes: the one
-/// spare byte lets the caller tell "exactly max_output" from "more than that"
-/// without ever holding more than the cap (+1) in memory.
+/// Grows a window over `*out` geometrically, but never past `max_output + 1`
+/// bytes: the one spare byte tells "exactly max_output" from "more than that"
+/// without ever holding more than the cap (+1) in memory. Bytes `*out` already
+/// holds (a vector reused across calls) are overwritten in place, so a reused
+/// vector is neither reallocated nor zero-filled again.
 class CappedOutput {
  public:
   /// `size_hint`: expected final size (only a hint; clamped to the cap).
   CappedOutput(std::vector<std::byte>* out, std::uint64_t max_output, std::uint64_t size_hint)
       : out_(out) {
     // size_t and vector::max_size bound what can be held in memory at all.
-    const std::uint64_t hard_max = std::min<std::uint64_t>(
-        out->max_size() - 1, std::numeric_limits<std::size_t>::max() - 1);
+    const std::uint64_t hard_max =
+        std::min<std::uint64_t>(out->max_size() - 1, std::numeric_limits<std::size_t>::max() - 1);
     max_output_ = static_cast<std::size_t>(std::min(max_output, hard_max));
     limit_ = max_output_ + 1;
     initial_ = static_cast<std::size_t>(
         std::min<std::uint64_t>(std::max<std::uint64_t>(size_hint, 1), limit_));
-    out_->clear();
   }
 
-  /// Make room for more output. Returns false when the buffer is already at its
-  /// hard limit, i.e. the output has exceeded max_output.
+  /// Make room for more output. Returns false when the window is already at
+  /// its hard limit, i.e. the output has exceeded max_output.
   bool Grow() {
-    const std::size_t size = out_->size();
-    if (size >= limit_) return false;
-    std::size_t next = size == 0 ? initial_ : size + std::max<std::size_t>(size, kMinStep);
-    if (next < size || next > limit_) next = limit_;  // Overflow or past the cap.
-    // reserve() allocates exactly `next`; a bare resize() may round the
-    // capacity up to twice the old size, past the cap.
-    if (next > out_->capacity()) out_->reserve(next);
-    out_->resize(next);
+    if (window_ >= limit_) return false;
+    std::size_t next = window_ == 0 ? initial_ : window_ + std::max(window_, kMinStep);
+    if (next < window_ || next > limit_) next = limit_;  // Overflow or past the cap.
+    if (next > out_->size()) {
+      // reserve() allocates exactly `next`; a bare resize() may round the
+      // capacity up to twice the old size, past the cap.
+      if (next > out_->capacity()) out_->reserve(next);
+      out_->resize(next);
+    }
+    window_ = next;
     return true;
   }
 
   std::byte* next() { return out_->data() + used_; }
-  std::size_t avail() const { return out_->size() - used_; }
+  std::size_t avail() const { return window_ - used_; }
   void Advance(std::size_t n) { used_ += n; }
   std::size_t used() const { return used_; }
   bool Exceeded() const { return used_ > max_output_; }
@@ -113,6 +116,7 @@ class CappedOutput {
   std::size_t max_output_ = 0;
   std::size_t limit_ = 0;
   std::size_t initial_ = 0;
+  std::size_t window_ = 0;  // Bytes of *out this call may write.
   std::size_t used_ = 0;
 };
 

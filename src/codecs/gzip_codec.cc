@@ -74,8 +74,8 @@ Status RunDeflate(z_stream* zs, std::span<const std::byte> input, std::byte* dst
 
 // Inflate one stream (gzip member or raw DEFLATE) from `*in`, appending to `w`.
 // On success `*in` is advanced past the stream's last byte.
-Status InflateStream(z_stream* zs, std::span<const std::byte>* in, CappedOutput* w,
-                     Compression c, std::string_view label) {
+Status InflateStream(z_stream* zs, std::span<const std::byte>* in, CappedOutput* w, Compression c,
+                     std::string_view label) {
   for (;;) {
     if (w->avail() == 0 && !w->Grow()) return ExceededStatus(c, w->max_output());
     const auto in_chunk = static_cast<uInt>(std::min(in->size(), kMaxZChunk));
@@ -93,8 +93,7 @@ Status InflateStream(z_stream* zs, std::span<const std::byte>* in, CappedOutput*
       return Status::ResourceExhausted(label, " decompression: out of memory");
     }
     if (ret != Z_OK && ret != Z_BUF_ERROR) {
-      return Status::Corruption(label, " decompression: corrupt data (", ZMessage(*zs, ret),
-                                ")");
+      return Status::Corruption(label, " decompression: corrupt data (", ZMessage(*zs, ret), ")");
     }
     // All input consumed, room left for output, yet no end of stream: the
     // stream was cut short.
@@ -202,9 +201,7 @@ class GzipCodec final : public Codec {
 
 }  // namespace
 
-std::unique_ptr<Codec> MakeGzipCodec(Compression type) {
-  return std::make_unique<GzipCodec>(type);
-}
+std::unique_ptr<Codec> MakeGzipCodec(Compression type) { return std::make_unique<GzipCodec>(type); }
 
 }  // namespace codecs_internal
 
@@ -218,8 +215,7 @@ Status DeflateRaw(std::span<const std::byte> input, int level, std::vector<std::
     return Status::InvalidArgument("DEFLATE level must be in [-1, 9], got ", level);
   }
   z_stream zs{};
-  if (deflateInit2(&zs, level, Z_DEFLATED, kRawWindowBits, kMemLevel, Z_DEFAULT_STRATEGY) !=
-      Z_OK) {
+  if (deflateInit2(&zs, level, Z_DEFLATED, kRawWindowBits, kMemLevel, Z_DEFAULT_STRATEGY) != Z_OK) {
     return Status::Internal("DEFLATE compression: deflateInit2 failed");
   }
   const std::size_t bound = deflateBound(&zs, input.size());

@@ -211,6 +211,7 @@ Result<MultiHasher> MultiHasher::Make(std::span<const HashAlgorithm> algorithms)
 }
 
 void MultiHasher::Update(std::span<const std::byte> data) {
+  if (hashers_.empty()) return;
   if (hashers_.size() == 1) {
     hashers_.front()->Update(data);
     return;

@@ -56,8 +56,8 @@ class Lz4Codec final : public Codec {
       const std::size_t r = LZ4F_createDecompressionContext(&dctx_, LZ4F_VERSION);
       if (LZ4F_isError(r)) {
         dctx_ = nullptr;
-        return Status::Internal("LZ4 decompression: cannot create context (",
-                                LZ4F_getErrorName(r), ")");
+        return Status::Internal("LZ4 decompression: cannot create context (", LZ4F_getErrorName(r),
+                                ")");
       }
     } else {
       // A previous call may have stopped mid-frame.
@@ -71,8 +71,8 @@ class Lz4Codec final : public Codec {
     std::size_t header_size = input.size();
     const std::size_t hr = LZ4F_getFrameInfo(dctx_, &info, input.data(), &header_size);
     if (LZ4F_isError(hr)) {
-      return Status::Corruption("LZ4 decompression: invalid frame header (",
-                                LZ4F_getErrorName(hr), ")");
+      return Status::Corruption("LZ4 decompression: invalid frame header (", LZ4F_getErrorName(hr),
+                                ")");
     }
     std::span<const std::byte> rest = input.subspan(header_size);
     const bool known_size = info.contentSize != 0;
@@ -85,9 +85,10 @@ class Lz4Codec final : public Codec {
     CappedOutput w(out, known_size ? info.contentSize : max_output,
                    known_size ? info.contentSize + 1 : DefaultSizeHint(input.size()));
     auto overflow = [&]() {
-      return known_size ? Status::Corruption("LZ4 decompression: frame decodes to more than its "
-                                             "declared content size of ",
-                                             info.contentSize, " bytes")
+      return known_size ? Status::Corruption(
+                              "LZ4 decompression: frame decodes to more than its "
+                              "declared content size of ",
+                              info.contentSize, " bytes")
                         : ExceededStatus(kType, max_output);
     };
     LZ4F_decompressOptions_t opts;
@@ -98,13 +99,12 @@ class Lz4Codec final : public Codec {
       const std::size_t avail = w.avail();
       std::size_t dst_size = avail;
       std::size_t src_size = rest.size();
-      const std::size_t r = LZ4F_decompress(dctx_, w.next(), &dst_size, NonNull(rest),
-                                            &src_size, &opts);
+      const std::size_t r =
+          LZ4F_decompress(dctx_, w.next(), &dst_size, NonNull(rest), &src_size, &opts);
       rest = rest.subspan(src_size);
       w.Advance(dst_size);
       if (LZ4F_isError(r)) {
-        return Status::Corruption("LZ4 decompression: corrupt data (", LZ4F_getErrorName(r),
-                                  ")");
+        return Status::Corruption("LZ4 decompression: corrupt data (", LZ4F_getErrorName(r), ")");
       }
       if (w.Exceeded()) return overflow();
       if (r == 0) break;  // End of the first frame; later frames are ignored.

@@ -99,8 +99,7 @@ class LzmaCodec final : public Codec {
     *data_error = false;
     lzma_ret ret = lzma_auto_decoder(&dec_, kDecoderMemlimit, 0);
     if (ret != LZMA_OK) {
-      return Status::Internal("LZMA decompression: decoder init failed (", LzmaErrorName(ret),
-                              ")");
+      return Status::Internal("LZMA decompression: decoder init failed (", LzmaErrorName(ret), ")");
     }
     for (;;) {
       if (w->avail() == 0 && !w->Grow()) return ExceededStatus(kType, w->max_output());
@@ -115,10 +114,9 @@ class LzmaCodec final : public Codec {
       if (w->Exceeded()) return ExceededStatus(kType, w->max_output());
       if (ret == LZMA_STREAM_END) return Status::OK();
       if (ret == LZMA_MEMLIMIT_ERROR) {
-        return Status::ResourceExhausted("LZMA decompression: the stream needs ",
-                                         lzma_memusage(&dec_),
-                                         " bytes of decoder memory, more than the limit of ",
-                                         kDecoderMemlimit);
+        return Status::ResourceExhausted(
+            "LZMA decompression: the stream needs ", lzma_memusage(&dec_),
+            " bytes of decoder memory, more than the limit of ", kDecoderMemlimit);
       }
       if (ret == LZMA_MEM_ERROR) {
         return Status::ResourceExhausted("LZMA decompression: out of memory");

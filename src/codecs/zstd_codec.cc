@@ -56,8 +56,7 @@ class ZstdCodec final : public Codec {
     }
     const unsigned long long content = ZSTD_getFrameContentSize(input.data(), input.size());
     if (content == ZSTD_CONTENTSIZE_ERROR) {
-      return Status::Corruption(
-          "ZSTD decompression: not a zstd frame or truncated frame header");
+      return Status::Corruption("ZSTD decompression: not a zstd frame or truncated frame header");
     }
     if (content == ZSTD_CONTENTSIZE_UNKNOWN) return DecompressStreaming(input, max_output, out);
     if (content > max_output) {
@@ -111,8 +110,7 @@ class ZstdCodec final : public Codec {
           return Status::ResourceExhausted("ZSTD decompression: frame window exceeds 2^",
                                            window_log, " bytes");
         }
-        return Status::Corruption("ZSTD decompression: corrupt data (", ZSTD_getErrorName(r),
-                                  ")");
+        return Status::Corruption("ZSTD decompression: corrupt data (", ZSTD_getErrorName(r), ")");
       }
       if (w.Exceeded()) return ExceededStatus(kType, max_output);
       if (r == 0) break;  // End of the first frame; later frames are ignored.

@@ -297,11 +297,18 @@ Result<std::unique_ptr<ExampleGenerator>> ExampleGenerator::Make(const GenerateC
 }
 
 std::int64_t ExampleGenerator::LeakSample(LeakKind kind, int byte) const {
+  // Three regions of 16 pulses each, at fixed fractions of the trace; on short
+  // traces a region starts no earlier than the end of the previous one, so
+  // pulses never overlap (kMinTraceLength is the length where they just fit).
+  const std::int64_t region = 16 * leak_stride_;
+  const std::int64_t ark = trace_length_ / 16;
+  const std::int64_t sub_bytes = std::max(trace_length_ / 4, ark + region);
+  const std::int64_t ciphertext = std::max(trace_length_ / 4 * 3, sub_bytes + region);
   std::int64_t start = 0;
   switch (kind) {
-    case LeakKind::kAddRoundKey: start = trace_length_ / 16; break;
-    case LeakKind::kSubBytes: start = trace_length_ / 4; break;
-    case LeakKind::kCiphertext: start = trace_length_ / 4 * 3; break;
+    case LeakKind::kAddRoundKey: start = ark; break;
+    case LeakKind::kSubBytes: start = sub_bytes; break;
+    case LeakKind::kCiphertext: start = ciphertext; break;
   }
   // +1: the pulse's first sample is a ramp, its second the peak.
   return start + byte * leak_stride_ + 1;

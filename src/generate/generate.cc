@@ -224,6 +224,7 @@ Result<GenerateSummary> GenerateIntoDataset(const GenerateConfig& config,
   summary.seconds = elapsed();
   if (options.progress) {
     progress.seconds = summary.seconds;
+    progress.finished = true;
     options.progress(progress);
   }
   return summary;

@@ -8,6 +8,9 @@
 //  - object key order is preserved as written;
 //  - output can be formatted exactly like pydantic-core (which nlohmann's dump()
 //    cannot do: different float format, different escaping of U+007F).
+// Known difference from Python: a float literal that overflows a double (1e400)
+// is a parse error here (nlohmann refuses it), while Python reads it as inf
+// and pydantic would write it back as null.
 #pragma once
 
 #include <cstdint>

@@ -122,8 +122,8 @@ Status ValidateSchema(const std::vector<AttributeSpec>& schema) {
                                      ShapeToString(spec.shape));
     }
     if (!spec.IsVariableSize()) {
-      SEDPACK_RETURN_NOT_OK(spec.FixedByteSize().status().WithPrefix(
-          "attribute \"" + spec.name + "\": "));
+      SEDPACK_RETURN_NOT_OK(
+          spec.FixedByteSize().status().WithPrefix("attribute \"" + spec.name + "\": "));
     }
   }
   return Status::OK();
@@ -139,8 +139,7 @@ Status ValidateExample(const std::vector<AttributeSpec>& schema,
     SEDPACK_RETURN_NOT_OK(ValidateValue(schema[j], values[j]));
     if (schema[j].dtype == DType::kStr && !IsValidUtf8(values[j].AsStringView())) {
       // The reference decodes str strictly; invalid UTF-8 would make the shard unreadable.
-      return Status::InvalidArgument("attribute \"", schema[j].name,
-                                     "\" is not valid UTF-8 text");
+      return Status::InvalidArgument("attribute \"", schema[j].name, "\" is not valid UTF-8 text");
     }
   }
   return Status::OK();

@@ -25,8 +25,7 @@ Status ValidateSchema(const std::vector<AttributeSpec>& schema);
 
 /// Check one example against the schema (count, ValidateValue, UTF-8 for str).
 /// InvalidArgument naming the attribute otherwise.
-Status ValidateExample(const std::vector<AttributeSpec>& schema,
-                       std::span<const ValueView> values);
+Status ValidateExample(const std::vector<AttributeSpec>& schema, std::span<const ValueView> values);
 
 /// Whether `text` is well-formed UTF-8 (no overlong forms, no surrogates,
 /// nothing above U+10FFFF), as Python's strict codec requires.

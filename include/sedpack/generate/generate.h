@@ -189,6 +189,8 @@ struct GenerateProgress {
   /// Raw value bytes handed to the filler so far.
   std::uint64_t bytes_done = 0;
   double seconds = 0;
+  /// True on the last call, made once every shard and the metadata are written.
+  bool finished = false;
 };
 
 /// Options for GenerateDataset.

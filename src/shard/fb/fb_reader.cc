@@ -46,7 +46,8 @@ class FbDecodedShard final : public DecodedShard {
     const std::size_t k = schema.size();
     values_.reserve(num_examples_ * k);
     for (std::size_t i = 0; i < num_examples_; ++i) {
-      const fb_internal::fbs::Example* example = examples->Get(static_cast<flatbuffers::uoffset_t>(i));
+      const fb_internal::fbs::Example* example =
+          examples->Get(static_cast<flatbuffers::uoffset_t>(i));
       if (example == nullptr) return Status::Corruption("fb shard: example ", i, " is missing");
       const auto* attributes = example->attributes();
       if (attributes == nullptr) {
@@ -122,9 +123,8 @@ Result<std::unique_ptr<DecodedShard>> DecodeFbShard(Compression compression,
       buffer = std::move(file_bytes);
     } else {
       SEDPACK_ASSIGN_OR_RETURN(std::unique_ptr<Codec> codec, MakeCodec(compression));
-      SEDPACK_RETURN_NOT_OK(
-          codec->Decompress(file_bytes, limits.max_decompressed_bytes, &buffer)
-              .WithPrefix("fb shard: "));
+      SEDPACK_RETURN_NOT_OK(codec->Decompress(file_bytes, limits.max_decompressed_bytes, &buffer)
+                                .WithPrefix("fb shard: "));
       file_bytes = {};  // Release the compressed copy before indexing.
     }
     auto shard = std::make_unique<FbDecodedShard>(std::move(buffer), schema);

@@ -48,24 +48,23 @@ class FbShardWriter final : public ShardWriter {
     SEDPACK_RETURN_NOT_OK(ValidateExample(schema_, values));
     const std::uint64_t added = EstimateAddedBytes(values);
     if (buffered_bytes() + added > kFlatBufferMaxBytes) {
-      return Status::ResourceExhausted(
-          "adding this example would pass the FlatBuffers limit of ", kFlatBufferMaxBytes,
-          " bytes (shard holds ", examples_.size(), " examples, ", buffered_bytes(),
-          " bytes); close the shard before adding it");
+      return Status::ResourceExhausted("adding this example would pass the FlatBuffers limit of ",
+                                       kFlatBufferMaxBytes, " bytes (shard holds ",
+                                       examples_.size(), " examples, ", buffered_bytes(),
+                                       " bytes); close the shard before adding it");
     }
     // The verifier (ours and the Rust reader's) refuses buffers with more tables.
     const std::uint64_t tables = 1 + (examples_.size() + 1) * (schema_.size() + 1);
     if (tables > fb_internal::kMaxTables) {
-      return Status::ResourceExhausted(
-          "adding this example would give the shard ", tables,
-          " FlatBuffers tables, more than readers accept (", fb_internal::kMaxTables,
-          "); close the shard before adding it");
+      return Status::ResourceExhausted("adding this example would give the shard ", tables,
+                                       " FlatBuffers tables, more than readers accept (",
+                                       fb_internal::kMaxTables,
+                                       "); close the shard before adding it");
     }
     try {
       if (!builder_) {
-        const std::uint64_t initial =
-            std::clamp(added * kInitialExamples + kFinishOverhead, kMinInitialBytes,
-                       kMaxInitialBytes);
+        const std::uint64_t initial = std::clamp(added * kInitialExamples + kFinishOverhead,
+                                                 kMinInitialBytes, kMaxInitialBytes);
         builder_ = std::make_unique<flatbuffers::FlatBufferBuilder>(initial);
       }
       flatbuffers::FlatBufferBuilder& b = *builder_;
@@ -73,15 +72,18 @@ class FbShardWriter final : public ShardWriter {
       for (std::size_t j = 0; j < schema_.size(); ++j) {
         const std::span<const std::byte> data = values[j].data;
         // Python's StartVector(1, n, alignment) aligns the data start to
-        // `alignment`, also for empty vectors; ForceVectorAlignment skips n == 0,
-        // so PreAlign is called directly to produce the same bytes.
-        b.PreAlign(data.size(), schema_[j].FbAlignment());
+        // `alignment`, also for empty vectors. PreAlign (and so
+        // ForceVectorAlignment) skips n == 0, where Align gives the same bytes.
+        if (data.empty()) {
+          b.Align(schema_[j].FbAlignment());
+        } else {
+          b.PreAlign(data.size(), schema_[j].FbAlignment());
+        }
         b.StartVector(data.size(), 1);
         if (!data.empty()) {
           b.PushBytes(reinterpret_cast<const std::uint8_t*>(data.data()), data.size());
         }
-        const flatbuffers::Offset<flatbuffers::Vector<std::uint8_t>> vec(
-            b.EndVector(data.size()));
+        const flatbuffers::Offset<flatbuffers::Vector<std::uint8_t>> vec(b.EndVector(data.size()));
         attributes_.push_back(fb_internal::fbs::CreateAttribute(b, vec));
       }
       const auto attrs = b.CreateVector(attributes_);
@@ -139,7 +141,8 @@ class FbShardWriter final : public ShardWriter {
  private:
   Compression compression_;
   std::vector<AttributeSpec> schema_;
-  std::unique_ptr<flatbuffers::FlatBufferBuilder> builder_;  // Made lazily, sized by the first example.
+  // Made lazily, sized by the first example.
+  std::unique_ptr<flatbuffers::FlatBufferBuilder> builder_;
   std::vector<flatbuffers::Offset<Example>> examples_;
   std::vector<flatbuffers::Offset<Attribute>> attributes_;  // Scratch, reused per example.
   bool finished_ = false;

@@ -85,9 +85,8 @@ class HeaderParser {
     return Status::Corruption("malformed .npy header (", what, " at offset ", pos_, ")");
   }
   void SkipSpace() {
-    while (pos_ < text_.size() &&
-           (text_[pos_] == ' ' || text_[pos_] == '\n' || text_[pos_] == '\t' ||
-            text_[pos_] == '\r')) {
+    while (pos_ < text_.size() && (text_[pos_] == ' ' || text_[pos_] == '\n' ||
+                                   text_[pos_] == '\t' || text_[pos_] == '\r')) {
       ++pos_;
     }
   }
@@ -135,7 +134,8 @@ class HeaderParser {
       while (pos_ < text_.size() && text_[pos_] >= '0' && text_[pos_] <= '9') {
         const std::uint64_t digit = static_cast<std::uint64_t>(text_[pos_] - '0');
         // Dimensions must fit numpy's signed intp.
-        if (value > (static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()) - digit) / 10) {
+        if (value >
+            (static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()) - digit) / 10) {
           return Error("shape entry too large");
         }
         value = value * 10 + digit;
@@ -213,8 +213,7 @@ std::string FormatNpyHeader(std::string_view descr, std::span<const std::uint64_
 }
 
 Result<NpyHeader> ParseNpyHeader(std::span<const std::byte> member) {
-  if (member.size() < kMagicLen + 4 ||
-      std::memcmp(member.data(), kMagic, kMagicLen) != 0) {
+  if (member.size() < kMagicLen + 4 || std::memcmp(member.data(), kMagic, kMagicLen) != 0) {
     return Status::Corruption("npz member is not a .npy file (bad magic or truncated)");
   }
   const auto major = static_cast<unsigned>(member[6]);

@@ -116,8 +116,8 @@ Result<std::vector<ZipEntry>> ReadZipDirectory(std::span<const std::byte> file) 
                               cd_size, ") lies outside the file");
   }
   if (count > cd_size / kCentralHeaderSize) {
-    return Status::Corruption("npz shard: ", count, " entries cannot fit in a central directory of ",
-                              cd_size, " bytes");
+    return Status::Corruption("npz shard: ", count,
+                              " entries cannot fit in a central directory of ", cd_size, " bytes");
   }
 
   std::vector<ZipEntry> entries;
@@ -150,9 +150,9 @@ Result<std::vector<ZipEntry>> ReadZipDirectory(std::span<const std::byte> file) 
     const bool need_c = entry.compressed_size == 0xffffffffu;
     const bool need_o = entry.local_header_offset == 0xffffffffu;
     if (need_u || need_c || need_o) {
-      SEDPACK_RETURN_NOT_OK(ApplyZip64Extra(file.subspan(pos + kCentralHeaderSize + name_len,
-                                                         extra_len),
-                                            need_u, need_c, need_o, &entry));
+      SEDPACK_RETURN_NOT_OK(
+          ApplyZip64Extra(file.subspan(pos + kCentralHeaderSize + name_len, extra_len), need_u,
+                          need_c, need_o, &entry));
     }
     entries.push_back(std::move(entry));
     pos += kCentralHeaderSize + name_len + extra_len + comment_len;
@@ -223,8 +223,7 @@ class NpzDecodedShard final : public DecodedShard {
       : file_(std::move(file)), limits_(limits) {}
 
   Status Index(const std::vector<AttributeSpec>& schema) {
-    SEDPACK_ASSIGN_OR_RETURN(std::vector<ZipEntry> entries,
-                             npz_internal::ReadZipDirectory(file_));
+    SEDPACK_ASSIGN_OR_RETURN(std::vector<ZipEntry> entries, npz_internal::ReadZipDirectory(file_));
     for (ZipEntry& entry : entries) {
       std::string name = entry.name;
       if (!by_name_.emplace(std::move(name), std::move(entry)).second) {
@@ -260,7 +259,8 @@ class NpzDecodedShard final : public DecodedShard {
     if (c.offsets.empty()) {
       return ValueView{c.dtype, c.shape, {c.base + example * c.stride, c.stride}};
     }
-    return ValueView{c.dtype, c.shape,
+    return ValueView{c.dtype,
+                     c.shape,
                      {c.base + c.offsets[example], c.offsets[example + 1] - c.offsets[example]}};
   }
 
@@ -282,8 +282,8 @@ class NpzDecodedShard final : public DecodedShard {
     SEDPACK_ASSIGN_OR_RETURN(std::span<const std::byte> member, LoadMember(entry));
     SEDPACK_ASSIGN_OR_RETURN(NpyHeader header,
                              Prefixed(npz_internal::ParseNpyHeader(member), file_name));
-    SEDPACK_ASSIGN_OR_RETURN(
-        NpyDType dtype, Prefixed(npz_internal::ParseNpyDescr(header.descr), file_name));
+    SEDPACK_ASSIGN_OR_RETURN(NpyDType dtype,
+                             Prefixed(npz_internal::ParseNpyDescr(header.descr), file_name));
     // Element count and byte size with overflow checks: the shape is untrusted.
     std::uint64_t bytes = dtype.itemsize;
     for (std::uint64_t d : header.shape) {
@@ -319,18 +319,18 @@ class NpzDecodedShard final : public DecodedShard {
                                 " (only stored and deflate are supported)");
     }
     if (entry.uncompressed_size > limits_.max_decompressed_bytes) {
-      return Status::ResourceExhausted("npz member \"", entry.name, "\" declares ",
-                                       entry.uncompressed_size,
-                                       " uncompressed bytes, more than the limit of ",
-                                       limits_.max_decompressed_bytes);
+      return Status::ResourceExhausted(
+          "npz member \"", entry.name, "\" declares ", entry.uncompressed_size,
+          " uncompressed bytes, more than the limit of ", limits_.max_decompressed_bytes);
     }
     SEDPACK_ASSIGN_OR_RETURN(std::span<const std::byte> raw,
                              npz_internal::ZipEntryData(file_, entry));
     std::span<const std::byte> data;
     if (entry.method == npz_internal::kMethodStored) {
       if (entry.compressed_size != entry.uncompressed_size) {
-        return Status::Corruption("npz member \"", entry.name, "\" is stored but its sizes differ (",
-                                  entry.compressed_size, " vs ", entry.uncompressed_size, ")");
+        return Status::Corruption("npz member \"", entry.name,
+                                  "\" is stored but its sizes differ (", entry.compressed_size,
+                                  " vs ", entry.uncompressed_size, ")");
       }
       data = raw;
     } else {
@@ -403,8 +403,7 @@ class NpzDecodedShard final : public DecodedShard {
     const std::string what = "member \"" + spec.name + ".npy\"";
     if (array.dtype.dtype != DType::kStr) {
       return Status::Corruption("npz shard: ", what, " has dtype ", array.header.descr,
-                                ", expected a '<U' string array for attribute \"", spec.name,
-                                "\"");
+                                ", expected a '<U' string array for attribute \"", spec.name, "\"");
     }
     if (array.header.shape.size() != 1) {
       return Status::Corruption("npz shard: ", what, " must be 1-dimensional, has shape of rank ",
@@ -454,8 +453,7 @@ class NpzDecodedShard final : public DecodedShard {
     SEDPACK_RETURN_NOT_OK(CheckCount(what, offsets.header.shape[0] - 1, first));
     SEDPACK_ASSIGN_OR_RETURN(Array data, LoadArray(spec.name));
     const std::string data_what = "member \"" + spec.name + ".npy\"";
-    if (data.header.descr != "|u1" || data.header.shape.size() != 2 ||
-        data.header.shape[0] != 1) {
+    if (data.header.descr != "|u1" || data.header.shape.size() != 2 || data.header.shape[0] != 1) {
       return Status::Corruption("npz shard: ", data_what,
                                 " must be a '|u1' array of shape (1, total)");
     }
@@ -493,7 +491,7 @@ class NpzDecodedShard final : public DecodedShard {
   std::map<std::string, ZipEntry> by_name_;  // Only while indexing.
   // Deques: growing them never moves an element, so views stay valid.
   std::deque<std::vector<std::byte>> owned_;  // Inflated members.
-  std::deque<std::string> strings_;  // UTF-8 of str attributes.
+  std::deque<std::string> strings_;           // UTF-8 of str attributes.
   std::vector<Column> columns_;
   std::size_t num_examples_ = 0;
 };

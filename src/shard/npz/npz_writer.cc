@@ -172,9 +172,9 @@ constexpr std::uint64_t kMaxInitialColumnBytes = 64ULL << 20;
 
 // Per member: the local header with its ZIP64 extra, the central header with a
 // possible ZIP64 extra (3 u64 + id/size), plus the name twice.
-constexpr std::uint64_t kZipPerMemberOverhead =
-    npz_internal::kLocalHeaderSize + npz_internal::kZip64LocalExtraSize +
-    npz_internal::kCentralHeaderSize + 4 + 3 * 8;
+constexpr std::uint64_t kZipPerMemberOverhead = npz_internal::kLocalHeaderSize +
+                                                npz_internal::kZip64LocalExtraSize +
+                                                npz_internal::kCentralHeaderSize + 4 + 3 * 8;
 constexpr std::uint64_t kZipEndOverhead = npz_internal::kEndOfCentralDirSize +
                                           npz_internal::kZip64EndOfCentralDirSize +
                                           npz_internal::kZip64LocatorSize;
@@ -194,9 +194,9 @@ struct Member {
 
 // What the writer has buffered for one attribute.
 struct Column {
-  std::vector<std::byte> data;  // Numeric values, or str UTF-8 / bytes concatenated.
+  std::vector<std::byte> data;     // Numeric values, or str UTF-8 / bytes concatenated.
   std::vector<std::int64_t> ends;  // str/bytes: end offset of each value in `data`.
-  std::uint64_t max_chars = 0;  // str: longest value, in code points.
+  std::uint64_t max_chars = 0;     // str: longest value, in code points.
 };
 
 // The per-attribute numbers the size bound depends on.
@@ -225,8 +225,7 @@ class NpzShardWriter final : public ShardWriter {
         const std::uint64_t off_dims[] = {kAnyDim};
         const std::uint64_t data_dims[] = {1, kAnyDim};
         members_.push_back({"len" + std::string(longest, '_') + spec.name + ".npy",
-                            MemberKind::kBytesOffsets, j,
-                            FormatNpyHeader("<i8", off_dims).size()});
+                            MemberKind::kBytesOffsets, j, FormatNpyHeader("<i8", off_dims).size()});
         members_.push_back({spec.name + ".npy", MemberKind::kBytesData, j,
                             FormatNpyHeader("|u1", data_dims).size()});
       } else if (spec.dtype == DType::kStr) {
@@ -249,16 +248,15 @@ class NpzShardWriter final : public ShardWriter {
         Column& column = columns_[j];
         const std::span<const std::byte> data = values[j].data;
         if (num_examples_ == 0) {
-          column.data.reserve(
-              std::min(data.size() * kInitialExamples, kMaxInitialColumnBytes));
+          column.data.reserve(std::min(data.size() * kInitialExamples, kMaxInitialColumnBytes));
         }
         column.data.insert(column.data.end(), data.begin(), data.end());
         if (schema_[j].dtype == DType::kStr || schema_[j].dtype == DType::kBytes) {
           column.ends.push_back(static_cast<std::int64_t>(column.data.size()));
         }
         if (schema_[j].dtype == DType::kStr) {
-          column.max_chars =
-              std::max<std::uint64_t>(column.max_chars, Utf8CodePointCount(values[j].AsStringView()));
+          column.max_chars = std::max<std::uint64_t>(column.max_chars,
+                                                     Utf8CodePointCount(values[j].AsStringView()));
         }
         stats_[j] = {column.data.size(), column.max_chars};
       }
@@ -280,8 +278,8 @@ class NpzShardWriter final : public ShardWriter {
     for (std::size_t j = 0; j < next.size() && j < values.size(); ++j) {
       next[j].data_bytes += values[j].data.size();
       if (schema_[j].dtype == DType::kStr) {
-        next[j].max_chars = std::max<std::uint64_t>(
-            next[j].max_chars, Utf8CodePointCount(values[j].AsStringView()));
+        next[j].max_chars = std::max<std::uint64_t>(next[j].max_chars,
+                                                    Utf8CodePointCount(values[j].AsStringView()));
       }
     }
     return SizeBound(num_examples_ + 1, next) - SizeBound(num_examples_, stats_);

@@ -1,6 +1,4 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "sedpack/codecs/compress.h"
-
 #include <bzlib.h>
 #include <lz4frame.h>
 #include <lzma.h>
@@ -15,6 +13,7 @@
 #include <vector>
 
 #include "codecs_test_util.h"
+#include "sedpack/codecs/compress.h"
 #include "support/test_support.h"
 
 namespace sedpack {
@@ -128,8 +127,7 @@ TEST_P(CodecTest, CapIsInclusive) {
   EXPECT_TRUE(out == data);
   EXPECT_STATUS(StatusCode::kResourceExhausted, Label(GetParam()),
                 codec->Decompress(compressed, data.size() - 1, &out));
-  EXPECT_STATUS(StatusCode::kResourceExhausted, "limit",
-                codec->Decompress(compressed, 0, &out));
+  EXPECT_STATUS(StatusCode::kResourceExhausted, "limit", codec->Decompress(compressed, 0, &out));
 }
 
 class RealCodecTest : public ::testing::TestWithParam<Compression> {};
@@ -161,9 +159,9 @@ TEST_P(RealCodecTest, TruncatedInputIsCorruption) {
   Bytes compressed, out;
   ASSERT_OK(codec->Compress(data, &compressed));
   const std::size_t n = compressed.size();
-  for (std::size_t cut : {std::size_t{1}, std::size_t{2}, std::size_t{4}, std::size_t{6},
-                          std::size_t{10}, std::size_t{13}, n / 3, n / 2, n - 9, n - 5, n - 4,
-                          n - 2, n - 1}) {
+  for (std::size_t cut :
+       {std::size_t{1}, std::size_t{2}, std::size_t{4}, std::size_t{6}, std::size_t{10},
+        std::size_t{13}, n / 3, n / 2, n - 9, n - 5, n - 4, n - 2, n - 1}) {
     SCOPED_TRACE(::testing::Message() << "cut to " << cut << " of " << n);
     std::span<const std::byte> prefix(compressed.data(), cut);
     EXPECT_STATUS(StatusCode::kCorruption, Label(GetParam()),
@@ -208,7 +206,8 @@ TEST_P(RealCodecTest, BitFlipsNeverCrash) {
   // The first byte is always part of the magic.
   Bytes bad_magic = compressed;
   bad_magic[0] ^= std::byte{0x01};
-  EXPECT_STATUS(StatusCode::kCorruption, Label(GetParam()), codec->Decompress(bad_magic, kMiB, &out));
+  EXPECT_STATUS(StatusCode::kCorruption, Label(GetParam()),
+                codec->Decompress(bad_magic, kMiB, &out));
   if (HasChecksum(GetParam())) {
     EXPECT_GE(corrupt * 10, static_cast<int>(positions.size()) * 9)
         << corrupt << " of " << positions.size() << " flips detected";
@@ -289,10 +288,10 @@ TEST(Lz4FormatTest, OneFrameWithContentSize) {
     EXPECT_EQ(U8(f, 2), 0x4d);
     EXPECT_EQ(U8(f, 3), 0x18);
     const std::uint8_t flg = U8(f, 4);
-    EXPECT_EQ(flg >> 6, 1);          // Version 01.
-    EXPECT_NE(flg & 0x08, 0);        // Content size present.
-    EXPECT_EQ(flg & 0x14, 0);        // No block or content checksum.
-    EXPECT_EQ(flg & 0x01, 0);        // No dictionary id.
+    EXPECT_EQ(flg >> 6, 1);    // Version 01.
+    EXPECT_NE(flg & 0x08, 0);  // Content size present.
+    EXPECT_EQ(flg & 0x14, 0);  // No block or content checksum.
+    EXPECT_EQ(flg & 0x01, 0);  // No dictionary id.
     // Single-block frames get independent blocks (LZ4F_compressFrame), as in the reference.
     EXPECT_EQ(flg, size <= 65536 ? 0x68 : 0x48);
     EXPECT_EQ(U8(f, 5), 0x40);  // 64 KiB max block.
@@ -315,7 +314,7 @@ TEST(ZstdFormatTest, OneFrameWithContentSizeNoChecksum) {
     EXPECT_EQ(U8(f, 2), 0x2f);
     EXPECT_EQ(U8(f, 3), 0xfd);
     const std::uint8_t fhd = U8(f, 4);
-    EXPECT_EQ(fhd & 0x04, 0);  // Content checksum flag.
+    EXPECT_EQ(fhd & 0x04, 0);                           // Content checksum flag.
     EXPECT_TRUE((fhd >> 6) != 0 || (fhd & 0x20) != 0);  // FCS field present.
     EXPECT_EQ(ZSTD_getFrameContentSize(f.data(), f.size()), size);
     EXPECT_EQ(ZSTD_findFrameCompressedSize(f.data(), f.size()), f.size());
@@ -382,8 +381,8 @@ TEST(ConcatenationTest, Bz2AndXzDecodeEveryStreamAndIgnoreTrailingGarbage) {
     EXPECT_TRUE(out == Concat({a, b}));
     // Like CPython's bz2/lzma.decompress: data after the first stream that is
     // not a valid stream is dropped.
-    ASSERT_OK(codec->Decompress(Concat({ca, cb, AsBytes("garbage after the streams")}), kMiB,
-                                &out));
+    ASSERT_OK(
+        codec->Decompress(Concat({ca, cb, AsBytes("garbage after the streams")}), kMiB, &out));
     EXPECT_TRUE(out == Concat({a, b}));
     // ...but a stream that is cut short is an error.
     const Bytes cut(cb.begin(), cb.end() - 3);
@@ -441,7 +440,8 @@ TEST(NoContentSizeTest, Lz4AndZstdStreamWithTheCap) {
   EXPECT_EQ(U8(lz4, 4) & 0x08, 0);
   const Bytes zst = ZstdFrameWithoutSize(data);
   EXPECT_EQ(ZSTD_getFrameContentSize(zst.data(), zst.size()), ZSTD_CONTENTSIZE_UNKNOWN);
-  for (auto [c, frame] : {std::pair{Compression::kLz4, &lz4}, std::pair{Compression::kZstd, &zst}}) {
+  for (auto [c, frame] :
+       {std::pair{Compression::kLz4, &lz4}, std::pair{Compression::kZstd, &zst}}) {
     SCOPED_TRACE(Label(c));
     auto codec = MustMake(c);
     Bytes out;
@@ -574,6 +574,9 @@ struct BombCase {
   std::function<Bytes()> make;
 };
 
+// gtest would otherwise print the struct's raw bytes, padding included.
+void PrintTo(const BombCase& c, std::ostream* os) { *os << c.name; }
+
 class BombTest : public ::testing::TestWithParam<BombCase> {};
 INSTANTIATE_TEST_SUITE_P(
     All, BombTest,
@@ -583,8 +586,7 @@ INSTANTIATE_TEST_SUITE_P(
                       BombCase{"LZMA", Compression::kLzma, XzBomb},
                       BombCase{"LZ4_with_size", Compression::kLz4, [] { return Lz4Bomb(true); }},
                       BombCase{"LZ4_streamed", Compression::kLz4, [] { return Lz4Bomb(false); }},
-                      BombCase{"ZSTD_with_size", Compression::kZstd,
-                               [] { return ZstdBomb(true); }},
+                      BombCase{"ZSTD_with_size", Compression::kZstd, [] { return ZstdBomb(true); }},
                       BombCase{"ZSTD_streamed", Compression::kZstd,
                                [] { return ZstdBomb(false); }}),
     [](const ::testing::TestParamInfo<BombCase>& info) { return info.param.name; });

@@ -31,21 +31,22 @@ inline std::vector<std::byte> RandomBytes(std::size_t n, std::uint64_t seed) {
   return out;
 }
 
-/// Text-like data: words drawn from a small vocabulary (compresses well, but
-/// not trivially).
+/// Compressible data: a 16 KiB random page repeated, with about one random
+/// byte change per KiB in each copy. Every codec compresses it well, and
+/// quickly (long matches, few hash collisions), but not trivially.
 inline std::vector<std::byte> CompressibleBytes(std::size_t n, std::uint64_t seed) {
-  static constexpr std::string_view kWords[] = {
-      "sedpack ", "shard ",  "example ", "tensor ",   "float32 ", "attribute ",
-      "train ",   "test ",   "holdout ", "compress ", "hash ",    "0123 ",
-      "\n",       "value, ", "zstd ",    "lz4 "};
+  constexpr std::size_t kPage = 16 * 1024;
   std::mt19937_64 rng(seed);
-  std::vector<std::byte> out;
-  out.reserve(n + 16);
-  while (out.size() < n) {
-    const std::string_view w = kWords[rng() % std::size(kWords)];
-    for (char c : w) out.push_back(static_cast<std::byte>(c));
+  const std::vector<std::byte> page = RandomBytes(kPage, seed + 1);
+  std::vector<std::byte> out(n);
+  for (std::size_t pos = 0; pos < n; pos += kPage) {
+    const std::size_t len = std::min(kPage, n - pos);
+    std::copy(page.begin(), page.begin() + static_cast<std::ptrdiff_t>(len),
+              out.begin() + static_cast<std::ptrdiff_t>(pos));
+    for (std::size_t k = 0; k < len / 1024; ++k) {
+      out[pos + rng() % len] = static_cast<std::byte>(rng());
+    }
   }
-  out.resize(n);
   return out;
 }
 

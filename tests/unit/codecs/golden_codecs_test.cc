@@ -1,9 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // Codecs and hashes against files written by the reference Python sedpack.
-#include <nlohmann/json.hpp>
-
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <set>
 #include <string>
 #include <vector>
@@ -109,8 +108,8 @@ TEST(GoldenShardTest, SameFlatBuffersAsUncompressedFixture) {
         ASSERT_OK(codec->Decompress(
             ReadFileBytes(DatasetPath(fixture, shards[i].at("file_path").get<std::string>())),
             kDefaultMaxDecompressedBytes, &out));
-        EXPECT_TRUE(out == ReadFileBytes(DatasetPath(
-                               "fb_none", plain[i].at("file_path").get<std::string>())))
+        EXPECT_TRUE(out == ReadFileBytes(
+                               DatasetPath("fb_none", plain[i].at("file_path").get<std::string>())))
             << split << " shard " << i;
       }
     }
@@ -201,9 +200,9 @@ TEST_P(GoldenHashTest, EveryRecordedChecksumMatches) {
 // the reference on real files.
 TEST(GoldenHashTest, FixturesCoverEveryAlgorithm) {
   std::set<HashAlgorithm> seen;
-  for (const char* fixture : {"fb_none", "fb_gzip", "fb_zlib", "fb_bz2", "fb_lzma", "fb_lz4",
-                              "fb_zstd", "npz_none", "npz_zip", "fb_multiprocessing",
-                              "fb_continue", "fb_minimal"}) {
+  for (const char* fixture :
+       {"fb_none", "fb_gzip", "fb_zlib", "fb_bz2", "fb_lzma", "fb_lz4", "fb_zstd", "npz_none",
+        "npz_zip", "fb_multiprocessing", "fb_continue", "fb_minimal"}) {
     std::ifstream f(DatasetPath(fixture, "dataset_info.json"));
     ASSERT_TRUE(f.good()) << fixture;
     for (HashAlgorithm a : Algorithms(json::parse(f).at("dataset_structure"))) seen.insert(a);

@@ -13,7 +13,8 @@ TEST(GenerateConfigTest, ShippedConfigsLoadAndValidate) {
   for (const char* name : {"generate_tinyaes.json", "generate_small.json"}) {
     const std::string path = std::string(SEDPACK_CONFIGS_DIR) + "/" + name;
     ASSERT_OK_AND_ASSIGN(GenerateConfig c, LoadGenerateConfig(path));
-    EXPECT_OK(ValidateGenerateConfig(c)) << name;
+    SCOPED_TRACE(name);
+    EXPECT_OK(ValidateGenerateConfig(c));
   }
   ASSERT_OK_AND_ASSIGN(GenerateConfig c,
                        LoadGenerateConfig(std::string(SEDPACK_CONFIGS_DIR) + "/generate_tinyaes.json"));

@@ -128,7 +128,10 @@ TEST(GenerateDatasetTest, ProgressAndErrors) {
   GenerateOptions o;
   std::uint64_t last = 0;
   int calls = 0;
+  bool finished = false;
   o.progress = [&](const GenerateProgress& p) {
+    EXPECT_FALSE(finished) << "no call after the finished one";
+    finished = p.finished;
     EXPECT_GE(p.examples_done, last);
     EXPECT_EQ(p.examples_total, 62u);
     last = p.examples_done;
@@ -136,6 +139,7 @@ TEST(GenerateDatasetTest, ProgressAndErrors) {
   };
   ASSERT_OK(GenerateDataset(c, tmp.path() + "/d", o).status());
   EXPECT_EQ(last, 62u);
+  EXPECT_TRUE(finished);
   EXPECT_GE(calls, 2);
   EXPECT_STATUS(StatusCode::kAlreadyExists, "", GenerateDataset(c, tmp.path() + "/d"));
   c.params.key_group_size = 0;

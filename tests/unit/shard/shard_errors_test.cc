@@ -46,9 +46,9 @@ TEST(MakeShardWriterTest, RefusesBadSchemas) {
                                 {{"a", DType::kUInt8, {}}, {"a", DType::kInt8, {}}}));
   EXPECT_STATUS(StatusCode::kInvalidArgument, "int",
                 MakeShardWriter(ShardFileType::kFb, Compression::kNone, {{"n", DType::kInt, {2}}}));
-  EXPECT_STATUS(StatusCode::kInvalidArgument, "strictly positive",
-                MakeShardWriter(ShardFileType::kFb, Compression::kNone,
-                                {{"x", DType::kFloat32, {0, 2}}}));
+  EXPECT_STATUS(
+      StatusCode::kInvalidArgument, "strictly positive",
+      MakeShardWriter(ShardFileType::kFb, Compression::kNone, {{"x", DType::kFloat32, {0, 2}}}));
 }
 
 class AddErrorsTest : public ::testing::TestWithParam<ShardFileType> {
@@ -131,7 +131,9 @@ TEST_P(AddErrorsTest, ShapedValueForVariableSizeAttribute) {
 
 INSTANTIATE_TEST_SUITE_P(BothFormats, AddErrorsTest,
                          ::testing::Values(ShardFileType::kFb, ShardFileType::kNpz),
-                         [](const auto& info) { return std::string(ShardFileTypeName(info.param)); });
+                         [](const auto& info) {
+                           return std::string(ShardFileTypeName(info.param));
+                         });
 
 TEST(WriterLifecycleTest, NoUseAfterFinish) {
   for (ShardFileType t : {ShardFileType::kFb, ShardFileType::kNpz}) {

@@ -5,11 +5,10 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <set>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "sedpack/codecs/hash.h"
 #include "sedpack/shard/shard.h"
@@ -56,9 +55,10 @@ std::vector<AttributeSpec> SchemaFrom(const json& attributes) {
 }
 
 // Every fixture with the common 16-attribute schema; fb_minimal is tested apart.
-const char* const kFixtures[] = {"fb_none",  "fb_gzip",  "fb_zlib",  "fb_bz2",
-                                 "fb_lzma",  "fb_lz4",   "fb_zstd",  "npz_none",
-                                 "npz_zip",  "fb_multiprocessing", "fb_continue"};
+const char* const kFixtures[] = {
+    "fb_none",    "fb_gzip", "fb_zlib",  "fb_bz2",  "fb_lzma",
+    "fb_lz4",     "fb_zstd", "npz_none", "npz_zip", "fb_multiprocessing",
+    "fb_continue"};
 
 TEST(GoldenShardTest, EveryFixtureIsCovered) {
   std::set<std::string> on_disk;
@@ -178,9 +178,8 @@ class GoldenMinimalTest : public ::testing::Test {
   void SetUp() override {
     expected_ = ReadJson(fs::path(testing::GoldenDir()) / "fb_minimal" / "expected.json");
   }
-  const std::vector<AttributeSpec> schema_ = {{"x", DType::kFloat32, {2}},
-                                              {"s", DType::kStr, {}},
-                                              {"b", DType::kBytes, {}}};
+  const std::vector<AttributeSpec> schema_ = {
+      {"x", DType::kFloat32, {2}}, {"s", DType::kStr, {}}, {"b", DType::kBytes, {}}};
   json expected_;
 };
 
@@ -207,7 +206,8 @@ TEST_F(GoldenMinimalTest, WriterMatchesPythonBuilderByteForByte) {
                           ValueView::Bytes(std::span<const std::uint8_t>(b0))};
   const ValueView e1[] = {ValueView::Array(std::span<const float>(x1), {2}), ValueView::Str(""),
                           ValueView::Bytes(std::span<const std::uint8_t>())};
-  ASSERT_OK_AND_ASSIGN(auto writer, MakeShardWriter(ShardFileType::kFb, Compression::kNone, schema_));
+  ASSERT_OK_AND_ASSIGN(auto writer,
+                       MakeShardWriter(ShardFileType::kFb, Compression::kNone, schema_));
   ASSERT_OK(writer->Add(e0));
   ASSERT_OK(writer->Add(e1));
   ASSERT_OK_AND_ASSIGN(auto bytes, writer->Finish());

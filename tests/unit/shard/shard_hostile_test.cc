@@ -35,9 +35,8 @@ std::vector<std::byte> Zeros(std::size_t n) { return std::vector<std::byte>(n); 
 class FbHostileTest : public ::testing::Test {
  protected:
   // fb_minimal's layout (see sedpack-format.md §5.2): x float32 (2,), s str, b bytes.
-  const std::vector<AttributeSpec> schema_ = {{"x", DType::kFloat32, {2}},
-                                              {"s", DType::kStr, {}},
-                                              {"b", DType::kBytes, {}}};
+  const std::vector<AttributeSpec> schema_ = {
+      {"x", DType::kFloat32, {2}}, {"s", DType::kStr, {}}, {"b", DType::kBytes, {}}};
   std::vector<std::byte> Minimal() const {
     return FromHex(
         "080000000000000062ffffff0400000002000000580000000400000076ffffff04000000030000003000000018"
@@ -119,7 +118,8 @@ TEST_F(FbHostileTest, RootOffsetOutsideBuffer) {
 }
 
 TEST_F(FbHostileTest, FixedSizeMismatchNamesExampleAndAttribute) {
-  const std::vector<AttributeSpec> written = {{"a", DType::kUInt8, {}}, {"x", DType::kFloat32, {1}}};
+  const std::vector<AttributeSpec> written = {{"a", DType::kUInt8, {}},
+                                              {"x", DType::kFloat32, {1}}};
   std::vector<testing::OwnedExample> examples = {MakeExample(written, 0), MakeExample(written, 1)};
   const auto bytes = testing::WriteShard(ShardFileType::kFb, Compression::kNone, written, examples);
   const std::vector<AttributeSpec> read = {{"a", DType::kUInt8, {}}, {"x", DType::kFloat32, {2}}};
@@ -144,7 +144,8 @@ TEST_F(FbHostileTest, InvalidUtf8InStr) {
   const std::vector<AttributeSpec> written = {{"s", DType::kBytes, {}}};
   const std::uint8_t bad[] = {'a', 0xc3, 0x28};
   const ValueView v[] = {ValueView::Bytes(std::span<const std::uint8_t>(bad))};
-  ASSERT_OK_AND_ASSIGN(auto writer, MakeShardWriter(ShardFileType::kFb, Compression::kNone, written));
+  ASSERT_OK_AND_ASSIGN(auto writer,
+                       MakeShardWriter(ShardFileType::kFb, Compression::kNone, written));
   ASSERT_OK(writer->Add(v));
   ASSERT_OK_AND_ASSIGN(auto bytes, writer->Finish());
   EXPECT_STATUS(StatusCode::kCorruption, "UTF-8", Decode(bytes, {{"s", DType::kStr, {}}}));
@@ -183,7 +184,6 @@ TEST_F(FbHostileTest, DecompressionBombIsRefused) {
   ex.storage.push_back(Zeros(1 << 20));
   ex.views.push_back(ValueView{DType::kUInt8, {1 << 20}, ex.storage[0]});
   std::vector<testing::OwnedExample> examples(1, ex);
-  examples[0].views[0].data = examples[0].storage[0];
   ShardReadLimits limits;
   limits.max_decompressed_bytes = 256 << 10;
   for (Compression c : {Compression::kGzip, Compression::kBz2, Compression::kLzma,
@@ -201,7 +201,8 @@ TEST_F(FbHostileTest, DecompressionBombIsRefused) {
 TEST(FbWriterLimitsTest, RefusesMoreTablesThanReadersAccept) {
   // Every example is 2 tables here, so the 500000th example would pass 1,000,000 tables.
   const std::vector<AttributeSpec> schema = {{"a", DType::kUInt8, {}}};
-  ASSERT_OK_AND_ASSIGN(auto writer, MakeShardWriter(ShardFileType::kFb, Compression::kNone, schema));
+  ASSERT_OK_AND_ASSIGN(auto writer,
+                       MakeShardWriter(ShardFileType::kFb, Compression::kNone, schema));
   const std::uint8_t value = 1;
   const ValueView v[] = {ValueView::Scalar(value)};
   for (int i = 0; i < 499999; ++i) ASSERT_OK(writer->Add(v));
@@ -384,7 +385,8 @@ TEST_F(NpzHostileTest, ImpossibleCompressionRatio) {
   auto bytes = Small(true);
   const std::size_t c = testing::CentralEntryOffset(bytes, 0);
   StoreLe(&bytes, c + 24, 0xfffffff0u, 4);
-  EXPECT_STATUS(StatusCode::kCorruption, "more than DEFLATE can produce", Decode(bytes, u8_schema_));
+  EXPECT_STATUS(StatusCode::kCorruption, "more than DEFLATE can produce",
+                Decode(bytes, u8_schema_));
 }
 
 TEST_F(NpzHostileTest, CrcMismatch) {
@@ -409,9 +411,9 @@ TEST_F(NpzHostileTest, UnknownCompressionMethod) {
 
 TEST_F(NpzHostileTest, DuplicateMember) {
   std::vector<std::byte> data = {std::byte{1}, std::byte{2}};
-  const auto bytes = MakeZip({{"a.npy", NpyMember("|u1", {1, 2}, data)},
-                              {"a.npy", NpyMember("|u1", {1, 2}, data)}},
-                             false);
+  const auto bytes = MakeZip(
+      {{"a.npy", NpyMember("|u1", {1, 2}, data)}, {"a.npy", NpyMember("|u1", {1, 2}, data)}},
+      false);
   EXPECT_STATUS(StatusCode::kCorruption, "duplicate", Decode(bytes, u8_schema_));
 }
 
@@ -459,8 +461,8 @@ TEST_F(NpzHostileTest, NpyUnsupportedVersion) {
 }
 
 TEST_F(NpzHostileTest, NpyVersion2IsAccepted) {
-  const auto member = RawNpy("{'descr': '|u1', 'fortran_order': False, 'shape': (2, 2), }",
-                             Zeros(4), 2);
+  const auto member =
+      RawNpy("{'descr': '|u1', 'fortran_order': False, 'shape': (2, 2), }", Zeros(4), 2);
   EXPECT_OK(Decode(MakeZip({{"a.npy", member}}, false), u8_schema_));
 }
 
@@ -500,28 +502,30 @@ TEST_F(NpzHostileTest, NpyUnsupportedDTypes) {
 }
 
 TEST_F(NpzHostileTest, MemberShapeDoesNotMatchSchema) {
-  EXPECT_STATUS(StatusCode::kCorruption, "shape",
-                Decode(Small(), {{"a", DType::kUInt8, {1, 2}}}));
+  EXPECT_STATUS(StatusCode::kCorruption, "shape", Decode(Small(), {{"a", DType::kUInt8, {1, 2}}}));
 }
 
 TEST_F(NpzHostileTest, ExampleCountsDisagree) {
-  const auto bytes = MakeZip({{"a.npy", NpyMember("|u1", {2}, Zeros(2))},
-                              {"b.npy", NpyMember("|u1", {3}, Zeros(3))}},
-                             false);
+  const auto bytes = MakeZip(
+      {{"a.npy", NpyMember("|u1", {2}, Zeros(2))}, {"b.npy", NpyMember("|u1", {3}, Zeros(3))}},
+      false);
   EXPECT_STATUS(StatusCode::kCorruption, "has 3 examples, expected 2",
                 Decode(bytes, {{"a", DType::kUInt8, {}}, {"b", DType::kUInt8, {}}}));
 }
 
 TEST_F(NpzHostileTest, BytesOffsetsNotMonotonic) {
-  EXPECT_STATUS(StatusCode::kCorruption, "not monotonic", Decode(BytesShard({0, 3, 2, 4}), bytes_schema_));
+  EXPECT_STATUS(StatusCode::kCorruption, "not monotonic",
+                Decode(BytesShard({0, 3, 2, 4}), bytes_schema_));
 }
 
 TEST_F(NpzHostileTest, BytesOffsetsNegative) {
-  EXPECT_STATUS(StatusCode::kCorruption, "not monotonic", Decode(BytesShard({0, -1, 4}), bytes_schema_));
+  EXPECT_STATUS(StatusCode::kCorruption, "not monotonic",
+                Decode(BytesShard({0, -1, 4}), bytes_schema_));
 }
 
 TEST_F(NpzHostileTest, BytesOffsetsPastData) {
-  EXPECT_STATUS(StatusCode::kCorruption, "passes the data", Decode(BytesShard({0, 2, 5}), bytes_schema_));
+  EXPECT_STATUS(StatusCode::kCorruption, "passes the data",
+                Decode(BytesShard({0, 2, 5}), bytes_schema_));
 }
 
 TEST_F(NpzHostileTest, FixedBytesOfWrongLength) {
@@ -533,12 +537,14 @@ TEST_F(NpzHostileTest, StrWithInvalidCodePoint) {
   std::vector<std::byte> data = Zeros(8);
   StoreLe(&data, 0, 0xd800, 4);  // A lone surrogate.
   const auto bytes = MakeZip({{"t.npy", NpyMember("<U2", {1}, data)}}, false);
-  EXPECT_STATUS(StatusCode::kCorruption, "invalid code point", Decode(bytes, {{"t", DType::kStr, {}}}));
+  EXPECT_STATUS(StatusCode::kCorruption, "invalid code point",
+                Decode(bytes, {{"t", DType::kStr, {}}}));
 }
 
 TEST_F(NpzHostileTest, StrMemberOfWrongType) {
   const auto bytes = MakeZip({{"t.npy", NpyMember("|u1", {2}, Zeros(2))}}, false);
-  EXPECT_STATUS(StatusCode::kCorruption, "'<U' string array", Decode(bytes, {{"t", DType::kStr, {}}}));
+  EXPECT_STATUS(StatusCode::kCorruption, "'<U' string array",
+                Decode(bytes, {{"t", DType::kStr, {}}}));
 }
 
 TEST_F(NpzHostileTest, EmptyUnicodeDTypeCannotClaimExamples) {

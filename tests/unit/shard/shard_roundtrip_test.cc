@@ -24,9 +24,9 @@ using Combo = std::tuple<ShardFileType, Compression>;
 std::vector<Combo> AllowedCombos() {
   std::vector<Combo> out;
   for (ShardFileType t : {ShardFileType::kFb, ShardFileType::kNpz}) {
-    for (Compression c : {Compression::kNone, Compression::kGzip, Compression::kZlib,
-                          Compression::kBz2, Compression::kLzma, Compression::kLz4,
-                          Compression::kZstd, Compression::kZip}) {
+    for (Compression c :
+         {Compression::kNone, Compression::kGzip, Compression::kZlib, Compression::kBz2,
+          Compression::kLzma, Compression::kLz4, Compression::kZstd, Compression::kZip}) {
       if (CompressionAllowed(t, c)) out.emplace_back(t, c);
     }
   }
@@ -47,7 +47,8 @@ class RoundTripTest : public ::testing::TestWithParam<Combo> {
     return ToHex(reinterpret_cast<const std::byte*>(data.data()), data.size());
   }
 
-  void RoundTrip(const std::vector<AttributeSpec>& schema, const std::vector<OwnedExample>& examples) {
+  void RoundTrip(const std::vector<AttributeSpec>& schema,
+                 const std::vector<OwnedExample>& examples) {
     ASSERT_OK_AND_ASSIGN(auto writer, MakeShardWriter(type(), compression(), schema));
     std::uint64_t bound = writer->buffered_bytes();
     for (const OwnedExample& ex : examples) {
@@ -108,15 +109,14 @@ TEST_P(RoundTripTest, NonAsciiAttributeNames) {
 }
 
 TEST_P(RoundTripTest, LargeExamplesGrowTheBuffers) {
-  // Trace-sized values (160 KB) make the builder and columns grow past their first guess.
-  const std::vector<AttributeSpec> schema = {{"trace", DType::kInt16, {80000}},
-                                             {"key", DType::kUInt8, {16}},
-                                             {"blob", DType::kBytes, {}}};
+  // The writers size their buffers from the first example; later examples that
+  // are far larger (up to ~1 MB) make them grow.
+  const std::vector<AttributeSpec> schema = {
+      {"trace", DType::kInt16, {2000}}, {"key", DType::kUInt8, {16}}, {"blob", DType::kBytes, {}}};
   std::vector<OwnedExample> examples;
-  for (int i = 0; i < 20; ++i) {
+  for (int i = 0; i < 16; ++i) {
     OwnedExample ex = MakeExample(schema, i);
-    // A growing variable-size value, so later examples pass the first example's estimate.
-    ex.storage[2].resize(static_cast<std::size_t>(i) * 50000, std::byte{7});
+    ex.storage[2].resize(static_cast<std::size_t>(i) * 64000, std::byte{7});
     ex.views[2].data = ex.storage[2];
     examples.push_back(std::move(ex));
   }
@@ -133,18 +133,19 @@ TEST_P(RoundTripTest, EmptyShardIsValid) {
   EXPECT_EQ(shard->num_examples(), 0u);
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    AllFormats, RoundTripTest, ::testing::ValuesIn(AllowedCombos()), [](const auto& info) {
-      std::string c(CompressionName(std::get<1>(info.param)));
-      return std::string(ShardFileTypeName(std::get<0>(info.param))) + "_" +
-             (c.empty() ? "none" : c);
-    });
+INSTANTIATE_TEST_SUITE_P(AllFormats, RoundTripTest, ::testing::ValuesIn(AllowedCombos()),
+                         [](const auto& info) {
+                           std::string c(CompressionName(std::get<1>(info.param)));
+                           return std::string(ShardFileTypeName(std::get<0>(info.param))) + "_" +
+                                  (c.empty() ? "none" : c);
+                         });
 
 TEST(NpzQuirksTest, StrTrailingNulsAreDroppedLikeNumpy) {
   const std::vector<AttributeSpec> schema = {{"t", DType::kStr, {}}};
   const std::string text("ab\0\0", 4);
   const ValueView v[] = {ValueView::Str(text)};
-  ASSERT_OK_AND_ASSIGN(auto writer, MakeShardWriter(ShardFileType::kNpz, Compression::kNone, schema));
+  ASSERT_OK_AND_ASSIGN(auto writer,
+                       MakeShardWriter(ShardFileType::kNpz, Compression::kNone, schema));
   ASSERT_OK(writer->Add(v));
   ASSERT_OK_AND_ASSIGN(auto bytes, writer->Finish());
   ASSERT_OK_AND_ASSIGN(auto shard,
@@ -171,7 +172,8 @@ TEST(FbQuirksTest, EmptyPythonBytesReadBackAsOneNulByte) {
   const std::vector<AttributeSpec> schema = {{"b", DType::kBytes, {}}};
   const std::uint8_t nul[] = {0};
   const ValueView v[] = {ValueView::Bytes(std::span<const std::uint8_t>(nul))};
-  ASSERT_OK_AND_ASSIGN(auto writer, MakeShardWriter(ShardFileType::kFb, Compression::kNone, schema));
+  ASSERT_OK_AND_ASSIGN(auto writer,
+                       MakeShardWriter(ShardFileType::kFb, Compression::kNone, schema));
   ASSERT_OK(writer->Add(v));
   ASSERT_OK_AND_ASSIGN(auto bytes, writer->Finish());
   ASSERT_OK_AND_ASSIGN(auto shard,

@@ -21,8 +21,13 @@ std::vector<std::byte> ReadFileBytes(const std::string& path) {
 }
 
 OwnedExample MakeExample(const std::vector<AttributeSpec>& schema, int index) {
-  static const char* const kTexts[] = {"", "hello", "h\xc3\xa9llo w\xc3\xb6rld", "\xf0\x9f\x99\x82",
-                                       "a\x00" "b", "\xe2\x82\xac\xe2\x82\xac\xe2\x82\xac 3 euros",
+  static const char* const kTexts[] = {"",
+                                       "hello",
+                                       "h\xc3\xa9llo w\xc3\xb6rld",
+                                       "\xf0\x9f\x99\x82",
+                                       "a\x00"
+                                       "b",
+                                       "\xe2\x82\xac\xe2\x82\xac\xe2\x82\xac 3 euros",
                                        "x"};
   std::mt19937 rng(static_cast<unsigned>(1234 + index));
   OwnedExample ex;
@@ -31,7 +36,8 @@ OwnedExample MakeExample(const std::vector<AttributeSpec>& schema, int index) {
     const AttributeSpec& spec = schema[j];
     std::vector<std::byte>& data = ex.storage[j];
     if (spec.dtype == DType::kStr) {
-      const std::string text = index % 7 == 4 ? std::string("a\0b", 3) : std::string(kTexts[index % 7]);
+      const std::string text =
+          index % 7 == 4 ? std::string("a\0b", 3) : std::string(kTexts[index % 7]);
       for (char c : text) data.push_back(static_cast<std::byte>(c));
     } else if (spec.IsVariableSize()) {
       const std::size_t len = index % 4 == 0 ? 0 : static_cast<std::size_t>(rng() % 40);

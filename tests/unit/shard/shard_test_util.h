@@ -19,6 +19,18 @@ std::vector<std::byte> ReadFileBytes(const std::string& path);
 
 /// One example with its own storage; `views` point into `storage`.
 struct OwnedExample {
+  OwnedExample() = default;
+  // Copies re-point the views at their own storage (moves keep the buffers).
+  OwnedExample(const OwnedExample& other) : storage(other.storage), views(other.views) {
+    for (std::size_t j = 0; j < views.size(); ++j) views[j].data = storage[j];
+  }
+  OwnedExample& operator=(const OwnedExample& other) {
+    if (this != &other) *this = OwnedExample(other);
+    return *this;
+  }
+  OwnedExample(OwnedExample&&) = default;
+  OwnedExample& operator=(OwnedExample&&) = default;
+
   std::vector<std::vector<std::byte>> storage;
   std::vector<ValueView> views;
 };
@@ -42,8 +54,8 @@ std::vector<std::byte> NpyMember(const std::string& descr, const std::vector<std
                                  const std::vector<std::byte>& data);
 
 /// A zip archive made by the npz writer's zip code.
-std::vector<std::byte> MakeZip(const std::vector<std::pair<std::string, std::vector<std::byte>>>& members,
-                               bool deflate);
+std::vector<std::byte> MakeZip(
+    const std::vector<std::pair<std::string, std::vector<std::byte>>>& members, bool deflate);
 
 /// Offset of central directory entry `index` of a zip without archive comment.
 std::size_t CentralEntryOffset(const std::vector<std::byte>& zip, std::size_t index);

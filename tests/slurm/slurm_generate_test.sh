@@ -1,0 +1,97 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# End-to-end SLURM test: start a local single-node SLURM (scripts/slurm/start-local-slurm.sh),
+# submit jobs/generate.sbatch for configs/generate_small.json with NTASKS tasks, wait for
+# it, and require a clean `sedpack check` and the configured example counts from `sedpack info`.
+#
+#   slurm_generate_test.sh SEDPACK_BIN REPO_DIR
+#
+# Exits 77 (ctest SKIP_RETURN_CODE) only when SLURM cannot be started here at all (not
+# root, packages unavailable, a foreign slurm.conf); the reason goes to stderr.
+# Environment: SEDPACK_SLURM_TEST_NTASKS (default 2), SEDPACK_SLURM_KEEP=1 to leave the
+# daemons running (they are stopped at the end only if this test started them).
+set -uo pipefail
+
+BIN=$(readlink -f "${1:?usage: $0 SEDPACK_BIN REPO_DIR}")
+REPO=$(readlink -f "${2:?usage: $0 SEDPACK_BIN REPO_DIR}")
+NTASKS="${SEDPACK_SLURM_TEST_NTASKS:-2}"
+CONFIG="$REPO/configs/generate_small.json"
+# What generate_small.json configures.
+declare -A EXPECT=([train]=64 [test]=32 [holdout]=16 [total]=112)
+JOB_TIMEOUT=300
+
+skip() { echo "SKIP: $*" >&2; exit 77; }
+fail() { echo "FAIL: $*" >&2; exit 1; }
+
+[ -x "$BIN" ] || fail "sedpack binary not found: $BIN"
+[ -f "$CONFIG" ] || fail "config not found: $CONFIG"
+[ "$(id -u)" -eq 0 ] || skip "needs root to install and start a local SLURM (munged, slurmctld, slurmd)"
+
+alive() { [ -s "$1" ] && kill -0 "$(cat "$1")" 2>/dev/null; }
+started_here=1
+for f in /run/munge/munged.pid /run/slurm/slurmctld.pid /run/slurm/slurmd.pid; do
+  alive "$f" && started_here=0
+done
+
+TMP=$(mktemp -d /tmp/sedpack-slurm-test.XXXXXX)
+JOBID=""
+cleanup() {
+  if [ -n "$JOBID" ]; then scancel "$JOBID" 2>/dev/null || true; fi
+  rm -rf "$TMP"
+  if [ "$started_here" = 1 ] && [ "${SEDPACK_SLURM_KEEP:-0}" != 1 ]; then
+    "$REPO/scripts/slurm/stop-local-slurm.sh" >/dev/null 2>&1 || true
+  fi
+}
+trap cleanup EXIT
+
+"$REPO/scripts/slurm/start-local-slurm.sh"
+rc=$?
+case $rc in
+  0) ;;
+  2) skip "local SLURM cannot be started here (start-local-slurm.sh exit 2, see above)" ;;
+  *) fail "start-local-slurm.sh failed (exit $rc)" ;;
+esac
+
+OUT="$TMP/dataset"
+JOBID=$(sbatch --parsable --ntasks="$NTASKS" --time=5 --chdir="$TMP" \
+          --output="$TMP/job.out" --job-name=sedpack-slurm-test \
+          --export=ALL,SEDPACK_BIN="$BIN" \
+          "$REPO/jobs/generate.sbatch" "$CONFIG" "$OUT") || fail "sbatch failed"
+JOBID=${JOBID%%;*}
+echo "submitted job $JOBID ($NTASKS tasks): generate $CONFIG -> $OUT"
+
+# Poll the controller (no accounting database here, so scontrol rather than sacct).
+state=""
+deadline=$((SECONDS + JOB_TIMEOUT))
+while [ $SECONDS -lt $deadline ]; do
+  info=$(scontrol -o show job "$JOBID" 2>/dev/null)
+  state=$(sed -n 's/.*JobState=\([A-Z_]*\).*/\1/p' <<<"$info")
+  case "$state" in
+    COMPLETED|FAILED|CANCELLED|TIMEOUT|NODE_FAIL|OUT_OF_MEMORY|BOOT_FAIL|DEADLINE|PREEMPTED) break ;;
+  esac
+  sleep 1
+done
+exitcode=$(sed -n 's/.* ExitCode=\([0-9:]*\).*/\1/p' <<<"$info")
+echo "---- job $JOBID output ($TMP/job.out)"
+cat "$TMP/job.out" 2>/dev/null
+echo "---- end of job output"
+[ "$state" = COMPLETED ] || fail "job $JOBID ended as '${state:-unknown}' (ExitCode=${exitcode:-?}) or did not finish within ${JOB_TIMEOUT}s"
+DONE_JOB=$JOBID; JOBID=""  # finished; nothing to cancel
+
+"$BIN" check "$OUT" || fail "sedpack check $OUT failed (exit $?)"
+
+info_out=$("$BIN" info "$OUT") || fail "sedpack info $OUT failed"
+for split in train test holdout total; do
+  got=$(awk -v s="$split" '$1 == s && $3 == "examples" { print $2 }' <<<"$info_out")
+  [ "$got" = "${EXPECT[$split]}" ] ||
+    { echo "$info_out" >&2; fail "sedpack info: $split has '${got}' examples, expected ${EXPECT[$split]}"; }
+done
+
+# With several tasks the work must have been split: rank 1 wrote its own subtree
+# (<split>/<job-id>-r<rank>/, DESIGN.md "MPI protocol (writing)").
+if [ "$NTASKS" -gt 1 ]; then
+  r1=$(find "$OUT" -mindepth 2 -maxdepth 2 -type d -name "*-r$((NTASKS - 1))" | head -1)
+  [ -n "$r1" ] || { find "$OUT" -maxdepth 2 >&2; fail "no <split>/<job-id>-r$((NTASKS - 1)) subtree: the $NTASKS tasks did not split the work"; }
+fi
+
+echo "PASS: job $DONE_JOB with $NTASKS tasks generated ${EXPECT[total]} examples; check clean"
