@@ -92,8 +92,17 @@ Result<CheckReport> VerifyDataset(Comm& comm, const std::string& root, const Ver
   auto last_report = Clock::now();
   // Rank 0: fold in what the others sent and call the user's callback, at most
   // every progress_interval_s (always when `force`).
+  // The channel resets itself once it reports all_final, so that answer is latched
+  // here and the channel is not asked again in this verification.
+  bool others_done = false;
+  std::vector<std::int64_t> others;
   auto report_progress = [&](bool force) -> Result<bool> {
-    SEDPACK_ASSIGN_OR_RETURN(Comm::Progress p, comm.ReceiveProgress());
+    Comm::Progress p{others, true};
+    if (!others_done) {
+      SEDPACK_ASSIGN_OR_RETURN(p, comm.ReceiveProgress());
+      others = p.values;
+      others_done = p.all_final;
+    }
     const auto now = Clock::now();
     force = force || p.all_final;
     if (options.progress &&
