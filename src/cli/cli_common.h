@@ -108,6 +108,8 @@ class ProgressPrinter {
 int RunInfo(const std::vector<std::string>& args);
 int RunLs(const std::vector<std::string>& args);
 int RunCheck(const std::vector<std::string>& args);
+int RunVerify(const std::vector<std::string>& args);
+int RunChecksums(const std::vector<std::string>& args);
 int RunCat(const std::vector<std::string>& args);
 int RunGenerate(const std::vector<std::string>& args);
 
@@ -121,6 +123,8 @@ std::span<const Subcommand> Subcommands();
 extern const CommandSpec kInfoSpec;
 extern const CommandSpec kLsSpec;
 extern const CommandSpec kCheckSpec;
+extern const CommandSpec kVerifySpec;
+extern const CommandSpec kChecksumsSpec;
 extern const CommandSpec kCatSpec;
 extern const CommandSpec kGenerateSpec;
 

@@ -5,9 +5,14 @@
 #include <mutex>
 #include <sstream>
 
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "cli/cli_comm.h"
 #include "cli/cli_common.h"
 #include "sedpack/dataset/check.h"
 #include "sedpack/io/file.h"
+#include "sedpack/mpi/distributed_verify.h"
 
 namespace sedpack::cli {
 
@@ -23,7 +28,34 @@ const CommandSpec kCheckSpec = {
     "'#' starts a comment). Without them, dataset_info.json itself is trusted.\n"
     "--deep also decodes every shard and checks its examples against the schema.\n"
     "Problems go to stdout as \"ERROR <kind> <path>: <message>\" (orphan files as WARNING),\n"
-    "then a summary line. Exit code 0: intact, 1: problems found.\n",
+    "then a summary line. Exit code 0: intact, 1: problems found, 2: could not run.\n"
+    "Same as `sedpack verify` (which also runs in parallel under mpirun/srun).\n",
+};
+
+const CommandSpec kVerifySpec = {
+    "verify", "DATASET [--expect HASH...|--expect-file FILE] [--deep] [--split S]... [--partial PATH...] [--json FILE]",
+    "verify a dataset in parallel (mpirun/srun) or serially",
+    "Verify a dataset, serially or as every rank of an MPI job (mpirun -n N / srun\n"
+    "--mpi=pmix). Rank 0 reads dataset_info.json and every shards_list.json (hashing\n"
+    "them), cuts the shard files into per-rank sets balanced by bytes and scatters them;\n"
+    "every rank hashes its files with every configured algorithm (and with --deep\n"
+    "decodes them); rank 0 prints one report listing every problem: hash mismatches\n"
+    "(path, algorithm, expected, found), missing files, malformed metadata, counts that\n"
+    "do not add up, paths that escape the root, and (warnings) files no metadata lists.\n\n"
+    "--partial PATH... verifies only those parts (a shards_list.json, a folder or a shard\n"
+    "file), still hashing every list from the split down so the chain of hashes up to\n"
+    "dataset_info.json is checked. --expect/--expect-file check dataset_info.json itself\n"
+    "against checksums saved earlier (`sedpack checksums DATASET > FILE`).\n"
+    "--json FILE writes the report as JSON. Progress (bytes/s, ETA) goes to stderr.\n"
+    "Exit code 0: intact, 1: problems found, 2: could not run.\n",
+};
+
+const CommandSpec kChecksumsSpec = {
+    "checksums", "DATASET",
+    "print the checksums of dataset_info.json (the root of the hash tree)",
+    "Print the hashes of DATASET/dataset_info.json, one \"<algorithm> <hex>\" line per\n"
+    "algorithm of the dataset. Keep them somewhere safe: `sedpack verify DATASET\n"
+    "--expect-file FILE` then also detects a rewritten dataset_info.json.\n",
 };
 
 namespace {
@@ -87,7 +119,33 @@ Result<std::vector<std::string>> ReadExpectFile(const std::string& path, const s
 
 }  // namespace
 
-int RunCheck(const std::vector<std::string>& args) {
+namespace {
+
+nlohmann::json ReportJson(const CheckReport& r, const std::string& root, double seconds) {
+  nlohmann::json problems = nlohmann::json::array();
+  for (const CheckProblem& p : r.problems) {
+    nlohmann::json j = {{"severity", p.warning() ? "warning" : "error"},
+                        {"kind", std::string(CheckProblemKindName(p.kind))},
+                        {"path", p.path},
+                        {"message", p.message}};
+    if (!p.algorithm.empty()) j["algorithm"] = p.algorithm;
+    if (!p.expected.empty()) j["expected"] = p.expected;
+    if (!p.found.empty()) j["found"] = p.found;
+    problems.push_back(std::move(j));
+  }
+  return {{"dataset", root},
+          {"ok", r.ok()},
+          {"errors", r.error_count()},
+          {"warnings", r.problems.size() - r.error_count()},
+          {"files_checked", r.files_checked},
+          {"bytes_checked", r.bytes_checked},
+          {"shards_checked", r.shards_checked},
+          {"examples_checked", r.examples_checked},
+          {"seconds", seconds},
+          {"problems", std::move(problems)}};
+}
+
+int RunVerifyCommand(const CommandSpec& spec, const std::vector<std::string>& args) {
   po::options_description options("Options");
   options.add_options()
       ("dataset", po::value<std::string>(), "dataset folder")
@@ -99,28 +157,33 @@ int RunCheck(const std::vector<std::string>& args) {
        "only this split; repeatable; default: all")
       ("progress", po::value<std::string>()->value_name("BOOL")->implicit_value("true"),
        "print progress on stderr (default: only when stderr is a terminal)")
+      ("partial", po::value<std::vector<std::string>>()->multitoken()->value_name("PATH"),
+       "only these parts: shards_list.json files, folders or shard files (dataset-relative)")
+      ("json", po::value<std::string>()->value_name("FILE"), "also write the report as JSON to FILE")
       ("quiet,q", po::bool_switch(), "print only problems, no summary line");
   po::positional_options_description positional;
   positional.add("dataset", 1);
   po::variables_map vm;
-  if (auto code = ParseCommandLine(kCheckSpec, options, positional, args, &vm)) return *code;
-  if (!vm.count("dataset")) return UsageError("check", "missing DATASET argument");
+  const std::string name(spec.name);
+  if (auto code = ParseCommandLine(spec, options, positional, args, &vm)) return *code;
+  if (!vm.count("dataset")) return UsageError(name, "missing DATASET argument");
   const std::string root = vm["dataset"].as<std::string>();
   if (vm.count("expect") && vm.count("expect-file")) {
-    return UsageError("check", "give --expect or --expect-file, not both");
+    return UsageError(name, "give --expect or --expect-file, not both");
   }
 
   CheckOptions check;
   check.deep = vm["deep"].as<bool>();
   if (vm.count("split")) {
     auto parsed = ParseSplits(vm["split"].as<std::vector<std::string>>());
-    if (!parsed.ok()) return UsageError("check", parsed.status().message());
+    if (!parsed.ok()) return UsageError(name, parsed.status().message());
     check.splits = *parsed;
   }
+  if (vm.count("partial")) check.partial = vm["partial"].as<std::vector<std::string>>();
   bool progress = StderrIsTty();
   if (vm.count("progress")) {
     auto p = ParseBool(vm["progress"].as<std::string>(), "--progress");
-    if (!p.ok()) return UsageError("check", p.status().message());
+    if (!p.ok()) return UsageError(name, p.status().message());
     progress = *p;
   }
   if (!PathExists(root)) return ReportError(Status::NotFound("no such dataset folder: ", root));
@@ -136,25 +199,41 @@ int RunCheck(const std::vector<std::string>& args) {
     check.expected_root_checksums = *expected;
   }
 
-  ProgressPrinter printer(progress);
+  auto started = StartComm();
+  if (!started.ok()) return ReportError(started.status());
+  CliComm& cc = **started;
+  const bool root_rank = cc.is_root();
+  ProgressPrinter printer(progress && root_rank);
   const auto start = std::chrono::steady_clock::now();
-  std::uint64_t total_bytes = 0, total_files = 0;
-  std::mutex progress_mu;  // the checker may report from several threads
+  VerifyOptions verify;
+  verify.check = check;
   if (printer.enabled()) {
-    check.progress = [&](std::uint64_t bytes, std::uint64_t files) {
-      std::lock_guard<std::mutex> lock(progress_mu);
-      total_bytes += bytes;
-      total_files += files;
-      const double s =
-          std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-      printer.Update("check: " + std::to_string(total_files) + " files, " +
-                     FormatBytes(static_cast<double>(total_bytes)) + ", " +
-                     FormatBytes(s > 0 ? total_bytes / s : 0) + "/s");
+    verify.progress = [&](const VerifyProgress& p) {
+      std::string line = name + ": " + FormatBytes(static_cast<double>(p.bytes_done)) + " of " +
+                         FormatBytes(static_cast<double>(p.bytes_total)) + " of shards";
+      if (p.seconds > 0) {
+        const double rate = p.bytes_done / p.seconds;
+        line += ", " + FormatBytes(rate) + "/s";
+        if (rate > 0 && p.bytes_total > p.bytes_done) {
+          line += ", ETA " + FormatDuration((p.bytes_total - p.bytes_done) / rate);
+        }
+      }
+      printer.Update(line);
     };
   }
-  auto report = CheckDataset(root, check);
+  auto report = VerifyDataset(cc.comm(), root, verify);
   printer.Finish();
-  if (!report.ok()) return ReportError(report.status(), /*input_stage=*/true);
+  if (!report.ok()) {
+    if (!root_rank) return ExitCodeFor(report.status(), /*input_stage=*/true);
+    return ReportError(report.status(), /*input_stage=*/true);
+  }
+  if (!root_rank) return kExitOk;  // rank 0 prints the one report
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  if (vm.count("json")) {
+    const std::string path = vm["json"].as<std::string>();
+    Status st = WriteFileAtomic(path, ReportJson(*report, root, seconds).dump(2) + "\n");
+    if (!st.ok()) return ReportError(st);
+  }
 
   std::size_t warnings = 0;
   for (const CheckProblem& p : report->problems) {
@@ -177,6 +256,7 @@ int RunCheck(const std::vector<std::string>& args) {
     std::cout << "checked " << report->files_checked << " files ("
               << FormatBytes(static_cast<double>(report->bytes_checked)) << ") in "
               << FormatDuration(s) << ", " << report->shards_checked << " shards";
+    if (cc.comm().size() > 1) std::cout << ", " << cc.comm().size() << " ranks";
     if (check.deep) std::cout << ", " << report->examples_checked << " examples decoded";
     std::cout << ": ";
     if (errors == 0) {
@@ -189,6 +269,34 @@ int RunCheck(const std::vector<std::string>& args) {
   }
   std::cout << std::flush;
   return report->ok() ? kExitOk : kExitProblems;
+}
+
+}  // namespace
+
+int RunCheck(const std::vector<std::string>& args) { return RunVerifyCommand(kCheckSpec, args); }
+int RunVerify(const std::vector<std::string>& args) { return RunVerifyCommand(kVerifySpec, args); }
+
+int RunChecksums(const std::vector<std::string>& args) {
+  po::options_description options("Options");
+  options.add_options()("dataset", po::value<std::string>(), "dataset folder");
+  po::positional_options_description positional;
+  positional.add("dataset", 1);
+  po::variables_map vm;
+  if (auto code = ParseCommandLine(kChecksumsSpec, options, positional, args, &vm)) return *code;
+  if (!vm.count("dataset")) return UsageError("checksums", "missing DATASET argument");
+  auto ds = OpenDatasetArg(vm["dataset"].as<std::string>());
+  if (!ds.ok()) return ReportError(ds.status(), /*input_stage=*/true);
+  auto sums = (*ds)->MetadataChecksums();
+  if (!sums.ok()) return ReportError(sums.status());
+  const auto& algos = (*ds)->info().dataset_structure.hash_checksum_algorithms;
+  if (algos.empty()) {
+    std::cerr << "sedpack: the dataset has no hash algorithms (hash_checksum_algorithms is empty)\n";
+    return kExitUsage;
+  }
+  for (std::size_t i = 0; i < algos.size(); ++i) {
+    std::cout << HashAlgorithmName(algos[i]) << " " << (*sums)[i] << "\n";
+  }
+  return kExitOk;
 }
 
 }  // namespace sedpack::cli

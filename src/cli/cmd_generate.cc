@@ -5,8 +5,11 @@
 #include <filesystem>
 #include <iostream>
 #include <sstream>
+#include <thread>
 
+#include "cli/cli_comm.h"
 #include "cli/cli_common.h"
+#include "sedpack/mpi/distributed_write.h"
 #include "sedpack/generate/generate.h"
 
 namespace sedpack::cli {
@@ -32,17 +35,14 @@ const CommandSpec kGenerateSpec = {
 
 namespace {
 
-// Under mpirun/srun every rank would write the same OUT; refuse until the MPI
-// driver exists rather than race.
-std::optional<long> DetectedRanks() {
-  for (const char* var : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_SIZE", "MV2_COMM_WORLD_SIZE",
-                          "SLURM_STEP_NUM_TASKS"}) {
-    if (const char* v = std::getenv(var); v && *v) {
-      const long n = std::strtol(v, nullptr, 10);
-      if (n > 1) return n;
-    }
+Status CheckOutputFree(const std::string& out) {
+  std::error_code ec;
+  if (std::filesystem::exists(out, ec) &&
+      !(std::filesystem::is_directory(out, ec) && std::filesystem::is_empty(out, ec))) {
+    return Status::AlreadyExists(
+        out, " already exists; generate writes a new dataset, choose a new or empty folder");
   }
-  return std::nullopt;
+  return Status::OK();
 }
 
 std::uint64_t DiskUsage(const std::string& root) {
@@ -156,6 +156,121 @@ std::string ProgressLine(const GenerateProgress& p) {
   return buf;
 }
 
+// One rank of `mpirun -n N sedpack generate`: rank r writes the r-th contiguous
+// block of every split's indices under <split>/<job>-r<r>/; rank 0 merges.
+// Example content depends only on (seed, split, index), so the dataset holds the
+// same examples whatever N is. Every rank makes the same collective calls in the
+// same order whatever fails, so no rank can hang.
+int RunGenerateParallel(CliComm& cc, const GenerateConfig& config, const std::string& out) {
+  Comm& comm = cc.comm();
+  const int rank = comm.rank(), size = comm.size();
+  std::string refused;
+  if (rank == 0) refused = CheckOutputFree(out).message();
+  if (Status st = comm.Bcast(&refused, 0); !st.ok()) return ReportError(st.WithPrefix(cc.RankPrefix()));
+  if (!refused.empty()) {
+    return rank == 0 ? ReportError(Status::AlreadyExists(refused)) : ExitCodeFor(Status::AlreadyExists(refused));
+  }
+
+  DistributedWriteOptions wo;
+  wo.create_metadata = config.metadata;
+  wo.create_structure = config.structure;
+  wo.filler.concurrency = ResolveThreads(config.params.threads);
+  auto writer = DistributedWriter::Open(comm, out, wo);
+  if (!writer.ok()) {
+    return rank == 0 ? ReportError(writer.status()) : ExitCodeFor(writer.status());
+  }
+
+  GenerateOptions gen;
+  std::uint64_t total = 0;
+  for (Split s : AllSplits()) {
+    const std::uint64_t n = config.examples(s);
+    total += n;
+    gen.ranges[static_cast<int>(s)] = IndexRange{n * rank / size, n * (rank + 1) / size};
+  }
+  gen.filler = wo.filler;
+  gen.sink = [&](Split s, std::span<const ValueView> v, const JsonValue* m) {
+    return (*writer)->WriteExample(s, v, m);
+  };
+  // Progress is printed once for the whole job, by rank 0: its own count plus
+  // what the other ranks send over the progress channel.
+  ProgressPrinter printer(rank == 0 && (config.params.progress || StderrIsTty()));
+  std::uint64_t per_example = 0;
+  if (auto schema = config.structure.Schema(); schema.ok()) {
+    for (const auto& a : *schema) per_example += a.FixedByteSize().ValueOr(0);
+  }
+  bool others_final = false;
+  std::vector<std::int64_t> others(static_cast<std::size_t>(size), 0);
+  const auto start = std::chrono::steady_clock::now();
+  auto poll_others = [&] {
+    if (others_final) return;
+    auto p = comm.ReceiveProgress();
+    if (!p.ok()) return;
+    others = p->values;
+    others_final = p->all_final;  // the channel resets after this answer: latch it
+  };
+  auto print = [&](std::uint64_t mine, bool final) {
+    GenerateProgress p;
+    p.examples_done = mine;
+    for (std::size_t r = 1; r < others.size(); ++r) p.examples_done += static_cast<std::uint64_t>(others[r]);
+    p.examples_total = total;
+    p.bytes_done = p.examples_done * per_example;
+    p.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    p.finished = final;
+    printer.Update(ProgressLine(p), final);
+  };
+  auto last_send = start;
+  gen.progress = [&](const GenerateProgress& p) {
+    if (rank == 0) {
+      poll_others();
+      if (printer.enabled()) print(p.examples_done, false);
+    } else if (std::chrono::steady_clock::now() - last_send > std::chrono::milliseconds(200)) {
+      last_send = std::chrono::steady_clock::now();
+      comm.SendProgress(0, static_cast<std::int64_t>(p.examples_done), false);
+    }
+  };
+  auto summary = GenerateIntoDataset(config, (*writer)->dataset(), gen);
+  if (!summary.ok()) (*writer)->Fail(summary.status());
+  const std::uint64_t mine = summary.ok() ? summary->examples_total : 0;
+  if (rank != 0) {
+    comm.SendProgress(0, static_cast<std::int64_t>(mine), true);
+  } else {
+    while (!others_final) {
+      poll_others();
+      if (printer.enabled()) print(mine, false);
+      if (!others_final) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    if (printer.enabled()) print(mine, true);
+    printer.Finish();
+  }
+  const Status finished = (*writer)->Finish();  // collective: agree, merge, broadcast
+  auto examples = comm.AllreduceSum(static_cast<std::int64_t>(mine));
+  auto bytes = comm.AllreduceSum(static_cast<std::int64_t>(summary.ok() ? summary->bytes : 0));
+  if (!finished.ok()) {
+    const bool own = !summary.ok() || finished.message().rfind("aborted:", 0) != 0;
+    if (own) std::cerr << cc.RankPrefix() << "sedpack: " << finished.ToString() << "\n";
+    else if (rank == 0) std::cerr << "sedpack: " << finished.ToString() << "\n";
+    return ExitCodeFor(finished);
+  }
+  if (rank == 0) {
+    const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    std::printf("generated %lld examples into %s with %d ranks (job %s)\n",
+                static_cast<long long>(examples.ValueOr(0)), out.c_str(), size,
+                (*writer)->job_id().c_str());
+    std::printf("  %s of values (%s on disk) in %s: %s/s\n",
+                FormatBytes(static_cast<double>(bytes.ValueOr(0))).c_str(),
+                FormatBytes(static_cast<double>(DiskUsage(out))).c_str(), FormatDuration(secs).c_str(),
+                FormatBytes(static_cast<double>(bytes.ValueOr(0)) / std::max(secs, 1e-9)).c_str());
+    auto sums = (*writer)->dataset()->MetadataChecksums();
+    const auto& algos = config.structure.hash_checksum_algorithms;
+    for (std::size_t i = 0; sums.ok() && i < sums->size() && i < algos.size(); ++i) {
+      std::printf("  dataset_info.json %s %s\n", std::string(HashAlgorithmName(algos[i])).c_str(),
+                  (*sums)[i].c_str());
+    }
+    std::fflush(stdout);
+  }
+  return kExitOk;
+}
+
 }  // namespace
 
 int RunGenerate(const std::vector<std::string>& args) {
@@ -189,13 +304,6 @@ int RunGenerate(const std::vector<std::string>& args) {
   if (auto code = ParseCommandLine(kGenerateSpec, options, positional, args, &vm)) return *code;
   if (!vm.count("config")) return UsageError("generate", "missing CONFIG argument");
 
-  if (auto ranks = DetectedRanks()) {
-    std::cerr << "sedpack: generate is running as one of " << *ranks
-              << " MPI ranks, but multi-rank generate is not supported yet (not built with "
-                 "MPI generate); run it as a single process\n";
-    return kExitNotBuilt;
-  }
-
   auto loaded = LoadGenerateConfig(vm["config"].as<std::string>());
   if (!loaded.ok()) return ReportError(loaded.status(), /*input_stage=*/true);
   GenerateConfig config = std::move(loaded).value();
@@ -208,6 +316,10 @@ int RunGenerate(const std::vector<std::string>& args) {
   if (out.empty()) {
     return UsageError("generate", "missing OUT argument (or generate.output in the config)");
   }
+  auto started = StartComm();
+  if (!started.ok()) return ReportError(started.status());
+  CliComm& cc = **started;
+  if (cc.comm().size() > 1) return RunGenerateParallel(cc, config, out);
   {
     std::error_code ec;
     if (std::filesystem::exists(out, ec) &&

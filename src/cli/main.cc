@@ -15,7 +15,8 @@ namespace sedpack::cli {
 std::span<const Subcommand> Subcommands() {
   static const Subcommand kTable[] = {
       {&kInfoSpec, &RunInfo}, {&kLsSpec, &RunLs},   {&kCheckSpec, &RunCheck},
-      {&kCatSpec, &RunCat},   {&kGenerateSpec, &RunGenerate},
+      {&kCatSpec, &RunCat},   {&kGenerateSpec, &RunGenerate}, {&kVerifySpec, &RunVerify},
+      {&kChecksumsSpec, &RunChecksums},
   };
   return kTable;
 }

@@ -176,7 +176,10 @@ Result<GenerateSummary> GenerateIntoDataset(const GenerateConfig& config,
     }
   }
 
-  SEDPACK_ASSIGN_OR_RETURN(std::unique_ptr<Filler> filler, Filler::Make(dataset, filler_options));
+  std::unique_ptr<Filler> filler;
+  if (!options.sink) {
+    SEDPACK_ASSIGN_OR_RETURN(filler, Filler::Make(dataset, filler_options));
+  }
   GenerateProgress progress;
   progress.examples_total = total;
   auto elapsed = [&] {
@@ -203,7 +206,8 @@ Result<GenerateSummary> GenerateIntoDataset(const GenerateConfig& config,
           custom = &meta;
         }
         const std::vector<ValueView> views = ex.Views();
-        SEDPACK_RETURN_NOT_OK(filler->WriteExample(job.split, views, custom));
+        SEDPACK_RETURN_NOT_OK(filler ? filler->WriteExample(job.split, views, custom)
+                                     : options.sink(job.split, views, custom));
       }
       pipeline.Release(j);
       progress.examples_done += job.count;
@@ -214,8 +218,13 @@ Result<GenerateSummary> GenerateIntoDataset(const GenerateConfig& config,
       }
     }
   }
-  SEDPACK_RETURN_NOT_OK(filler->Finish());
   summary.examples_total = total;
+  if (!filler) {
+    summary.bytes = total * generator->example_bytes();
+    summary.seconds = elapsed();
+    return summary;
+  }
+  SEDPACK_RETURN_NOT_OK(filler->Finish());
   summary.bytes = filler->bytes_written();
   summary.updated_infos = filler->updated_infos();
   if (filler_options.auto_update_dataset) {

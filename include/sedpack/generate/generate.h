@@ -7,6 +7,7 @@
 #include <functional>
 #include <limits>
 #include <memory>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -203,6 +204,10 @@ struct GenerateOptions {
   FillerOptions filler;
   /// Called on the calling thread after each batch of examples and at the end.
   std::function<void(const GenerateProgress&)> progress;
+  /// If set, every example goes to this function (in index order) instead of to a
+  /// Filler of GenerateIntoDataset's own, and finishing the shards is the caller's
+  /// job (e.g. DistributedWriter::WriteExample of one MPI rank).
+  std::function<Status(Split, std::span<const ValueView>, const JsonValue*)> sink;
 };
 
 /// What a GenerateDataset call did.

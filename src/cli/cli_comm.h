@@ -1,0 +1,27 @@
+// SPDX-License-Identifier: Apache-2.0
+// How the tool runs: one process, or one rank of an MPI job (mpirun/srun).
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "sedpack/mpi/comm.h"
+#include "sedpack/status.h"
+
+namespace sedpack::cli {
+
+/// The communicator of this process and whatever keeps MPI alive.
+class CliComm {
+ public:
+  virtual ~CliComm() = default;
+  virtual Comm& comm() = 0;
+  bool is_root() { return comm().rank() == 0; }
+  /// "[rank N] " under MPI with several ranks, "" otherwise.
+  std::string RankPrefix();
+};
+
+/// A serial communicator, or MPI when launched by mpirun/srun with several tasks.
+/// NotImplemented ("not built with MPI") if launched that way without MPI support.
+Result<std::unique_ptr<CliComm>> StartComm();
+
+}  // namespace sedpack::cli
