@@ -138,6 +138,52 @@ TEST_F(CheckTest, WrongCountsAreReported) {
   EXPECT_GE(Count(r, CheckProblem::Kind::kCountMismatch, "train/shards_list.json"), 1u);
 }
 
+TEST_F(CheckTest, CycleInListTreeIsReportedNotFollowed) {
+  // train/shards_list.json names itself as a child: a walker without a guard loops forever.
+  ASSERT_OK_AND_ASSIGN(std::string text, ReadFileText(root_ + "/train/shards_list.json"));
+  auto j = nlohmann::json::parse(text);
+  j["children_shard_lists"].push_back(
+      {{"shard_list_info_file", {{"file_path", "train/shards_list.json"}}}, {"number_of_examples", 1}});
+  ASSERT_OK(WriteFileAtomic(root_ + "/train/shards_list.json", j.dump(2)));
+  const CheckReport r = Check();
+  EXPECT_GE(Count(r, CheckProblem::Kind::kMalformed, "train/shards_list.json"), 1u);
+  ASSERT_OK_AND_ASSIGN(auto ds, Dataset::Open(root_));
+  EXPECT_STATUS(StatusCode::kCorruption, "more than once", ListShards(ds, Split::kTrain));
+}
+
+TEST_F(CheckTest, HugeCountsAreRejectedAsMalformed) {
+  ASSERT_OK_AND_ASSIGN(std::string text, ReadFileText(root_ + "/test/shards_list.json"));
+  auto j = nlohmann::json::parse(text);
+  j["number_of_examples"] = 9223372036854775807LL;
+  ASSERT_OK(WriteFileAtomic(root_ + "/test/shards_list.json", j.dump(2)));
+  const CheckReport r = Check();
+  EXPECT_GE(Count(r, CheckProblem::Kind::kMalformed, "test/shards_list.json"), 1u);
+}
+
+TEST_F(CheckTest, DeepNestingStopsWithAnError) {
+  // A chain of 100 lists, each the only child of the one above it.
+  std::string dir = "holdout";
+  std::vector<std::string> paths;
+  for (int i = 0; i < 100; ++i) {
+    paths.push_back(dir + "/shards_list.json");
+    dir += "/d";
+  }
+  for (std::size_t i = 0; i < paths.size(); ++i) {
+    nlohmann::json j = {{"relative_path_self", paths[i]}};
+    if (i + 1 < paths.size()) {
+      j["children_shard_lists"] = {{{"shard_list_info_file", {{"file_path", paths[i + 1]}}}}};
+    }
+    ASSERT_OK(WriteFileAtomic(root_ + "/" + paths[i], j.dump(2)));
+  }
+  const CheckReport r = Check();
+  EXPECT_FALSE(r.ok());
+  bool deep = false;
+  for (const auto& p : r.problems) deep = deep || p.message.find("deeper than") != std::string::npos;
+  EXPECT_TRUE(deep);
+  ASSERT_OK_AND_ASSIGN(auto ds, Dataset::Open(root_));
+  EXPECT_STATUS(StatusCode::kCorruption, "deeper than", ListShards(ds, Split::kHoldout));
+}
+
 TEST_F(CheckTest, UnreadableRootIsAnErrorStatus) {
   std::filesystem::remove(root_ + "/dataset_info.json");
   EXPECT_STATUS(StatusCode::kNotFound, "dataset_info.json", CheckDataset(root_, {}));
