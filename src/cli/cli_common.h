@@ -110,6 +110,7 @@ int RunLs(const std::vector<std::string>& args);
 int RunCheck(const std::vector<std::string>& args);
 int RunVerify(const std::vector<std::string>& args);
 int RunChecksums(const std::vector<std::string>& args);
+int RunFix(const std::vector<std::string>& args);
 int RunCat(const std::vector<std::string>& args);
 int RunGenerate(const std::vector<std::string>& args);
 
@@ -125,6 +126,7 @@ extern const CommandSpec kLsSpec;
 extern const CommandSpec kCheckSpec;
 extern const CommandSpec kVerifySpec;
 extern const CommandSpec kChecksumsSpec;
+extern const CommandSpec kFixSpec;
 extern const CommandSpec kCatSpec;
 extern const CommandSpec kGenerateSpec;
 

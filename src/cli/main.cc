@@ -16,7 +16,7 @@ std::span<const Subcommand> Subcommands() {
   static const Subcommand kTable[] = {
       {&kInfoSpec, &RunInfo}, {&kLsSpec, &RunLs},   {&kCheckSpec, &RunCheck},
       {&kCatSpec, &RunCat},   {&kGenerateSpec, &RunGenerate}, {&kVerifySpec, &RunVerify},
-      {&kChecksumsSpec, &RunChecksums},
+      {&kChecksumsSpec, &RunChecksums}, {&kFixSpec, &RunFix},
   };
   return kTable;
 }

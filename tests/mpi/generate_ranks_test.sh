@@ -32,4 +32,10 @@ if "$MPIEXEC" -n 2 "$BIN" generate "$CONFIG" "$TMP/taken" > /dev/null 2>&1; then
   echo "FAIL: generate into a non-empty folder succeeded"; exit 1
 fi
 [ "$(ls "$TMP/taken")" = file ] || { echo "FAIL: refused generate left files"; exit 1; }
+# `fix` lists a dead job's leftovers and removes them; listed data is untouched.
+mkdir -p "$TMP/ds2/train/deadjob-r1/aa" && echo x > "$TMP/ds2/train/deadjob-r1/aa/s.fb"
+"$BIN" fix "$TMP/ds2" | grep -q "orphan train/deadjob-r1/aa/s.fb" || { echo "FAIL: fix did not list the orphan"; exit 1; }
+"$BIN" fix "$TMP/ds2" --remove-orphans > /dev/null
+[ ! -e "$TMP/ds2/train/deadjob-r1" ] || { echo "FAIL: fix left the dead subtree"; exit 1; }
+"$BIN" verify "$TMP/ds2" | grep -q ": OK$" || { echo "FAIL: verify after fix"; exit 1; }
 echo "PASS"
