@@ -305,13 +305,7 @@ TEST_F(CliTest, GenerateOverridesAndDeterminism) {
   EXPECT_NE(r.code, 0) << r.err;
 }
 
-TEST_F(CliTest, GenerateUnderMultipleRanksIsNotSupported) {
-  const RunResult r = Sedpack("generate " + Quote(std::string(SEDPACK_CONFIGS_DIR) + "/generate_small.json") +
-                            " " + Quote(Path("x")),
-                        "OMPI_COMM_WORLD_SIZE=2");
-  EXPECT_EQ(r.code, 4) << r.err;
-  EXPECT_NE(r.err.find("not supported yet"), std::string::npos) << r.err;
-}
+// Multi-rank generate is tested for real under mpirun (tests/mpi/generate_ranks_test.sh).
 
 // Decode one of our JSON values to its little-endian bytes in `dtype`.
 std::string JsonToBytes(const Json& v, const std::string& dtype) {
