@@ -292,6 +292,45 @@ TEST(DistributedVerifyTest, FindsEveryCorruptionWhicheverRankChecksIt) {
                             [](const auto& p) { return p.warning() && p.path == "train/orphan.bin"; }));
     // Problems come sorted: errors first, then warnings.
     EXPECT_FALSE(r.problems.front().warning());
+    // The same report as the serial check, whatever the number of ranks.
+    ASSERT_OK_AND_ASSIGN(CheckReport serial, CheckDataset(dir.path(), o.check));
+    auto key = [](const CheckReport& rep) {
+      std::vector<std::string> out;
+      for (const auto& p : rep.problems) {
+        out.push_back(std::string(CheckProblemKindName(p.kind)) + " " + p.path + " " + p.algorithm + " " +
+                      p.expected + " " + p.found);
+      }
+      std::sort(out.begin(), out.end());
+      return out;
+    };
+    EXPECT_EQ(key(r), key(serial));
+    EXPECT_EQ(r.files_checked, serial.files_checked);
+  }
+}
+
+TEST(DistributedVerifyTest, GoldenDatasetsVerifyClean) {
+  // Datasets written by the reference implementation, with their recorded root hashes.
+  for (const char* name : {"fb_none", "fb_gzip", "fb_bz2", "fb_lzma", "fb_lz4", "fb_zstd", "fb_zlib",
+                           "npz_none", "npz_zip", "fb_multiprocessing", "fb_continue"}) {
+    const std::string dir = testing::GoldenDir() + "/" + name;
+    std::string text;
+    ASSERT_OK_AND_ASSIGN(text, ReadFileText(dir + "/expected.json"));
+    // The root checksums are the first array after "dataset_info_checksums".
+    VerifyOptions o;
+    o.check.deep = true;
+    const auto at = text.find("\"dataset_info_checksums\"");
+    ASSERT_NE(at, std::string::npos);
+    const auto end = text.find(']', at);
+    for (auto q = text.find('"', text.find('[', at)); q < end; q = text.find('"', q + 1)) {
+      const auto q2 = text.find('"', q + 1);
+      o.check.expected_root_checksums.push_back(text.substr(q + 1, q2 - q - 1));
+      q = q2;
+    }
+    ASSERT_OK_AND_ASSIGN(CheckReport r, VerifyDataset(TestComm(), dir + "/dataset", o));
+    if (TestComm().rank() == 0) {
+      for (const auto& p : r.problems) ADD_FAILURE() << name << ": " << p.path << ": " << p.message;
+      EXPECT_EQ(r.examples_checked, 24u) << name;
+    }
   }
 }
 
