@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# Parallel benchmarks of the sedpack tool on the TinyAES-shaped workload:
+#  - generate throughput with 1 and 2 MPI ranks (one generate thread each) and the
+#    scaling efficiency = throughput(2 ranks) / (2 x throughput(1 rank));
+#  - verify (sha256) time with 1 and 2 ranks against `sha256sum` over the same files,
+#    on a warm page cache, median of REPEAT runs.
+# Usage: bench/scaling.sh [SEDPACK_BIN] [CONFIG] [WORKDIR] [REPEAT]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+BIN="${1:-build/src/cli/sedpack}"
+CONFIG="${2:-configs/generate_tinyaes.json}"
+WORK="${3:-${TMPDIR:-/tmp}/sedpack-scaling}"
+REPEAT="${4:-3}"
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
+mkdir -p "$WORK"
+
+calc() { awk "BEGIN { print $1 }"; }
+seconds() { local t0 t1; t0=$(date +%s.%N); "$@" > /dev/null; t1=$(date +%s.%N); calc "$t1 - $t0"; }
+median() { sort -g | awk '{a[NR]=$1} END {print (NR % 2) ? a[(NR+1)/2] : (a[NR/2] + a[NR/2+1]) / 2}'; }
+
+echo "== generate ($CONFIG), median of $REPEAT"
+declare -A GEN
+for n in 1 2; do
+  times=()
+  for i in $(seq "$REPEAT"); do
+    rm -rf "$WORK/gen$n"
+    times+=("$(seconds mpirun -n "$n" "$BIN" generate "$CONFIG" "$WORK/gen$n" --threads 1)")
+  done
+  GEN[$n]=$(printf '%s\n' "${times[@]}" | median)
+done
+BYTES=$(du -sb "$WORK/gen1" | cut -f1)
+for n in 1 2; do
+  printf "generate %d rank(s): %.2f s, %.1f MB/s\n" "$n" "${GEN[$n]}" "$(calc "$BYTES / ${GEN[$n]} / 1000000")"
+done
+printf "scaling efficiency at 2 ranks: %.0f%%\n" "$(calc "100 * ${GEN[1]} / (2 * ${GEN[2]})")"
+
+echo "== verify (sha256) vs sha256sum over the same files, warm cache, median of $REPEAT"
+DS="$WORK/gen1"
+mapfile -t FILES < <(find "$DS" -type f | sort)
+cat "${FILES[@]}" > /dev/null  # warm the page cache
+S=(); V1=(); V2=()
+for i in $(seq "$REPEAT"); do
+  S+=("$(seconds sha256sum "${FILES[@]}")")
+  V1+=("$(seconds mpirun -n 1 "$BIN" verify "$DS")")
+  V2+=("$(seconds mpirun -n 2 "$BIN" verify "$DS")")
+done
+s=$(printf '%s\n' "${S[@]}" | median)
+v1=$(printf '%s\n' "${V1[@]}" | median)
+v2=$(printf '%s\n' "${V2[@]}" | median)
+printf "sha256sum: %.2f s (%.1f MB/s)\n" "$s" "$(calc "$BYTES / $s / 1000000")"
+printf "verify 1 rank: %.2f s = %.2fx sha256sum\n" "$v1" "$(calc "$v1 / $s")"
+printf "verify 2 ranks: %.2f s = %.2fx sha256sum, speed-up %.2fx over 1 rank\n" "$v2" "$(calc "$v2 / $s")" "$(calc "$v1 / $v2")"
+rm -rf "$WORK"
