@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Parallel benchmarks of the sedpack tool on the TinyAES-shaped workload:
-#  - generate throughput with 1 and 2 MPI ranks (one generate thread each) and the
+#  - generate throughput with 1 and 2 MPI ranks, each bound to one core (one generate
+#    thread and one shard-writing thread per rank), and the
 #    scaling efficiency = throughput(2 ranks) / (2 x throughput(1 rank));
 #  - verify (sha256) time with 1 and 2 ranks against `sha256sum` over the same files,
 #    on a warm page cache, median of REPEAT runs.
@@ -24,7 +25,7 @@ for n in 1 2; do
   times=()
   for i in $(seq "$REPEAT"); do
     rm -rf "$WORK/gen$n"
-    times+=("$(seconds mpirun -n "$n" "$BIN" generate "$CONFIG" "$WORK/gen$n" --threads 1)")
+    times+=("$(seconds mpirun --bind-to core -n "$n" "$BIN" generate "$CONFIG" "$WORK/gen$n" --threads 1)")
   done
   GEN[$n]=$(printf '%s\n' "${times[@]}" | median)
 done
@@ -41,8 +42,8 @@ cat "${FILES[@]}" > /dev/null  # warm the page cache
 S=(); V1=(); V2=()
 for i in $(seq "$REPEAT"); do
   S+=("$(seconds sha256sum "${FILES[@]}")")
-  V1+=("$(seconds mpirun -n 1 "$BIN" verify "$DS")")
-  V2+=("$(seconds mpirun -n 2 "$BIN" verify "$DS")")
+  V1+=("$(seconds mpirun --bind-to core -n 1 "$BIN" verify "$DS")")
+  V2+=("$(seconds mpirun --bind-to core -n 2 "$BIN" verify "$DS")")
 done
 s=$(printf '%s\n' "${S[@]}" | median)
 v1=$(printf '%s\n' "${V1[@]}" | median)
