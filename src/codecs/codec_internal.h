@@ -7,10 +7,12 @@
 #include <cstdint>
 #include <limits>
 #include <memory>
+#include <mutex>
 #include <span>
 #include <string_view>
 #include <vector>
 
+#include "codecs/byte_buffer.h"
 #include "sedpack/codecs/compress.h"
 #include "sedpack/status.h"
 #include "sedpack/types.h"
@@ -26,6 +28,13 @@ std::unique_ptr<Codec> MakeLzmaCodec();
 std::unique_ptr<Codec> MakeLz4Codec();
 std::unique_ptr<Codec> MakeZstdCodec();
 
+// The pooled, copy-free paths behind CompressToBuffer / DecompressTo (byte_buffer.h):
+// same bytes and Status as the codec classes, per-thread contexts.
+Status Lz4CompressToBuffer(std::span<const std::byte> input, ByteBuffer* out);
+Status Lz4DecompressTo(std::span<const std::byte> input, std::uint64_t max_output, ByteBuffer* out);
+Status ZstdCompressToBuffer(std::span<const std::byte> input, ByteBuffer* out);
+Status ZstdDecompressTo(std::span<const std::byte> input, std::uint64_t max_output, ByteBuffer* out);
+
 /// Display name of a codec in error messages ("GZIP", "ZSTD", ...).
 inline std::string_view CodecLabel(Compression c) {
   std::string_view name = CompressionName(c);
@@ -35,31 +44,66 @@ inline std::string_view CodecLabel(Compression c) {
 /// Uninitialized scratch memory reused across calls. Compressors write into it
 /// instead of into a value-initialized std::vector of the worst-case bound, so a
 /// call pays for neither zero-filling nor page-faulting the unused tail of the bound.
+/// Large blocks come from (and go back to) the PooledBlock pool, so even a
+/// short-lived codec gets memory that is already faulted in.
 class ScratchBuffer {
  public:
   /// Return at least `n` writable bytes (contents unspecified).
   std::byte* Get(std::size_t n) {
-    if (n > capacity_ || !data_) {
-      data_.reset();  // Free first so old and new never coexist.
-      capacity_ = std::max<std::size_t>(n, 1);
-      data_ = std::make_unique_for_overwrite<std::byte[]>(capacity_);
+    if (n > block_.capacity() || block_.data() == nullptr) {
+      block_.reset();  // Free first so old and new never coexist.
+      block_ = PooledBlock::Allocate(std::max<std::size_t>(n, 1));
     }
-    return data_.get();
+    return block_.data();
   }
+  /// Hand the memory over (the scratch is empty afterwards).
+  PooledBlock Release() { return std::move(block_); }
   /// Drop the buffer if it is too large to keep around between calls.
   void Trim() {
-    if (capacity_ > kMaxRetained) {
-      data_.reset();
-      capacity_ = 0;
-    }
+    if (block_.capacity() > kMaxRetained) block_.reset();
   }
 
  private:
   // Typical shards are a few MiB; keeping a multi-GiB scratch alive after one
   // huge shard would waste memory for the life of the codec.
   static constexpr std::size_t kMaxRetained = 64u << 20;
-  std::unique_ptr<std::byte[]> data_;
-  std::size_t capacity_ = 0;
+  PooledBlock block_;
+};
+
+/// Idle codec contexts shared process-wide (at most kMaxIdle kept). Filler
+/// workers and reader prefetch threads are short-lived, so per-thread contexts
+/// would rarely be warm. `Free`'s return value is ignored.
+template <class Ctx, Ctx* (*Create)(), auto Free>
+class ContextPool {
+ public:
+  // A context owned by the caller until Put(); nullptr if it cannot be made.
+  Ctx* Get() {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (!idle_.empty()) {
+        Ctx* c = idle_.back();
+        idle_.pop_back();
+        return c;
+      }
+    }
+    return Create();
+  }
+  void Put(Ctx* c) {
+    if (c == nullptr) return;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (idle_.size() < kMaxIdle) {
+        idle_.push_back(c);
+        return;
+      }
+    }
+    Free(c);
+  }
+
+ private:
+  static constexpr std::size_t kMaxIdle = 8;
+  std::mutex mu_;
+  std::vector<Ctx*> idle_;
 };
 
 /// Output of a streaming decompressor whose total size is not known up front.
@@ -67,11 +111,13 @@ class ScratchBuffer {
 /// bytes: the one spare byte tells "exactly max_output" from "more than that"
 /// without ever holding more than the cap (+1) in memory. Bytes `*out` already
 /// holds (a vector reused across calls) are overwritten in place, so a reused
-/// vector is neither reallocated nor zero-filled again.
-class CappedOutput {
+/// vector is neither reallocated nor zero-filled again. `Vec` is
+/// std::vector<std::byte> or ByteBuffer (which never zero-fills).
+template <class Vec>
+class BasicCappedOutput {
  public:
   /// `size_hint`: expected final size (only a hint; clamped to the cap).
-  CappedOutput(std::vector<std::byte>* out, std::uint64_t max_output, std::uint64_t size_hint)
+  BasicCappedOutput(Vec* out, std::uint64_t max_output, std::uint64_t size_hint)
       : out_(out) {
     // size_t and vector::max_size bound what can be held in memory at all.
     const std::uint64_t hard_max =
@@ -112,13 +158,14 @@ class CappedOutput {
 
  private:
   static constexpr std::size_t kMinStep = 64u << 10;
-  std::vector<std::byte>* out_;
+  Vec* out_;
   std::size_t max_output_ = 0;
   std::size_t limit_ = 0;
   std::size_t initial_ = 0;
   std::size_t window_ = 0;  // Bytes of *out this call may write.
   std::size_t used_ = 0;
 };
+using CappedOutput = BasicCappedOutput<std::vector<std::byte>>;
 
 /// Default first allocation for streaming decoders without a size hint:
 /// a few times the input, at least 64 KiB.

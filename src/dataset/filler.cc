@@ -2,6 +2,8 @@
 #include "sedpack/dataset/filler.h"
 
 #include <atomic>
+#include <condition_variable>
+#include <deque>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -12,6 +14,8 @@
 #include "sedpack/io/file.h"
 #include "sedpack/metadata/paths.h"
 #include "sedpack/shard/shard.h"
+#include "codecs/byte_buffer.h"
+#include "shard/shard_internal.h"
 
 namespace sedpack {
 
@@ -40,6 +44,7 @@ class Filler::Impl {
     if (threads <= 0) threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
     int pending = options_.max_pending_shards > 0 ? options_.max_pending_shards : 2 * threads;
     pool_ = std::make_unique<internal::WorkerPool>(threads, pending);
+    max_in_flight_ = std::max(1, pending);
     return Status::OK();
   }
 
@@ -103,6 +108,7 @@ class Filler::Impl {
       if (st.writer && st.writer->num_examples() > 0) SEDPACK_RETURN_NOT_OK(CloseShard(split, st));
       st.writer.reset();
     }
+    WaitInFlightBelow(1);  // Doing the last file writes on this thread.
     pool_->Wait();
     SEDPACK_RETURN_NOT_OK(Sticky());
 
@@ -185,30 +191,93 @@ class Filler::Impl {
     auto writer = std::shared_ptr<ShardWriter>(std::move(st.writer));
     const std::string abs_path = dataset_->PathOf(rel_path);
     const auto algos = structure.hash_checksum_algorithms;
-    const bool sync = options_.sync;
-    pool_->Submit([this, writer, slot, abs_path, algos, sync] {
-      if (!Sticky().ok()) return;  // another shard already failed: do no more work
-      auto bytes = writer->Finish();
-      if (!bytes.ok()) {
-        (void)SetSticky(bytes.status().WithPrefix(abs_path + ": "));
-        return;
+    // Wait for a free slot here (not inside Submit) so that this thread can do
+    // finished shards' file writes meanwhile.
+    WaitInFlightBelow(max_in_flight_);
+    {
+      std::lock_guard<std::mutex> lock(io_mu_);
+      ++in_flight_;
+    }
+    pool_->Submit([this, writer, slot, abs_path, algos] {
+      PendingWrite w{abs_path, {}, {}, slot};
+      if (!Sticky().ok()) return ShardDone();  // another shard already failed: do no more work
+      // Compressed straight into pooled memory, hashed from it once; the
+      // write() then goes from the same memory, without any copy.
+      Status st = shard_internal::FinishShardToBuffer(*writer, &w.bytes);
+      if (!st.ok()) {
+        (void)SetSticky(st.WithPrefix(abs_path + ": "));
+        return ShardDone();
       }
-      auto hashes = HashBytes(algos, *bytes);
+      auto hashes = HashBytes(algos, w.bytes.span());
       if (!hashes.ok()) {
         (void)SetSticky(hashes.status());
-        return;
+        return ShardDone();
       }
-      AtomicWriteOptions wopts;
-      wopts.sync = sync;
-      wopts.no_replace = true;  // random names never collide in practice; never clobber
-      Status w = WriteFileAtomic(abs_path, *bytes, wopts);
-      if (!w.ok()) {
-        (void)SetSticky(w);
-        return;
+      w.hashes = std::move(*hashes);
+      {
+        // If the filling thread is idle, blocked until a worker frees a slot,
+        // it does the file write, and this worker goes on compressing.
+        std::lock_guard<std::mutex> lock(io_mu_);
+        if (caller_waiting_ > 0 && io_queue_.empty()) {
+          io_queue_.push_back(std::move(w));
+          io_cv_.notify_all();
+          return;
+        }
       }
-      slot->file_infos[0].hash_checksums = std::move(*hashes);
+      WriteShard(std::move(w));
     });
     return Sticky();
+  }
+
+  // A shard whose bytes are ready (compressed and hashed) but not yet written.
+  struct PendingWrite {
+    std::string path;
+    codecs_internal::ByteBuffer bytes;
+    std::vector<std::string> hashes;
+    std::shared_ptr<ShardInfo> slot;
+  };
+
+  void WriteShard(PendingWrite w) {
+    if (Sticky().ok()) {
+      AtomicWriteOptions wopts;
+      wopts.sync = options_.sync;
+      wopts.no_replace = true;  // random names never collide in practice; never clobber
+      const Status s = WriteFileAtomic(w.path, w.bytes.span(), wopts);
+      if (s.ok()) {
+        w.slot->file_infos[0].hash_checksums = std::move(w.hashes);
+      } else {
+        (void)SetSticky(s);
+      }
+    }
+    w.bytes = {};  // Back to the pool before the slot is freed.
+    ShardDone();
+  }
+
+  void ShardDone() {
+    std::lock_guard<std::mutex> lock(io_mu_);
+    --in_flight_;
+    io_cv_.notify_all();
+  }
+
+  // Block (on the filling thread) until fewer than `limit` shards are in
+  // flight, doing the file writes workers hand over meanwhile. Returns with
+  // no handed-over write left behind.
+  void WaitInFlightBelow(int limit) {
+    std::unique_lock<std::mutex> lock(io_mu_);
+    for (;;) {
+      if (!io_queue_.empty()) {
+        PendingWrite w = std::move(io_queue_.front());
+        io_queue_.pop_front();
+        lock.unlock();
+        WriteShard(std::move(w));
+        lock.lock();
+        continue;
+      }
+      if (in_flight_ < limit) return;
+      ++caller_waiting_;
+      io_cv_.wait(lock);
+      --caller_waiting_;
+    }
   }
 
   Status Sticky() {
@@ -231,6 +300,14 @@ class Filler::Impl {
   std::vector<Split> split_order_;
   std::vector<ShardListInfo> updated_;
   std::unique_ptr<internal::WorkerPool> pool_;
+  // Shards submitted and not yet written (or failed), at most max_in_flight_;
+  // writes handed to the filling thread; whether it is waiting. All under io_mu_.
+  std::mutex io_mu_;
+  std::condition_variable io_cv_;
+  int in_flight_ = 0;
+  int max_in_flight_ = 1;
+  int caller_waiting_ = 0;
+  std::deque<PendingWrite> io_queue_;
   std::mutex status_mu_;
   Status status_;
   bool finished_ = false;

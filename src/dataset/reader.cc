@@ -1,7 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "sedpack/dataset/reader.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <deque>
 #include <future>
 #include <map>
@@ -11,6 +17,7 @@
 
 #include "sedpack/io/file.h"
 #include "sedpack/metadata/paths.h"
+#include "shard/shard_internal.h"
 
 namespace sedpack {
 namespace {
@@ -18,6 +25,49 @@ namespace {
 // Lists nest one folder per level; real trees are a handful deep. A deeper
 // tree is hostile or broken and is refused rather than followed.
 constexpr std::size_t kMaxListDepth = 64;
+
+Status ErrnoStatus(std::string_view what, const std::string& path, int err) {
+  if (err == ENOENT) return Status::NotFound(what, " ", path, ": ", std::strerror(err));
+  if (err == EEXIST) return Status::AlreadyExists(what, " ", path, ": ", std::strerror(err));
+  return Status::IOError(what, " ", path, ": ", std::strerror(err));
+}
+
+// ReadFileBytes (same checks and messages), but into pooled memory that is
+// neither zero-filled nor freshly mapped for every shard.
+Status ReadFileInto(const std::string& path, std::uint64_t max_bytes,
+                    codecs_internal::ByteBuffer* out) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return ErrnoStatus("cannot open", path, errno);
+  struct Closer {
+    int fd;
+    ~Closer() { ::close(fd); }
+  } closer{fd};
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) return ErrnoStatus("cannot stat", path, errno);
+  if (!S_ISREG(st.st_mode)) return Status::IOError("not a regular file: ", path);
+  const auto size = static_cast<std::uint64_t>(st.st_size);
+  if (size > max_bytes) {
+    return Status::ResourceExhausted("file ", path, " has ", size, " bytes, more than the limit of ",
+                                     max_bytes);
+  }
+  try {
+    out->resize(static_cast<std::size_t>(size));
+  } catch (const std::bad_alloc&) {
+    return Status::ResourceExhausted("out of memory reading ", path, " (", size, " bytes)");
+  }
+  std::size_t done = 0;
+  while (done < size) {
+    const ssize_t n =
+        ::read(fd, out->data() + done, std::min<std::uint64_t>(size - done, 1u << 30));
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return ErrnoStatus("cannot read", path, errno);
+    }
+    if (n == 0) return Status::IOError("file ", path, " shrank while being read");
+    done += static_cast<std::size_t>(n);
+  }
+  return Status::OK();
+}
 
 }  // namespace
 
@@ -83,10 +133,10 @@ Result<std::shared_ptr<const DecodedShard>> ReadShard(const Dataset& dataset, co
   const auto& structure = dataset.info().dataset_structure;
   // A compressed file can never be larger than what it decompresses to by much;
   // reading it is bounded by the same limit.
-  SEDPACK_ASSIGN_OR_RETURN(std::vector<std::byte> bytes,
-                           ReadFileBytes(dataset.PathOf(rel), limits.max_decompressed_bytes));
-  auto decoded = DecodeShard(structure.shard_file_type, structure.compression, dataset.schema(),
-                             std::move(bytes), limits);
+  codecs_internal::ByteBuffer bytes;
+  SEDPACK_RETURN_NOT_OK(ReadFileInto(dataset.PathOf(rel), limits.max_decompressed_bytes, &bytes));
+  auto decoded = shard_internal::DecodeShardBuffer(structure.shard_file_type, structure.compression,
+                                                   dataset.schema(), std::move(bytes), limits);
   if (!decoded.ok()) return decoded.status().WithPrefix(rel + ": ");
   return std::shared_ptr<const DecodedShard>(std::move(decoded).value());
 }

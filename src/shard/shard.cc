@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "sedpack/shard/shard.h"
 
+#include <new>
 #include <set>
 #include <string>
 #include <utility>
@@ -176,12 +177,38 @@ Result<std::unique_ptr<DecodedShard>> DecodeShard(ShardFileType type, Compressio
                                                   const std::vector<AttributeSpec>& schema,
                                                   std::vector<std::byte> file_bytes,
                                                   const ShardReadLimits& limits) {
-  SEDPACK_RETURN_NOT_OK(CheckTypeAndCompression(type, compression));
-  SEDPACK_RETURN_NOT_OK(shard_internal::ValidateSchema(schema));
-  if (type == ShardFileType::kFb) {
-    return shard_internal::DecodeFbShard(compression, schema, std::move(file_bytes), limits);
-  }
-  return shard_internal::DecodeNpzShard(schema, std::move(file_bytes), limits);
+  return shard_internal::DecodeShardBuffer(type, compression, schema,
+                                           codecs_internal::ByteBuffer(std::move(file_bytes)),
+                                           limits);
 }
+
+namespace shard_internal {
+
+Result<std::unique_ptr<DecodedShard>> DecodeShardBuffer(ShardFileType type, Compression compression,
+                                                        const std::vector<AttributeSpec>& schema,
+                                                        codecs_internal::ByteBuffer file_bytes,
+                                                        const ShardReadLimits& limits) {
+  SEDPACK_RETURN_NOT_OK(CheckTypeAndCompression(type, compression));
+  SEDPACK_RETURN_NOT_OK(ValidateSchema(schema));
+  if (type == ShardFileType::kFb) {
+    return DecodeFbShard(compression, schema, std::move(file_bytes), limits);
+  }
+  std::vector<std::byte> bytes;
+  try {
+    bytes = std::move(file_bytes).ToVector();
+  } catch (const std::bad_alloc&) {
+    return Status::ResourceExhausted("out of memory while decoding an npz shard");
+  }
+  return DecodeNpzShard(schema, std::move(bytes), limits);
+}
+
+Status FinishShardToBuffer(ShardWriter& writer, codecs_internal::ByteBuffer* out) {
+  if (auto* w = dynamic_cast<BufferFinishable*>(&writer)) return w->FinishToBuffer(out);
+  SEDPACK_ASSIGN_OR_RETURN(std::vector<std::byte> bytes, writer.Finish());
+  *out = codecs_internal::ByteBuffer(std::move(bytes));
+  return Status::OK();
+}
+
+}  // namespace shard_internal
 
 }  // namespace sedpack

@@ -11,6 +11,7 @@
 #include <string_view>
 #include <vector>
 
+#include "codecs/byte_buffer.h"
 #include "sedpack/shard/shard.h"
 #include "sedpack/status.h"
 #include "sedpack/types.h"
@@ -60,13 +61,31 @@ inline void AppendLe(std::uint64_t value, int bytes, std::vector<std::byte>* out
   }
 }
 
+/// Implemented by writers that can hand over their file bytes without first
+/// copying them into the std::vector that ShardWriter::Finish() returns.
+class BufferFinishable {
+ public:
+  virtual ~BufferFinishable() = default;
+  /// Like Finish(), but the bytes end up in `*out` (pooled memory).
+  virtual Status FinishToBuffer(codecs_internal::ByteBuffer* out) = 0;
+};
+
+/// writer.Finish() into `*out`; copy-free for compressed fb shards.
+Status FinishShardToBuffer(ShardWriter& writer, codecs_internal::ByteBuffer* out);
+
+/// DecodeShard() on bytes held in a ByteBuffer (e.g. read into pooled memory).
+Result<std::unique_ptr<DecodedShard>> DecodeShardBuffer(ShardFileType type, Compression compression,
+                                                        const std::vector<AttributeSpec>& schema,
+                                                        codecs_internal::ByteBuffer file_bytes,
+                                                        const ShardReadLimits& limits);
+
 // Per-format entry points (fb/fb_writer.cc, fb/fb_reader.cc, npz/npz_writer.cc,
 // npz/npz_reader.cc). The schema and compression were validated by the caller.
 std::unique_ptr<ShardWriter> MakeFbShardWriter(Compression compression,
                                                std::vector<AttributeSpec> schema);
 Result<std::unique_ptr<DecodedShard>> DecodeFbShard(Compression compression,
                                                     const std::vector<AttributeSpec>& schema,
-                                                    std::vector<std::byte> file_bytes,
+                                                    codecs_internal::ByteBuffer file_bytes,
                                                     const ShardReadLimits& limits);
 std::unique_ptr<ShardWriter> MakeNpzShardWriter(Compression compression,
                                                 std::vector<AttributeSpec> schema);

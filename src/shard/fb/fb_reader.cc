@@ -11,7 +11,7 @@ namespace {
 
 class FbDecodedShard final : public DecodedShard {
  public:
-  FbDecodedShard(std::vector<std::byte> buffer, const std::vector<AttributeSpec>& schema)
+  FbDecodedShard(codecs_internal::ByteBuffer buffer, const std::vector<AttributeSpec>& schema)
       : buffer_(std::move(buffer)) {
     dtypes_.reserve(schema.size());
     shapes_.reserve(schema.size());
@@ -104,7 +104,7 @@ class FbDecodedShard final : public DecodedShard {
     return Status::OK();
   }
 
-  std::vector<std::byte> buffer_;
+  codecs_internal::ByteBuffer buffer_;  // Pooled (decompressed) or adopted file bytes.
   std::vector<DType> dtypes_;
   std::vector<Shape> shapes_;
   std::size_t num_examples_ = 0;
@@ -115,15 +115,16 @@ class FbDecodedShard final : public DecodedShard {
 
 Result<std::unique_ptr<DecodedShard>> DecodeFbShard(Compression compression,
                                                     const std::vector<AttributeSpec>& schema,
-                                                    std::vector<std::byte> file_bytes,
+                                                    codecs_internal::ByteBuffer file_bytes,
                                                     const ShardReadLimits& limits) {
   try {
-    std::vector<std::byte> buffer;
+    codecs_internal::ByteBuffer buffer;
     if (compression == Compression::kNone) {
       buffer = std::move(file_bytes);
     } else {
-      SEDPACK_ASSIGN_OR_RETURN(std::unique_ptr<Codec> codec, MakeCodec(compression));
-      SEDPACK_RETURN_NOT_OK(codec->Decompress(file_bytes, limits.max_decompressed_bytes, &buffer)
+      // Decoded straight into pooled memory: no zero-fill, no fresh mapping.
+      SEDPACK_RETURN_NOT_OK(codecs_internal::DecompressTo(compression, file_bytes.span(),
+                                                          limits.max_decompressed_bytes, &buffer)
                                 .WithPrefix("fb shard: "));
       file_bytes = {};  // Release the compressed copy before indexing.
     }

@@ -6,6 +6,7 @@
 #include <utility>
 #include <vector>
 
+#include "codecs/byte_buffer.h"
 #include "shard/fb/fb_internal.h"
 #include "shard/shard_internal.h"
 
@@ -36,7 +37,30 @@ constexpr std::uint64_t kInitialExamples = 256;
 constexpr std::uint64_t kMinInitialBytes = 1024;
 constexpr std::uint64_t kMaxInitialBytes = 256ULL << 20;
 
-class FbShardWriter final : public ShardWriter {
+// Builder memory from the codecs' block pool: a shard-sized buffer that is
+// already faulted in (or backed by huge pages) instead of a fresh mmap that is
+// page-faulted 4 KiB at a time. Holds the (at most two, while growing) blocks
+// the builder uses.
+class PooledFbAllocator final : public flatbuffers::Allocator {
+ public:
+  std::uint8_t* allocate(std::size_t size) override {
+    blocks_.push_back(codecs_internal::PooledBlock::Allocate(size));
+    return reinterpret_cast<std::uint8_t*>(blocks_.back().data());
+  }
+  void deallocate(std::uint8_t* p, std::size_t) override {
+    for (auto it = blocks_.begin(); it != blocks_.end(); ++it) {
+      if (reinterpret_cast<std::uint8_t*>(it->data()) == p) {
+        blocks_.erase(it);
+        return;
+      }
+    }
+  }
+
+ private:
+  std::vector<codecs_internal::PooledBlock> blocks_;
+};
+
+class FbShardWriter final : public ShardWriter, public BufferFinishable {
  public:
   FbShardWriter(Compression compression, std::vector<AttributeSpec> schema)
       : compression_(compression), schema_(std::move(schema)) {
@@ -65,7 +89,7 @@ class FbShardWriter final : public ShardWriter {
       if (!builder_) {
         const std::uint64_t initial = std::clamp(added * kInitialExamples + kFinishOverhead,
                                                  kMinInitialBytes, kMaxInitialBytes);
-        builder_ = std::make_unique<flatbuffers::FlatBufferBuilder>(initial);
+        builder_ = std::make_unique<flatbuffers::FlatBufferBuilder>(initial, &allocator_);
       }
       flatbuffers::FlatBufferBuilder& b = *builder_;
       attributes_.clear();
@@ -114,33 +138,61 @@ class FbShardWriter final : public ShardWriter {
   }
 
   Result<std::vector<std::byte>> Finish() override {
+    std::vector<std::byte> raw;
+    SEDPACK_RETURN_NOT_OK(FinishWith([&raw](std::span<const std::byte> encoded, Compression c) {
+      if (c == Compression::kNone) {
+        raw.assign(encoded.begin(), encoded.end());
+        return Status::OK();
+      }
+      codecs_internal::ByteBuffer compressed;
+      SEDPACK_RETURN_NOT_OK(codecs_internal::CompressToBuffer(c, encoded, &compressed));
+      raw = std::move(compressed).ToVector();
+      return Status::OK();
+    }));
+    return raw;
+  }
+
+  // The compressed file bytes stay in the pooled memory the compressor wrote
+  // them to: never copied into a vector.
+  Status FinishToBuffer(codecs_internal::ByteBuffer* out) override {
+    return FinishWith([out](std::span<const std::byte> encoded, Compression c) {
+      if (c == Compression::kNone) {
+        out->clear();
+        out->resize(encoded.size());
+        if (!encoded.empty()) std::memcpy(out->data(), encoded.data(), encoded.size());
+        return Status::OK();
+      }
+      return codecs_internal::CompressToBuffer(c, encoded, out);
+    });
+  }
+
+ private:
+  // Finish the FlatBuffer and hand its bytes (valid during the call) to `emit`.
+  template <class Emit>
+  Status FinishWith(Emit&& emit) {
     if (finished_) return Status::InvalidArgument("Finish() called twice or after a failure");
     finished_ = true;
-    std::vector<std::byte> raw;
     try {
-      if (!builder_) builder_ = std::make_unique<flatbuffers::FlatBufferBuilder>(kMinInitialBytes);
+      if (!builder_) {
+        builder_ = std::make_unique<flatbuffers::FlatBufferBuilder>(kMinInitialBytes, &allocator_);
+      }
       flatbuffers::FlatBufferBuilder& b = *builder_;
       const auto examples = b.CreateVector(examples_);
       b.Finish(fb_internal::fbs::CreateShard(b, examples));
       const std::span<const std::byte> buffer(
           reinterpret_cast<const std::byte*>(b.GetBufferPointer()), b.GetSize());
-      if (compression_ == Compression::kNone) {
-        raw.assign(buffer.begin(), buffer.end());
-      } else {
-        SEDPACK_ASSIGN_OR_RETURN(std::unique_ptr<Codec> codec, MakeCodec(compression_));
-        SEDPACK_RETURN_NOT_OK(codec->Compress(buffer, &raw));
-      }
+      SEDPACK_RETURN_NOT_OK(emit(buffer, compression_));
     } catch (const std::bad_alloc&) {
       return Status::ResourceExhausted("out of memory while finishing an fb shard");
     }
     builder_.reset();
     examples_ = {};
-    return raw;
+    return Status::OK();
   }
 
- private:
   Compression compression_;
   std::vector<AttributeSpec> schema_;
+  PooledFbAllocator allocator_;  // Outlives builder_ (declared before it).
   // Made lazily, sized by the first example.
   std::unique_ptr<flatbuffers::FlatBufferBuilder> builder_;
   std::vector<flatbuffers::Offset<Example>> examples_;
