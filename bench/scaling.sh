@@ -50,5 +50,16 @@ v1=$(printf '%s\n' "${V1[@]}" | median)
 v2=$(printf '%s\n' "${V2[@]}" | median)
 printf "sha256sum: %.2f s (%.1f MB/s)\n" "$s" "$(calc "$BYTES / $s / 1000000")"
 printf "verify 1 rank: %.2f s = %.2fx sha256sum\n" "$v1" "$(calc "$v1 / $s")"
+# What two cores of this machine give at all: sha256sum of the two halves of the
+# file list at once, against one after the other.
+HALF=$(( ${#FILES[@]} / 2 ))
+P=(); Q=()
+for i in $(seq "$REPEAT"); do
+  P+=("$(seconds bash -c 'sha256sum "$@" > /dev/null' _ "${FILES[@]}")")
+  Q+=("$(seconds bash -c 'h=$1; shift; sha256sum "${@:1:$h}" > /dev/null & sha256sum "${@:$((h+1))}" > /dev/null; wait' _ "$HALF" "${FILES[@]}")")
+done
+p=$(printf '%s\n' "${P[@]}" | median)
+q=$(printf '%s\n' "${Q[@]}" | median)
+printf "machine ceiling: 2 x sha256sum in parallel speed-up %.2fx (efficiency %.0f%%)\n" "$(calc "$p / $q")" "$(calc "50 * $p / $q")"
 printf "verify 2 ranks: %.2f s = %.2fx sha256sum, speed-up %.2fx over 1 rank\n" "$v2" "$(calc "$v2 / $s")" "$(calc "$v1 / $v2")"
 rm -rf "$WORK"

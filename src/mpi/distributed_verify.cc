@@ -143,6 +143,7 @@ Result<CheckReport> VerifyDataset(Comm& comm, const std::string& root, const Ver
   }
 
   // 4. Gather the reports; rank 0 adds the metadata findings and orphans.
+  SEDPACK_RETURN_NOT_OK(comm.IdleBarrier());
   SEDPACK_ASSIGN_OR_RETURN(std::vector<std::string> gathered, comm.Gatherv(EncodeCheckReport(part), 0));
   if (rank != 0) return part;
   CheckReport out = std::move(walk.report);

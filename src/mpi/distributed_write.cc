@@ -123,6 +123,8 @@ Status DistributedWriter::Finish() {
     }
     if (!st.ok()) Fail(st);
   }
+  // Ranks finish their shards at different times; wait without spinning.
+  SEDPACK_RETURN_NOT_OK(comm_.IdleBarrier());
   // 3. Agree on success: the lowest failing rank, or size() if none failed.
   SEDPACK_ASSIGN_OR_RETURN(std::int64_t first_bad,
                            comm_.AllreduceMin(local_.ok() ? comm_.size() : comm_.rank()));

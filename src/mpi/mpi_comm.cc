@@ -3,6 +3,8 @@
 #include <mpi.h>
 
 #include <algorithm>
+#include <chrono>
+#include <thread>
 #include <deque>
 #include <limits>
 #include <vector>
@@ -62,6 +64,17 @@ class MpiComm final : public Comm {
   bool IsMPI() const override { return true; }
 
   Status Barrier() override { return Check(MPI_Barrier(comm_), "Barrier"); }
+
+  Status IdleBarrier() override {
+    MPI_Request req;
+    SEDPACK_RETURN_NOT_OK(Check(MPI_Ibarrier(comm_, &req), "Ibarrier"));
+    for (;;) {
+      int done = 0;
+      SEDPACK_RETURN_NOT_OK(Check(MPI_Test(&req, &done, MPI_STATUS_IGNORE), "Test(Ibarrier)"));
+      if (done) return Status::OK();
+      std::this_thread::sleep_for(std::chrono::microseconds(500));
+    }
+  }
 
   Status Bcast(std::string* data, int root) override {
     long long n = static_cast<long long>(data->size());

@@ -13,6 +13,7 @@ class SerialComm final : public Comm {
   int size() const override { return 1; }
   bool IsMPI() const override { return false; }
   Status Barrier() override { return Status::OK(); }
+  Status IdleBarrier() override { return Status::OK(); }
   Status Bcast(std::string*, int root) override { return CheckRoot(root); }
   Result<std::vector<std::string>> Gatherv(const std::string& mine, int root) override {
     SEDPACK_RETURN_NOT_OK(CheckRoot(root));

@@ -23,6 +23,10 @@ class Comm {
   virtual bool IsMPI() const = 0;
 
   virtual Status Barrier() = 0;
+  /// A barrier that sleeps while it waits instead of spinning, so that ranks that
+  /// finished early leave the CPU to those still working (MPI's blocking
+  /// collectives busy-poll). Use before a collective that follows uneven work.
+  virtual Status IdleBarrier() = 0;
   /// Replace `*data` on every rank by root's bytes (any length).
   virtual Status Bcast(std::string* data, int root) = 0;
   /// Gather every rank's bytes (any length each) to root, in rank order. Other
