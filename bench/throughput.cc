@@ -6,7 +6,9 @@
 //   sedpack_bench_throughput [--examples N] [--trace-length L] [--dir D] [--threads T] [--repeat R]
 //
 // Every number is the best of R runs (default 1); on a shared machine R = 3..5
-// removes most of the noise from other processes.
+// removes most of the noise from other processes. (Write repeats after the
+// first can reuse the page cache freed by deleting the previous run's files,
+// so on VMs where fresh memory is slow, best-of-R writes are optimistic.)
 #include <algorithm>
 #include <chrono>
 #include <cmath>

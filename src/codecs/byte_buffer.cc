@@ -30,6 +30,11 @@ constexpr std::size_t kHugePage = std::size_t{2} << 20;
 // while idle.
 constexpr std::size_t kMaxIdleBlocks = 4;
 constexpr std::size_t kMaxIdleBytes = std::size_t{256} << 20;
+#ifdef MADV_POPULATE_WRITE
+constexpr int kMadvPopulateWrite = MADV_POPULATE_WRITE;
+#else
+constexpr int kMadvPopulateWrite = 23;  // Linux 5.14 uapi value; EINVAL on older kernels.
+#endif
 
 struct Block {
   std::byte* data;
@@ -46,10 +51,10 @@ class Pool {
     if (cap < n) throw std::bad_alloc();  // Overflow.
     {
       std::lock_guard<std::mutex> lock(mu_);
-      // Best fit, but never a block more than 4x too large (the holder may
-      // keep it long, e.g. a decoded shard).
+      // Best fit, the most recently released among equals; but never a block
+      // more than 4x too large (the holder may keep it long, e.g. a decoded shard).
       std::size_t best = idle_.size();
-      for (std::size_t i = 0; i < idle_.size(); ++i) {
+      for (std::size_t i = idle_.size(); i-- > 0;) {
         const std::size_t c = idle_[i].capacity;
         if (c >= cap && c / 4 <= cap && (best == idle_.size() || c < idle_[best].capacity)) best = i;
       }
@@ -102,6 +107,14 @@ class Pool {
 #ifdef MADV_HUGEPAGE
     ::madvise(reinterpret_cast<void*>(aligned), cap, MADV_HUGEPAGE);  // A hint; may fail.
 #endif
+    // A block the pool may keep is faulted in whole, in one call: every idle
+    // block is then equally warm, whichever part of it the next holder writes
+    // (a builder fills from the end, a compressor from the start). Larger
+    // blocks (never pooled) stay lazy, so a hostile size claim commits only
+    // what is really written. Linux >= 5.14; elsewhere pages fault on use.
+    if (cap <= kMaxIdleBytes) {
+      ::madvise(reinterpret_cast<void*>(aligned), cap, kMadvPopulateWrite);
+    }
     return reinterpret_cast<std::byte*>(aligned);
   }
 

@@ -6,6 +6,7 @@
 #include <deque>
 #include <map>
 #include <mutex>
+#include <new>
 #include <optional>
 #include <thread>
 
@@ -30,7 +31,9 @@ class Filler::Impl {
 
   ~Impl() {
     // Let queued shard writes end before the buffers they use go away. Without
-    // Finish the shards stay unreferenced by any metadata.
+    // Finish the shards stay unreferenced by any metadata. (Nothing is left in
+    // io_queue_: workers hand writes over only while this thread waits in
+    // WaitInFlightBelow, which drains the queue before it returns.)
     pool_.reset();
   }
 
@@ -219,9 +222,13 @@ class Filler::Impl {
         // it does the file write, and this worker goes on compressing.
         std::lock_guard<std::mutex> lock(io_mu_);
         if (caller_waiting_ > 0 && io_queue_.empty()) {
-          io_queue_.push_back(std::move(w));
-          io_cv_.notify_all();
-          return;
+          try {
+            io_queue_.push_back(std::move(w));  // Strong guarantee: `w` intact if it throws.
+            io_cv_.notify_all();
+            return;
+          } catch (const std::bad_alloc&) {
+            // Write it here instead.
+          }
         }
       }
       WriteShard(std::move(w));

@@ -11,6 +11,7 @@
 #include <deque>
 #include <future>
 #include <map>
+#include <new>
 #include <random>
 #include <set>
 #include <thread>
