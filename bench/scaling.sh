@@ -12,6 +12,7 @@ BIN="${1:-build/src/cli/sedpack}"
 CONFIG="${2:-configs/generate_tinyaes.json}"
 WORK="${3:-${TMPDIR:-/tmp}/sedpack-scaling}"
 REPEAT="${4:-3}"
+GEN_ARGS="${SEDPACK_BENCH_GENERATE_ARGS:-}"  # e.g. "--examples-train 8192" for a longer run
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
 mkdir -p "$WORK"
 
@@ -25,7 +26,7 @@ for n in 1 2; do
   times=()
   for i in $(seq "$REPEAT"); do
     rm -rf "$WORK/gen$n"
-    times+=("$(seconds mpirun --bind-to core -n "$n" "$BIN" generate "$CONFIG" "$WORK/gen$n" --threads 1)")
+    times+=("$(seconds mpirun --bind-to core -n "$n" "$BIN" generate "$CONFIG" "$WORK/gen$n" --threads 1 $GEN_ARGS)")
   done
   GEN[$n]=$(printf '%s\n' "${times[@]}" | median)
 done
