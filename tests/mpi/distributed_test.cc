@@ -89,7 +89,9 @@ std::vector<std::int64_t> Ids(const std::string& root, Split split) {
 }
 
 void ExpectCleanCheck(const std::string& root) {
-  auto report = CheckDataset(root, CheckOptions{.deep = true});
+  CheckOptions options;
+  options.deep = true;
+  auto report = CheckDataset(root, options);
   ASSERT_TRUE(report.ok()) << report.status().ToString();
   // Orphans (a dead job's shards) are warnings; everything listed must be intact.
   for (const auto& p : report->problems) {
@@ -133,8 +135,12 @@ TEST(DistributedWriteTest, RanksWriteDifferentSplitsAndSomeWriteNothing) {
   ASSERT_OK(w->Finish());
   if (rank == 0) {
     EXPECT_EQ(Ids(dir.path(), Split::kTrain), Range(0, 5));
-    if (TestComm().size() > 1) EXPECT_EQ(Ids(dir.path(), Split::kTest), Range(100, 105));
-    if (TestComm().size() > 2) EXPECT_EQ(Ids(dir.path(), Split::kHoldout), Range(200, 205));
+    if (TestComm().size() > 1) {
+      EXPECT_EQ(Ids(dir.path(), Split::kTest), Range(100, 105));
+    }
+    if (TestComm().size() > 2) {
+      EXPECT_EQ(Ids(dir.path(), Split::kHoldout), Range(200, 205));
+    }
     ExpectCleanCheck(dir.path());
   }
 }
@@ -356,7 +362,9 @@ TEST(DistributedVerifyTest, PartialChecksOnlyThatPartAndItsChain) {
   }
   o.check.partial = {"train/does/not/exist.fb"};
   ASSERT_OK_AND_ASSIGN(CheckReport missing, VerifyDataset(TestComm(), dir.path(), o));
-  if (TestComm().rank() == 0) EXPECT_FALSE(missing.ok());
+  if (TestComm().rank() == 0) {
+    EXPECT_FALSE(missing.ok());
+  }
 }
 
 }  // namespace
