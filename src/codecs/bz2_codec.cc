@@ -138,26 +138,7 @@ class Bz2Codec final : public Codec {
 
   Status Decompress(std::span<const std::byte> input, std::uint64_t max_output,
                     std::vector<std::byte>* out) override {
-    if (input.empty()) return EmptyInputStatus(kType);
-    CappedOutput w(out, max_output, DefaultSizeHint(input.size()));
-    std::span<const std::byte> rest = input;
-    // Like CPython's bz2.decompress: decode concatenated streams; if data after
-    // the first stream is not a valid stream, it is ignored, but a stream that
-    // is cut short is an error.
-    for (bool first = true; !rest.empty(); first = false) {
-      const std::size_t mark = w.used();
-      bool data_error = false;
-      Status st = DecodeStream(&rest, &w, &data_error);
-      if (!st.ok()) {
-        if (!first && data_error) {
-          w.Rewind(mark);
-          break;
-        }
-        return st;
-      }
-    }
-    w.Finish();
-    return Status::OK();
+    return DecodeConcatenatedStreams(kType, input, max_output, out, DecodeStream);
   }
 
  private:

@@ -185,4 +185,32 @@ inline Status EmptyInputStatus(Compression c) {
   return Status::Corruption(CodecLabel(c), " decompression: empty input");
 }
 
+/// Decode concatenated streams as CPython's bz2/lzma.decompress do: every stream
+/// in turn; data after the first stream that is not a valid stream is ignored,
+/// but a stream that is cut short is an error. `decode_stream(&rest, &w,
+/// &data_error)` decodes one stream from the front of `rest` and sets
+/// `data_error` when the bytes are not a stream at all.
+template <typename DecodeStreamFn>
+Status DecodeConcatenatedStreams(Compression c, std::span<const std::byte> input,
+                                 std::uint64_t max_output, std::vector<std::byte>* out,
+                                 DecodeStreamFn decode_stream) {
+  if (input.empty()) return EmptyInputStatus(c);
+  CappedOutput w(out, max_output, DefaultSizeHint(input.size()));
+  std::span<const std::byte> rest = input;
+  for (bool first = true; !rest.empty(); first = false) {
+    const std::size_t mark = w.used();
+    bool data_error = false;
+    Status st = decode_stream(&rest, &w, &data_error);
+    if (!st.ok()) {
+      if (!first && data_error) {
+        w.Rewind(mark);
+        break;
+      }
+      return st;
+    }
+  }
+  w.Finish();
+  return Status::OK();
+}
+
 }  // namespace sedpack::codecs_internal

@@ -72,26 +72,11 @@ class LzmaCodec final : public Codec {
 
   Status Decompress(std::span<const std::byte> input, std::uint64_t max_output,
                     std::vector<std::byte>* out) override {
-    if (input.empty()) return EmptyInputStatus(kType);
-    CappedOutput w(out, max_output, DefaultSizeHint(input.size()));
-    std::span<const std::byte> rest = input;
-    // Like CPython's lzma.decompress: decode concatenated streams; data after
-    // the first stream that is not a valid stream is ignored, but a stream
-    // that is cut short is an error.
-    for (bool first = true; !rest.empty(); first = false) {
-      const std::size_t mark = w.used();
-      bool data_error = false;
-      Status st = DecodeStream(&rest, &w, &data_error);
-      if (!st.ok()) {
-        if (!first && data_error) {
-          w.Rewind(mark);
-          break;
-        }
-        return st;
-      }
-    }
-    w.Finish();
-    return Status::OK();
+    return DecodeConcatenatedStreams(
+        kType, input, max_output, out,
+        [this](std::span<const std::byte>* rest, CappedOutput* w, bool* data_error) {
+          return DecodeStream(rest, w, data_error);
+        });
   }
 
  private:
