@@ -6,19 +6,16 @@
 #include <numeric>
 #include <thread>
 
+#include "mpi/status_wire_internal.h"
+
 namespace sedpack {
 namespace {
 
+using internal::DecodeStatus;
+using internal::EncodeStatus;
+
 using Clock = std::chrono::steady_clock;
 
-std::string EncodeStatus(const Status& s) {
-  return std::to_string(static_cast<int>(s.code())) + "\n" + s.message();
-}
-Status DecodeStatus(const std::string& text) {
-  const auto nl = text.find('\n');
-  if (nl == std::string::npos) return Status::Internal("malformed status message");
-  return Status(static_cast<StatusCode>(std::atoi(text.substr(0, nl).c_str())), text.substr(nl + 1));
-}
 
 // Longest-processing-time first: biggest files to the least-loaded rank, which
 // keeps every rank within one file of the mean.

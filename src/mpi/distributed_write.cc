@@ -4,21 +4,14 @@
 #include <sstream>
 
 #include "sedpack/io/file.h"
+#include "mpi/status_wire_internal.h"
 #include "sedpack/metadata/paths.h"
 
 namespace sedpack {
 namespace {
 
-// Status travels between ranks as "<code>\n<message>".
-std::string EncodeStatus(const Status& s) {
-  return std::to_string(static_cast<int>(s.code())) + "\n" + s.message();
-}
-Status DecodeStatus(const std::string& text) {
-  const auto nl = text.find('\n');
-  if (nl == std::string::npos) return Status::Internal("malformed status from rank 0");
-  const int code = std::atoi(text.substr(0, nl).c_str());
-  return Status(static_cast<StatusCode>(code), text.substr(nl + 1));
-}
+using internal::DecodeStatus;
+using internal::EncodeStatus;
 
 // Serialized ShardListInfos, one compact JSON per line.
 std::string EncodeInfos(const std::vector<ShardListInfo>& infos) {
