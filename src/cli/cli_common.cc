@@ -129,6 +129,51 @@ Result<bool> ParseBool(std::string_view text, std::string_view option) {
   return Status::InvalidArgument("option ", option, ": expected true or false, got \"", text, "\"");
 }
 
+void AddStructureOptions(po::options_description* options) {
+  options->add_options()
+      ("compression", po::value<std::string>()->value_name("NAME"),
+       "shard compression: none, GZIP, ZLIB, BZ2, LZMA, LZ4, ZSTD (dataset_structure.compression)")
+      ("examples-per-shard", po::value<std::string>()->value_name("N"), "(dataset_structure.examples_per_shard)")
+      ("shard-file-type", po::value<std::string>()->value_name("TYPE"), "fb or npz (dataset_structure.shard_file_type)")
+      ("hash-algorithms", po::value<std::string>()->value_name("LIST"),
+       "comma-separated, e.g. sha256,xxh64 (dataset_structure.hash_checksum_algorithms)");
+}
+
+Status ApplyStructureOverrides(const po::variables_map& vm, DatasetStructure* structure) {
+  if (vm.count("compression")) {
+    // "none" is accepted as a spelling of the reference's "".
+    const std::string t = vm["compression"].as<std::string>();
+    auto comp = ParseCompression(t == "none" ? std::string() : t);
+    if (!comp.ok()) return comp.status().WithPrefix("option --compression: ");
+    structure->compression = *comp;
+  }
+  if (vm.count("examples-per-shard")) {
+    SEDPACK_ASSIGN_OR_RETURN(std::uint64_t n,
+                             ParseUInt(vm["examples-per-shard"].as<std::string>(), "--examples-per-shard"));
+    if (n < 1 || n > static_cast<std::uint64_t>(INT64_MAX)) {
+      return Status::InvalidArgument("option --examples-per-shard: must be >= 1");
+    }
+    structure->examples_per_shard = static_cast<std::int64_t>(n);
+  }
+  if (vm.count("shard-file-type")) {
+    auto type = ParseShardFileType(vm["shard-file-type"].as<std::string>());
+    if (!type.ok()) return type.status().WithPrefix("option --shard-file-type: ");
+    structure->shard_file_type = *type;
+  }
+  if (vm.count("hash-algorithms")) {
+    std::vector<HashAlgorithm> algos;
+    std::stringstream ss(vm["hash-algorithms"].as<std::string>());
+    for (std::string name; std::getline(ss, name, ',');) {
+      if (name.empty()) continue;
+      auto a = ParseHashAlgorithm(name);
+      if (!a.ok()) return a.status().WithPrefix("option --hash-algorithms: ");
+      algos.push_back(*a);
+    }
+    structure->hash_checksum_algorithms = algos;
+  }
+  return Status::OK();
+}
+
 std::string FormatBytes(double bytes) {
   static const char* kUnits[] = {"B", "kB", "MB", "GB", "TB", "PB"};
   int u = 0;

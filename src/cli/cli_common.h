@@ -75,6 +75,13 @@ Result<double> ParseDouble(std::string_view text, std::string_view option);
 /// Parse true/false/1/0/yes/no/on/off.
 Result<bool> ParseBool(std::string_view text, std::string_view option);
 
+/// The options every job command offers to override its config's
+/// dataset_structure: --compression, --examples-per-shard, --shard-file-type,
+/// --hash-algorithms.
+void AddStructureOptions(po::options_description* options);
+/// Apply those options (usage errors name the option).
+Status ApplyStructureOverrides(const po::variables_map& vm, DatasetStructure* structure);
+
 /// "12.3 MB", "1.50 GB" (decimal units).
 std::string FormatBytes(double bytes);
 /// "1h02m03s", "4m05s", "7.2s".
@@ -113,6 +120,8 @@ int RunChecksums(const std::vector<std::string>& args);
 int RunFix(const std::vector<std::string>& args);
 int RunCat(const std::vector<std::string>& args);
 int RunGenerate(const std::vector<std::string>& args);
+int RunImportHdf5(const std::vector<std::string>& args);
+int RunInspectHdf5(const std::vector<std::string>& args);
 
 /// The subcommand table, in the order `sedpack --help` lists it.
 struct Subcommand {
@@ -129,5 +138,7 @@ extern const CommandSpec kChecksumsSpec;
 extern const CommandSpec kFixSpec;
 extern const CommandSpec kCatSpec;
 extern const CommandSpec kGenerateSpec;
+extern const CommandSpec kImportHdf5Spec;
+extern const CommandSpec kInspectHdf5Spec;
 
 }  // namespace sedpack::cli

@@ -103,42 +103,7 @@ Status ApplyOverrides(const po::variables_map& vm, GenerateConfig* c) {
     return SetTraceLength(c, static_cast<std::int64_t>(std::min<std::uint64_t>(n, INT64_MAX)))
         .WithPrefix("option " + o + ": ");
   }));
-  SEDPACK_RETURN_NOT_OK(
-      Override(vm, "examples-per-shard", [&](const std::string& t, const std::string& o) {
-        SEDPACK_ASSIGN_OR_RETURN(std::uint64_t n, ParseUInt(t, o));
-        if (n < 1 || n > static_cast<std::uint64_t>(INT64_MAX)) {
-          return Status::InvalidArgument("option ", o, ": must be >= 1");
-        }
-        c->structure.examples_per_shard = static_cast<std::int64_t>(n);
-        return Status::OK();
-      }));
-  SEDPACK_RETURN_NOT_OK(Override(vm, "compression", [&](const std::string& t, const std::string& o) {
-    // "none" is accepted as a spelling of the reference's "".
-    auto comp = ParseCompression(t == "none" ? std::string() : t);
-    if (!comp.ok()) return comp.status().WithPrefix("option " + o + ": ");
-    c->structure.compression = *comp;
-    return Status::OK();
-  }));
-  SEDPACK_RETURN_NOT_OK(
-      Override(vm, "shard-file-type", [&](const std::string& t, const std::string& o) {
-        auto type = ParseShardFileType(t);
-        if (!type.ok()) return type.status().WithPrefix("option " + o + ": ");
-        c->structure.shard_file_type = *type;
-        return Status::OK();
-      }));
-  SEDPACK_RETURN_NOT_OK(
-      Override(vm, "hash-algorithms", [&](const std::string& t, const std::string& o) {
-        std::vector<HashAlgorithm> algos;
-        std::stringstream ss(t);
-        for (std::string name; std::getline(ss, name, ',');) {
-          if (name.empty()) continue;
-          auto a = ParseHashAlgorithm(name);
-          if (!a.ok()) return a.status().WithPrefix("option " + o + ": ");
-          algos.push_back(*a);
-        }
-        c->structure.hash_checksum_algorithms = algos;
-        return Status::OK();
-      }));
+  SEDPACK_RETURN_NOT_OK(ApplyStructureOverrides(vm, &c->structure));
   return Status::OK();
 }
 
@@ -290,14 +255,9 @@ int RunGenerate(const std::vector<std::string>& args) {
       ("threads,j", po::value<std::string>()->value_name("N"), "threads, 0 = all cores (generate.threads)")
       ("noise-std", po::value<std::string>()->value_name("X"), "noise standard deviation (generate.noise_std)")
       ("leak-scale", po::value<std::string>()->value_name("X"), "leakage per Hamming-weight unit (generate.leak_scale)")
-      ("compression", po::value<std::string>()->value_name("NAME"),
-       "shard compression: none, GZIP, ZLIB, BZ2, LZMA, LZ4, ZSTD (dataset_structure.compression)")
-      ("examples-per-shard", po::value<std::string>()->value_name("N"), "(dataset_structure.examples_per_shard)")
-      ("shard-file-type", po::value<std::string>()->value_name("TYPE"), "fb or npz (dataset_structure.shard_file_type)")
-      ("hash-algorithms", po::value<std::string>()->value_name("LIST"),
-       "comma-separated, e.g. sha256,xxh64 (dataset_structure.hash_checksum_algorithms)")
       ("progress", po::value<std::string>()->value_name("BOOL")->implicit_value("true"),
        "progress on stderr even when it is not a terminal (generate.progress)");
+  AddStructureOptions(&options);
   po::positional_options_description positional;
   positional.add("config", 1).add("out", 1);
   po::variables_map vm;

@@ -17,6 +17,7 @@ std::span<const Subcommand> Subcommands() {
       {&kInfoSpec, &RunInfo}, {&kLsSpec, &RunLs},   {&kCheckSpec, &RunCheck},
       {&kCatSpec, &RunCat},   {&kGenerateSpec, &RunGenerate}, {&kVerifySpec, &RunVerify},
       {&kChecksumsSpec, &RunChecksums}, {&kFixSpec, &RunFix},
+      {&kImportHdf5Spec, &RunImportHdf5}, {&kInspectHdf5Spec, &RunInspectHdf5},
   };
   return kTable;
 }
@@ -30,7 +31,7 @@ void PrintUsage(std::ostream& os) {
         "Commands:\n";
   for (const Subcommand& c : Subcommands()) {
     std::string name(c.spec->name);
-    name.resize(10, ' ');
+    name.resize(14, ' ');
     os << "  " << name << c.spec->brief << "\n";
   }
   os << "\nGlobal options:\n"

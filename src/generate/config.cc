@@ -1,58 +1,24 @@
 // SPDX-License-Identifier: Apache-2.0
 // JSON configs of `sedpack generate`. nlohmann throws; everything is caught
 // here and turned into a Status that names the file and the key.
-#include <nlohmann/json.hpp>
-
 #include <cmath>
 #include <limits>
 #include <string>
 
 #include "sedpack/generate/generate.h"
+#include "metadata/job_config_internal.h"
 #include "sedpack/io/file.h"
 
 namespace sedpack {
 namespace {
 
-using Json = nlohmann::ordered_json;
-
-std::string Where(std::string_view source, std::string_view field) {
-  std::string s(source);
-  s += ": ";
-  s += field;
-  return s;
-}
-
-Status UnknownKey(std::string_view source, std::string_view object, const std::string& key,
-                  std::string_view allowed) {
-  std::string field = object.empty() ? key : std::string(object) + "." + key;
-  return Status::InvalidArgument(source, ": unknown key \"", field, "\"",
-                                 object.empty() ? "" : " in \"" + std::string(object) + "\"",
-                                 " (allowed: ", allowed, ")");
-}
-
-Result<std::uint64_t> GetUInt(const Json& v, std::string_view source, std::string_view field) {
-  if (v.is_number_unsigned()) return v.get<std::uint64_t>();
-  if (v.is_number_integer() && v.get<std::int64_t>() >= 0) {
-    return static_cast<std::uint64_t>(v.get<std::int64_t>());
-  }
-  return Status::InvalidArgument(Where(source, field), ": expected a non-negative integer, got ",
-                                 v.dump());
-}
-
-Result<double> GetNumber(const Json& v, std::string_view source, std::string_view field) {
-  if (v.is_number()) return v.get<double>();
-  return Status::InvalidArgument(Where(source, field), ": expected a number, got ", v.dump());
-}
-
-Result<bool> GetBool(const Json& v, std::string_view source, std::string_view field) {
-  if (v.is_boolean()) return v.get<bool>();
-  return Status::InvalidArgument(Where(source, field), ": expected true or false, got ", v.dump());
-}
-
-Result<std::string> GetString(const Json& v, std::string_view source, std::string_view field) {
-  if (v.is_string()) return v.get<std::string>();
-  return Status::InvalidArgument(Where(source, field), ": expected a string, got ", v.dump());
-}
+using job_config::GetBool;
+using job_config::GetNumber;
+using job_config::GetString;
+using job_config::GetUInt;
+using job_config::Json;
+using job_config::UnknownKey;
+using job_config::Where;
 
 constexpr std::string_view kTopKeys = "metadata, dataset_structure, generate";
 constexpr std::string_view kGenerateKeys =
@@ -134,28 +100,15 @@ Result<GenerateConfig> ParseConfigJson(const Json& root, std::string_view source
   }
   bool schema_given = false;
   if (root.contains("dataset_structure")) {
-    Json s = root.at("dataset_structure");
+    const Json& s = root.at("dataset_structure");
     if (!s.is_object()) {
       return Status::InvalidArgument(source, ": \"dataset_structure\" must be an object");
     }
     // Fill what the config leaves out from the default job, so a config only
     // states what differs (the parser then applies the reference's rules).
-    const DatasetStructure& d = config.structure;
     schema_given = s.contains("saved_data_description");
-    if (!schema_given) s["saved_data_description"] = Json::array();
-    if (!s.contains("compression")) s["compression"] = std::string(CompressionName(d.compression));
-    if (!s.contains("examples_per_shard")) s["examples_per_shard"] = d.examples_per_shard;
-    if (!s.contains("shard_file_type")) {
-      s["shard_file_type"] = std::string(ShardFileTypeName(d.shard_file_type));
-    }
-    if (!s.contains("hash_checksum_algorithms")) {
-      Json algos = Json::array();
-      for (HashAlgorithm h : d.hash_checksum_algorithms) algos.push_back(HashAlgorithmName(h));
-      s["hash_checksum_algorithms"] = algos;
-    }
-    SEDPACK_ASSIGN_OR_RETURN(
-        config.structure,
-        ParseDatasetStructure(s.dump(), Where(source, "dataset_structure"), /*strict=*/true));
+    SEDPACK_ASSIGN_OR_RETURN(config.structure,
+                             job_config::ParseStructureWithDefaults(s, config.structure, source));
   }
   if (!schema_given) {
     config.structure.saved_data_description =
@@ -175,17 +128,8 @@ Result<GenerateConfig> ParseConfigJson(const Json& root, std::string_view source
 }  // namespace
 
 Result<GenerateConfig> ParseGenerateConfig(std::string_view text, std::string_view source) {
-  Json root;
-  try {
-    root = Json::parse(text);
-  } catch (const nlohmann::json::exception& e) {
-    return Status::InvalidArgument(source, ": not valid JSON: ", e.what());
-  }
-  try {
-    return ParseConfigJson(root, source);
-  } catch (const nlohmann::json::exception& e) {
-    return Status::InvalidArgument(source, ": ", e.what());
-  }
+  return job_config::ParseConfigText(
+      text, source, [&](const Json& root) { return ParseConfigJson(root, source); });
 }
 
 Result<GenerateConfig> LoadGenerateConfig(const std::string& path) {

@@ -87,8 +87,14 @@ std::string DistributedWriter::RankFolder() const { return job_id_ + "-r" + std:
 
 bool DistributedWriter::failed() { return !local_.ok() || comm_.PeerFailed(); }
 
+bool DistributedWriter::IsAbort(const Status& status) {
+  return !status.ok() && status.message().rfind("aborted: ", 0) == 0;
+}
+
 void DistributedWriter::Fail(const Status& status) {
-  if (status.ok() || !local_.ok()) return;
+  // A caller passing back the abort WriteExample returned is not a failure of
+  // this rank: recording it would hide the real reason from the other ranks.
+  if (status.ok() || !local_.ok() || IsAbort(status)) return;
   local_ = status;
   comm_.NotifyFailure();
 }

@@ -46,7 +46,11 @@ class DistributedWriter {
   Status WriteExample(Split split, std::span<const ValueView> values,
                       const JsonValue* custom_metadata = nullptr);
   /// Record a failure of this rank's own code; the other ranks learn of it at once.
+  /// An abort status (IsAbort) passed back is ignored: it is not this rank's failure.
   void Fail(const Status& status);
+  /// True for the statuses the writer returns when another rank failed
+  /// (their message starts with "aborted: ").
+  static bool IsAbort(const Status& status);
   /// True once this rank or any other rank has failed.
   bool failed();
 

@@ -1,0 +1,74 @@
+// SPDX-License-Identifier: Apache-2.0
+// Bulk conversion of HDF5 captures (ASCAD, lascar-style, ...) into one sedpack
+// dataset, serially or on many ranks.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "sedpack/hdf5/mapping.h"
+#include "sedpack/mpi/comm.h"
+#include "sedpack/status.h"
+
+namespace sedpack {
+
+/// Progress of a whole import (all ranks).
+struct Hdf5ImportProgress {
+  std::uint64_t rows_done = 0;
+  std::uint64_t rows_total = 0;
+  std::uint64_t bytes_done = 0;    ///< value bytes read (all attributes; estimated from rows)
+  std::uint64_t bytes_total = 0;
+  double seconds = 0;
+  /// True on the last call, once every rank has read all its rows (or stopped).
+  bool finished = false;
+};
+
+/// What an import did (totals over all ranks).
+struct Hdf5ImportSummary {
+  std::array<std::uint64_t, 3> examples{};  ///< per split, indexed by static_cast<int>(Split)
+  std::uint64_t examples_total = 0;
+  std::uint64_t source_bytes = 0;   ///< value bytes read from HDF5 (all attributes)
+  double seconds = 0;
+  std::string job_id;
+  std::vector<std::string> root_checksums;  ///< of dataset_info.json, per hash algorithm
+  /// Per-rank sizing chosen from the memory budget (rank 0's).
+  std::uint64_t block_rows = 0;
+  std::uint64_t shard_byte_budget = 0;
+  int write_threads = 0;
+};
+
+struct Hdf5ImportOptions {
+  /// Called on rank 0 only, from its importing thread, at most a few times a
+  /// second, with the totals of all ranks (the other ranks send theirs).
+  std::function<void(const Hdf5ImportProgress&)> progress;
+  /// Job id for the rank folders; empty: a fresh random one.
+  std::string job_id;
+};
+
+/// Import `inputs` (in row order) into the new dataset `out` with the mapping
+/// of `config`. Collective over `comm`: every rank calls it with the same
+/// arguments.
+///
+/// 1. Every rank opens every input and resolves every source; a missing file,
+///    dataset or field, a non-numeric type, a shape that does not match the
+///    schema, or inconsistent row counts fail the job on all ranks before
+///    anything is created. So does an existing, non-empty `out`.
+/// 2. Per split, rows are numbered across the inputs in the order given, each
+///    input contributing its rows [first, last) in ascending order. Rank r takes
+///    the r-th contiguous range of that numbering, cut at chunk boundaries of
+///    the largest source, and writes through the DistributedWriter, whose merge
+///    lists rank subtrees in rank order: the dataset's order within a split is
+///    the source row order.
+/// 3. Each rank reads blocks of whole chunks sized by the memory budget, with
+///    hyperslabs (the column window applied by HDF5), converts values exactly
+///    (or fails naming file, dataset, field, row and value), and writes them.
+/// 4. On any failure on any rank, every rank removes its own shards and `out`
+///    is removed if this job created it: nothing half-written stays visible.
+Result<Hdf5ImportSummary> ImportHdf5(Comm& comm, const Hdf5ImportConfig& config,
+                                     const std::vector<std::string>& inputs, const std::string& out,
+                                     const Hdf5ImportOptions& options = {});
+
+}  // namespace sedpack

@@ -1,0 +1,288 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "sedpack/hdf5/inspect.h"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cctype>
+#include <map>
+#include <set>
+
+#include "hdf5/h5_internal.h"
+
+namespace sedpack {
+namespace {
+
+using Json = nlohmann::ordered_json;
+
+std::string TypeText(hid_t type, bool* numeric) {
+  *numeric = false;
+  const H5T_class_t cls = H5Tget_class(type);
+  if (cls == H5T_INTEGER || cls == H5T_FLOAT) {
+    auto t = h5::DescribeNumType(type, "");
+    if (t.ok()) {
+      *numeric = t->kind != h5::NumKind::kFloat || t->ieee;
+      return h5::NumTypeName(*t);
+    }
+    h5::LastError();
+    return "unsupported number";
+  }
+  switch (cls) {
+    case H5T_STRING: return "string";
+    case H5T_COMPOUND: return "compound";
+    case H5T_ENUM: return "enum";
+    case H5T_ARRAY: return "array";
+    case H5T_OPAQUE: return "opaque";
+    case H5T_REFERENCE: return "reference";
+    case H5T_VLEN: return "variable-length";
+    default: return "other";
+  }
+}
+
+struct Walk {
+  hid_t file;
+  std::vector<Hdf5ObjectInfo>* out;
+};
+
+void DescribeDataset(hid_t ds, Hdf5ObjectInfo* info) {
+  h5::Handle space(H5Dget_space(ds));
+  const int rank = H5Sget_simple_extent_ndims(space.get());
+  if (rank > 0) {
+    std::vector<hsize_t> dims(static_cast<std::size_t>(rank));
+    H5Sget_simple_extent_dims(space.get(), dims.data(), nullptr);
+    info->dims.assign(dims.begin(), dims.end());
+  }
+  h5::Handle type(H5Dget_type(ds));
+  info->type = TypeText(type.get(), &info->numeric);
+  if (H5Tget_class(type.get()) == H5T_COMPOUND) {
+    const int n = H5Tget_nmembers(type.get());
+    for (int i = 0; i < n; ++i) {
+      Hdf5FieldInfo field;
+      char* name = H5Tget_member_name(type.get(), static_cast<unsigned>(i));
+      if (name) {
+        field.name = name;
+        H5free_memory(name);
+      }
+      h5::Handle member(H5Tget_member_type(type.get(), static_cast<unsigned>(i)));
+      h5::Handle base;
+      if (H5Tget_class(member.get()) == H5T_ARRAY) {
+        const int nd = H5Tget_array_ndims(member.get());
+        std::vector<hsize_t> adims(static_cast<std::size_t>(std::max(nd, 0)));
+        if (nd > 0) H5Tget_array_dims2(member.get(), adims.data());
+        field.dims.assign(adims.begin(), adims.end());
+        base = h5::Handle(H5Tget_super(member.get()));
+      } else {
+        base = std::move(member);
+      }
+      field.type = TypeText(base.get(), &field.numeric);
+      info->fields.push_back(std::move(field));
+    }
+  }
+  h5::Handle dcpl(H5Dget_create_plist(ds));
+  switch (H5Pget_layout(dcpl.get())) {
+    case H5D_CHUNKED: {
+      info->layout = "chunked";
+      std::vector<hsize_t> chunk(static_cast<std::size_t>(std::max(rank, 1)));
+      if (H5Pget_chunk(dcpl.get(), rank, chunk.data()) == rank) info->chunk.assign(chunk.begin(), chunk.end());
+      break;
+    }
+    case H5D_COMPACT: info->layout = "compact"; break;
+    case H5D_CONTIGUOUS: info->layout = "contiguous"; break;
+    default: info->layout = "other"; break;
+  }
+  const int nf = H5Pget_nfilters(dcpl.get());
+  for (int i = 0; i < nf; ++i) {
+    unsigned flags = 0;
+    std::size_t nelem = 0;
+    char name[64] = {0};
+    unsigned config = 0;
+    const H5Z_filter_t id = H5Pget_filter2(dcpl.get(), static_cast<unsigned>(i), &flags, &nelem, nullptr,
+                                           sizeof(name), name, &config);
+    std::string text = id == H5Z_FILTER_DEFLATE ? "deflate"
+                       : id == H5Z_FILTER_SHUFFLE ? "shuffle"
+                       : id == H5Z_FILTER_FLETCHER32 ? "fletcher32"
+                       : id == H5Z_FILTER_SZIP ? "szip"
+                       : name[0] ? std::string(name)
+                                 : "filter " + std::to_string(id);
+    info->filters.push_back(text);
+  }
+  info->storage_bytes = H5Dget_storage_size(ds);
+}
+
+herr_t Visit(hid_t group, const char* name, const H5L_info_t* linfo, void* data) {
+  auto* w = static_cast<Walk*>(data);
+  if (linfo->type != H5L_TYPE_HARD) return 0;  // soft/external links are not followed
+  Hdf5ObjectInfo info;
+  info.path = std::string("/") + name;
+  h5::Handle obj(H5Oopen(group, name, H5P_DEFAULT));
+  if (!obj.valid()) {
+    h5::LastError();
+    return 0;
+  }
+  const H5I_type_t t = H5Iget_type(obj.get());
+  if (t == H5I_GROUP) {
+    info.is_group = true;
+  } else if (t == H5I_DATASET) {
+    DescribeDataset(obj.get(), &info);
+  } else {
+    return 0;
+  }
+  w->out->push_back(std::move(info));
+  return 0;
+}
+
+std::string Lower(std::string s) {
+  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
+std::string Parent(const std::string& path) {
+  const std::size_t slash = path.rfind('/');
+  return slash == 0 || slash == std::string::npos ? "/" : path.substr(0, slash);
+}
+
+std::string Base(const std::string& path) { return path.substr(path.rfind('/') + 1); }
+
+Json ShapeJson(const std::vector<std::uint64_t>& dims) {
+  Json a = Json::array();
+  for (std::uint64_t d : dims) a.push_back(d);
+  if (a.empty()) a.push_back(1);
+  return a;
+}
+
+}  // namespace
+
+Result<std::vector<Hdf5ObjectInfo>> InspectHdf5(const std::string& path) {
+  SEDPACK_ASSIGN_OR_RETURN(h5::Handle file, h5::OpenFile(path));
+  std::vector<Hdf5ObjectInfo> out;
+  Walk w{file.get(), &out};
+  if (H5Lvisit(file.get(), H5_INDEX_NAME, H5_ITER_INC, &Visit, &w) < 0) {
+    return Status::IOError(path, ": cannot list the file (HDF5: ", h5::LastError(), ")");
+  }
+  std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.path < b.path; });
+  return out;
+}
+
+Result<std::string> SuggestHdf5Mapping(const std::string& path, const std::vector<Hdf5ObjectInfo>& objects,
+                                       std::vector<std::string>* notes) {
+  // Datasets with at least one dimension, grouped by parent group.
+  std::map<std::string, std::vector<const Hdf5ObjectInfo*>> groups;
+  std::vector<std::string> group_order;
+  for (const Hdf5ObjectInfo& o : objects) {
+    if (o.is_group || o.dims.empty()) continue;
+    const std::string parent = Parent(o.path);
+    if (!groups.count(parent)) group_order.push_back(parent);
+    groups[parent].push_back(&o);
+  }
+  if (groups.empty()) return Status::InvalidArgument(path, ": no dataset with rows to import");
+  // Assign splits: by name first, then in order.
+  std::map<std::string, std::string> split_of;
+  std::set<std::string> used;
+  auto by_name = [&](const std::string& g) -> std::string {
+    const std::string l = Lower(Base(g));
+    if (l.find("profil") != std::string::npos || l.find("train") != std::string::npos) return "train";
+    if (l.find("attack") != std::string::npos || l.find("test") != std::string::npos) return "test";
+    if (l.find("holdout") != std::string::npos || l.find("valid") != std::string::npos) return "holdout";
+    return "";
+  };
+  for (const std::string& g : group_order) {
+    const std::string s = by_name(g);
+    if (!s.empty() && !used.count(s)) {
+      split_of[g] = s;
+      used.insert(s);
+    }
+  }
+  for (const std::string& g : group_order) {
+    if (split_of.count(g)) continue;
+    for (const char* s : {"train", "test", "holdout"}) {
+      if (!used.count(s)) {
+        split_of[g] = s;
+        used.insert(s);
+        break;
+      }
+    }
+    if (!split_of.count(g)) notes->push_back("group " + g + " left out: all three splits are taken");
+  }
+
+  Json description = Json::array();
+  std::set<std::string> attr_names;
+  Json splits = Json::object();
+  bool first_split = true;
+  for (const std::string& g : group_order) {
+    if (!split_of.count(g)) continue;
+    // Rows: the first dimension of the largest dataset of the group.
+    const Hdf5ObjectInfo* largest = nullptr;
+    for (const Hdf5ObjectInfo* o : groups[g]) {
+      if (!largest || o->storage_bytes > largest->storage_bytes) largest = o;
+    }
+    const std::uint64_t rows = largest->dims[0];
+    Json attributes = Json::object();
+    for (const Hdf5ObjectInfo* o : groups[g]) {
+      const std::string ds = o->path.substr(1);
+      if (o->dims[0] != rows) {
+        notes->push_back(o->path + " left out: " + std::to_string(o->dims[0]) + " rows, not " +
+                         std::to_string(rows));
+        continue;
+      }
+      std::vector<std::uint64_t> row_dims(o->dims.begin() + 1, o->dims.end());
+      auto add = [&](std::string name, const std::string& type, std::vector<std::uint64_t> shape, Json source) {
+        if (first_split) {
+          if (attr_names.count(name)) name = Base(o->path) + "_" + name;
+          attr_names.insert(name);
+          Json a = Json::object();
+          a["name"] = name;
+          a["dtype"] = type;
+          a["shape"] = ShapeJson(shape);
+          description.push_back(a);
+        } else if (!attr_names.count(name)) {
+          if (attr_names.count(Base(o->path) + "_" + name)) {
+            name = Base(o->path) + "_" + name;
+          } else {
+            notes->push_back(o->path + ": " + name + " is not in the first split's attributes; left out");
+            return;
+          }
+        }
+        attributes[name] = std::move(source);
+      };
+      if (o->type == "compound") {
+        for (const Hdf5FieldInfo& f : o->fields) {
+          if (!f.numeric) {
+            notes->push_back(o->path + " field \"" + f.name + "\" left out: " + f.type + " values");
+            continue;
+          }
+          std::vector<std::uint64_t> shape = row_dims;
+          shape.insert(shape.end(), f.dims.begin(), f.dims.end());
+          add(f.name, f.type, shape, Json{{"dataset", ds}, {"field", f.name}});
+        }
+      } else if (o->numeric) {
+        add(Base(o->path), o->type, row_dims, Json(ds));
+      } else {
+        notes->push_back(o->path + " left out: " + o->type + " values");
+      }
+    }
+    Json split = Json::object();
+    split["attributes"] = attributes;
+    splits[split_of[g]] = split;
+    first_split = false;
+  }
+  // Every split must map every attribute.
+  for (auto& [name, split] : splits.items()) {
+    for (const Json& a : description) {
+      if (!split["attributes"].contains(a["name"].get<std::string>())) {
+        notes->push_back("split " + name + " has no source for attribute \"" + a["name"].get<std::string>() +
+                         "\"; edit the mapping");
+      }
+    }
+  }
+  Json root = Json::object();
+  root["metadata"] = Json{{"description", "Imported from " + Base(path)}, {"dataset_version", "1.0.0"}};
+  root["dataset_structure"] = Json{{"saved_data_description", description},
+                                   {"compression", "LZ4"},
+                                   {"examples_per_shard", 256},
+                                   {"shard_file_type", "fb"},
+                                   {"hash_checksum_algorithms", Json::array({"sha256"})}};
+  root["import_hdf5"] = Json{{"splits", splits}, {"memory_budget_mb", 256}};
+  return root.dump(2) + "\n";
+}
+
+}  // namespace sedpack
