@@ -121,6 +121,7 @@ int RunFix(const std::vector<std::string>& args);
 int RunCat(const std::vector<std::string>& args);
 int RunGenerate(const std::vector<std::string>& args);
 int RunImportHdf5(const std::vector<std::string>& args);
+int RunRecompress(const std::vector<std::string>& args);
 int RunInspectHdf5(const std::vector<std::string>& args);
 
 /// The subcommand table, in the order `sedpack --help` lists it.
@@ -139,6 +140,7 @@ extern const CommandSpec kFixSpec;
 extern const CommandSpec kCatSpec;
 extern const CommandSpec kGenerateSpec;
 extern const CommandSpec kImportHdf5Spec;
+extern const CommandSpec kRecompressSpec;
 extern const CommandSpec kInspectHdf5Spec;
 
 }  // namespace sedpack::cli

@@ -16,7 +16,7 @@ std::span<const Subcommand> Subcommands() {
   static const Subcommand kTable[] = {
       {&kInfoSpec, &RunInfo}, {&kLsSpec, &RunLs},   {&kCheckSpec, &RunCheck},
       {&kCatSpec, &RunCat},   {&kGenerateSpec, &RunGenerate}, {&kVerifySpec, &RunVerify},
-      {&kChecksumsSpec, &RunChecksums}, {&kFixSpec, &RunFix},
+      {&kChecksumsSpec, &RunChecksums}, {&kFixSpec, &RunFix}, {&kRecompressSpec, &RunRecompress},
       {&kImportHdf5Spec, &RunImportHdf5}, {&kInspectHdf5Spec, &RunInspectHdf5},
   };
   return kTable;

@@ -468,4 +468,23 @@ Result<CheckReport> CheckDataset(const std::string& root, const CheckOptions& op
   return std::move(walk.report);
 }
 
+// Longest-processing-time first: biggest files to the least-loaded part.
+std::vector<std::vector<ShardCheckTask>> PartitionShardTasks(std::vector<ShardCheckTask> tasks, int parts) {
+  std::sort(tasks.begin(), tasks.end(), [](const auto& a, const auto& b) {
+    return a.size != b.size ? a.size > b.size : a.path < b.path;
+  });
+  std::vector<std::vector<ShardCheckTask>> out(static_cast<std::size_t>(std::max(parts, 1)));
+  std::vector<std::uint64_t> load(out.size(), 0);
+  for (auto& t : tasks) {
+    const auto r = static_cast<std::size_t>(std::min_element(load.begin(), load.end()) - load.begin());
+    load[r] += std::max<std::uint64_t>(t.size, 1);
+    out[r].push_back(std::move(t));
+  }
+  // Within a part, go in path order: neighbouring files, friendlier to the disk.
+  for (auto& p : out) {
+    std::sort(p.begin(), p.end(), [](const auto& a, const auto& b) { return a.path < b.path; });
+  }
+  return out;
+}
+
 }  // namespace sedpack

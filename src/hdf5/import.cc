@@ -164,28 +164,6 @@ std::vector<std::uint64_t> CutPoints(const SplitPlan& sp, int ranks) {
   return cuts;
 }
 
-// Collective: if any rank failed, the lowest failing rank keeps its own status
-// and every other rank gets "aborted: rank N failed: ..." with the same code
-// (the tool prints own errors on each rank and the aborted line on rank 0).
-Status Agree(Comm& comm, const Status& mine) {
-  auto first_bad = comm.AllreduceMin(mine.ok() ? comm.size() : comm.rank());
-  if (!first_bad.ok()) return first_bad.status();
-  if (*first_bad >= comm.size()) return Status::OK();
-  std::string wire;
-  if (comm.rank() == *first_bad) wire = std::to_string(static_cast<int>(mine.code())) + ":" + mine.message();
-  SEDPACK_RETURN_NOT_OK(comm.Bcast(&wire, static_cast<int>(*first_bad)));
-  if (comm.rank() == *first_bad) return mine;
-  const std::size_t colon = wire.find(':');
-  const int code = std::atoi(wire.substr(0, colon).c_str());
-  const std::string why = "aborted: rank " + std::to_string(*first_bad) + " failed: " + wire.substr(colon + 1);
-  switch (static_cast<StatusCode>(code)) {
-    case StatusCode::kNotFound: return Status::NotFound(why);
-    case StatusCode::kAlreadyExists: return Status::AlreadyExists(why);
-    case StatusCode::kNotImplemented: return Status::NotImplemented(why);
-    case StatusCode::kIOError: return Status::IOError(why);
-    default: return Status::InvalidArgument(why);
-  }
-}
 
 // Sizes derived from the memory budget.
 struct Sizing {
@@ -519,7 +497,7 @@ Result<Hdf5ImportSummary> ImportHdf5(Comm& comm, const Hdf5ImportConfig& config,
   bool existed = false;
   Status local = plan.status();
   if (local.ok() && comm.rank() == 0) local = CheckOutputFree(out, &existed);
-  SEDPACK_RETURN_NOT_OK(Agree(comm, local));
+  SEDPACK_RETURN_NOT_OK(AgreeOnStatus(comm, local));
   const Sizing sizing = ChooseSizing(config, *plan);
 
   // 2. Open the writer (rank 0 creates the dataset) and import this rank's rows.

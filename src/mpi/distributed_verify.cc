@@ -17,26 +17,6 @@ using internal::EncodeStatus;
 using Clock = std::chrono::steady_clock;
 
 
-// Longest-processing-time first: biggest files to the least-loaded rank, which
-// keeps every rank within one file of the mean.
-std::vector<std::vector<ShardCheckTask>> Partition(std::vector<ShardCheckTask> tasks, int ranks) {
-  std::sort(tasks.begin(), tasks.end(), [](const auto& a, const auto& b) {
-    return a.size != b.size ? a.size > b.size : a.path < b.path;
-  });
-  std::vector<std::vector<ShardCheckTask>> parts(static_cast<std::size_t>(ranks));
-  std::vector<std::uint64_t> load(static_cast<std::size_t>(ranks), 0);
-  for (auto& t : tasks) {
-    const auto r = static_cast<std::size_t>(std::min_element(load.begin(), load.end()) - load.begin());
-    load[r] += std::max<std::uint64_t>(t.size, 1);
-    parts[r].push_back(std::move(t));
-  }
-  // Within a rank, go in path order: neighbouring files, friendlier to the disk.
-  for (auto& p : parts) {
-    std::sort(p.begin(), p.end(), [](const auto& a, const auto& b) { return a.path < b.path; });
-  }
-  return parts;
-}
-
 }  // namespace
 
 Result<CheckReport> VerifyDataset(Comm& comm, const std::string& root, const VerifyOptions& options) {
@@ -64,7 +44,7 @@ Result<CheckReport> VerifyDataset(Comm& comm, const std::string& root, const Ver
     if (st.ok()) {
       for (const auto& t : walk.shards) bytes_total += t.size;
       files_total = walk.shards.size() + walk.report.files_checked;
-      for (auto& p : Partition(walk.shards, comm.size())) parts.push_back(EncodeShardTasks(p));
+      for (auto& p : PartitionShardTasks(walk.shards, comm.size())) parts.push_back(EncodeShardTasks(p));
     }
   }
   SEDPACK_RETURN_NOT_OK(comm.Bcast(&opened, 0));

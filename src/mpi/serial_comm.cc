@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "sedpack/mpi/comm.h"
 
+#include "mpi/status_wire_internal.h"
+
 #include <cstdlib>
 #include <string>
 
@@ -55,5 +57,15 @@ bool LaunchedUnderMpi() {
 }
 
 std::unique_ptr<Comm> MakeSerialComm() { return std::make_unique<SerialComm>(); }
+
+Status AgreeOnStatus(Comm& comm, const Status& mine) {
+  SEDPACK_ASSIGN_OR_RETURN(std::int64_t bad, comm.AllreduceMin(mine.ok() ? comm.size() : comm.rank()));
+  if (bad >= comm.size()) return Status::OK();
+  std::string wire = comm.rank() == bad ? internal::EncodeStatus(mine) : std::string();
+  SEDPACK_RETURN_NOT_OK(comm.Bcast(&wire, static_cast<int>(bad)));
+  if (comm.rank() == bad) return mine;
+  const Status theirs = internal::DecodeStatus(wire);
+  return Status(theirs.code(), "aborted: rank " + std::to_string(bad) + " failed: " + theirs.message());
+}
 
 }  // namespace sedpack

@@ -96,6 +96,11 @@ void CheckShardFiles(const Dataset& dataset, const std::vector<ShardCheckTask>& 
 void FindOrphans(const Dataset& dataset, const CheckOptions& options,
                  const std::vector<std::string>& listed, CheckReport* report);
 
+/// Cut shard tasks into `parts` sets balanced by bytes (largest file to the
+/// least-loaded set, so every set is within one file of the mean); each set in
+/// path order. For spreading work over ranks.
+std::vector<std::vector<ShardCheckTask>> PartitionShardTasks(std::vector<ShardCheckTask> tasks, int parts);
+
 /// Serialize problems / tasks for sending between processes (length-prefixed fields).
 std::string EncodeCheckReport(const CheckReport& report);
 Result<CheckReport> DecodeCheckReport(std::string_view bytes);

@@ -1,0 +1,117 @@
+// SPDX-License-Identifier: Apache-2.0
+// `sedpack recompress DATASET --profile P | --compression X [--out DIR]`.
+#include <cstdio>
+#include <iostream>
+
+#include "cli/cli_comm.h"
+#include "cli/cli_common.h"
+#include "sedpack/maintain/recompress.h"
+
+namespace sedpack::cli {
+
+const CommandSpec kRecompressSpec = {
+    "recompress", "DATASET (--profile P | --compression NAME) [--out DIR] [options]",
+    "rewrite every shard with another compression (codec profiles), in parallel",
+    "Rewrite every shard of DATASET with another compression and re-stamp every hash\n"
+    "of the tree (shards, shards_list.json files, dataset_info.json). Runs serially or\n"
+    "under mpirun/srun (shards are spread over the ranks by bytes).\n\n"
+    "Profiles (--profile):\n"
+    "  hot       LZ4: fastest to read, for the training path (npz/tfrec: uncompressed)\n"
+    "  general   ZSTD level 3: good ratio at high speed (npz: ZIP, tfrec: GZIP)\n"
+    "  archive   LZMA (.xz): smallest, slow to write (npz: ZIP, tfrec: GZIP)\n"
+    "  portable  GZIP: read by every sedpack reader, also the Rust one (npz: ZIP)\n\n"
+    "Every shard's recorded hashes are checked before it is rewritten: corrupt data is\n"
+    "refused, never re-stamped. Content is unchanged (shards are decoded and\n"
+    "re-encoded); only file bytes and hashes change.\n\n"
+    "In place (the default) the new tree is built in DATASET's sibling folder\n"
+    ".<name>.recompress and then swapped with DATASET by one atomic rename, so DATASET\n"
+    "always holds either the whole old or the whole new dataset, whenever the job\n"
+    "stops; it needs free space for one copy. An interrupted run's folder is removed\n"
+    "by the next run. Do not run two recompress jobs on one dataset at once.\n"
+    "With --out DIR the recompressed copy goes to DIR and DATASET is not changed.\n",
+};
+
+int RunRecompress(const std::vector<std::string>& args) {
+  po::options_description options("Options");
+  options.add_options()
+      ("dataset", po::value<std::string>()->value_name("DATASET"), "dataset folder")
+      ("profile", po::value<std::string>()->value_name("P"), "hot, general, archive or portable")
+      ("compression", po::value<std::string>()->value_name("NAME"),
+       "instead of a profile: none, GZIP, ZLIB, BZ2, LZMA, LZ4, ZSTD, ZIP (npz)")
+      ("out", po::value<std::string>()->value_name("DIR"), "write a recompressed copy to DIR instead")
+      ("threads,j", po::value<std::string>()->value_name("N"), "threads per rank, 0 = all cores")
+      ("progress", po::value<std::string>()->value_name("BOOL")->implicit_value("true"),
+       "progress on stderr even when it is not a terminal");
+  po::positional_options_description positional;
+  positional.add("dataset", 1);
+  po::variables_map vm;
+  if (auto code = ParseCommandLine(kRecompressSpec, options, positional, args, &vm)) return *code;
+  if (!vm.count("dataset")) return UsageError("recompress", "missing DATASET");
+  if (vm.count("profile") == vm.count("compression")) {
+    return UsageError("recompress", "give exactly one of --profile and --compression");
+  }
+  const std::string root = vm["dataset"].as<std::string>();
+  auto opened = OpenDatasetArg(root);
+  if (!opened.ok()) return ReportError(opened.status(), /*input_stage=*/true);
+  const ShardFileType type = (*opened)->info().dataset_structure.shard_file_type;
+  RecompressOptions o;
+  if (vm.count("profile")) {
+    auto p = FindCodecProfile(vm["profile"].as<std::string>());
+    if (!p.ok()) return UsageError("recompress", p.status().message());
+    o.compression = p->For(type);
+  } else {
+    const std::string t = vm["compression"].as<std::string>();
+    auto c = ParseCompression(t == "none" ? std::string() : t);
+    if (!c.ok()) return UsageError("recompress", c.status().message());
+    o.compression = *c;
+  }
+  if (vm.count("out")) o.out = vm["out"].as<std::string>();
+  if (vm.count("threads")) {
+    auto n = ParseUInt(vm["threads"].as<std::string>(), "--threads");
+    if (!n.ok() || *n > 4096) return UsageError("recompress", "--threads: 0 to 4096");
+    o.threads = static_cast<int>(*n);
+  }
+  bool progress = StderrIsTty();
+  if (vm.count("progress")) {
+    auto b = ParseBool(vm["progress"].as<std::string>(), "--progress");
+    if (!b.ok()) return UsageError("recompress", b.status().message());
+    progress = *b;
+  }
+  auto started = StartComm();
+  if (!started.ok()) return ReportError(started.status());
+  CliComm& cc = **started;
+  ProgressPrinter printer(cc.is_root() && progress);
+  if (printer.enabled()) {
+    o.progress = [&](const RecompressProgress& p) {
+      char buf[200];
+      std::snprintf(buf, sizeof(buf), "recompress: %s of %s (%.1f%%), %s/s", FormatBytes(p.bytes_done).c_str(),
+                    FormatBytes(p.bytes_total).c_str(), p.bytes_total ? 100.0 * p.bytes_done / p.bytes_total : 100.0,
+                    FormatBytes(p.seconds > 0 ? p.bytes_done / p.seconds : 0).c_str());
+      printer.Update(buf, p.finished);
+    };
+  }
+  auto s = Recompress(cc.comm(), root, o);
+  printer.Finish();
+  if (!s.ok()) {
+    const bool own = s.status().message().rfind("aborted:", 0) != 0;
+    if (own) std::cerr << cc.RankPrefix() << "sedpack: " << s.status().ToString() << "\n";
+    else if (cc.is_root()) std::cerr << "sedpack: " << s.status().ToString() << "\n";
+    return ExitCodeFor(s.status(), /*input_stage=*/true);
+  }
+  if (cc.is_root()) {
+    const std::string name = o.compression == Compression::kNone ? "uncompressed" : std::string(CompressionName(o.compression));
+    std::printf("recompressed %llu shards of %s to %s%s with %d rank%s in %s: %s -> %s (%.1f%%)\n",
+                static_cast<unsigned long long>(s->files), root.c_str(), name.c_str(),
+                o.out.empty() ? "" : (" into " + o.out).c_str(), cc.comm().size(), cc.comm().size() == 1 ? "" : "s",
+                FormatDuration(s->seconds).c_str(), FormatBytes(static_cast<double>(s->bytes_before)).c_str(),
+                FormatBytes(static_cast<double>(s->bytes_after)).c_str(),
+                s->bytes_before ? 100.0 * s->bytes_after / s->bytes_before : 100.0);
+    if (s->orphans_dropped) {
+      std::printf("  %llu unlisted file(s) under the splits were not carried over\n",
+                  static_cast<unsigned long long>(s->orphans_dropped));
+    }
+  }
+  return kExitOk;
+}
+
+}  // namespace sedpack::cli

@@ -1,0 +1,357 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "sedpack/maintain/recompress.h"
+
+#include <fcntl.h>
+#include <stdio.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <filesystem>
+#include <map>
+#include <mutex>
+#include <set>
+#include <sstream>
+#include <thread>
+
+#include "sedpack/codecs/hash.h"
+#include "sedpack/dataset/check.h"
+#include "sedpack/dataset/dataset.h"
+#include "sedpack/io/file.h"
+#include "sedpack/metadata/paths.h"
+#include "sedpack/shard/shard.h"
+
+namespace sedpack {
+namespace {
+
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+
+constexpr CodecProfile kProfiles[] = {
+    {"hot", "training path: fastest decompression (LZ4)", Compression::kLz4, Compression::kNone,
+     Compression::kNone},
+    {"general", "general use: ZSTD level 3, good ratio at high speed", Compression::kZstd, Compression::kZip,
+     Compression::kGzip},
+    {"archive", "archive: LZMA (.xz), smallest files, slow to write", Compression::kLzma, Compression::kZip,
+     Compression::kGzip},
+    {"portable", "portability: GZIP, read by every sedpack reader (also the Rust one)", Compression::kGzip,
+     Compression::kZip, Compression::kGzip},
+};
+
+
+std::string EncodeHashes(const std::map<std::string, std::vector<std::string>>& m) {
+  std::string out;
+  for (const auto& [path, hashes] : m) {
+    out += path;
+    for (const auto& h : hashes) out += "\t" + h;
+    out += "\n";
+  }
+  return out;
+}
+
+void DecodeHashes(const std::string& text, std::map<std::string, std::vector<std::string>>* m) {
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) {
+    std::vector<std::string> fields;
+    std::size_t pos = 0;
+    for (;;) {
+      const std::size_t tab = line.find('\t', pos);
+      fields.push_back(line.substr(pos, tab == std::string::npos ? std::string::npos : tab - pos));
+      if (tab == std::string::npos) break;
+      pos = tab + 1;
+    }
+    const std::string path = fields.front();
+    fields.erase(fields.begin());
+    (*m)[path] = std::move(fields);
+  }
+}
+
+// Rewrites one shard into the staging tree; returns its new hashes.
+Result<std::vector<std::string>> RecompressShard(const Dataset& ds, const ShardCheckTask& task,
+                                                 Compression to, const std::string& staging,
+                                                 std::uint64_t* bytes_after) {
+  const DatasetStructure& st = ds.info().dataset_structure;
+  const auto& algos = st.hash_checksum_algorithms;
+  SEDPACK_ASSIGN_OR_RETURN(std::vector<std::byte> bytes, ReadFileBytes(ds.PathOf(task.path)));
+  SEDPACK_ASSIGN_OR_RETURN(std::vector<std::string> old_hashes, HashBytes(algos, bytes));
+  if (old_hashes != task.expected) {
+    return Status::Corruption(task.path, ": the file does not match its recorded hashes (",
+                              task.list_path, "); recompress refuses to re-stamp corrupt data");
+  }
+  SEDPACK_ASSIGN_OR_RETURN(auto decoded, DecodeShard(st.shard_file_type, st.compression, ds.schema(),
+                                                     std::move(bytes)));
+  if (static_cast<std::int64_t>(decoded->num_examples()) != task.number_of_examples) {
+    return Status::Corruption(task.path, ": holds ", decoded->num_examples(), " examples, ", task.list_path,
+                              " says ", task.number_of_examples);
+  }
+  SEDPACK_ASSIGN_OR_RETURN(auto writer, MakeShardWriter(st.shard_file_type, to, ds.schema()));
+  std::vector<ValueView> values(decoded->num_attributes());
+  for (std::size_t e = 0; e < decoded->num_examples(); ++e) {
+    for (std::size_t a = 0; a < values.size(); ++a) values[a] = decoded->Get(e, a);
+    SEDPACK_RETURN_NOT_OK(writer->Add(values).WithPrefix(task.path + ": "));
+  }
+  SEDPACK_ASSIGN_OR_RETURN(std::vector<std::byte> out, writer->Finish());
+  *bytes_after += out.size();
+  const std::string target = JoinRoot(staging, task.path);
+  SEDPACK_RETURN_NOT_OK(CreateDirectories(fs::path(target).parent_path().string()));
+  SEDPACK_RETURN_NOT_OK(WriteFileAtomic(target, out));
+  return HashBytes(algos, out);
+}
+
+// Rewrites the list at `rel` (and its subtree) into the staging tree with new
+// shard and child hashes; returns the hashes of the new list text.
+Result<std::vector<std::string>> RewriteList(const Dataset& ds, const std::string& rel,
+                                             const std::map<std::string, std::vector<std::string>>& shard_hashes,
+                                             const std::string& staging, const RecompressOptions& o, int depth) {
+  if (depth > 64) return Status::Corruption(rel, ": shards_list tree deeper than 64 levels");
+  SEDPACK_ASSIGN_OR_RETURN(ShardsList list, LoadShardsList(ds, rel));
+  for (ShardInfo& shard : list.shard_files) {
+    if (shard.file_infos.empty()) continue;
+    const auto it = shard_hashes.find(shard.file_infos[0].file_path);
+    if (it == shard_hashes.end()) {
+      return Status::Internal(shard.file_infos[0].file_path, ": no new hashes");
+    }
+    shard.file_infos[0].hash_checksums = it->second;
+  }
+  for (ShardListInfo& child : list.children_shard_lists) {
+    SEDPACK_ASSIGN_OR_RETURN(child.shard_list_info_file.hash_checksums,
+                             RewriteList(ds, child.shard_list_info_file.file_path, shard_hashes, staging, o,
+                                         depth + 1));
+  }
+  if (o.fault) SEDPACK_RETURN_NOT_OK(o.fault("list " + rel));
+  const std::string text = SerializeShardsList(list);
+  const std::string target = JoinRoot(staging, rel);
+  SEDPACK_RETURN_NOT_OK(CreateDirectories(fs::path(target).parent_path().string()));
+  SEDPACK_RETURN_NOT_OK(WriteFileAtomic(target, text));
+  return HashBytes(ds.info().dataset_structure.hash_checksum_algorithms,
+                   std::as_bytes(std::span<const char>(text.data(), text.size())));
+}
+
+// Files outside the split folders (and not dataset_info.json) come along:
+// hard links where possible, else copies.
+Status CarryOver(const Dataset& ds, const std::string& staging) {
+  std::set<std::string> splits;
+  for (Split s : AllSplits()) splits.insert(std::string(SplitName(s)));
+  std::error_code ec;
+  for (auto it = fs::recursive_directory_iterator(ds.root(), ec); !ec && it != fs::recursive_directory_iterator();
+       it.increment(ec)) {
+    const fs::path rel = fs::relative(it->path(), ds.root());
+    const std::string first = rel.begin()->string();
+    if (it.depth() == 0 && (splits.count(first) || first == "dataset_info.json")) {
+      if (it->is_directory()) it.disable_recursion_pending();
+      continue;
+    }
+    const fs::path target = fs::path(staging) / rel;
+    if (it->is_directory()) {
+      fs::create_directories(target, ec);
+    } else if (it->is_regular_file()) {
+      fs::create_directories(target.parent_path(), ec);
+      std::error_code link_ec;
+      fs::create_hard_link(it->path(), target, link_ec);
+      if (link_ec) fs::copy_file(it->path(), target, fs::copy_options::overwrite_existing, ec);
+    }
+    if (ec) return Status::IOError(it->path().string(), ": cannot carry over: ", ec.message());
+  }
+  return Status::OK();
+}
+
+Status Exchange(const std::string& a, const std::string& b) {
+  if (::renameat2(AT_FDCWD, a.c_str(), AT_FDCWD, b.c_str(), RENAME_EXCHANGE) != 0) {
+    const int err = errno;
+    return Status::IOError("cannot swap ", a, " and ", b, " atomically (renameat2 RENAME_EXCHANGE: ",
+                           std::strerror(err), "); use --out DIR to write a recompressed copy instead");
+  }
+  return Status::OK();
+}
+
+}  // namespace
+
+std::span<const CodecProfile> CodecProfiles() { return kProfiles; }
+
+Result<CodecProfile> FindCodecProfile(std::string_view name) {
+  std::string names;
+  for (const CodecProfile& p : kProfiles) {
+    if (p.name == name) return p;
+    names += (names.empty() ? "" : ", ") + std::string(p.name);
+  }
+  return Status::InvalidArgument("unknown codec profile \"", name, "\" (profiles: ", names, ")");
+}
+
+std::string RecompressStagingPath(const std::string& root) {
+  fs::path p = fs::absolute(root).lexically_normal();
+  if (!p.has_filename()) p = p.parent_path();
+  return (p.parent_path() / ("." + p.filename().string() + ".recompress")).string();
+}
+
+Result<RecompressSummary> Recompress(Comm& comm, const std::string& root, const RecompressOptions& o) {
+  const auto start = Clock::now();
+  const int rank = comm.rank();
+  RecompressSummary summary;
+  const bool in_place = o.out.empty();
+  const std::string staging = in_place ? RecompressStagingPath(root) : o.out;
+  summary.staging = staging;
+
+  // 1. Rank 0: open, walk the metadata (it must check clean), prepare the staging folder.
+  std::shared_ptr<Dataset> ds;
+  MetadataWalk walk;
+  std::vector<std::string> parts;
+  Status local;
+  if (rank == 0) {
+    local = [&]() -> Status {
+      SEDPACK_ASSIGN_OR_RETURN(ds, Dataset::Open(root));
+      DatasetStructure next = ds->info().dataset_structure;
+      next.compression = o.compression;
+      SEDPACK_RETURN_NOT_OK(Dataset::ValidateStructure(next).WithPrefix("recompress: "));
+      SEDPACK_ASSIGN_OR_RETURN(walk, WalkMetadata(*ds, CheckOptions{}));
+      for (const CheckProblem& p : walk.report.problems) {
+        if (p.kind != CheckProblem::Kind::kOrphan) {
+          return Status::Corruption(root, ": the metadata does not check clean (", p.path, ": ", p.message,
+                                    "); run `sedpack verify` first");
+        }
+        ++summary.orphans_dropped;
+      }
+      std::error_code ec;
+      if (in_place) {
+        fs::remove_all(staging, ec);  // left by an interrupted run
+      } else if (fs::exists(staging, ec) && !(fs::is_directory(staging, ec) && fs::is_empty(staging, ec))) {
+        return Status::AlreadyExists(staging, " already exists; choose a new or empty folder");
+      }
+      SEDPACK_RETURN_NOT_OK(CreateDirectories(staging));
+      for (auto& p : PartitionShardTasks(walk.shards, comm.size())) parts.push_back(EncodeShardTasks(p));
+      return Status::OK();
+    }();
+  }
+  SEDPACK_RETURN_NOT_OK(AgreeOnStatus(comm, local));
+  if (rank != 0) {
+    auto open = Dataset::Open(root);
+    local = open.status();
+    if (open.ok()) ds = std::move(open).value();
+  }
+  SEDPACK_RETURN_NOT_OK(AgreeOnStatus(comm, local));
+  std::uint64_t bytes_total = 0, files_total = walk.shards.size();
+  for (const auto& t : walk.shards) bytes_total += t.size;
+
+  // 2. Every rank recompresses its share of the shards with a few threads.
+  if (rank != 0) parts.clear();
+  SEDPACK_ASSIGN_OR_RETURN(std::string mine_text, comm.Scatterv(parts, 0));
+  SEDPACK_ASSIGN_OR_RETURN(std::vector<ShardCheckTask> mine, DecodeShardTasks(mine_text));
+  const int threads = o.threads > 0 ? o.threads : std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+  std::map<std::string, std::vector<std::string>> new_hashes;
+  std::mutex mu;
+  std::atomic<std::size_t> next{0};
+  std::atomic<std::uint64_t> my_bytes{0}, my_after{0}, my_files{0};
+  Status first_error;
+  std::atomic<int> running{threads};
+  auto work = [&] {
+    for (;;) {
+      const std::size_t i = next.fetch_add(1);
+      if (i >= mine.size() || comm.PeerFailed()) break;
+      {
+        std::lock_guard<std::mutex> lock(mu);
+        if (!first_error.ok()) break;
+      }
+      Status st = o.fault ? o.fault("shard " + mine[i].path) : Status::OK();
+      std::uint64_t after = 0;
+      Result<std::vector<std::string>> h = st.ok() ? RecompressShard(*ds, mine[i], o.compression, staging, &after)
+                                                   : Result<std::vector<std::string>>(st);
+      std::lock_guard<std::mutex> lock(mu);
+      if (!h.ok()) {
+        if (first_error.ok()) {
+          first_error = h.status();
+          comm.NotifyFailure();
+        }
+        break;
+      }
+      new_hashes[mine[i].path] = std::move(h).value();
+      my_bytes += mine[i].size;
+      my_after += after;
+      ++my_files;
+    }
+    --running;
+  };
+  // Rank 0's own threads work while its caller thread folds in progress.
+  std::vector<std::thread> pool;
+  for (int t = 0; t < threads; ++t) pool.emplace_back(work);
+  std::vector<std::int64_t> others;
+  bool others_final = false;
+  auto progress = [&](bool finished) {
+    if (rank != 0) return;
+    if (!others_final) {
+      if (auto p = comm.ReceiveProgress(); p.ok()) {
+        others = p->values;
+        others_final = p->all_final;  // the channel resets after this answer: latch it
+      }
+    }
+    if (!o.progress) return;
+    RecompressProgress rp;
+    rp.bytes_done = my_bytes;
+    for (std::size_t r = 1; r < others.size(); ++r) rp.bytes_done += static_cast<std::uint64_t>(others[r]);
+    rp.bytes_total = bytes_total;
+    rp.files_total = files_total;
+    rp.seconds = std::chrono::duration<double>(Clock::now() - start).count();
+    rp.finished = finished;
+    o.progress(rp);
+  };
+  auto last_send = Clock::now();
+  while (running.load() > 0) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    if (rank == 0) {
+      progress(false);
+    } else if (Clock::now() - last_send > std::chrono::milliseconds(200)) {
+      last_send = Clock::now();
+      comm.SendProgress(0, static_cast<std::int64_t>(my_bytes.load()), false);
+    }
+  }
+  for (auto& t : pool) t.join();
+  if (rank != 0) {
+    comm.SendProgress(0, static_cast<std::int64_t>(my_bytes.load()), true);
+  } else {
+    while (comm.size() > 1 && !others_final) {
+      progress(false);
+      if (!others_final) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+  }
+  SEDPACK_RETURN_NOT_OK(comm.IdleBarrier());
+  Status agreed = AgreeOnStatus(comm, first_error);
+  SEDPACK_RETURN_NOT_OK(comm.DrainFailureNotices());
+  SEDPACK_RETURN_NOT_OK(agreed);
+
+  // 3. Rank 0 gathers the new hashes, writes the new metadata tree and swaps.
+  SEDPACK_ASSIGN_OR_RETURN(std::vector<std::string> gathered, comm.Gatherv(EncodeHashes(new_hashes), 0));
+  SEDPACK_ASSIGN_OR_RETURN(std::int64_t after_all, comm.AllreduceSum(static_cast<std::int64_t>(my_after.load())));
+  SEDPACK_ASSIGN_OR_RETURN(std::int64_t before_all, comm.AllreduceSum(static_cast<std::int64_t>(my_bytes.load())));
+  SEDPACK_ASSIGN_OR_RETURN(std::int64_t files_all, comm.AllreduceSum(static_cast<std::int64_t>(my_files.load())));
+  if (rank == 0) {
+    local = [&]() -> Status {
+      std::map<std::string, std::vector<std::string>> all;
+      for (const std::string& g : gathered) DecodeHashes(g, &all);
+      DatasetInfo info = ds->info();
+      info.dataset_structure.compression = o.compression;
+      for (auto& [split, list_info] : info.splits) {
+        SEDPACK_ASSIGN_OR_RETURN(list_info.shard_list_info_file.hash_checksums,
+                                 RewriteList(*ds, list_info.shard_list_info_file.file_path, all, staging, o, 0));
+      }
+      if (o.fault) SEDPACK_RETURN_NOT_OK(o.fault("dataset_info"));
+      SEDPACK_RETURN_NOT_OK(CarryOver(*ds, staging));
+      SEDPACK_RETURN_NOT_OK(WriteFileAtomic(JoinRoot(staging, "dataset_info.json"), SerializeDatasetInfo(info)));
+      if (!in_place) return Status::OK();
+      if (o.fault) SEDPACK_RETURN_NOT_OK(o.fault("exchange"));
+      SEDPACK_RETURN_NOT_OK(Exchange(staging, fs::absolute(root).lexically_normal().string()));
+      std::error_code ec;
+      fs::remove_all(staging, ec);  // now the old tree
+      return Status::OK();
+    }();
+  }
+  SEDPACK_RETURN_NOT_OK(AgreeOnStatus(comm, local));
+  summary.files = static_cast<std::uint64_t>(files_all);
+  summary.bytes_before = static_cast<std::uint64_t>(before_all);
+  summary.bytes_after = static_cast<std::uint64_t>(after_all);
+  summary.seconds = std::chrono::duration<double>(Clock::now() - start).count();
+  if (rank == 0) progress(true);
+  return summary;
+}
+
+}  // namespace sedpack
