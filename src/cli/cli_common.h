@@ -122,6 +122,7 @@ int RunCat(const std::vector<std::string>& args);
 int RunGenerate(const std::vector<std::string>& args);
 int RunImportHdf5(const std::vector<std::string>& args);
 int RunRecompress(const std::vector<std::string>& args);
+int RunStats(const std::vector<std::string>& args);
 int RunInspectHdf5(const std::vector<std::string>& args);
 
 /// The subcommand table, in the order `sedpack --help` lists it.
@@ -141,6 +142,7 @@ extern const CommandSpec kCatSpec;
 extern const CommandSpec kGenerateSpec;
 extern const CommandSpec kImportHdf5Spec;
 extern const CommandSpec kRecompressSpec;
+extern const CommandSpec kStatsSpec;
 extern const CommandSpec kInspectHdf5Spec;
 
 }  // namespace sedpack::cli

@@ -1,0 +1,176 @@
+// SPDX-License-Identifier: Apache-2.0
+// sedpack stats: exact merging of moments, agreement with a two-pass reference
+// computation on every rank count, NaN handling, --write, corrupt shards.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+
+#include "mpi/test_comm.h"
+#include "sedpack/dataset/check.h"
+#include "sedpack/dataset/dataset.h"
+#include "sedpack/dataset/filler.h"
+#include "sedpack/dataset/reader.h"
+#include "sedpack/maintain/stats.h"
+#include "support/test_support.h"
+
+namespace sedpack {
+namespace {
+
+using testing::TestComm;
+
+TEST(Moments, MergingEqualsOnePassAndStaysStableFarFromZero) {
+  // Values around 1e9 with a spread of about 1: the naive sum-of-squares
+  // formula loses every digit here; Welford/Chan must not.
+  Moments all, a, b, c;
+  long double sum = 0, sum2 = 0;
+  std::vector<double> xs;
+  for (int i = 0; i < 3000; ++i) xs.push_back(1e9 + std::sin(i * 0.37) + (i % 7) * 0.25);
+  for (double x : xs) sum += x;
+  const long double mean = sum / xs.size();
+  for (double x : xs) sum2 += (x - mean) * (x - mean);
+  for (std::size_t i = 0; i < xs.size(); ++i) {
+    all.Add(xs[i]);
+    (i < 1000 ? a : i < 1700 ? b : c).Add(xs[i]);
+  }
+  a.Merge(b);
+  a.Merge(Moments{});
+  a.Merge(c);
+  const double want_std = std::sqrt(static_cast<double>(sum2 / xs.size()));
+  for (const Moments* m : {&all, &a}) {
+    EXPECT_EQ(m->count, 3000u);
+    EXPECT_NEAR(m->mean, static_cast<double>(mean), 1e-6);
+    EXPECT_NEAR(m->StdDev(), want_std, 1e-6 * want_std);
+  }
+  EXPECT_EQ(a.min, all.min);
+  EXPECT_EQ(a.max, all.max);
+  Moments n;
+  n.Add(NAN);
+  n.Add(2);
+  n.Add(4);
+  EXPECT_EQ(n.nan_count, 1u);
+  EXPECT_EQ(n.count, 2u);
+  EXPECT_DOUBLE_EQ(n.mean, 3);
+  EXPECT_DOUBLE_EQ(n.StdDev(), 1);
+}
+
+class SharedDir {
+ public:
+  SharedDir() {
+    std::string path;
+    if (TestComm().rank() == 0) {
+      tmp_ = std::make_unique<testing::TempDir>();
+      path = tmp_->path();
+    }
+    EXPECT_OK(TestComm().Bcast(&path, 0));
+    path_ = path;
+  }
+  ~SharedDir() { (void)TestComm().Barrier(); }
+  std::string operator/(const std::string& name) const { return path_ + "/" + name; }
+
+ private:
+  std::unique_ptr<testing::TempDir> tmp_;
+  std::string path_;
+};
+
+float TraceValue(int i, int j) { return static_cast<float>(100.0 + std::cos(i * 1.3 + j * 0.07) * (1 + i % 5)); }
+
+void MakeDataset(const std::string& root) {
+  if (TestComm().rank() == 0) {
+    DatasetStructure st;
+    st.compression = Compression::kLz4;
+    st.examples_per_shard = 7;
+    st.saved_data_description = {{"trace", "float32", {50}, {}}, {"label", "int16", {}, {}},
+                                 {"note", "str", {}, {}}};
+    st.saved_data_description[1].custom_metadata = *JsonValue::Parse(R"({"unit":"class"})");
+    auto ds = Dataset::Create(root, Metadata{}, st);
+    ASSERT_TRUE(ds.ok());
+    FillerOptions fo;
+    fo.concurrency = 1;
+    auto f = Filler::Make(*ds, fo);
+    ASSERT_TRUE(f.ok());
+    for (int i = 0; i < 90; ++i) {
+      std::vector<float> t(50);
+      for (int j = 0; j < 50; ++j) t[j] = TraceValue(i, j);
+      const std::int16_t label = static_cast<std::int16_t>(i % 13 - 6);
+      std::vector<ValueView> v = {ValueView::Array(t, {50}), ValueView::Scalar(label), ValueView::Str("x")};
+      ASSERT_OK((*f)->WriteExample(Split::kTrain, v));
+    }
+    ASSERT_OK((*f)->Finish());
+  }
+  EXPECT_OK(TestComm().Barrier());
+}
+
+TEST(SplitStats, MatchesATwoPassComputationOnEveryRankCount) {
+  SharedDir dir;
+  MakeDataset(dir / "ds");
+  ASSERT_OK_AND_ASSIGN(SplitStats s, ComputeSplitStats(TestComm(), dir / "ds", Split::kTrain, 2));
+  EXPECT_EQ(s.examples, 90u);
+  ASSERT_EQ(s.attributes.size(), 2u);  // the str attribute has no statistics
+  long double sum = 0;
+  double lo = INFINITY, hi = -INFINITY;
+  for (int i = 0; i < 90; ++i) {
+    for (int j = 0; j < 50; ++j) {
+      sum += TraceValue(i, j);
+      lo = std::min<double>(lo, TraceValue(i, j));
+      hi = std::max<double>(hi, TraceValue(i, j));
+    }
+  }
+  const long double mean = sum / 4500;
+  long double m2 = 0;
+  for (int i = 0; i < 90; ++i) {
+    for (int j = 0; j < 50; ++j) m2 += (TraceValue(i, j) - mean) * (TraceValue(i, j) - mean);
+  }
+  const Moments& t = s.attributes[0].moments;
+  EXPECT_EQ(s.attributes[0].name, "trace");
+  EXPECT_EQ(t.count, 4500u);
+  EXPECT_EQ(t.min, lo);
+  EXPECT_EQ(t.max, hi);
+  EXPECT_NEAR(t.mean, static_cast<double>(mean), 1e-9);
+  EXPECT_NEAR(t.StdDev(), std::sqrt(static_cast<double>(m2 / 4500)), 1e-9);
+  const Moments& l = s.attributes[1].moments;
+  EXPECT_EQ(l.min, -6);
+  EXPECT_EQ(l.max, 6);
+  EXPECT_EQ(l.count, 90u);
+  EXPECT_EQ(ComputeSplitStats(TestComm(), dir / "ds", Split::kTest).status().code(), StatusCode::kNotFound);
+}
+
+TEST(SplitStats, WriteMinMaxKeepsOtherKeysAndTheDatasetChecks) {
+  SharedDir dir;
+  MakeDataset(dir / "ds");
+  ASSERT_OK_AND_ASSIGN(SplitStats s, ComputeSplitStats(TestComm(), dir / "ds", Split::kTrain));
+  if (TestComm().rank() == 0) {
+    ASSERT_OK(WriteMinMax(dir / "ds", s));
+    ASSERT_OK_AND_ASSIGN(auto ds, Dataset::Open(dir / "ds"));
+    const auto& d = ds->info().dataset_structure.saved_data_description;
+    EXPECT_EQ(d[1].custom_metadata.text(), R"({"unit":"class","min":-6,"max":6})");
+    EXPECT_NE(d[0].custom_metadata.text().find("\"min\":"), std::string::npos);
+    auto report = CheckDataset(dir / "ds", CheckOptions{});
+    ASSERT_TRUE(report.ok());
+    EXPECT_TRUE(report->ok());
+  }
+}
+
+TEST(SplitStats, CorruptShardIsRefused) {
+  SharedDir dir;
+  MakeDataset(dir / "ds");
+  if (TestComm().rank() == 0) {
+    auto ds = Dataset::Open(dir / "ds");
+    ASSERT_TRUE(ds.ok());
+    auto shards = ListShards(*ds, Split::kTrain);
+    ASSERT_TRUE(shards.ok());
+    std::fstream f(dir / "ds" + "/" + (*shards)[3].file_infos[0].file_path,
+                   std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(30);
+    f.put('\x01');
+  }
+  EXPECT_OK(TestComm().Barrier());
+  const Status st = ComputeSplitStats(TestComm(), dir / "ds", Split::kTrain).status();
+  EXPECT_EQ(st.code(), StatusCode::kCorruption) << st.ToString();
+  EXPECT_NE(st.message().find("does not match its recorded hashes"), std::string::npos) << st.ToString();
+}
+
+}  // namespace
+}  // namespace sedpack
