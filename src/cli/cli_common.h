@@ -123,6 +123,8 @@ int RunGenerate(const std::vector<std::string>& args);
 int RunImportHdf5(const std::vector<std::string>& args);
 int RunRecompress(const std::vector<std::string>& args);
 int RunStats(const std::vector<std::string>& args);
+int RunPack(const std::vector<std::string>& args);
+int RunUnpack(const std::vector<std::string>& args);
 int RunInspectHdf5(const std::vector<std::string>& args);
 
 /// The subcommand table, in the order `sedpack --help` lists it.
@@ -143,6 +145,8 @@ extern const CommandSpec kGenerateSpec;
 extern const CommandSpec kImportHdf5Spec;
 extern const CommandSpec kRecompressSpec;
 extern const CommandSpec kStatsSpec;
+extern const CommandSpec kPackSpec;
+extern const CommandSpec kUnpackSpec;
 extern const CommandSpec kInspectHdf5Spec;
 
 }  // namespace sedpack::cli

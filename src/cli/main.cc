@@ -17,7 +17,7 @@ std::span<const Subcommand> Subcommands() {
       {&kInfoSpec, &RunInfo}, {&kLsSpec, &RunLs},   {&kCheckSpec, &RunCheck},
       {&kCatSpec, &RunCat},   {&kGenerateSpec, &RunGenerate}, {&kVerifySpec, &RunVerify},
       {&kChecksumsSpec, &RunChecksums}, {&kFixSpec, &RunFix}, {&kRecompressSpec, &RunRecompress},
-      {&kStatsSpec, &RunStats},
+      {&kStatsSpec, &RunStats}, {&kPackSpec, &RunPack}, {&kUnpackSpec, &RunUnpack},
       {&kImportHdf5Spec, &RunImportHdf5}, {&kInspectHdf5Spec, &RunInspectHdf5},
   };
   return kTable;
