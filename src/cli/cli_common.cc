@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "cli/cli_common.h"
 
+#include "sedpack/io/pack.h"
+
 #include <unistd.h>
 
 #include <algorithm>
@@ -84,6 +86,7 @@ std::optional<int> ParseCommandLine(const CommandSpec& spec, po::options_descrip
 
 Result<std::shared_ptr<Dataset>> OpenDatasetArg(const std::string& path) {
   if (!PathExists(path)) return Status::NotFound("no such dataset folder: ", path);
+  if (PackReader::IsPack(path)) return Dataset::Open(path);  // a packed dataset (sedpack pack)
   if (!PathExists(JoinRoot(path, "dataset_info.json"))) {
     return Status::InvalidArgument(path, " is not a sedpack dataset (it has no dataset_info.json)");
   }

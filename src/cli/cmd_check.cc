@@ -10,6 +10,7 @@
 
 #include "cli/cli_comm.h"
 #include "cli/cli_common.h"
+#include "sedpack/io/pack.h"
 #include "sedpack/dataset/check.h"
 #include "sedpack/io/file.h"
 #include "sedpack/mpi/distributed_verify.h"
@@ -187,7 +188,7 @@ int RunVerifyCommand(const CommandSpec& spec, const std::vector<std::string>& ar
     progress = *p;
   }
   if (!PathExists(root)) return ReportError(Status::NotFound("no such dataset folder: ", root));
-  if (!PathExists(JoinRoot(root, "dataset_info.json"))) {
+  if (!PackReader::IsPack(root) && !PathExists(JoinRoot(root, "dataset_info.json"))) {
     return ReportError(Status::InvalidArgument(
         root, " is not a sedpack dataset (it has no dataset_info.json)"));
   }

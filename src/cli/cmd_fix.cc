@@ -38,6 +38,9 @@ int RunFix(const std::vector<std::string>& args) {
   CheckReport orphans;
   FindOrphans(**ds, check, walk->listed, &orphans);
   const bool remove = vm["remove-orphans"].as<bool>();
+  if (remove && (*ds)->pack()) {
+    return UsageError("fix", "a packed dataset is read-only; unpack it to remove files");
+  }
   int failures = 0;
   std::uint64_t bytes = 0;
   for (const CheckProblem& p : orphans.problems) {

@@ -62,8 +62,7 @@ void CompareHashes(const std::vector<HashAlgorithm>& algos, const std::string& p
 bool HashAndCompare(const Dataset& ds, const std::string& rel, const std::vector<std::string>& expected,
                     const CheckOptions& options, CheckReport* report) {
   const auto& algos = ds.info().dataset_structure.hash_checksum_algorithms;
-  const std::string abs = ds.PathOf(rel);
-  auto size = FileSize(abs);
+  auto size = ds.SizeOf(rel);
   if (!size.ok()) {
     AddProblem(report,
                size.status().code() == StatusCode::kNotFound ? CheckProblem::Kind::kMissingFile
@@ -71,7 +70,7 @@ bool HashAndCompare(const Dataset& ds, const std::string& rel, const std::vector
                rel, size.status().message());
     return false;
   }
-  auto found = HashFile(algos, abs);
+  auto found = ds.HashOf(rel);
   if (!found.ok()) {
     AddProblem(report, CheckProblem::Kind::kIOError, rel, found.status().message());
     return false;
@@ -96,6 +95,16 @@ std::string DirOf(const std::string& path) {
   return slash == std::string::npos ? "" : path.substr(0, slash);
 }
 
+// A folder of the dataset (for a pack: a prefix of some file's path).
+bool IsFolder(const Dataset& ds, const std::string& rel) {
+  if (const PackReader* pack = ds.pack()) {
+    const std::string prefix = rel + "/";
+    const auto it = pack->entries().lower_bound(prefix);
+    return it != pack->entries().end() && it->first.compare(0, prefix.size(), prefix) == 0;
+  }
+  return std::filesystem::is_directory(ds.PathOf(rel));
+}
+
 class Walker {
  public:
   Walker(const Dataset& ds, const CheckOptions& options) : ds_(ds), options_(options) {}
@@ -108,7 +117,7 @@ class Walker {
       if (t.path.size() >= 16 && t.path.ends_with("shards_list.json")) {
         t.subtree = true;
         t.dir = DirOf(t.path);
-      } else if (std::filesystem::is_directory(ds_.PathOf(t.path))) {
+      } else if (IsFolder(ds_, t.path)) {
         t.subtree = true;
         t.dir = t.path;
       }
@@ -234,7 +243,7 @@ class Walker {
         task.expected = f.hash_checksums;
         task.number_of_examples = shard.number_of_examples;
         task.list_path = rel;
-        auto size = FileSize(ds_.PathOf(f.file_path));
+        auto size = ds_.SizeOf(f.file_path);
         task.size = size.ok() ? *size : 0;
         walk_.shards.push_back(std::move(task));
       }
@@ -367,6 +376,20 @@ void FindOrphans(const Dataset& dataset, const CheckOptions& options,
                  const std::vector<std::string>& listed, CheckReport* report) {
   namespace fs = std::filesystem;
   const std::unordered_set<std::string> known(listed.begin(), listed.end());
+  if (const PackReader* pack = dataset.pack()) {
+    for (const auto& [rel, entry] : pack->entries()) {
+      auto split = ParseSplit(rel.substr(0, rel.find('/')));
+      if (!split.ok() || rel.find('/') == std::string::npos) continue;
+      if (!options.splits.empty() &&
+          std::find(options.splits.begin(), options.splits.end(), *split) == options.splits.end()) {
+        continue;
+      }
+      if (!known.count(rel)) {
+        AddProblem(report, CheckProblem::Kind::kOrphan, rel, "file not listed by any metadata");
+      }
+    }
+    return;
+  }
   const std::string root_prefix = dataset.PathOf("");
   for (Split split : AllSplits()) {
     if (!options.splits.empty() &&

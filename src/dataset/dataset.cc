@@ -79,8 +79,12 @@ Result<std::shared_ptr<Dataset>> Dataset::Create(const std::string& root, Metada
 Result<std::shared_ptr<Dataset>> Dataset::Open(const std::string& root, const OpenOptions& options) {
   std::shared_ptr<Dataset> ds(new Dataset());
   ds->root_ = root;
+  if (PackReader::IsPack(root)) {
+    SEDPACK_ASSIGN_OR_RETURN(auto pack, PackReader::Open(root));
+    ds->pack_ = std::move(pack);
+  }
   const std::string path = ds->PathOf(kDatasetInfoName);
-  auto text = ReadFileText(path, kMaxMetadataBytes);
+  auto text = ds->ReadText(kDatasetInfoName, kMaxMetadataBytes);
   if (!text.ok()) {
     if (text.status().code() == StatusCode::kNotFound) {
       return Status::NotFound("not a sedpack dataset: ", path, " does not exist");
@@ -97,6 +101,29 @@ Result<std::shared_ptr<Dataset>> Dataset::Open(const std::string& root, const Op
 
 std::string Dataset::PathOf(std::string_view relative) const { return JoinRoot(root_, relative); }
 
+Result<std::vector<std::byte>> Dataset::ReadBytes(std::string_view relative, std::uint64_t max_bytes) const {
+  if (pack_) return pack_->Read(relative, max_bytes);
+  return ReadFileBytes(PathOf(relative), max_bytes);
+}
+
+Result<std::string> Dataset::ReadText(std::string_view relative, std::uint64_t max_bytes) const {
+  if (!pack_) return ReadFileText(PathOf(relative), max_bytes);
+  SEDPACK_ASSIGN_OR_RETURN(std::vector<std::byte> bytes, pack_->Read(relative, max_bytes));
+  return std::string(reinterpret_cast<const char*>(bytes.data()), bytes.size());
+}
+
+Result<std::uint64_t> Dataset::SizeOf(std::string_view relative) const {
+  if (pack_) return pack_->Size(relative);
+  return FileSize(PathOf(relative));
+}
+
+Result<std::vector<std::string>> Dataset::HashOf(std::string_view relative) const {
+  const auto& algos = info_.dataset_structure.hash_checksum_algorithms;
+  if (!pack_) return HashFile(algos, PathOf(relative));
+  SEDPACK_ASSIGN_OR_RETURN(std::vector<std::byte> bytes, pack_->Read(relative));
+  return HashBytes(algos, bytes);
+}
+
 Status Dataset::Reload() {
   SEDPACK_ASSIGN_OR_RETURN(std::shared_ptr<Dataset> fresh, Open(root_));
   info_ = fresh->info_;
@@ -105,12 +132,11 @@ Status Dataset::Reload() {
 }
 
 Result<std::vector<std::string>> Dataset::MetadataChecksums() const {
-  return HashFile(info_.dataset_structure.hash_checksum_algorithms, PathOf(kDatasetInfoName));
+  return HashOf(kDatasetInfoName);
 }
 
 Result<ShardsList> LoadShardsList(const Dataset& dataset, std::string_view relative) {
-  const std::string path = dataset.PathOf(relative);
-  SEDPACK_ASSIGN_OR_RETURN(std::string text, ReadFileText(path, kMaxMetadataBytes));
+  SEDPACK_ASSIGN_OR_RETURN(std::string text, dataset.ReadText(relative, kMaxMetadataBytes));
   return ParseShardsList(text, relative);
 }
 

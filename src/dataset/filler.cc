@@ -324,6 +324,9 @@ class Filler::Impl {
 
 Result<std::unique_ptr<Filler>> Filler::Make(std::shared_ptr<Dataset> dataset, FillerOptions options) {
   if (!dataset) return Status::InvalidArgument("Filler::Make: null dataset");
+  if (dataset->pack()) {
+    return Status::InvalidArgument(dataset->root(), ": a packed dataset is read-only (sedpack unpack it first)");
+  }
   auto impl = std::make_unique<Impl>(std::move(dataset), std::move(options));
   SEDPACK_RETURN_NOT_OK(impl->Init());
   return std::unique_ptr<Filler>(new Filler(std::move(impl)));

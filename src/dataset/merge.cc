@@ -174,6 +174,7 @@ Result<std::vector<std::pair<std::string, std::vector<Update>>>> GroupByPrefix(
 }  // namespace
 
 Result<FileInfo> Dataset::WriteConfig(const std::vector<ShardListInfo>& updated_infos) {
+  if (pack_) return Status::InvalidArgument(root_, ": a packed dataset is read-only (sedpack unpack it first)");
   SEDPACK_ASSIGN_OR_RETURN(auto groups, GroupByPrefix(updated_infos, 1));
   Merger merger(*this);
   DatasetInfo next = info_;

@@ -135,7 +135,12 @@ Result<std::shared_ptr<const DecodedShard>> ReadShard(const Dataset& dataset, co
   // A compressed file can never be larger than what it decompresses to by much;
   // reading it is bounded by the same limit.
   codecs_internal::ByteBuffer bytes;
-  SEDPACK_RETURN_NOT_OK(ReadFileInto(dataset.PathOf(rel), limits.max_decompressed_bytes, &bytes));
+  if (dataset.pack()) {
+    SEDPACK_ASSIGN_OR_RETURN(std::vector<std::byte> packed, dataset.ReadBytes(rel, limits.max_decompressed_bytes));
+    bytes = codecs_internal::ByteBuffer(std::move(packed));
+  } else {
+    SEDPACK_RETURN_NOT_OK(ReadFileInto(dataset.PathOf(rel), limits.max_decompressed_bytes, &bytes));
+  }
   auto decoded = shard_internal::DecodeShardBuffer(structure.shard_file_type, structure.compression,
                                                    dataset.schema(), std::move(bytes), limits);
   if (!decoded.ok()) return decoded.status().WithPrefix(rel + ": ");

@@ -6,6 +6,7 @@
 #include <string_view>
 #include <vector>
 
+#include "sedpack/io/pack.h"
 #include "sedpack/metadata/models.h"
 #include "sedpack/status.h"
 #include "sedpack/types.h"
@@ -30,6 +31,8 @@ class Dataset {
   static Result<std::shared_ptr<Dataset>> Create(const std::string& root, Metadata metadata,
                                                  DatasetStructure structure);
   /// Open a dataset: read and validate `dataset_info.json` and apply the version rule.
+  /// `root` may also be a pack file (`sedpack pack`): the dataset is then read
+  /// from it directly and is read-only.
   static Result<std::shared_ptr<Dataset>> Open(const std::string& root,
                                                const OpenOptions& options = {});
 
@@ -37,8 +40,20 @@ class Dataset {
   const DatasetInfo& info() const { return info_; }
   /// Typed schema (attribute order is the fb storage order).
   const std::vector<AttributeSpec>& schema() const { return schema_; }
-  /// Absolute-or-root-relative path of a dataset-relative path.
+  /// Absolute-or-root-relative path of a dataset-relative path (for a packed
+  /// dataset: "<pack>/<relative>", for messages only).
   std::string PathOf(std::string_view relative) const;
+
+  /// File access that works for folders and packs alike. `relative` is a
+  /// dataset-relative path (validated by the caller).
+  Result<std::vector<std::byte>> ReadBytes(std::string_view relative,
+                                           std::uint64_t max_bytes = (1ULL << 40)) const;
+  Result<std::string> ReadText(std::string_view relative, std::uint64_t max_bytes) const;
+  Result<std::uint64_t> SizeOf(std::string_view relative) const;
+  /// Hashes of a file's bytes with the dataset's algorithms (streamed for folders).
+  Result<std::vector<std::string>> HashOf(std::string_view relative) const;
+  /// The pack this dataset is read from, or nullptr for a folder.
+  const PackReader* pack() const { return pack_.get(); }
 
   /// The reference's write_config: merge the given leaf/subtree ShardListInfos into
   /// every ancestor `shards_list.json` up to `<split>/shards_list.json`, then
@@ -60,6 +75,7 @@ class Dataset {
  private:
   Dataset() = default;
   std::string root_;
+  std::shared_ptr<const PackReader> pack_;
   DatasetInfo info_;
   std::vector<AttributeSpec> schema_;
 };
