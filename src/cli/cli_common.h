@@ -113,6 +113,8 @@ int RunChecksums(const std::vector<std::string>& args);
 int RunFix(const std::vector<std::string>& args);
 int RunCat(const std::vector<std::string>& args);
 int RunGenerate(const std::vector<std::string>& args);
+int RunIndex(const std::vector<std::string>& args);
+int RunGet(const std::vector<std::string>& args);
 
 /// The subcommand table, in the order `sedpack --help` lists it.
 struct Subcommand {
@@ -129,5 +131,7 @@ extern const CommandSpec kChecksumsSpec;
 extern const CommandSpec kFixSpec;
 extern const CommandSpec kCatSpec;
 extern const CommandSpec kGenerateSpec;
+extern const CommandSpec kIndexSpec;
+extern const CommandSpec kGetSpec;
 
 }  // namespace sedpack::cli

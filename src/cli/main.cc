@@ -17,6 +17,7 @@ std::span<const Subcommand> Subcommands() {
       {&kInfoSpec, &RunInfo}, {&kLsSpec, &RunLs},   {&kCheckSpec, &RunCheck},
       {&kCatSpec, &RunCat},   {&kGenerateSpec, &RunGenerate}, {&kVerifySpec, &RunVerify},
       {&kChecksumsSpec, &RunChecksums}, {&kFixSpec, &RunFix},
+      {&kIndexSpec, &RunIndex}, {&kGetSpec, &RunGet},
   };
   return kTable;
 }
