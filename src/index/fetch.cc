@@ -3,7 +3,10 @@
 
 #include <future>
 #include <list>
+#include <atomic>
 #include <mutex>
+#include <shared_mutex>
+#include <thread>
 #include <unordered_map>
 
 namespace sedpack {
@@ -31,37 +34,48 @@ class ExampleFetcher::Impl {
                                      " has ", index_->num_shards(split), " shards");
     }
     if (options_.cache_bytes == 0) {
-      {
-        std::lock_guard<std::mutex> lock(mu_);
-        ++stats_.misses;
-      }
+      misses_.fetch_add(1, std::memory_order_relaxed);
       return Decode(split, shard);
     }
     const Key key = (static_cast<std::uint64_t>(split) << 60) | shard;
-    std::shared_future<ShardResult> future;
-    std::promise<ShardResult> promise;
-    bool mine = false;
+    // Hits only take the lock shared and stamp the entry; the LRU list is put
+    // in order lazily when something must be evicted (second chance), so that
+    // threads hitting the cache do not serialize on it.
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      std::shared_lock<std::shared_mutex> lock(mu_);
       auto it = entries_.find(key);
       if (it != entries_.end()) {
-        ++stats_.hits;
-        lru_.splice(lru_.begin(), lru_, it->second.lru);
-        future = it->second.future;
-      } else {
-        ++stats_.misses;
-        mine = true;
-        future = promise.get_future().share();
-        lru_.push_front(key);
-        entries_.emplace(key, Entry{future, 0, false, lru_.begin()});
+        // Read before writing: a line that is only read stays shared between cores.
+        if (!it->second.referenced.load(std::memory_order_relaxed)) {
+          it->second.referenced.store(true, std::memory_order_relaxed);
+        }
+        std::shared_future<ShardResult> future = it->second.future;
+        lock.unlock();
+        CountHit();
+        return future.get();
       }
     }
-    if (!mine) return future.get();
+    std::promise<ShardResult> promise;
+    {
+      std::unique_lock<std::shared_mutex> lock(mu_);
+      auto it = entries_.find(key);
+      if (it != entries_.end()) {  // another thread got here first
+        std::shared_future<ShardResult> future = it->second.future;
+        lock.unlock();
+        CountHit();
+        return future.get();
+      }
+      misses_.fetch_add(1, std::memory_order_relaxed);
+      lru_.push_front(key);
+      Entry& e = entries_[key];
+      e.future = promise.get_future().share();
+      e.lru = lru_.begin();
+    }
     // Decode outside the lock; other threads asking for this shard wait on the future.
     ShardResult decoded = Decode(split, shard);
     const std::uint64_t bytes = decoded.ok() ? DecodedShardBytes(**decoded) : 0;
     promise.set_value(decoded);
-    std::lock_guard<std::mutex> lock(mu_);
+    std::unique_lock<std::shared_mutex> lock(mu_);
     auto it = entries_.find(key);
     if (it != entries_.end()) {
       if (!decoded.ok()) {
@@ -85,10 +99,12 @@ class ExampleFetcher::Impl {
   }
 
   Stats stats() const {
-    std::lock_guard<std::mutex> lock(mu_);
-    Stats s = stats_;
+    std::shared_lock<std::shared_mutex> lock(mu_);
+    Stats s;
+    for (const auto& h : hits_) s.hits += h.n.load();
+    s.misses = misses_.load();
+    s.evictions = evictions_;
     s.cached_bytes = cached_;
-    s.cached_shards = 0;
     for (const auto& [k, e] : entries_) s.cached_shards += e.ready ? 1 : 0;
     return s;
   }
@@ -102,7 +118,15 @@ class ExampleFetcher::Impl {
     std::uint64_t bytes = 0;
     bool ready = false;
     std::list<Key>::iterator lru;
+    // Hit since it was last put at the list front (or inserted).
+    std::atomic<bool> referenced{true};
   };
+
+  void CountHit() {
+    // Striped by thread so that threads hitting the cache do not share a counter line.
+    const std::size_t slot = std::hash<std::thread::id>()(std::this_thread::get_id()) % kStripes;
+    hits_[slot].n.fetch_add(1, std::memory_order_relaxed);
+  }
 
   ShardResult Decode(Split split, std::uint64_t shard) {
     ShardInfo info;
@@ -123,28 +147,40 @@ class ExampleFetcher::Impl {
     return decoded;
   }
 
-  // REQUIRES: mu_ held. Drop least recently used finished shards until under the bound.
+  // REQUIRES: mu_ held exclusively. Drop least recently used finished shards
+  // until under the bound. An entry hit since it was placed gets a second
+  // chance at the front (its place had not been updated on the hit).
   void Evict() {
-    auto it = lru_.end();
-    while (cached_ > options_.cache_bytes && it != lru_.begin()) {
-      --it;
-      auto e = entries_.find(*it);
-      if (!e->second.ready) continue;  // still decoding: its owner accounts for it
-      cached_ -= e->second.bytes;
-      ++stats_.evictions;
-      entries_.erase(e);
-      it = lru_.erase(it);
+    std::size_t budget = 2 * lru_.size();  // every entry moves at most once per call
+    while (cached_ > options_.cache_bytes && !lru_.empty() && budget-- > 0) {
+      const Key key = lru_.back();
+      Entry& e = entries_.find(key)->second;
+      if (!e.ready || e.referenced.load(std::memory_order_relaxed)) {
+        e.referenced.store(false, std::memory_order_relaxed);
+        lru_.splice(lru_.begin(), lru_, e.lru);
+        continue;
+      }
+      cached_ -= e.bytes;
+      ++evictions_;
+      lru_.pop_back();
+      entries_.erase(key);
     }
   }
 
   std::shared_ptr<const Dataset> dataset_;
   std::shared_ptr<const SampleIndex> index_;
   FetchOptions options_;
-  mutable std::mutex mu_;
-  std::list<Key> lru_;  // most recent first
+  mutable std::shared_mutex mu_;
+  std::list<Key> lru_;  // front: most recently placed
   std::unordered_map<Key, Entry> entries_;
   std::uint64_t cached_ = 0;
-  Stats stats_;
+  std::uint64_t evictions_ = 0;
+  static constexpr std::size_t kStripes = 16;
+  struct alignas(64) Counter {
+    std::atomic<std::uint64_t> n{0};
+  };
+  Counter hits_[kStripes];
+  std::atomic<std::uint64_t> misses_{0};
 };
 
 Result<std::unique_ptr<ExampleFetcher>> ExampleFetcher::Make(std::shared_ptr<const Dataset> dataset,

@@ -264,8 +264,10 @@ class ElasticReader::Impl {
   Status LoadBlock() {
     const std::uint64_t b = mine_[k_];
     const auto shards = order_->block_shards(b);
-    // pending_ always starts at block k_'s first shard.
-    Schedule(shards.size() + static_cast<std::size_t>(std::max(0, options_.prefetch_shards)));
+    // pending_ always starts at block k_'s first shard. Only this block's shards
+    // are started now; the next ones start once it is decoded, so that no more
+    // decodes compete for the cores than the sequential reader runs.
+    Schedule(shards.size());
     decoded_.clear();
     std::vector<std::uint64_t> first(shards.size() + 1, 0);
     for (std::size_t i = 0; i < shards.size(); ++i) {
@@ -280,6 +282,7 @@ class ElasticReader::Impl {
       decoded_.push_back(std::move(r).value());
       first[i + 1] = first[i] + want;
     }
+    Schedule(static_cast<std::size_t>(std::max(0, options_.prefetch_shards)));
     // The block's rows in permuted order, as (shard within block, row).
     const std::uint64_t n = first.back();
     const auto perm = SeededPermutation(n, ShuffleStreamKey(options_.seed, order_->epoch(), 1 + b));
