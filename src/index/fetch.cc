@@ -82,11 +82,15 @@ class ExampleFetcher::Impl {
         // Do not remember failures: the next fetch tries again.
         lru_.erase(it->second.lru);
         entries_.erase(it);
+      } else if (bytes > options_.cache_bytes) {
+        // Larger than the whole cache: keeping it would mean dropping everything else.
+        lru_.erase(it->second.lru);
+        entries_.erase(it);
       } else {
         it->second.bytes = bytes;
         it->second.ready = true;
         cached_ += bytes;
-        Evict();
+        Evict(key);
       }
     }
     return decoded;
@@ -118,8 +122,8 @@ class ExampleFetcher::Impl {
     std::uint64_t bytes = 0;
     bool ready = false;
     std::list<Key>::iterator lru;
-    // Hit since it was last put at the list front (or inserted).
-    std::atomic<bool> referenced{true};
+    // Hit since it was last put at the list front.
+    std::atomic<bool> referenced{false};
   };
 
   void CountHit() {
@@ -149,13 +153,14 @@ class ExampleFetcher::Impl {
 
   // REQUIRES: mu_ held exclusively. Drop least recently used finished shards
   // until under the bound. An entry hit since it was placed gets a second
-  // chance at the front (its place had not been updated on the hit).
-  void Evict() {
+  // chance at the front (its place had not been updated on the hit); `keep`,
+  // the shard just added, is never the one dropped.
+  void Evict(Key keep) {
     std::size_t budget = 2 * lru_.size();  // every entry moves at most once per call
     while (cached_ > options_.cache_bytes && !lru_.empty() && budget-- > 0) {
       const Key key = lru_.back();
       Entry& e = entries_.find(key)->second;
-      if (!e.ready || e.referenced.load(std::memory_order_relaxed)) {
+      if (!e.ready || key == keep || e.referenced.load(std::memory_order_relaxed)) {
         e.referenced.store(false, std::memory_order_relaxed);
         lru_.splice(lru_.begin(), lru_, e.lru);
         continue;

@@ -308,6 +308,38 @@ TEST(FetchTest, CacheCountsHitsMissesAndStaysUnderItsBound) {
     ASSERT_OK(f->Get(Split::kTrain, index->num_examples(Split::kTrain) - 1).status());
     EXPECT_EQ(f->stats().misses, misses);
   }
+  {
+    // Least recently used goes first: with room for two shards, a shard hit
+    // again stays while the one not hit is dropped.
+    ASSERT_OK_AND_ASSIGN(auto f0, ExampleFetcher::Make(ds, index));
+    std::uint64_t b[3];
+    for (std::uint64_t s = 0; s < 3; ++s) {
+      ASSERT_OK_AND_ASSIGN(auto sh, f0->Shard(Split::kTrain, s));
+      b[s] = DecodedShardBytes(*sh);
+    }
+    FetchOptions two;
+    two.cache_bytes = b[0] + std::max(b[1], b[2]);  // shard 0 and one other
+    ASSERT_OK_AND_ASSIGN(auto f, ExampleFetcher::Make(ds, index, two));
+    ASSERT_OK(f->Shard(Split::kTrain, 0).status());
+    ASSERT_OK(f->Shard(Split::kTrain, 1).status());
+    ASSERT_OK(f->Shard(Split::kTrain, 0).status());  // hit
+    ASSERT_OK(f->Shard(Split::kTrain, 2).status());  // drops shard 1
+    EXPECT_EQ(f->stats().misses, 3u);
+    EXPECT_EQ(f->stats().evictions, 1u);
+    ASSERT_OK(f->Shard(Split::kTrain, 0).status());
+    ASSERT_OK(f->Shard(Split::kTrain, 2).status());
+    EXPECT_EQ(f->stats().misses, 3u);
+    ASSERT_OK(f->Shard(Split::kTrain, 1).status());
+    EXPECT_EQ(f->stats().misses, 4u);
+    // A shard larger than the whole cache is served but not kept.
+    FetchOptions tiny;
+    tiny.cache_bytes = 1;
+    ASSERT_OK_AND_ASSIGN(auto t, ExampleFetcher::Make(ds, index, tiny));
+    ASSERT_OK(t->Shard(Split::kTrain, 0).status());
+    ASSERT_OK(t->Shard(Split::kTrain, 0).status());
+    EXPECT_EQ(t->stats().misses, 2u);
+    EXPECT_EQ(t->stats().cached_bytes, 0u);
+  }
 }
 
 TEST(FetchTest, ManyThreadsFetchTheRightExamples) {
