@@ -10,7 +10,7 @@
 //                       [--shards-per-block K] [--prefetch P] [--repeat R]
 //
 // Fetch rates run for T seconds each (default 3). Pass throughputs are the best
-// of R passes (default 3), sequential and shuffled passes alternating so that
+// and the median of R passes (default 3), sequential and shuffled passes alternating so that
 // both see the same machine. Every example's values are touched (one byte per
 // 4 KiB and the sizes summed) so that no pass can skip work.
 #include <algorithm>
@@ -196,6 +196,7 @@ int main(int argc, char** argv) {
   std::printf("\nfull passes (best of %d; prefetch %d shards; shuffled: %llu shards per block):\n",
               repeat, prefetch, static_cast<unsigned long long>(shards_per_block));
   Pass best_seq, best_shuf;
+  std::vector<double> seq_rates, shuf_rates;
   for (int r = 0; r < repeat; ++r) {
     const Pass s = Sequential(ds, split, prefetch);
     const Pass h = Shuffled(ds, index, split, static_cast<std::uint64_t>(r), shards_per_block, prefetch);
@@ -206,10 +207,18 @@ int main(int argc, char** argv) {
       return 1;
     }
     std::printf("  pass %d: sequential %8.1f MB/s   shuffled %8.1f MB/s\n", r + 1, s.mb_per_s, h.mb_per_s);
+    seq_rates.push_back(s.mb_per_s);
+    shuf_rates.push_back(h.mb_per_s);
     best_seq.mb_per_s = std::max(best_seq.mb_per_s, s.mb_per_s);
     best_shuf.mb_per_s = std::max(best_shuf.mb_per_s, h.mb_per_s);
   }
   std::printf("  best: sequential %.1f MB/s, shuffled %.1f MB/s, shuffled/sequential = %.2f\n",
               best_seq.mb_per_s, best_shuf.mb_per_s, best_shuf.mb_per_s / best_seq.mb_per_s);
+  auto median = [](std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    return v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
+  };
+  std::printf("  median: sequential %.1f MB/s, shuffled %.1f MB/s, shuffled/sequential = %.2f\n",
+              median(seq_rates), median(shuf_rates), median(shuf_rates) / median(seq_rates));
   return 0;
 }
