@@ -214,7 +214,8 @@ TEST(IndexFreshnessTest, MissingFreshStaleInvalid) {
   {
     ASSERT_OK_AND_ASSIGN(auto filler, Filler::Make(ds));
     const std::string text = "late";
-    const ValueView values[] = {ValueView::Int(std::int64_t{999}), ValueView::Str(text)};
+    const std::int64_t id = 999;  // the view refers to it: it must outlive WriteExample
+    const ValueView values[] = {ValueView::Int(id), ValueView::Str(text)};
     ASSERT_OK(filler->WriteExample(Split::kTrain, values));
     ASSERT_OK(filler->Finish());
   }

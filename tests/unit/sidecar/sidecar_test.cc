@@ -65,7 +65,8 @@ TEST(SidecarTest, OrphanFinderIgnoresSidecarFolders) {
   ASSERT_OK_AND_ASSIGN(auto ds, Dataset::Create(tmp.path() + "/ds", Metadata{}, s));
   {
     ASSERT_OK_AND_ASSIGN(auto filler, Filler::Make(ds));
-    const ValueView v[] = {ValueView::Int(std::int64_t{1})};
+    const std::int64_t one = 1;  // the view refers to it
+    const ValueView v[] = {ValueView::Int(one)};
     ASSERT_OK(filler->WriteExample(Split::kTrain, v));
     ASSERT_OK(filler->Finish());
   }
