@@ -126,6 +126,8 @@ int RunStats(const std::vector<std::string>& args);
 int RunPack(const std::vector<std::string>& args);
 int RunUnpack(const std::vector<std::string>& args);
 int RunInspectHdf5(const std::vector<std::string>& args);
+int RunIndex(const std::vector<std::string>& args);
+int RunGet(const std::vector<std::string>& args);
 
 /// The subcommand table, in the order `sedpack --help` lists it.
 struct Subcommand {
@@ -148,5 +150,7 @@ extern const CommandSpec kStatsSpec;
 extern const CommandSpec kPackSpec;
 extern const CommandSpec kUnpackSpec;
 extern const CommandSpec kInspectHdf5Spec;
+extern const CommandSpec kIndexSpec;
+extern const CommandSpec kGetSpec;
 
 }  // namespace sedpack::cli

@@ -57,12 +57,7 @@ int RunCat(const std::vector<std::string>& args) {
   if (ds->info().FindSplit(split->front()) == nullptr || limit == 0) return kExitOk;
 
   // Keys are escaped once; values are appended per example.
-  std::vector<std::string> keys;
-  for (const AttributeSpec& a : ds->schema()) {
-    std::string k;
-    AppendJsonString(a.name, &k);
-    keys.push_back(k + ":");
-  }
+  const std::vector<std::string> keys = JsonObjectKeys(ds->schema());
   ReadOptions read;
   read.prefetch_shards = 2;
   auto reader = ExampleReader::Make(ds, split->front(), read);
@@ -86,13 +81,7 @@ int RunCat(const std::vector<std::string>& args) {
                                             ex.shard->num_attributes(), " attributes, the schema ",
                                             keys.size()));
     }
-    out.push_back('{');
-    for (std::size_t j = 0; j < keys.size(); ++j) {
-      if (j) out.push_back(',');
-      out += keys[j];
-      AppendValueJson(ex.Get(j), &out);
-    }
-    out += "}\n";
+    AppendExampleJsonLine(keys, ex, &out);
     ++printed;
     if (out.size() >= (1 << 20)) {
       if (std::fwrite(out.data(), 1, out.size(), stdout) != out.size()) {

@@ -16,8 +16,10 @@ std::span<const Subcommand> Subcommands() {
   static const Subcommand kTable[] = {
       {&kInfoSpec, &RunInfo}, {&kLsSpec, &RunLs},   {&kCheckSpec, &RunCheck},
       {&kCatSpec, &RunCat},   {&kGenerateSpec, &RunGenerate}, {&kVerifySpec, &RunVerify},
-      {&kChecksumsSpec, &RunChecksums}, {&kFixSpec, &RunFix}, {&kRecompressSpec, &RunRecompress},
-      {&kStatsSpec, &RunStats}, {&kPackSpec, &RunPack}, {&kUnpackSpec, &RunUnpack},
+      {&kChecksumsSpec, &RunChecksums}, {&kFixSpec, &RunFix},
+      {&kIndexSpec, &RunIndex}, {&kGetSpec, &RunGet},
+      {&kRecompressSpec, &RunRecompress}, {&kStatsSpec, &RunStats},
+      {&kPackSpec, &RunPack}, {&kUnpackSpec, &RunUnpack},
       {&kImportHdf5Spec, &RunImportHdf5}, {&kInspectHdf5Spec, &RunInspectHdf5},
   };
   return kTable;

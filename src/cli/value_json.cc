@@ -296,4 +296,24 @@ void AppendValueJson(const ValueView& value, std::string* out) {
   }
 }
 
+std::vector<std::string> JsonObjectKeys(std::span<const AttributeSpec> schema) {
+  std::vector<std::string> keys;
+  for (const AttributeSpec& a : schema) {
+    std::string k;
+    AppendJsonString(a.name, &k);
+    keys.push_back(k + ":");
+  }
+  return keys;
+}
+
+void AppendExampleJsonLine(std::span<const std::string> keys, const Example& example, std::string* out) {
+  out->push_back('{');
+  for (std::size_t j = 0; j < keys.size(); ++j) {
+    if (j) out->push_back(',');
+    *out += keys[j];
+    AppendValueJson(example.Get(j), out);
+  }
+  *out += "}\n";
+}
+
 }  // namespace sedpack::cli

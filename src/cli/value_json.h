@@ -8,7 +8,10 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
+#include "sedpack/dataset/reader.h"
+#include "sedpack/types.h"
 #include "sedpack/value.h"
 
 namespace sedpack::cli {
@@ -36,5 +39,11 @@ std::uint16_t DoubleToHalfBits(double d);
 /// (a scalar for shape ()), bool as true/false, int as an integer, str as a
 /// string, bytes as a base64 string.
 void AppendValueJson(const ValueView& value, std::string* out);
+
+/// The escaped `"name":` prefixes of a JSON object per example, in schema order.
+std::vector<std::string> JsonObjectKeys(std::span<const AttributeSpec> schema);
+/// Append one example as `{"name":value,...}` and a newline (the line `sedpack
+/// cat` and `sedpack get` print). REQUIRES: the example has keys.size() attributes.
+void AppendExampleJsonLine(std::span<const std::string> keys, const Example& example, std::string* out);
 
 }  // namespace sedpack::cli

@@ -10,6 +10,7 @@
 #include "sedpack/dataset/reader.h"
 #include "sedpack/io/file.h"
 #include "sedpack/metadata/paths.h"
+#include "sedpack/sidecar/sidecar.h"
 
 namespace sedpack {
 namespace {
@@ -379,7 +380,7 @@ void FindOrphans(const Dataset& dataset, const CheckOptions& options,
   if (const PackReader* pack = dataset.pack()) {
     for (const auto& [rel, entry] : pack->entries()) {
       auto split = ParseSplit(rel.substr(0, rel.find('/')));
-      if (!split.ok() || rel.find('/') == std::string::npos) continue;
+      if (!split.ok() || rel.find('/') == std::string::npos || IsSidecarPath(rel)) continue;
       if (!options.splits.empty() &&
           std::find(options.splits.begin(), options.splits.end(), *split) == options.splits.end()) {
         continue;
@@ -401,8 +402,15 @@ void FindOrphans(const Dataset& dataset, const CheckOptions& options,
     if (ec) continue;
     for (fs::recursive_directory_iterator end; it != end; it.increment(ec)) {
       if (ec) break;
+      // Sidecar folders (.sedpack-hpc) hold our own derived files, never shards:
+      // not orphans, and `fix --remove-orphans` must leave them alone.
+      if (it->is_directory(ec) && it->path().filename() == kSidecarDirName) {
+        it.disable_recursion_pending();
+        continue;
+      }
       if (!it->is_regular_file(ec)) continue;
       const std::string rel = it->path().string().substr(root_prefix.size());
+      if (IsSidecarPath(rel)) continue;
       if (!known.count(rel)) {
         AddProblem(report, CheckProblem::Kind::kOrphan, rel, "file not listed by any metadata");
       }

@@ -404,5 +404,148 @@ TEST_F(CliTest, CatMatchesGoldenFixtures) {
   }
 }
 
+// `sedpack get` prints exactly the lines `sedpack cat` prints, through the index.
+std::string AllIndices(std::size_t n) {
+  std::string args;
+  for (std::size_t i = 0; i < n; ++i) args += " --index " + std::to_string(i);
+  return args;
+}
+
+std::size_t Lines(const std::string& text) {
+  return static_cast<std::size_t>(std::count(text.begin(), text.end(), '\n'));
+}
+
+TEST_F(CliTest, IndexBuildCheckAndGetMatchCat) {
+  const std::string root = SmallDataset();
+  RunResult r = Sedpack("index check " + Quote(root));
+  EXPECT_EQ(r.code, 1) << r.out << r.err;
+  EXPECT_EQ(r.out.rfind("missing ", 0), 0u) << r.out;
+  r = Sedpack("index build " + Quote(root));
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("train: 64 examples in"), std::string::npos) << r.out;
+  EXPECT_TRUE(fs::exists(root + "/.sedpack-hpc/index.bin"));
+  r = Sedpack("index check " + Quote(root));
+  EXPECT_EQ(r.code, 0) << r.out << r.err;
+  EXPECT_EQ(r.out.rfind("fresh ", 0), 0u) << r.out;
+  for (const auto& [split, n] : std::vector<std::pair<std::string, std::size_t>>{
+           {"train", 64}, {"test", 32}, {"holdout", 16}}) {
+    const RunResult cat = Sedpack("cat " + Quote(root) + " --split " + split);
+    ASSERT_EQ(cat.code, 0) << cat.err;
+    ASSERT_EQ(Lines(cat.out), n);
+    const RunResult all = Sedpack("get " + Quote(root) + " --split " + split + AllIndices(n));
+    ASSERT_EQ(all.code, 0) << all.err;
+    EXPECT_EQ(all.out, cat.out) << split;
+    EXPECT_TRUE(all.err.empty()) << all.err;
+    // One example at a time, in reverse: the same lines.
+    std::istringstream lines(cat.out);
+    std::vector<std::string> want;
+    for (std::string line; std::getline(lines, line);) want.push_back(line + "\n");
+    for (std::size_t i = n; i-- > n - 3;) {
+      const RunResult one = Sedpack("get " + Quote(root) + " -s " + split + " -i " + std::to_string(i));
+      ASSERT_EQ(one.code, 0) << one.err;
+      EXPECT_EQ(one.out, want[i]) << split << " #" << i;
+    }
+    r = Sedpack("get " + Quote(root) + " --split " + split + " --index " + std::to_string(n));
+    EXPECT_EQ(r.code, 2) << r.err;
+    EXPECT_NE(r.err.find("out of range"), std::string::npos) << r.err;
+  }
+  EXPECT_EQ(Sedpack("get " + Quote(root) + " --split train").code, 2);
+  EXPECT_EQ(Sedpack("get " + Quote(root) + " --split nope --index 0").code, 2);
+  EXPECT_EQ(Sedpack("get " + Quote(root) + " --split train --index -1").code, 2);
+  EXPECT_EQ(Sedpack("get " + Quote(root) + " --split train --index 0 --format csv").code, 2);
+  EXPECT_EQ(Sedpack("index frobnicate " + Quote(root)).code, 2);
+  EXPECT_EQ(Sedpack("index build " + Quote(Path("does_not_exist"))).code, 2);
+  for (const char* cmd : {"index", "get"}) {
+    const RunResult h = Sedpack(std::string(cmd) + " --help");
+    EXPECT_EQ(h.code, 0);
+    EXPECT_NE(h.out.find(std::string("Usage: sedpack ") + cmd), std::string::npos) << h.out;
+  }
+}
+
+TEST_F(CliTest, StaleAndInvalidIndexAreReportedIgnoredOrRebuilt) {
+  const std::string root = SmallDataset();
+  ASSERT_EQ(Sedpack("index build " + Quote(root)).code, 0);
+  const std::string want = Sedpack("cat " + Quote(root) + " --split test --limit 8").out;
+  ASSERT_EQ(Lines(want), 8u);
+  // Any change of dataset_info.json's bytes makes the index stale.
+  {
+    std::ofstream out(root + "/dataset_info.json", std::ios::app);
+    out << "\n";
+  }
+  RunResult r = Sedpack("index check " + Quote(root));
+  EXPECT_EQ(r.code, 1) << r.out << r.err;
+  EXPECT_EQ(r.out.rfind("stale ", 0), 0u) << r.out;
+  EXPECT_NE(r.out.find("readers ignore it"), std::string::npos) << r.out;
+  r = Sedpack("get " + Quote(root) + " --split test" + AllIndices(8));
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.out, want);
+  EXPECT_NE(r.err.find("warning: index"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("stale"), std::string::npos) << r.err;
+  EXPECT_EQ(Sedpack("index check " + Quote(root)).code, 1);  // get did not rewrite it
+  r = Sedpack("index check --rebuild " + Quote(root));
+  EXPECT_EQ(r.code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("rebuilt"), std::string::npos) << r.out;
+  r = Sedpack("index check " + Quote(root));
+  EXPECT_EQ(r.code, 0) << r.out;
+  r = Sedpack("get " + Quote(root) + " --split test" + AllIndices(8));
+  EXPECT_EQ(r.out, want);
+  EXPECT_TRUE(r.err.empty()) << r.err;
+  // Garbage in place of the index.
+  {
+    std::ofstream out(root + "/.sedpack-hpc/index.bin", std::ios::binary | std::ios::trunc);
+    out << std::string(200, 'z');
+  }
+  r = Sedpack("index check " + Quote(root));
+  EXPECT_EQ(r.code, 1);
+  EXPECT_EQ(r.out.rfind("invalid ", 0), 0u) << r.out;
+  r = Sedpack("get " + Quote(root) + " --split test" + AllIndices(8) + " --rebuild-index");
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.out, want);
+  EXPECT_NE(r.err.find("rebuilding"), std::string::npos) << r.err;
+  EXPECT_EQ(Sedpack("index check " + Quote(root)).code, 0);
+}
+
+// The sidecar folder is ours: verify does not call it an orphan, fix keeps it.
+TEST_F(CliTest, VerifyAndFixLeaveTheIndexAlone) {
+  const std::string root = SmallDataset();
+  ASSERT_EQ(Sedpack("index build " + Quote(root)).code, 0);
+  RunResult r = Sedpack("verify " + Quote(root));
+  EXPECT_EQ(r.code, 0) << r.out << r.err;
+  EXPECT_EQ(r.out.find("orphan"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("WARNING"), std::string::npos) << r.out;
+  // A real orphan next to it is still found, and only it is removed.
+  {
+    std::ofstream out(root + "/train/stray.fb");
+    out << "x";
+  }
+  r = Sedpack("verify " + Quote(root));
+  EXPECT_NE(r.out.find("WARNING orphan train/stray.fb"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find(".sedpack-hpc"), std::string::npos) << r.out;
+  r = Sedpack("fix " + Quote(root) + " --remove-orphans");
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("1 orphan file"), std::string::npos) << r.out;
+  EXPECT_FALSE(fs::exists(root + "/train/stray.fb"));
+  EXPECT_TRUE(fs::exists(root + "/.sedpack-hpc/index.bin"));
+  r = Sedpack("index check " + Quote(root));
+  EXPECT_EQ(r.code, 0) << r.out;
+}
+
+// Golden datasets (read-only): get builds the index in memory and writes nothing.
+TEST_F(CliTest, GetMatchesCatOnGoldenFixtures) {
+  for (const char* fixture : {"fb_multiprocessing", "npz_zip", "fb_continue"}) {
+    const std::string root = testing::GoldenDir() + "/" + fixture + "/dataset";
+    for (const char* split : {"train", "test", "holdout"}) {
+      const RunResult cat = Sedpack("cat " + Quote(root) + " --split " + split);
+      ASSERT_EQ(cat.code, 0) << cat.err;
+      const std::size_t n = Lines(cat.out);
+      if (n == 0) continue;
+      const RunResult get = Sedpack("get " + Quote(root) + " --split " + split + AllIndices(n));
+      ASSERT_EQ(get.code, 0) << fixture << " " << split << ": " << get.err;
+      EXPECT_EQ(get.out, cat.out) << fixture << " " << split;
+    }
+    EXPECT_FALSE(fs::exists(root + "/.sedpack-hpc")) << fixture;
+  }
+}
+
 }  // namespace
 }  // namespace sedpack

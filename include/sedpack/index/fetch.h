@@ -1,0 +1,61 @@
+// SPDX-License-Identifier: Apache-2.0
+// Fetch any example of a split by its number, from many threads at once.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+
+#include "sedpack/dataset/dataset.h"
+#include "sedpack/dataset/reader.h"
+#include "sedpack/index/index.h"
+#include "sedpack/shard/shard.h"
+#include "sedpack/status.h"
+
+namespace sedpack {
+
+struct FetchOptions {
+  /// Bound on the decoded bytes of shards kept for later fetches (least recently
+  /// used shards are dropped first). 0 turns the cache off: every fetch reads
+  /// and decodes its shard. A shard larger than the bound is not kept.
+  std::uint64_t cache_bytes = std::uint64_t{256} << 20;
+  ShardReadLimits limits;
+};
+
+/// Thread-safe random access to examples through a SampleIndex. Threads asking
+/// for the same uncached shard at the same time share one decode.
+class ExampleFetcher {
+ public:
+  static Result<std::unique_ptr<ExampleFetcher>> Make(std::shared_ptr<const Dataset> dataset,
+                                                      std::shared_ptr<const SampleIndex> index,
+                                                      FetchOptions options = {});
+  ~ExampleFetcher();
+
+  /// Example `example` of `split` (its number in sequential read order).
+  /// InvalidArgument out of range; Corruption if the shard does not hold the
+  /// number of examples the metadata records.
+  Result<Example> Get(Split split, std::uint64_t example);
+  /// Shard `shard` (ordinal in read order) of `split`, decoded (from the cache if there).
+  Result<std::shared_ptr<const DecodedShard>> Shard(Split split, std::uint64_t shard);
+
+  const SampleIndex& index() const;
+
+  struct Stats {
+    std::uint64_t hits = 0;       ///< fetches served from the cache (or a decode in flight)
+    std::uint64_t misses = 0;     ///< shards read and decoded
+    std::uint64_t evictions = 0;  ///< shards dropped to stay under the bound
+    std::uint64_t cached_bytes = 0;
+    std::uint64_t cached_shards = 0;
+  };
+  Stats stats() const;
+
+  class Impl;
+
+ private:
+  explicit ExampleFetcher(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+/// Decoded bytes of a shard (the sum of its value sizes), the measure the cache bound uses.
+std::uint64_t DecodedShardBytes(const DecodedShard& shard);
+
+}  // namespace sedpack

@@ -1,0 +1,161 @@
+// SPDX-License-Identifier: Apache-2.0
+// The global sample index: for each split, the shards in the order the
+// sequential reader visits them (ShardInfoIterator) and each shard's first
+// global row, so that example i of a split maps to (shard, row) in
+// O(log shards) without reading any shards_list.json. Stored as the sidecar
+// `<root>/.sedpack-hpc/index.bin` (format: README, "Sample index").
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "sedpack/dataset/dataset.h"
+#include "sedpack/sidecar/sidecar.h"
+#include "sedpack/status.h"
+#include "sedpack/types.h"
+
+namespace sedpack {
+
+/// File name of the index inside the sidecar folder.
+inline constexpr std::string_view kIndexFileName = "index.bin";
+/// Format version written and read.
+inline constexpr std::uint32_t kIndexFormatVersion = 1;
+
+/// One split of an index being built: shard paths (dataset-relative, the
+/// shard's file_infos[0]) and example counts in sequential read order.
+struct IndexedSplit {
+  Split split = Split::kTrain;
+  std::vector<std::string> shard_paths;
+  std::vector<std::uint64_t> shard_examples;
+};
+
+/// Everything an index file holds.
+struct IndexContents {
+  DatasetInfoDigest dataset_info_sha256{};
+  std::vector<IndexedSplit> splits;  ///< ascending Split order, each at most once
+};
+
+/// Serialize (little-endian, see README). InvalidArgument on contents that
+/// cannot be represented (duplicate splits, a count overflowing uint64).
+Result<std::vector<std::byte>> EncodeIndex(const IndexContents& contents);
+
+/// Walk the metadata of every split of `dataset` (the same walk the reader does)
+/// and collect the index contents. The digest is of dataset_info.json as read
+/// before the walk; if the file changes during the walk the build fails
+/// (IOError) rather than record a tree it did not see.
+Result<IndexContents> BuildIndexContents(const std::shared_ptr<const Dataset>& dataset);
+
+/// The shards of the subtree rooted at the shards_list.json `list_path` in the
+/// reader's order (pre-order: a list's own shards, then its children). `depth`
+/// is the depth of `list_path` below the split (its list is depth 0); the same
+/// depth limit and cycle rule as ShardInfoIterator apply. `visited` collects the
+/// list paths read. Used to walk subtrees on different ranks.
+Status WalkShardsSubtree(const Dataset& dataset, const std::string& list_path, std::size_t depth,
+                         std::vector<std::string>* visited, IndexedSplit* out);
+
+/// Build the index of `dataset` and write it atomically to the sidecar folder.
+Result<IndexContents> BuildIndexFile(const std::shared_ptr<const Dataset>& dataset);
+
+/// A validated, read-only index (memory-mapped when opened from a file).
+/// Thread-safe (immutable).
+class SampleIndex {
+ public:
+  ~SampleIndex();
+  SampleIndex(const SampleIndex&) = delete;
+  SampleIndex& operator=(const SampleIndex&) = delete;
+
+  /// Map `path` read-only and validate every header field, table, offset,
+  /// count and path (the file is untrusted). Corruption names what is wrong.
+  static Result<std::shared_ptr<const SampleIndex>> OpenFile(const std::string& path);
+  /// Validate bytes held in memory (e.g. an index built but not written).
+  static Result<std::shared_ptr<const SampleIndex>> FromBytes(std::vector<std::byte> bytes);
+  static Result<std::shared_ptr<const SampleIndex>> FromContents(const IndexContents& contents);
+
+  const DatasetInfoDigest& dataset_info_sha256() const { return digest_; }
+  /// Splits present, ascending.
+  std::vector<Split> splits() const;
+  bool HasSplit(Split split) const { return table(split) != nullptr; }
+  /// 0 for a split that is not indexed.
+  std::uint64_t num_examples(Split split) const;
+  std::uint64_t num_shards(Split split) const;
+  /// REQUIRES: shard < num_shards(split).
+  std::string_view shard_path(Split split, std::uint64_t shard) const;
+  std::uint64_t first_row(Split split, std::uint64_t shard) const;
+  std::uint64_t shard_examples(Split split, std::uint64_t shard) const;
+
+  struct Location {
+    std::uint64_t shard = 0;  ///< ordinal in the split's read order
+    std::uint64_t row = 0;    ///< example within the shard
+    bool operator==(const Location&) const = default;
+  };
+  /// Example `example` of `split`: binary search over the first rows.
+  /// NotFound for a split that is not indexed, InvalidArgument out of range.
+  Result<Location> Locate(Split split, std::uint64_t example) const;
+
+  /// The contents back (paths copied).
+  IndexContents ToContents() const;
+
+ private:
+  struct Table {
+    std::uint64_t shards = 0;
+    std::uint64_t examples = 0;
+    const std::byte* first_rows = nullptr;    // shards + 1 uint64
+    const std::byte* path_offsets = nullptr;  // shards + 1 uint64
+    const std::byte* strings = nullptr;
+  };
+  SampleIndex() = default;
+  static Result<std::shared_ptr<const SampleIndex>> Validate(std::unique_ptr<SampleIndex> index);
+  const Table* table(Split split) const;
+
+  std::vector<std::byte> owned_;
+  void* map_ = nullptr;
+  std::size_t map_size_ = 0;
+  const std::byte* data_ = nullptr;
+  std::size_t size_ = 0;
+  DatasetInfoDigest digest_{};
+  std::optional<Table> tables_[3];
+};
+
+/// What `sedpack index check` reports.
+enum class IndexFreshness {
+  kMissing,  ///< no index file
+  kFresh,    ///< valid and derived from the current dataset_info.json
+  kStale,    ///< valid, but dataset_info.json changed since it was built
+  kInvalid,  ///< unreadable or malformed
+};
+std::string_view IndexFreshnessName(IndexFreshness f);
+
+struct IndexCheck {
+  IndexFreshness freshness = IndexFreshness::kMissing;
+  std::string path;            ///< the index file
+  std::string message;         ///< why, for stale / invalid
+  std::string recorded_sha256; ///< hex, when the file could be read
+  std::string current_sha256;  ///< hex of the dataset_info.json now
+};
+/// Classify the index of the dataset at `root`. The Status is non-OK only if
+/// dataset_info.json itself cannot be read.
+Result<IndexCheck> CheckIndex(const std::string& root);
+
+/// How OpenIndex treats an index that is missing, stale or invalid.
+struct IndexOpenOptions {
+  /// false: warn and use an index built in memory from the metadata (nothing
+  /// is written); true: rebuild the file (and warn that it did).
+  bool rebuild = false;
+  /// Receives one line per warning (stale or invalid index). Null: silent.
+  std::function<void(const std::string&)> warn;
+};
+
+/// The index for reading `dataset`: the sidecar file if it is fresh, otherwise
+/// as `options` says. A missing index is built in memory (or written with
+/// `rebuild`) without a warning.
+Result<std::shared_ptr<const SampleIndex>> OpenIndex(const std::shared_ptr<const Dataset>& dataset,
+                                                     const IndexOpenOptions& options = {});
+
+}  // namespace sedpack

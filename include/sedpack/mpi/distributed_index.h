@@ -1,0 +1,30 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+#include <string>
+
+#include "sedpack/index/index.h"
+#include "sedpack/mpi/comm.h"
+#include "sedpack/status.h"
+
+namespace sedpack {
+
+struct DistributedIndexOptions {
+  /// Rank 0 writes `<root>/.sedpack-hpc/index.bin`.
+  bool write = true;
+  /// Rank 0 expands the top of each split's tree until it has about this many
+  /// subtrees per rank to hand out (more: better balance, more work on rank 0).
+  int subtrees_per_rank = 4;
+};
+
+/// Build the sample index from the metadata alone, the shards_list.json walk
+/// spread over the ranks of `comm`: rank 0 reads dataset_info.json and the top
+/// lists of each split, hands the subtrees below them to the ranks (balanced by
+/// their recorded shard counts), every rank walks its subtrees, and rank 0
+/// joins the parts in the reader's order (the same bytes as the serial
+/// BuildIndexContents) and writes the file. Collective; the Status is the same
+/// on every rank. Rank 0 returns the contents, other ranks empty contents.
+Result<IndexContents> BuildIndexDistributed(Comm& comm, const std::string& root,
+                                            const DistributedIndexOptions& options = {});
+
+}  // namespace sedpack

@@ -1,0 +1,83 @@
+// SPDX-License-Identifier: Apache-2.0
+// `sedpack get DATASET --split S --index I`: examples by number, through the index.
+#include <cstdio>
+#include <iostream>
+
+#include "cli/cli_common.h"
+#include "cli/value_json.h"
+#include "sedpack/index/fetch.h"
+
+namespace sedpack::cli {
+
+const CommandSpec kGetSpec = {
+    "get", "DATASET --split S --index I [--index J ...] [--format jsonl]",
+    "print examples by number (random access through the sample index)",
+    "Print example I of a split: the I-th example (from 0) of the non-shuffled read\n"
+    "order that `sedpack cat` prints, as the same JSON line. --index may be repeated;\n"
+    "the examples are printed in the order asked. The shard holding each example is\n"
+    "found with the sample index (DATASET/.sedpack-hpc/index.bin, see `sedpack index`);\n"
+    "if it is missing the metadata is read instead, if it is stale or invalid a warning\n"
+    "is printed and the metadata is read (--rebuild-index rewrites it instead).\n\n"
+    "Exit code 2 also for an example number out of range.\n",
+};
+
+int RunGet(const std::vector<std::string>& args) {
+  po::options_description options("Options");
+  options.add_options()
+      ("dataset", po::value<std::string>(), "dataset folder")
+      ("split,s", po::value<std::string>()->value_name("S"), "split (train, test, holdout); required")
+      ("index,i", po::value<std::vector<std::string>>()->value_name("I"),
+       "example number (0-based); repeatable; required")
+      ("format", po::value<std::string>()->default_value("jsonl"), "output format: jsonl")
+      ("rebuild-index", po::bool_switch(), "rewrite a stale, invalid or missing index");
+  po::positional_options_description positional;
+  positional.add("dataset", 1);
+  po::variables_map vm;
+  if (auto code = ParseCommandLine(kGetSpec, options, positional, args, &vm)) return *code;
+  if (!vm.count("dataset")) return UsageError("get", "missing DATASET argument");
+  if (!vm.count("split")) return UsageError("get", "missing --split (train, test or holdout)");
+  if (!vm.count("index")) return UsageError("get", "missing --index I");
+  auto split = ParseSplits({vm["split"].as<std::string>()});
+  if (!split.ok()) return UsageError("get", split.status().message());
+  if (vm["format"].as<std::string>() != "jsonl") {
+    return UsageError("get", "unknown --format \"" + vm["format"].as<std::string>() +
+                                 "\" (supported: jsonl)");
+  }
+  std::vector<std::uint64_t> wanted;
+  for (const std::string& text : vm["index"].as<std::vector<std::string>>()) {
+    auto n = ParseUInt(text, "--index");
+    if (!n.ok()) return UsageError("get", n.status().message());
+    wanted.push_back(*n);
+  }
+
+  auto opened = OpenDatasetArg(vm["dataset"].as<std::string>());
+  if (!opened.ok()) return ReportError(opened.status(), /*input_stage=*/true);
+  std::shared_ptr<const Dataset> ds = *opened;
+  IndexOpenOptions io;
+  io.rebuild = vm["rebuild-index"].as<bool>();
+  io.warn = [](const std::string& w) { std::cerr << "sedpack: warning: " << w << "\n"; };
+  auto index = OpenIndex(ds, io);
+  if (!index.ok()) return ReportError(index.status(), /*input_stage=*/true);
+  if (!(*index)->HasSplit(split->front())) {
+    return ReportError(Status::NotFound("the dataset has no split ", SplitName(split->front())));
+  }
+  auto fetcher = ExampleFetcher::Make(ds, *index);
+  if (!fetcher.ok()) return ReportError(fetcher.status());
+  const std::vector<std::string> keys = JsonObjectKeys(ds->schema());
+  std::string out;
+  for (std::uint64_t i : wanted) {
+    auto ex = (*fetcher)->Get(split->front(), i);
+    if (!ex.ok()) {
+      std::fwrite(out.data(), 1, out.size(), stdout);
+      std::fflush(stdout);
+      return ReportError(ex.status());
+    }
+    AppendExampleJsonLine(keys, *ex, &out);
+  }
+  if (std::fwrite(out.data(), 1, out.size(), stdout) != out.size() || std::fflush(stdout) != 0) {
+    return ReportError(Status::IOError("cannot write to standard output"));
+  }
+  return kExitOk;
+}
+
+}  // namespace sedpack::cli

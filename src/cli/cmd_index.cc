@@ -1,0 +1,112 @@
+// SPDX-License-Identifier: Apache-2.0
+// `sedpack index build|check DATASET`: the sample index sidecar.
+#include <iostream>
+
+#include "cli/cli_comm.h"
+#include "cli/cli_common.h"
+#include "sedpack/index/index.h"
+#include "sedpack/io/file.h"
+#include "sedpack/mpi/distributed_index.h"
+
+namespace sedpack::cli {
+
+const CommandSpec kIndexSpec = {
+    "index", "build|check DATASET [--rebuild]",
+    "build or check the sample index (random access by example number)",
+    "build   Walk the metadata (no shard is read) and write DATASET/.sedpack-hpc/index.bin:\n"
+    "        for each split, the shards in sequential read order and the first example\n"
+    "        number of each, so that `sedpack get` and the library find example i in\n"
+    "        O(log shards) without reading shards_list.json files. The index records the\n"
+    "        sha256 of the dataset_info.json it was built from. Under mpirun/srun the\n"
+    "        shards_list.json walk is spread over the ranks (rank 0 writes the file).\n"
+    "check   Say whether the index is fresh (built from the current dataset_info.json),\n"
+    "        stale (the dataset changed since), invalid (unreadable or malformed) or\n"
+    "        missing. Readers ignore a stale or invalid index with a warning and read the\n"
+    "        metadata instead; with --rebuild, check rebuilds it.\n\n"
+    "Exit code for check: 0 fresh (or rebuilt), 1 stale, invalid or missing.\n",
+};
+
+namespace {
+
+void PrintSummary(const IndexContents& c, const std::string& path) {
+  std::cout << "wrote " << path << " (dataset_info.json sha256 " << DigestHex(c.dataset_info_sha256)
+            << ")\n";
+  for (const IndexedSplit& s : c.splits) {
+    std::uint64_t examples = 0;
+    for (std::uint64_t n : s.shard_examples) examples += n;
+    std::cout << "  " << SplitName(s.split) << ": " << examples << " examples in "
+              << s.shard_paths.size() << (s.shard_paths.size() == 1 ? " shard\n" : " shards\n");
+  }
+}
+
+int RunBuild(const std::string& root) {
+  if (!PathExists(JoinRoot(root, "dataset_info.json"))) {
+    return ReportError(Status::InvalidArgument(root, " is not a sedpack dataset (it has no dataset_info.json)"));
+  }
+  auto started = StartComm();
+  if (!started.ok()) return ReportError(started.status());
+  CliComm& cc = **started;
+  if (cc.comm().size() > 1) {
+    auto built = BuildIndexDistributed(cc.comm(), root);
+    if (!built.ok()) {
+      if (!cc.is_root()) return ExitCodeFor(built.status(), /*input_stage=*/true);
+      return ReportError(built.status(), /*input_stage=*/true);
+    }
+    if (cc.is_root()) PrintSummary(*built, SidecarPath(root, kIndexFileName));
+    return kExitOk;
+  }
+  auto ds = OpenDatasetArg(root);
+  if (!ds.ok()) return ReportError(ds.status(), /*input_stage=*/true);
+  auto built = BuildIndexFile(*ds);
+  if (!built.ok()) return ReportError(built.status(), /*input_stage=*/true);
+  PrintSummary(*built, SidecarPath(root, kIndexFileName));
+  return kExitOk;
+}
+
+int RunIndexCheck(const std::string& root, bool rebuild) {
+  auto ds = OpenDatasetArg(root);
+  if (!ds.ok()) return ReportError(ds.status(), /*input_stage=*/true);
+  auto check = CheckIndex(root);
+  if (!check.ok()) return ReportError(check.status(), /*input_stage=*/true);
+  std::cout << IndexFreshnessName(check->freshness) << " " << check->path;
+  if (!check->message.empty()) std::cout << ": " << check->message;
+  std::cout << "\n";
+  if (check->freshness == IndexFreshness::kFresh) return kExitOk;
+  if (!rebuild) {
+    if (check->freshness != IndexFreshness::kMissing) {
+      std::cout << "readers ignore it (with a warning) and read the metadata; "
+                   "`sedpack index build` or `index check --rebuild` rebuilds it\n";
+    }
+    return kExitProblems;
+  }
+  auto built = BuildIndexFile(*ds);
+  if (!built.ok()) return ReportError(built.status());
+  std::cout << "rebuilt ";
+  PrintSummary(*built, check->path);
+  return kExitOk;
+}
+
+}  // namespace
+
+int RunIndex(const std::vector<std::string>& args) {
+  po::options_description options("Options");
+  options.add_options()("action", po::value<std::string>(), "build or check")(
+      "dataset", po::value<std::string>(), "dataset folder")(
+      "rebuild", po::bool_switch(), "check: rebuild an index that is not fresh");
+  po::positional_options_description positional;
+  positional.add("action", 1).add("dataset", 1);
+  po::variables_map vm;
+  if (auto code = ParseCommandLine(kIndexSpec, options, positional, args, &vm)) return *code;
+  if (!vm.count("action")) return UsageError("index", "missing action (build or check)");
+  if (!vm.count("dataset")) return UsageError("index", "missing DATASET argument");
+  const std::string action = vm["action"].as<std::string>();
+  const std::string root = vm["dataset"].as<std::string>();
+  if (action == "build") {
+    if (vm["rebuild"].as<bool>()) return UsageError("index", "--rebuild goes with check (build always rebuilds)");
+    return RunBuild(root);
+  }
+  if (action == "check") return RunIndexCheck(root, vm["rebuild"].as<bool>());
+  return UsageError("index", "unknown action '" + action + "' (build or check)");
+}
+
+}  // namespace sedpack::cli

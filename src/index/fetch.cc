@@ -1,0 +1,208 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "sedpack/index/fetch.h"
+
+#include <future>
+#include <list>
+#include <atomic>
+#include <mutex>
+#include <shared_mutex>
+#include <thread>
+#include <unordered_map>
+
+namespace sedpack {
+
+using ShardResult = Result<std::shared_ptr<const DecodedShard>>;
+
+std::uint64_t DecodedShardBytes(const DecodedShard& shard) {
+  std::uint64_t bytes = 0;
+  for (std::size_t i = 0; i < shard.num_examples(); ++i) {
+    for (std::size_t j = 0; j < shard.num_attributes(); ++j) bytes += shard.Get(i, j).data.size();
+  }
+  return bytes;
+}
+
+class ExampleFetcher::Impl {
+ public:
+  Impl(std::shared_ptr<const Dataset> dataset, std::shared_ptr<const SampleIndex> index,
+       FetchOptions options)
+      : dataset_(std::move(dataset)), index_(std::move(index)), options_(options) {}
+
+  ShardResult Shard(Split split, std::uint64_t shard) {
+    if (!index_->HasSplit(split)) return Status::NotFound("the index has no split ", SplitName(split));
+    if (shard >= index_->num_shards(split)) {
+      return Status::InvalidArgument("shard ", shard, " is out of range: split ", SplitName(split),
+                                     " has ", index_->num_shards(split), " shards");
+    }
+    if (options_.cache_bytes == 0) {
+      misses_.fetch_add(1, std::memory_order_relaxed);
+      return Decode(split, shard);
+    }
+    const Key key = (static_cast<std::uint64_t>(split) << 60) | shard;
+    // Hits only take the lock shared and stamp the entry; the LRU list is put
+    // in order lazily when something must be evicted (second chance), so that
+    // threads hitting the cache do not serialize on it.
+    {
+      std::shared_lock<std::shared_mutex> lock(mu_);
+      auto it = entries_.find(key);
+      if (it != entries_.end()) {
+        // Read before writing: a line that is only read stays shared between cores.
+        if (!it->second.referenced.load(std::memory_order_relaxed)) {
+          it->second.referenced.store(true, std::memory_order_relaxed);
+        }
+        std::shared_future<ShardResult> future = it->second.future;
+        lock.unlock();
+        CountHit();
+        return future.get();
+      }
+    }
+    std::promise<ShardResult> promise;
+    {
+      std::unique_lock<std::shared_mutex> lock(mu_);
+      auto it = entries_.find(key);
+      if (it != entries_.end()) {  // another thread got here first
+        std::shared_future<ShardResult> future = it->second.future;
+        lock.unlock();
+        CountHit();
+        return future.get();
+      }
+      misses_.fetch_add(1, std::memory_order_relaxed);
+      lru_.push_front(key);
+      Entry& e = entries_[key];
+      e.future = promise.get_future().share();
+      e.lru = lru_.begin();
+    }
+    // Decode outside the lock; other threads asking for this shard wait on the future.
+    ShardResult decoded = Decode(split, shard);
+    const std::uint64_t bytes = decoded.ok() ? DecodedShardBytes(**decoded) : 0;
+    promise.set_value(decoded);
+    std::unique_lock<std::shared_mutex> lock(mu_);
+    auto it = entries_.find(key);
+    if (it != entries_.end()) {
+      if (!decoded.ok()) {
+        // Do not remember failures: the next fetch tries again.
+        lru_.erase(it->second.lru);
+        entries_.erase(it);
+      } else if (bytes > options_.cache_bytes) {
+        // Larger than the whole cache: keeping it would mean dropping everything else.
+        lru_.erase(it->second.lru);
+        entries_.erase(it);
+      } else {
+        it->second.bytes = bytes;
+        it->second.ready = true;
+        cached_ += bytes;
+        Evict(key);
+      }
+    }
+    return decoded;
+  }
+
+  Result<Example> Get(Split split, std::uint64_t example) {
+    SEDPACK_ASSIGN_OR_RETURN(SampleIndex::Location loc, index_->Locate(split, example));
+    SEDPACK_ASSIGN_OR_RETURN(std::shared_ptr<const DecodedShard> shard, Shard(split, loc.shard));
+    return Example{std::move(shard), static_cast<std::size_t>(loc.row)};
+  }
+
+  Stats stats() const {
+    std::shared_lock<std::shared_mutex> lock(mu_);
+    Stats s;
+    for (const auto& h : hits_) s.hits += h.n.load();
+    s.misses = misses_.load();
+    s.evictions = evictions_;
+    s.cached_bytes = cached_;
+    for (const auto& [k, e] : entries_) s.cached_shards += e.ready ? 1 : 0;
+    return s;
+  }
+
+  const SampleIndex& index() const { return *index_; }
+
+ private:
+  using Key = std::uint64_t;
+  struct Entry {
+    std::shared_future<ShardResult> future;
+    std::uint64_t bytes = 0;
+    bool ready = false;
+    std::list<Key>::iterator lru;
+    // Hit since it was last put at the list front.
+    std::atomic<bool> referenced{false};
+  };
+
+  void CountHit() {
+    // Striped by thread so that threads hitting the cache do not share a counter line.
+    const std::size_t slot = std::hash<std::thread::id>()(std::this_thread::get_id()) % kStripes;
+    hits_[slot].n.fetch_add(1, std::memory_order_relaxed);
+  }
+
+  ShardResult Decode(Split split, std::uint64_t shard) {
+    ShardInfo info;
+    info.file_infos.push_back(FileInfo{std::string(index_->shard_path(split, shard)), {}});
+    info.number_of_examples = static_cast<std::int64_t>(index_->shard_examples(split, shard));
+    SEDPACK_ASSIGN_OR_RETURN(std::shared_ptr<const DecodedShard> decoded,
+                             ReadShard(*dataset_, info, options_.limits));
+    // Lookups are only right if the shard holds what the metadata (and so the
+    // index) says; a mismatch would shift every later example.
+    if (decoded->num_examples() != index_->shard_examples(split, shard)) {
+      return Status::Corruption(info.file_infos[0].file_path, " holds ", decoded->num_examples(),
+                                " examples, the metadata records ", index_->shard_examples(split, shard));
+    }
+    if (decoded->num_attributes() != dataset_->schema().size()) {
+      return Status::Corruption(info.file_infos[0].file_path, " has ", decoded->num_attributes(),
+                                " attributes, the schema ", dataset_->schema().size());
+    }
+    return decoded;
+  }
+
+  // REQUIRES: mu_ held exclusively. Drop least recently used finished shards
+  // until under the bound. An entry hit since it was placed gets a second
+  // chance at the front (its place had not been updated on the hit); `keep`,
+  // the shard just added, is never the one dropped.
+  void Evict(Key keep) {
+    std::size_t budget = 2 * lru_.size();  // every entry moves at most once per call
+    while (cached_ > options_.cache_bytes && !lru_.empty() && budget-- > 0) {
+      const Key key = lru_.back();
+      Entry& e = entries_.find(key)->second;
+      if (!e.ready || key == keep || e.referenced.load(std::memory_order_relaxed)) {
+        e.referenced.store(false, std::memory_order_relaxed);
+        lru_.splice(lru_.begin(), lru_, e.lru);
+        continue;
+      }
+      cached_ -= e.bytes;
+      ++evictions_;
+      lru_.pop_back();
+      entries_.erase(key);
+    }
+  }
+
+  std::shared_ptr<const Dataset> dataset_;
+  std::shared_ptr<const SampleIndex> index_;
+  FetchOptions options_;
+  mutable std::shared_mutex mu_;
+  std::list<Key> lru_;  // front: most recently placed
+  std::unordered_map<Key, Entry> entries_;
+  std::uint64_t cached_ = 0;
+  std::uint64_t evictions_ = 0;
+  static constexpr std::size_t kStripes = 16;
+  struct alignas(64) Counter {
+    std::atomic<std::uint64_t> n{0};
+  };
+  Counter hits_[kStripes];
+  std::atomic<std::uint64_t> misses_{0};
+};
+
+Result<std::unique_ptr<ExampleFetcher>> ExampleFetcher::Make(std::shared_ptr<const Dataset> dataset,
+                                                             std::shared_ptr<const SampleIndex> index,
+                                                             FetchOptions options) {
+  if (!dataset || !index) return Status::InvalidArgument("ExampleFetcher::Make: null dataset or index");
+  return std::unique_ptr<ExampleFetcher>(
+      new ExampleFetcher(std::make_unique<Impl>(std::move(dataset), std::move(index), options)));
+}
+
+ExampleFetcher::ExampleFetcher(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+ExampleFetcher::~ExampleFetcher() = default;
+Result<Example> ExampleFetcher::Get(Split split, std::uint64_t example) { return impl_->Get(split, example); }
+Result<std::shared_ptr<const DecodedShard>> ExampleFetcher::Shard(Split split, std::uint64_t shard) {
+  return impl_->Shard(split, shard);
+}
+const SampleIndex& ExampleFetcher::index() const { return impl_->index(); }
+ExampleFetcher::Stats ExampleFetcher::stats() const { return impl_->stats(); }
+
+}  // namespace sedpack

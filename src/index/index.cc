@@ -1,0 +1,486 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "sedpack/index/index.h"
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <bit>
+#include <cerrno>
+#include <cstring>
+#include <unordered_set>
+
+#include "sedpack/dataset/reader.h"
+#include "sedpack/io/file.h"
+#include "sedpack/metadata/paths.h"
+
+namespace sedpack {
+namespace {
+
+// Layout constants: README, "Sample index". Every region starts 8-aligned.
+constexpr char kMagic[8] = {'S', 'P', 'H', 'P', 'C', 'I', 'D', 'X'};
+constexpr std::size_t kHeaderSize = 64;
+constexpr std::size_t kSplitEntrySize = 64;
+// The same bound the reader applies to a shards_list tree.
+constexpr std::size_t kMaxListDepth = 64;
+
+std::uint64_t Load64(const std::byte* p) {
+  std::uint64_t v;
+  std::memcpy(&v, p, 8);
+  if constexpr (std::endian::native == std::endian::big) v = __builtin_bswap64(v);
+  return v;
+}
+std::uint32_t Load32(const std::byte* p) {
+  std::uint32_t v;
+  std::memcpy(&v, p, 4);
+  if constexpr (std::endian::native == std::endian::big) v = __builtin_bswap32(v);
+  return v;
+}
+void Put64(std::vector<std::byte>* out, std::size_t at, std::uint64_t v) {
+  if constexpr (std::endian::native == std::endian::big) v = __builtin_bswap64(v);
+  std::memcpy(out->data() + at, &v, 8);
+}
+void Put32(std::vector<std::byte>* out, std::size_t at, std::uint32_t v) {
+  if constexpr (std::endian::native == std::endian::big) v = __builtin_bswap32(v);
+  std::memcpy(out->data() + at, &v, 4);
+}
+std::size_t Align8(std::size_t n) { return (n + 7) & ~std::size_t{7}; }
+
+// a + b and a * b without wrapping; false on overflow.
+bool AddOk(std::uint64_t a, std::uint64_t b, std::uint64_t* r) { return !__builtin_add_overflow(a, b, r); }
+bool MulOk(std::uint64_t a, std::uint64_t b, std::uint64_t* r) { return !__builtin_mul_overflow(a, b, r); }
+
+}  // namespace
+
+// ---- Encoding ------------------------------------------------------------------
+
+Result<std::vector<std::byte>> EncodeIndex(const IndexContents& contents) {
+  bool seen[3] = {false, false, false};
+  int last = -1;
+  for (const IndexedSplit& s : contents.splits) {
+    const int id = static_cast<int>(s.split);
+    if (id < 0 || id > 2 || seen[id] || id < last) {
+      return Status::InvalidArgument("index splits must be distinct and in ascending order");
+    }
+    seen[id] = true;
+    last = id;
+    if (s.shard_paths.size() != s.shard_examples.size()) {
+      return Status::InvalidArgument("index split ", SplitName(s.split), ": ", s.shard_paths.size(),
+                                     " paths but ", s.shard_examples.size(), " counts");
+    }
+  }
+  std::size_t size = kHeaderSize + kSplitEntrySize * contents.splits.size();
+  struct Place {
+    std::size_t rows, offsets, strings, strings_size;
+  };
+  std::vector<Place> places;
+  for (const IndexedSplit& s : contents.splits) {
+    Place p{};
+    p.rows = size;
+    size += 8 * (s.shard_paths.size() + 1);
+    p.offsets = size;
+    size += 8 * (s.shard_paths.size() + 1);
+    p.strings = size;
+    for (const std::string& path : s.shard_paths) p.strings_size += path.size();
+    size = Align8(size + p.strings_size);
+    places.push_back(p);
+  }
+  std::vector<std::byte> out(size, std::byte{0});
+  std::memcpy(out.data(), kMagic, 8);
+  Put32(&out, 8, kIndexFormatVersion);
+  Put32(&out, 12, static_cast<std::uint32_t>(contents.splits.size()));
+  Put64(&out, 16, size);
+  std::memcpy(out.data() + 24, contents.dataset_info_sha256.data(), 32);
+  for (std::size_t k = 0; k < contents.splits.size(); ++k) {
+    const IndexedSplit& s = contents.splits[k];
+    const Place& p = places[k];
+    std::uint64_t rows = 0;
+    std::size_t str = 0;
+    for (std::size_t i = 0; i < s.shard_paths.size(); ++i) {
+      Put64(&out, p.rows + 8 * i, rows);
+      Put64(&out, p.offsets + 8 * i, str);
+      if (!AddOk(rows, s.shard_examples[i], &rows)) {
+        return Status::InvalidArgument("index split ", SplitName(s.split), ": example count overflows");
+      }
+      std::memcpy(out.data() + p.strings + str, s.shard_paths[i].data(), s.shard_paths[i].size());
+      str += s.shard_paths[i].size();
+    }
+    Put64(&out, p.rows + 8 * s.shard_paths.size(), rows);
+    Put64(&out, p.offsets + 8 * s.shard_paths.size(), str);
+    const std::size_t e = kHeaderSize + kSplitEntrySize * k;
+    Put32(&out, e, static_cast<std::uint32_t>(s.split));
+    Put64(&out, e + 8, s.shard_paths.size());
+    Put64(&out, e + 16, rows);
+    Put64(&out, e + 24, p.rows);
+    Put64(&out, e + 32, p.offsets);
+    Put64(&out, e + 40, p.strings);
+    Put64(&out, e + 48, p.strings_size);
+  }
+  return out;
+}
+
+// ---- Building ------------------------------------------------------------------
+
+Status WalkShardsSubtree(const Dataset& dataset, const std::string& list_path, std::size_t depth,
+                         std::vector<std::string>* visited, IndexedSplit* out) {
+  struct Frame {
+    ShardsList list;
+    std::size_t next_child = 0;
+    std::size_t depth = 0;
+  };
+  std::unordered_set<std::string> seen(visited->begin(), visited->end());
+  std::vector<Frame> stack;
+  auto enter = [&](const std::string& path, std::size_t d) -> Status {
+    if (d >= kMaxListDepth) {
+      return Status::Corruption(path, ": shards_list tree deeper than ", kMaxListDepth, " levels");
+    }
+    if (!seen.insert(path).second) {
+      return Status::Corruption(path, " is listed more than once (a cycle or a repeated child)");
+    }
+    visited->push_back(path);
+    SEDPACK_ASSIGN_OR_RETURN(ShardsList list, LoadShardsList(dataset, path));
+    for (std::size_t i = 0; i < list.shard_files.size(); ++i) {
+      const ShardInfo& s = list.shard_files[i];
+      if (s.file_infos.empty()) {
+        return Status::Corruption(list.relative_path_self, ": shard_files[", i, "] has no file_infos");
+      }
+      if (s.number_of_examples < 0) {
+        return Status::Corruption(list.relative_path_self, ": shard_files[", i,
+                                  "] has a negative number_of_examples");
+      }
+      out->shard_paths.push_back(s.file_infos[0].file_path);
+      out->shard_examples.push_back(static_cast<std::uint64_t>(s.number_of_examples));
+    }
+    stack.push_back(Frame{std::move(list), 0, d});
+    return Status::OK();
+  };
+  SEDPACK_RETURN_NOT_OK(enter(list_path, depth));
+  while (!stack.empty()) {
+    Frame& top = stack.back();
+    if (top.next_child < top.list.children_shard_lists.size()) {
+      const std::string path = top.list.children_shard_lists[top.next_child++].shard_list_info_file.file_path;
+      SEDPACK_RETURN_NOT_OK(enter(path, top.depth + 1));
+      continue;
+    }
+    stack.pop_back();
+  }
+  return Status::OK();
+}
+
+Result<IndexContents> BuildIndexContents(const std::shared_ptr<const Dataset>& dataset) {
+  if (!dataset) return Status::InvalidArgument("BuildIndexContents: null dataset");
+  IndexContents contents;
+  SEDPACK_ASSIGN_OR_RETURN(contents.dataset_info_sha256, DatasetInfoSha256(dataset->root()));
+  for (Split split : AllSplits()) {
+    if (!dataset->info().FindSplit(split)) continue;
+    // The reader's own iterator: the index order is the sequential order by construction.
+    SEDPACK_ASSIGN_OR_RETURN(auto it, ShardInfoIterator::Make(dataset, split));
+    IndexedSplit s;
+    s.split = split;
+    for (;;) {
+      SEDPACK_ASSIGN_OR_RETURN(std::optional<ShardInfo> shard, it->Next());
+      if (!shard) break;
+      if (shard->number_of_examples < 0) {
+        return Status::Corruption(shard->file_infos[0].file_path, ": negative number_of_examples");
+      }
+      s.shard_paths.push_back(shard->file_infos[0].file_path);
+      s.shard_examples.push_back(static_cast<std::uint64_t>(shard->number_of_examples));
+    }
+    contents.splits.push_back(std::move(s));
+  }
+  SEDPACK_ASSIGN_OR_RETURN(DatasetInfoDigest after, DatasetInfoSha256(dataset->root()));
+  if (after != contents.dataset_info_sha256) {
+    return Status::IOError(dataset->root(), "/dataset_info.json changed while the index was built");
+  }
+  return contents;
+}
+
+Result<IndexContents> BuildIndexFile(const std::shared_ptr<const Dataset>& dataset) {
+  SEDPACK_ASSIGN_OR_RETURN(IndexContents contents, BuildIndexContents(dataset));
+  SEDPACK_ASSIGN_OR_RETURN(std::vector<std::byte> bytes, EncodeIndex(contents));
+  SEDPACK_RETURN_NOT_OK(WriteSidecar(dataset->root(), kIndexFileName, bytes));
+  return contents;
+}
+
+// ---- Loading -------------------------------------------------------------------
+
+SampleIndex::~SampleIndex() {
+  if (map_) ::munmap(map_, map_size_);
+}
+
+Result<std::shared_ptr<const SampleIndex>> SampleIndex::OpenFile(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    const int err = errno;
+    if (err == ENOENT) return Status::NotFound("cannot open ", path, ": ", std::strerror(err));
+    return Status::IOError("cannot open ", path, ": ", std::strerror(err));
+  }
+  struct stat st {};
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    ::close(fd);
+    return Status::IOError("not a readable regular file: ", path);
+  }
+  std::unique_ptr<SampleIndex> index(new SampleIndex());
+  index->size_ = static_cast<std::size_t>(st.st_size);
+  if (index->size_ > 0) {
+    void* m = ::mmap(nullptr, index->size_, PROT_READ, MAP_PRIVATE, fd, 0);
+    if (m == MAP_FAILED) {
+      const int err = errno;
+      ::close(fd);
+      return Status::IOError("cannot map ", path, ": ", std::strerror(err));
+    }
+    index->map_ = m;
+    index->map_size_ = index->size_;
+    index->data_ = static_cast<const std::byte*>(m);
+  }
+  ::close(fd);
+  auto validated = Validate(std::move(index));
+  if (!validated.ok()) return validated.status().WithPrefix(path + ": ");
+  return validated;
+}
+
+Result<std::shared_ptr<const SampleIndex>> SampleIndex::FromBytes(std::vector<std::byte> bytes) {
+  std::unique_ptr<SampleIndex> index(new SampleIndex());
+  index->owned_ = std::move(bytes);
+  index->data_ = index->owned_.data();
+  index->size_ = index->owned_.size();
+  return Validate(std::move(index));
+}
+
+Result<std::shared_ptr<const SampleIndex>> SampleIndex::FromContents(const IndexContents& contents) {
+  SEDPACK_ASSIGN_OR_RETURN(std::vector<std::byte> bytes, EncodeIndex(contents));
+  return FromBytes(std::move(bytes));
+}
+
+Result<std::shared_ptr<const SampleIndex>> SampleIndex::Validate(std::unique_ptr<SampleIndex> index) {
+  const std::byte* d = index->data_;
+  const std::uint64_t size = index->size_;
+  if (size < kHeaderSize) return Status::Corruption("index file too short (", size, " bytes)");
+  if (std::memcmp(d, kMagic, 8) != 0) return Status::Corruption("not a sedpack-hpc index (bad magic)");
+  const std::uint32_t version = Load32(d + 8);
+  if (version != kIndexFormatVersion) {
+    return Status::Corruption("index format version ", version, " (this build reads ",
+                              kIndexFormatVersion, ")");
+  }
+  const std::uint32_t nsplits = Load32(d + 12);
+  if (nsplits > 3) return Status::Corruption("index lists ", nsplits, " splits (at most 3)");
+  if (Load64(d + 16) != size) {
+    return Status::Corruption("index header says ", Load64(d + 16), " bytes, the file has ", size);
+  }
+  if (Load64(d + 56) != 0) return Status::Corruption("index header: reserved field is not zero");
+  std::memcpy(index->digest_.data(), d + 24, 32);
+  if (kHeaderSize + kSplitEntrySize * nsplits > size) {
+    return Status::Corruption("index split table runs past the end of the file");
+  }
+  // A region [offset, offset + count*8) must lie inside the file and be 8-aligned.
+  auto region = [&](std::uint64_t offset, std::uint64_t count, std::uint64_t unit) -> bool {
+    std::uint64_t bytes, end;
+    return offset >= kHeaderSize && offset % 8 == 0 && MulOk(count, unit, &bytes) &&
+           AddOk(offset, bytes, &end) && end <= size;
+  };
+  int last = -1;
+  for (std::uint32_t k = 0; k < nsplits; ++k) {
+    const std::byte* e = d + kHeaderSize + kSplitEntrySize * k;
+    const std::uint32_t id = Load32(e);
+    if (id > 2) return Status::Corruption("index split entry ", k, ": unknown split id ", id);
+    if (static_cast<int>(id) <= last) {
+      return Status::Corruption("index split entries are not distinct and ascending");
+    }
+    last = static_cast<int>(id);
+    const std::string name(SplitName(static_cast<Split>(id)));
+    if (Load32(e + 4) != 0 || Load64(e + 56) != 0) {
+      return Status::Corruption("index split ", name, ": reserved field is not zero");
+    }
+    Table t;
+    t.shards = Load64(e + 8);
+    t.examples = Load64(e + 16);
+    const std::uint64_t rows_at = Load64(e + 24), offsets_at = Load64(e + 32);
+    const std::uint64_t strings_at = Load64(e + 40), strings_size = Load64(e + 48);
+    std::uint64_t entries;
+    if (!AddOk(t.shards, 1, &entries) || !region(rows_at, entries, 8) ||
+        !region(offsets_at, entries, 8)) {
+      return Status::Corruption("index split ", name, ": shard tables (", t.shards,
+                                " shards) run past the end of the file or are misaligned");
+    }
+    if (strings_at < kHeaderSize || strings_size > size || strings_at > size - strings_size) {
+      return Status::Corruption("index split ", name, ": path strings run past the end of the file");
+    }
+    t.first_rows = d + rows_at;
+    t.path_offsets = d + offsets_at;
+    t.strings = d + strings_at;
+    // Rows start at 0, never decrease, and end at the split's example count;
+    // path offsets start at 0, strictly increase (no empty path) and end at the
+    // string area's size; every path is a valid dataset-relative path.
+    if (Load64(t.first_rows) != 0 || Load64(t.path_offsets) != 0) {
+      return Status::Corruption("index split ", name, ": tables do not start at 0");
+    }
+    std::uint64_t prev_row = 0, prev_off = 0;
+    for (std::uint64_t i = 1; i <= t.shards; ++i) {
+      const std::uint64_t row = Load64(t.first_rows + 8 * i), off = Load64(t.path_offsets + 8 * i);
+      if (row < prev_row) {
+        return Status::Corruption("index split ", name, ": first rows decrease at shard ", i);
+      }
+      if (off <= prev_off || off > strings_size) {
+        return Status::Corruption("index split ", name, ": bad path offset for shard ", i - 1);
+      }
+      const std::string_view path(reinterpret_cast<const char*>(t.strings + prev_off), off - prev_off);
+      if (path.find('\0') != std::string_view::npos) {
+        return Status::Corruption("index split ", name, ": shard ", i - 1, " path contains NUL");
+      }
+      const Status ps = ValidateRelativePath(path, "index shard path");
+      if (!ps.ok()) return Status::Corruption("index split ", name, ": ", ps.message());
+      prev_row = row;
+      prev_off = off;
+    }
+    if (prev_row != t.examples) {
+      return Status::Corruption("index split ", name, ": rows add up to ", prev_row, ", header says ",
+                                t.examples);
+    }
+    if (prev_off != strings_size) {
+      return Status::Corruption("index split ", name, ": path offsets end at ", prev_off,
+                                ", string area has ", strings_size, " bytes");
+    }
+    index->tables_[id] = t;
+  }
+  return std::shared_ptr<const SampleIndex>(std::move(index));
+}
+
+const SampleIndex::Table* SampleIndex::table(Split split) const {
+  const auto id = static_cast<std::size_t>(split);
+  return id < 3 && tables_[id] ? &*tables_[id] : nullptr;
+}
+
+std::vector<Split> SampleIndex::splits() const {
+  std::vector<Split> out;
+  for (Split s : AllSplits()) {
+    if (HasSplit(s)) out.push_back(s);
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+std::uint64_t SampleIndex::num_examples(Split split) const {
+  const Table* t = table(split);
+  return t ? t->examples : 0;
+}
+std::uint64_t SampleIndex::num_shards(Split split) const {
+  const Table* t = table(split);
+  return t ? t->shards : 0;
+}
+std::string_view SampleIndex::shard_path(Split split, std::uint64_t shard) const {
+  const Table* t = table(split);
+  const std::uint64_t a = Load64(t->path_offsets + 8 * shard), b = Load64(t->path_offsets + 8 * (shard + 1));
+  return {reinterpret_cast<const char*>(t->strings + a), static_cast<std::size_t>(b - a)};
+}
+std::uint64_t SampleIndex::first_row(Split split, std::uint64_t shard) const {
+  return Load64(table(split)->first_rows + 8 * shard);
+}
+std::uint64_t SampleIndex::shard_examples(Split split, std::uint64_t shard) const {
+  const Table* t = table(split);
+  return Load64(t->first_rows + 8 * (shard + 1)) - Load64(t->first_rows + 8 * shard);
+}
+
+Result<SampleIndex::Location> SampleIndex::Locate(Split split, std::uint64_t example) const {
+  const Table* t = table(split);
+  if (!t) return Status::NotFound("the index has no split ", SplitName(split));
+  if (example >= t->examples) {
+    return Status::InvalidArgument("example ", example, " is out of range: split ", SplitName(split),
+                                   " has ", t->examples, " examples");
+  }
+  // Largest k with first_rows[k] <= example; empty shards share their first row
+  // with the next one, so the last of equal rows is the shard that holds it.
+  std::uint64_t lo = 0, hi = t->shards;  // first_rows[lo] <= example < first_rows[hi]
+  while (hi - lo > 1) {
+    const std::uint64_t mid = lo + (hi - lo) / 2;
+    if (Load64(t->first_rows + 8 * mid) <= example) {
+      lo = mid;
+    } else {
+      hi = mid;
+    }
+  }
+  return Location{lo, example - Load64(t->first_rows + 8 * lo)};
+}
+
+IndexContents SampleIndex::ToContents() const {
+  IndexContents c;
+  c.dataset_info_sha256 = digest_;
+  for (Split s : splits()) {
+    IndexedSplit is;
+    is.split = s;
+    for (std::uint64_t i = 0; i < num_shards(s); ++i) {
+      is.shard_paths.emplace_back(shard_path(s, i));
+      is.shard_examples.push_back(shard_examples(s, i));
+    }
+    c.splits.push_back(std::move(is));
+  }
+  return c;
+}
+
+// ---- Freshness -----------------------------------------------------------------
+
+std::string_view IndexFreshnessName(IndexFreshness f) {
+  switch (f) {
+    case IndexFreshness::kMissing: return "missing";
+    case IndexFreshness::kFresh: return "fresh";
+    case IndexFreshness::kStale: return "stale";
+    case IndexFreshness::kInvalid: return "invalid";
+  }
+  return "?";
+}
+
+Result<IndexCheck> CheckIndex(const std::string& root) {
+  IndexCheck c;
+  c.path = SidecarPath(root, kIndexFileName);
+  SEDPACK_ASSIGN_OR_RETURN(DatasetInfoDigest now, DatasetInfoSha256(root));
+  c.current_sha256 = DigestHex(now);
+  if (!PathExists(c.path)) {
+    c.freshness = IndexFreshness::kMissing;
+    c.message = "no index (build it with `sedpack index build`)";
+    return c;
+  }
+  auto index = SampleIndex::OpenFile(c.path);
+  if (!index.ok()) {
+    c.freshness = IndexFreshness::kInvalid;
+    c.message = index.status().message();
+    return c;
+  }
+  c.recorded_sha256 = DigestHex((*index)->dataset_info_sha256());
+  if ((*index)->dataset_info_sha256() != now) {
+    c.freshness = IndexFreshness::kStale;
+    c.message = "built from dataset_info.json sha256 " + c.recorded_sha256 + ", which is now " +
+                c.current_sha256;
+    return c;
+  }
+  c.freshness = IndexFreshness::kFresh;
+  return c;
+}
+
+Result<std::shared_ptr<const SampleIndex>> OpenIndex(const std::shared_ptr<const Dataset>& dataset,
+                                                     const IndexOpenOptions& options) {
+  if (!dataset) return Status::InvalidArgument("OpenIndex: null dataset");
+  SEDPACK_ASSIGN_OR_RETURN(IndexCheck check, CheckIndex(dataset->root()));
+  if (check.freshness == IndexFreshness::kFresh) {
+    auto index = SampleIndex::OpenFile(check.path);
+    // Still the same digest: the file may have been replaced since the check.
+    if (index.ok() && (*index)->dataset_info_sha256() == DatasetInfoSha256(dataset->root()).ValueOr({})) {
+      return index;
+    }
+    check.freshness = IndexFreshness::kStale;
+    check.message = "changed while it was opened";
+  }
+  if (check.freshness != IndexFreshness::kMissing && options.warn) {
+    options.warn("index " + check.path + " is " + std::string(IndexFreshnessName(check.freshness)) +
+                 " (" + check.message + "); " +
+                 (options.rebuild ? "rebuilding it" : "ignoring it and reading the metadata"));
+  }
+  if (options.rebuild) {
+    SEDPACK_ASSIGN_OR_RETURN(IndexContents contents, BuildIndexFile(dataset));
+    return SampleIndex::FromContents(contents);
+  }
+  SEDPACK_ASSIGN_OR_RETURN(IndexContents contents, BuildIndexContents(dataset));
+  return SampleIndex::FromContents(contents);
+}
+
+}  // namespace sedpack

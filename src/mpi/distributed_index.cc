@@ -1,0 +1,272 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "sedpack/mpi/distributed_index.h"
+
+#include <algorithm>
+#include <charconv>
+#include <unordered_set>
+
+#include "mpi/status_wire_internal.h"
+#include "sedpack/metadata/models.h"
+
+namespace sedpack {
+namespace {
+
+using internal::DecodeStatus;
+using internal::EncodeStatus;
+
+// Length-prefixed fields ("<len>:<bytes>") so that paths may hold any byte.
+void Put(std::string* out, std::string_view field) {
+  out->append(std::to_string(field.size()));
+  out->push_back(':');
+  out->append(field);
+}
+void PutNumber(std::string* out, std::uint64_t v) { Put(out, std::to_string(v)); }
+
+class Fields {
+ public:
+  explicit Fields(std::string_view in) : in_(in) {}
+  bool done() const { return in_.empty(); }
+  Result<std::string_view> Next() {
+    const auto colon = in_.find(':');
+    std::uint64_t len = 0;
+    if (colon == std::string_view::npos ||
+        std::from_chars(in_.data(), in_.data() + colon, len).ptr != in_.data() + colon ||
+        len > in_.size() - colon - 1) {
+      return Status::Corruption("malformed index message between ranks");
+    }
+    std::string_view f = in_.substr(colon + 1, len);
+    in_.remove_prefix(colon + 1 + len);
+    return f;
+  }
+  Result<std::uint64_t> Number() {
+    SEDPACK_ASSIGN_OR_RETURN(std::string_view f, Next());
+    std::uint64_t v = 0;
+    if (f.empty() || std::from_chars(f.data(), f.data() + f.size(), v).ptr != f.data() + f.size()) {
+      return Status::Corruption("malformed number in index message between ranks");
+    }
+    return v;
+  }
+
+ private:
+  std::string_view in_;
+};
+
+// One piece of a split's read order: shards rank 0 read itself from an
+// expanded list, or a subtree some rank walks.
+struct Unit {
+  std::size_t split_slot = 0;  // position in contents.splits
+  bool subtree = false;
+  std::string path;            // subtree: its shards_list.json
+  std::size_t depth = 0;
+  std::uint64_t weight = 0;    // recorded shard count, for balancing
+  IndexedSplit shards;         // filled by rank 0 (own shards) or from the walking rank
+};
+
+// Rank 0: read the top of every split's tree and cut it into units.
+Status PlanUnits(const Dataset& ds, int ranks, int per_rank, IndexContents* contents,
+                 std::vector<Unit>* units, std::vector<std::string>* visited) {
+  for (Split split : AllSplits()) {
+    const ShardListInfo* top = ds.info().FindSplit(split);
+    if (!top) continue;
+    IndexedSplit s;
+    s.split = split;
+    contents->splits.push_back(s);
+    Unit u;
+    u.split_slot = contents->splits.size() - 1;
+    u.subtree = true;
+    u.path = top->shard_list_info_file.file_path;
+    u.weight = static_cast<std::uint64_t>(std::max<std::int64_t>(0, top->number_of_shards));
+    units->push_back(std::move(u));
+  }
+  const std::size_t want = static_cast<std::size_t>(std::max(1, ranks) * std::max(1, per_rank));
+  // One rank walks everything itself; otherwise expand a few levels at most:
+  // each level is read by rank 0 alone.
+  for (int level = 0; ranks > 1 && level < 3; ++level) {
+    std::size_t subtrees = 0;
+    for (const Unit& u : *units) subtrees += u.subtree ? 1 : 0;
+    if (subtrees == 0 || subtrees >= want) break;
+    std::vector<Unit> next;
+    for (Unit& u : *units) {
+      if (!u.subtree) {
+        next.push_back(std::move(u));
+        continue;
+      }
+      // The list's own shards (and only them) go into a rank-0 unit; its children
+      // become subtrees. WalkShardsSubtree on a childless copy reads the list once.
+      if (u.depth + 1 >= 64) return Status::Corruption(u.path, ": shards_list tree deeper than 64 levels");
+      if (std::find(visited->begin(), visited->end(), u.path) != visited->end()) {
+        return Status::Corruption(u.path, " is listed more than once (a cycle or a repeated child)");
+      }
+      visited->push_back(u.path);
+      SEDPACK_ASSIGN_OR_RETURN(ShardsList list, LoadShardsList(ds, u.path));
+      Unit own;
+      own.split_slot = u.split_slot;
+      own.shards.split = contents->splits[u.split_slot].split;
+      for (std::size_t i = 0; i < list.shard_files.size(); ++i) {
+        const ShardInfo& s = list.shard_files[i];
+        if (s.file_infos.empty()) {
+          return Status::Corruption(list.relative_path_self, ": shard_files[", i, "] has no file_infos");
+        }
+        if (s.number_of_examples < 0) {
+          return Status::Corruption(list.relative_path_self, ": shard_files[", i,
+                                    "] has a negative number_of_examples");
+        }
+        own.shards.shard_paths.push_back(s.file_infos[0].file_path);
+        own.shards.shard_examples.push_back(static_cast<std::uint64_t>(s.number_of_examples));
+      }
+      next.push_back(std::move(own));
+      for (const ShardListInfo& child : list.children_shard_lists) {
+        Unit c;
+        c.split_slot = u.split_slot;
+        c.subtree = true;
+        c.path = child.shard_list_info_file.file_path;
+        c.depth = u.depth + 1;
+        c.weight = static_cast<std::uint64_t>(std::max<std::int64_t>(0, child.number_of_shards));
+        next.push_back(std::move(c));
+      }
+    }
+    *units = std::move(next);
+  }
+  return Status::OK();
+}
+
+}  // namespace
+
+Result<IndexContents> BuildIndexDistributed(Comm& comm, const std::string& root,
+                                            const DistributedIndexOptions& options) {
+  const int rank = comm.rank();
+  const int size = comm.size();
+  IndexContents contents;
+  std::vector<Unit> units;
+  std::vector<std::string> visited;
+  std::vector<std::string> tasks;  // rank 0: per-rank task messages
+  std::string opened;
+  if (rank == 0) {
+    Status st;
+    auto digest = DatasetInfoSha256(root);
+    st = digest.status();
+    std::shared_ptr<Dataset> ds;
+    if (st.ok()) {
+      contents.dataset_info_sha256 = *digest;
+      auto open = Dataset::Open(root);
+      st = open.status();
+      if (open.ok()) ds = std::move(open).value();
+    }
+    if (st.ok()) st = PlanUnits(*ds, size, options.subtrees_per_rank, &contents, &units, &visited);
+    if (st.ok()) {
+      // Largest subtrees first, each to the least-loaded rank.
+      std::vector<std::size_t> order;
+      for (std::size_t i = 0; i < units.size(); ++i) {
+        if (units[i].subtree) order.push_back(i);
+      }
+      std::stable_sort(order.begin(), order.end(),
+                       [&](std::size_t a, std::size_t b) { return units[a].weight > units[b].weight; });
+      std::vector<std::uint64_t> load(static_cast<std::size_t>(size), 0);
+      tasks.assign(static_cast<std::size_t>(size), "");
+      for (std::size_t i : order) {
+        const auto r = static_cast<std::size_t>(std::min_element(load.begin(), load.end()) - load.begin());
+        load[r] += std::max<std::uint64_t>(1, units[i].weight);
+        PutNumber(&tasks[r], i);
+        Put(&tasks[r], units[i].path);
+        PutNumber(&tasks[r], units[i].depth);
+      }
+    }
+    opened = EncodeStatus(st);
+  }
+  SEDPACK_RETURN_NOT_OK(comm.Bcast(&opened, 0));
+  SEDPACK_RETURN_NOT_OK(DecodeStatus(opened));
+  if (rank != 0) tasks.clear();
+  SEDPACK_ASSIGN_OR_RETURN(std::string mine, comm.Scatterv(tasks, 0));
+
+  // Every rank walks its subtrees. Failures travel to rank 0 inside the reply,
+  // so that every rank takes part in every collective.
+  std::string reply;
+  {
+    Status st;
+    std::string body;
+    auto open = Dataset::Open(root);
+    st = open.status();
+    Fields in(mine);
+    while (st.ok() && !in.done()) {
+      auto id = in.Number();
+      auto path = id.ok() ? in.Next() : Result<std::string_view>(id.status());
+      auto depth = path.ok() ? in.Number() : Result<std::uint64_t>(path.status());
+      if (!depth.ok()) {
+        st = depth.status();
+        break;
+      }
+      IndexedSplit part;
+      std::vector<std::string> seen;
+      st = WalkShardsSubtree(**open, std::string(*path), static_cast<std::size_t>(*depth), &seen, &part);
+      if (!st.ok()) break;
+      PutNumber(&body, *id);
+      PutNumber(&body, part.shard_paths.size());
+      for (std::size_t i = 0; i < part.shard_paths.size(); ++i) {
+        Put(&body, part.shard_paths[i]);
+        PutNumber(&body, part.shard_examples[i]);
+      }
+      PutNumber(&body, seen.size());
+      for (const auto& s : seen) Put(&body, s);
+    }
+    Put(&reply, EncodeStatus(st));
+    reply += body;
+  }
+  SEDPACK_RETURN_NOT_OK(comm.IdleBarrier());
+  SEDPACK_ASSIGN_OR_RETURN(std::vector<std::string> gathered, comm.Gatherv(reply, 0));
+
+  std::string outcome;
+  if (rank == 0) {
+    auto join = [&]() -> Status {
+      std::unordered_set<std::string> lists(visited.begin(), visited.end());
+      for (std::size_t r = 0; r < gathered.size(); ++r) {
+        Fields in(gathered[r]);
+        SEDPACK_ASSIGN_OR_RETURN(std::string_view st_text, in.Next());
+        const Status st = DecodeStatus(std::string(st_text));
+        if (!st.ok()) return st.WithPrefix(size > 1 ? "rank " + std::to_string(r) + ": " : "");
+        while (!in.done()) {
+          SEDPACK_ASSIGN_OR_RETURN(std::uint64_t id, in.Number());
+          if (id >= units.size() || !units[id].subtree) return Status::Corruption("bad unit in index reply");
+          Unit& u = units[id];
+          u.shards.split = contents.splits[u.split_slot].split;
+          SEDPACK_ASSIGN_OR_RETURN(std::uint64_t n, in.Number());
+          for (std::uint64_t k = 0; k < n; ++k) {
+            SEDPACK_ASSIGN_OR_RETURN(std::string_view p, in.Next());
+            SEDPACK_ASSIGN_OR_RETURN(std::uint64_t e, in.Number());
+            u.shards.shard_paths.emplace_back(p);
+            u.shards.shard_examples.push_back(e);
+          }
+          SEDPACK_ASSIGN_OR_RETURN(std::uint64_t nv, in.Number());
+          for (std::uint64_t k = 0; k < nv; ++k) {
+            SEDPACK_ASSIGN_OR_RETURN(std::string_view p, in.Next());
+            // Subtrees are walked apart; a list reached from two of them is the
+            // repeat the sequential reader refuses.
+            if (!lists.insert(std::string(p)).second) {
+              return Status::Corruption(p, " is listed more than once (a cycle or a repeated child)");
+            }
+          }
+        }
+      }
+      for (Unit& u : units) {
+        IndexedSplit& s = contents.splits[u.split_slot];
+        for (std::size_t i = 0; i < u.shards.shard_paths.size(); ++i) {
+          s.shard_paths.push_back(std::move(u.shards.shard_paths[i]));
+          s.shard_examples.push_back(u.shards.shard_examples[i]);
+        }
+      }
+      SEDPACK_ASSIGN_OR_RETURN(DatasetInfoDigest after, DatasetInfoSha256(root));
+      if (after != contents.dataset_info_sha256) {
+        return Status::IOError(root, "/dataset_info.json changed while the index was built");
+      }
+      SEDPACK_ASSIGN_OR_RETURN(std::vector<std::byte> bytes, EncodeIndex(contents));
+      if (options.write) SEDPACK_RETURN_NOT_OK(WriteSidecar(root, kIndexFileName, bytes));
+      return Status::OK();
+    };
+    outcome = EncodeStatus(join());
+  }
+  SEDPACK_RETURN_NOT_OK(comm.Bcast(&outcome, 0));
+  SEDPACK_RETURN_NOT_OK(DecodeStatus(outcome));
+  if (rank != 0) return IndexContents{};
+  return contents;
+}
+
+}  // namespace sedpack
