@@ -19,7 +19,7 @@ std::string_view ExitCodeHelp() {
          "  1  check found problems in the dataset\n"
          "  2  usage or input error (bad option, missing or invalid config, not a dataset)\n"
          "  3  runtime or I/O failure\n"
-         "  4  feature not built in or not supported yet (e.g. tfrec, MPI)\n";
+         "  4  feature not built in or not supported yet (e.g. MPI)\n";
 }
 
 int ExitCodeFor(const Status& status, bool input_stage) {

@@ -293,7 +293,7 @@ int RunGenerate(const std::vector<std::string>& args) {
       ("compression", po::value<std::string>()->value_name("NAME"),
        "shard compression: none, GZIP, ZLIB, BZ2, LZMA, LZ4, ZSTD (dataset_structure.compression)")
       ("examples-per-shard", po::value<std::string>()->value_name("N"), "(dataset_structure.examples_per_shard)")
-      ("shard-file-type", po::value<std::string>()->value_name("TYPE"), "fb or npz (dataset_structure.shard_file_type)")
+      ("shard-file-type", po::value<std::string>()->value_name("TYPE"), "fb, npz or tfrec (dataset_structure.shard_file_type)")
       ("hash-algorithms", po::value<std::string>()->value_name("LIST"),
        "comma-separated, e.g. sha256,xxh64 (dataset_structure.hash_checksum_algorithms)")
       ("progress", po::value<std::string>()->value_name("BOOL")->implicit_value("true"),
