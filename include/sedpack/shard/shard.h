@@ -49,7 +49,8 @@ Result<std::unique_ptr<ShardWriter>> MakeShardWriter(ShardFileType type, Compres
 
 /// Limits applied when decoding untrusted shard bytes.
 struct ShardReadLimits {
-  /// Maximum bytes any decompression may produce (whole fb file or one npz member).
+  /// Maximum bytes any decompression may produce (whole fb file, one npz
+  /// member, or the whole tfrec record stream).
   std::uint64_t max_decompressed_bytes = kDefaultMaxDecompressedBytes;
 };
 
@@ -61,7 +62,8 @@ class DecodedShard {
   virtual std::size_t num_attributes() const = 0;
   /// Attribute `attribute` of example `example`. REQUIRES: indices in range.
   /// The dtype is the stored one: fb stores the declared dtype; npz stores what
-  /// the writer passed (the reference does not cast), so it may differ.
+  /// the writer passed (the reference does not cast), so it may differ; tfrec
+  /// values are converted back to the declared dtype.
   /// The view is valid while this object lives.
   virtual ValueView Get(std::size_t example, std::size_t attribute) const = 0;
 };
