@@ -195,15 +195,14 @@ Result<std::unique_ptr<DecodedShard>> DecodeShardBuffer(ShardFileType type, Comp
   if (type == ShardFileType::kFb) {
     return DecodeFbShard(compression, schema, std::move(file_bytes), limits);
   }
+  if (type == ShardFileType::kTfrec) {
+    return DecodeTfrecShard(compression, schema, file_bytes.span(), limits);
+  }
   std::vector<std::byte> bytes;
   try {
     bytes = std::move(file_bytes).ToVector();
   } catch (const std::bad_alloc&) {
-    return Status::ResourceExhausted("out of memory while decoding a ", ShardFileTypeName(type),
-                                     " shard");
-  }
-  if (type == ShardFileType::kTfrec) {
-    return DecodeTfrecShard(compression, schema, std::move(bytes), limits);
+    return Status::ResourceExhausted("out of memory while decoding an npz shard");
   }
   return DecodeNpzShard(schema, std::move(bytes), limits);
 }

@@ -93,12 +93,13 @@ Result<std::unique_ptr<DecodedShard>> DecodeNpzShard(const std::vector<Attribute
                                                      std::vector<std::byte> file_bytes,
                                                      const ShardReadLimits& limits);
 // tfrec/tfrec_writer.cc, tfrec/tfrec_reader.cc: these also check that every
-// dtype of the schema is one tfrec can hold.
+// dtype of the schema is one tfrec can hold. The decoder copies the values
+// out, so `file_bytes` need only live during the call.
 Result<std::unique_ptr<ShardWriter>> MakeTfrecShardWriter(Compression compression,
                                                            std::vector<AttributeSpec> schema);
 Result<std::unique_ptr<DecodedShard>> DecodeTfrecShard(Compression compression,
                                                        const std::vector<AttributeSpec>& schema,
-                                                       std::vector<std::byte> file_bytes,
+                                                       std::span<const std::byte> file_bytes,
                                                        const ShardReadLimits& limits);
 
 }  // namespace sedpack::shard_internal

@@ -280,7 +280,7 @@ Result<std::unique_ptr<DecodedShard>> DecodeRecords(const std::vector<AttributeS
 
 Result<std::unique_ptr<DecodedShard>> DecodeTfrecShard(Compression compression,
                                                        const std::vector<AttributeSpec>& schema,
-                                                       std::vector<std::byte> file_bytes,
+                                                       std::span<const std::byte> file_bytes,
                                                        const ShardReadLimits& limits) {
   SEDPACK_RETURN_NOT_OK(tfrec_internal::CheckTfrecSchema(schema, /*for_reading=*/true));
   try {
@@ -295,7 +295,6 @@ Result<std::unique_ptr<DecodedShard>> DecodeTfrecShard(Compression compression,
     SEDPACK_ASSIGN_OR_RETURN(std::unique_ptr<Codec> codec, MakeTfRecordCodec(compression));
     std::vector<std::byte> stream;
     SEDPACK_RETURN_NOT_OK(codec->Decompress(file_bytes, limits.max_decompressed_bytes, &stream));
-    file_bytes = {};  // Only the decompressed stream is needed from here on.
     return DecodeRecords(schema, stream);
   } catch (const std::bad_alloc&) {
     return Status::ResourceExhausted("out of memory while decoding a tfrec shard");
