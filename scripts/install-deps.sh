@@ -7,6 +7,8 @@ PACKAGES=(
   g++ cmake ninja-build pkg-config ccache
   zlib1g-dev libbz2-dev liblzma-dev liblz4-dev libzstd-dev libxxhash-dev libssl-dev
   nlohmann-json3-dev libflatbuffers-dev flatbuffers-compiler flatbuffers-compiler-dev
+  libprotobuf-dev protobuf-compiler
+  python3
   libboost-program-options-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   libopenmpi-dev openmpi-bin

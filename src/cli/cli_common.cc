@@ -21,7 +21,7 @@ std::string_view ExitCodeHelp() {
          "  1  check found problems in the dataset\n"
          "  2  usage or input error (bad option, missing or invalid config, not a dataset)\n"
          "  3  runtime or I/O failure\n"
-         "  4  feature not built in or not supported yet (e.g. tfrec, MPI)\n";
+         "  4  feature not built in or not supported yet (e.g. MPI)\n";
 }
 
 int ExitCodeFor(const Status& status, bool input_stage) {
@@ -137,7 +137,7 @@ void AddStructureOptions(po::options_description* options) {
       ("compression", po::value<std::string>()->value_name("NAME"),
        "shard compression: none, GZIP, ZLIB, BZ2, LZMA, LZ4, ZSTD (dataset_structure.compression)")
       ("examples-per-shard", po::value<std::string>()->value_name("N"), "(dataset_structure.examples_per_shard)")
-      ("shard-file-type", po::value<std::string>()->value_name("TYPE"), "fb or npz (dataset_structure.shard_file_type)")
+      ("shard-file-type", po::value<std::string>()->value_name("TYPE"), "fb, npz or tfrec (dataset_structure.shard_file_type)")
       ("hash-algorithms", po::value<std::string>()->value_name("LIST"),
        "comma-separated, e.g. sha256,xxh64 (dataset_structure.hash_checksum_algorithms)");
 }

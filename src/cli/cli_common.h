@@ -28,7 +28,7 @@ enum ExitCode : int {
   kExitProblems = 1,  ///< `check` found problems (corrupt, missing or miscounted files)
   kExitUsage = 2,     ///< usage or input error: bad option, missing/invalid config, not a dataset
   kExitFailure = 3,   ///< runtime or I/O failure while working
-  kExitNotBuilt = 4,  ///< feature not built in or not supported yet (tfrec, MPI, ...)
+  kExitNotBuilt = 4,  ///< feature not built in or not supported yet (MPI, ...)
 };
 
 /// The exit-code table as printed by `sedpack --help`.

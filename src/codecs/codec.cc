@@ -55,4 +55,18 @@ Result<std::unique_ptr<Codec>> MakeCodec(Compression c) {
   return Status::InvalidArgument("unknown compression value ", static_cast<int>(c));
 }
 
+Result<std::unique_ptr<Codec>> MakeTfRecordCodec(Compression c) {
+  using namespace codecs_internal;  // NOLINT: the backend factories.
+  switch (c) {
+    case Compression::kNone:
+      return MakeIdentityCodec();
+    case Compression::kGzip:
+    case Compression::kZlib:
+      return MakeTfRecordGzipCodec(c);
+    default:
+      return Status::InvalidArgument("compression \"", CompressionName(c),
+                                     "\" is not a TFRecord compression (allowed: \"\", GZIP, ZLIB)");
+  }
+}
+
 }  // namespace sedpack

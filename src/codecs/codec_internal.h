@@ -23,6 +23,7 @@ namespace sedpack::codecs_internal {
 // a codec that only decompresses never pays for a compressor context.
 std::unique_ptr<Codec> MakeIdentityCodec();
 std::unique_ptr<Codec> MakeGzipCodec(Compression type);  // kGzip or kZlib.
+std::unique_ptr<Codec> MakeTfRecordGzipCodec(Compression type);  // kGzip or kZlib.
 std::unique_ptr<Codec> MakeBz2Codec();
 std::unique_ptr<Codec> MakeLzmaCodec();
 std::unique_ptr<Codec> MakeLz4Codec();

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
-// GZIP/ZLIB whole-file codec (both write one gzip member, like the reference's
-// gzip.compress(data, 9)), plus the raw DEFLATE and CRC-32 helpers used by npz.
+// GZIP/ZLIB whole-file codecs: for fb both write one gzip member, like the
+// reference's gzip.compress(data, 9); for tfrec they are TensorFlow's record
+// stream wrappers (gzip member or zlib stream, default level). Plus the raw
+// DEFLATE and CRC-32 helpers used by npz.
 #include <zlib.h>
 
 #include <algorithm>
@@ -20,6 +22,7 @@ constexpr std::size_t kMaxZChunk = std::size_t{1} << 30;
 // taken from untrusted trailers.
 constexpr std::uint64_t kMaxDeflateRatio = 1032;
 constexpr int kGzipWindowBits = 15 + 16;  // 32 KiB window, gzip wrapper only.
+constexpr int kZlibWindowBits = 15;       // 32 KiB window, zlib (RFC 1950) wrapper.
 constexpr int kRawWindowBits = -15;       // 32 KiB window, no wrapper.
 constexpr int kMemLevel = 8;              // zlib's (and CPython's) default.
 
@@ -104,9 +107,24 @@ Status InflateStream(z_stream* zs, std::span<const std::byte>* in, CappedOutput*
   }
 }
 
+// How one flavour of the codec frames and compresses its stream.
+struct DeflateFormat {
+  Compression type;
+  bool zlib_wrapper;   // RFC 1950 stream instead of a gzip member.
+  int level;
+  bool python_header;  // gzip header as CPython's gzip.compress writes it.
+};
+
+// fb: gzip.compress(data, 9) for both names (the reference's quirk).
+constexpr DeflateFormat kFbGzip = {Compression::kGzip, false, Z_BEST_COMPRESSION, true};
+constexpr DeflateFormat kFbZlib = {Compression::kZlib, false, Z_BEST_COMPRESSION, true};
+// tfrec: TensorFlow's ZlibCompressionOptions, default level, zlib's own header.
+constexpr DeflateFormat kTfGzip = {Compression::kGzip, false, Z_DEFAULT_COMPRESSION, false};
+constexpr DeflateFormat kTfZlib = {Compression::kZlib, true, Z_DEFAULT_COMPRESSION, false};
+
 class GzipCodec final : public Codec {
  public:
-  explicit GzipCodec(Compression type) : type_(type) {}
+  explicit GzipCodec(const DeflateFormat& format) : format_(format), type_(format.type) {}
   ~GzipCodec() override {
     if (deflate_ready_) deflateEnd(&deflate_);
     if (inflate_ready_) inflateEnd(&inflate_);
@@ -120,20 +138,22 @@ class GzipCodec final : public Codec {
     const std::string_view label = CodecLabel(type_);
     if (!deflate_ready_) {
       std::memset(&deflate_, 0, sizeof(deflate_));
-      const int ret = deflateInit2(&deflate_, Z_BEST_COMPRESSION, Z_DEFLATED, kGzipWindowBits,
-                                   kMemLevel, Z_DEFAULT_STRATEGY);
+      const int ret = deflateInit2(&deflate_, format_.level, Z_DEFLATED, WindowBits(), kMemLevel,
+                                   Z_DEFAULT_STRATEGY);
       if (ret != Z_OK) return Status::Internal(label, " compression: deflateInit2 failed");
       deflate_ready_ = true;
     } else if (deflateReset(&deflate_) != Z_OK) {
       return Status::Internal(label, " compression: deflateReset failed");
     }
-    // Match CPython's gzip.compress: mtime = now, no name/extra/comment,
-    // OS = 255 (unknown). zlib sets XFL = 2 itself for level 9.
-    std::memset(&header_, 0, sizeof(header_));
-    header_.time = static_cast<uLong>(std::time(nullptr)) & 0xffffffffUL;
-    header_.os = 255;
-    if (deflateSetHeader(&deflate_, &header_) != Z_OK) {
-      return Status::Internal(label, " compression: deflateSetHeader failed");
+    if (format_.python_header) {
+      // Match CPython's gzip.compress: mtime = now, no name/extra/comment,
+      // OS = 255 (unknown). zlib sets XFL = 2 itself for level 9.
+      std::memset(&header_, 0, sizeof(header_));
+      header_.time = static_cast<uLong>(std::time(nullptr)) & 0xffffffffUL;
+      header_.os = 255;
+      if (deflateSetHeader(&deflate_, &header_) != Z_OK) {
+        return Status::Internal(label, " compression: deflateSetHeader failed");
+      }
     }
     const std::size_t bound = deflateBound(&deflate_, input.size());
     std::byte* dst = scratch_.Get(bound);
@@ -150,11 +170,12 @@ class GzipCodec final : public Codec {
     if (input.empty()) return EmptyInputStatus(type_);
     if (!inflate_ready_) {
       std::memset(&inflate_, 0, sizeof(inflate_));
-      if (inflateInit2(&inflate_, kGzipWindowBits) != Z_OK) {
+      if (inflateInit2(&inflate_, WindowBits()) != Z_OK) {
         return Status::Internal(label, " decompression: inflateInit2 failed");
       }
       inflate_ready_ = true;
     }
+    if (format_.zlib_wrapper) return DecompressZlibStream(input, max_output, out);
     // The trailer's ISIZE is the exact size of a single (< 4 GiB) member, the
     // common case: allocate once. It is untrusted, so clamp it by what DEFLATE
     // can expand to (CappedOutput clamps it by the cap); +1 leaves room for
@@ -190,6 +211,28 @@ class GzipCodec final : public Codec {
   }
 
  private:
+  int WindowBits() const { return format_.zlib_wrapper ? kZlibWindowBits : kGzipWindowBits; }
+
+  // One zlib stream, as TensorFlow's reader expects; its trailer has no size,
+  // so the output grows from the default hint up to the cap.
+  Status DecompressZlibStream(std::span<const std::byte> input, std::uint64_t max_output,
+                              std::vector<std::byte>* out) {
+    const std::string_view label = CodecLabel(type_);
+    CappedOutput w(out, max_output, DefaultSizeHint(input.size()));
+    if (inflateReset(&inflate_) != Z_OK) {
+      return Status::Internal(label, " decompression: inflateReset failed");
+    }
+    std::span<const std::byte> rest = input;
+    SEDPACK_RETURN_NOT_OK(InflateStream(&inflate_, &rest, &w, type_, label));
+    if (!rest.empty()) {
+      return Status::Corruption(label, " decompression: ", rest.size(),
+                                " bytes of trailing data after the zlib stream");
+    }
+    w.Finish();
+    return Status::OK();
+  }
+
+  DeflateFormat format_;
   Compression type_;
   z_stream deflate_{};
   z_stream inflate_{};
@@ -201,7 +244,13 @@ class GzipCodec final : public Codec {
 
 }  // namespace
 
-std::unique_ptr<Codec> MakeGzipCodec(Compression type) { return std::make_unique<GzipCodec>(type); }
+std::unique_ptr<Codec> MakeGzipCodec(Compression type) {
+  return std::make_unique<GzipCodec>(type == Compression::kZlib ? kFbZlib : kFbGzip);
+}
+
+std::unique_ptr<Codec> MakeTfRecordGzipCodec(Compression type) {
+  return std::make_unique<GzipCodec>(type == Compression::kZlib ? kTfZlib : kTfGzip);
+}
 
 }  // namespace codecs_internal
 

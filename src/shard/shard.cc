@@ -151,9 +151,6 @@ Status ValidateExample(const std::vector<AttributeSpec>& schema,
 namespace {
 
 Status CheckTypeAndCompression(ShardFileType type, Compression compression) {
-  if (type == ShardFileType::kTfrec) {
-    return Status::NotImplemented("tfrec shards are not supported yet (planned); use fb or npz");
-  }
   if (!CompressionAllowed(type, compression)) {
     return Status::InvalidArgument("compression \"", CompressionName(compression),
                                    "\" is not allowed for ", ShardFileTypeName(type), " shards");
@@ -167,10 +164,15 @@ Result<std::unique_ptr<ShardWriter>> MakeShardWriter(ShardFileType type, Compres
                                                      std::vector<AttributeSpec> schema) {
   SEDPACK_RETURN_NOT_OK(CheckTypeAndCompression(type, compression));
   SEDPACK_RETURN_NOT_OK(shard_internal::ValidateSchema(schema));
-  if (type == ShardFileType::kFb) {
-    return shard_internal::MakeFbShardWriter(compression, std::move(schema));
+  switch (type) {
+    case ShardFileType::kFb:
+      return shard_internal::MakeFbShardWriter(compression, std::move(schema));
+    case ShardFileType::kNpz:
+      return shard_internal::MakeNpzShardWriter(compression, std::move(schema));
+    case ShardFileType::kTfrec:
+      return shard_internal::MakeTfrecShardWriter(compression, std::move(schema));
   }
-  return shard_internal::MakeNpzShardWriter(compression, std::move(schema));
+  return Status::InvalidArgument("unknown shard file type ", static_cast<int>(type));
 }
 
 Result<std::unique_ptr<DecodedShard>> DecodeShard(ShardFileType type, Compression compression,
@@ -192,6 +194,9 @@ Result<std::unique_ptr<DecodedShard>> DecodeShardBuffer(ShardFileType type, Comp
   SEDPACK_RETURN_NOT_OK(ValidateSchema(schema));
   if (type == ShardFileType::kFb) {
     return DecodeFbShard(compression, schema, std::move(file_bytes), limits);
+  }
+  if (type == ShardFileType::kTfrec) {
+    return DecodeTfrecShard(compression, schema, file_bytes.span(), limits);
   }
   std::vector<std::byte> bytes;
   try {

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // Private to the shard module: the per-format factories behind MakeShardWriter /
-// DecodeShard and the few helpers the fb and npz code share.
+// DecodeShard and the few helpers the fb, npz and tfrec code share.
 #pragma once
 
 #include <cstddef>
@@ -92,5 +92,14 @@ std::unique_ptr<ShardWriter> MakeNpzShardWriter(Compression compression,
 Result<std::unique_ptr<DecodedShard>> DecodeNpzShard(const std::vector<AttributeSpec>& schema,
                                                      std::vector<std::byte> file_bytes,
                                                      const ShardReadLimits& limits);
+// tfrec/tfrec_writer.cc, tfrec/tfrec_reader.cc: these also check that every
+// dtype of the schema is one tfrec can hold. The decoder copies the values
+// out, so `file_bytes` need only live during the call.
+Result<std::unique_ptr<ShardWriter>> MakeTfrecShardWriter(Compression compression,
+                                                           std::vector<AttributeSpec> schema);
+Result<std::unique_ptr<DecodedShard>> DecodeTfrecShard(Compression compression,
+                                                       const std::vector<AttributeSpec>& schema,
+                                                       std::span<const std::byte> file_bytes,
+                                                       const ShardReadLimits& limits);
 
 }  // namespace sedpack::shard_internal

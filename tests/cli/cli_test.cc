@@ -301,8 +301,38 @@ TEST_F(CliTest, GenerateOverridesAndDeterminism) {
   EXPECT_EQ(r.code, 2) << r.err;
   r = Sedpack("generate " + cfg + " " + Quote(Path("d")) + " --trace-length 10");
   EXPECT_EQ(r.code, 2) << r.err;
+  // The config's LZ4 is not a tfrec compression: refused as an input error.
   r = Sedpack("generate " + cfg + " " + Quote(Path("d")) + " --shard-file-type tfrec");
-  EXPECT_NE(r.code, 0) << r.err;
+  EXPECT_EQ(r.code, 2) << r.err;
+  EXPECT_NE(r.err.find("not allowed"), std::string::npos) << r.err;
+}
+
+TEST_F(CliTest, GenerateVerifyAndCatTfrec) {
+  const std::string cfg = Quote(std::string(SEDPACK_CONFIGS_DIR) + "/generate_small.json");
+  const std::string common =
+      " --examples-train 6 --examples-test 2 --examples-holdout 0 --trace-length 300"
+      " --hash-algorithms sha256 --shard-file-type tfrec";
+  for (const std::string c : {"none", "GZIP", "ZLIB"}) {
+    SCOPED_TRACE(c);
+    const std::string root = Path("tf_" + c);
+    RunResult r = Sedpack("generate " + cfg + " " + Quote(root) + common + " --compression " + c);
+    ASSERT_EQ(r.code, 0) << r.err;
+    r = Sedpack("info " + Quote(root));
+    EXPECT_NE(r.out.find("tfrec"), std::string::npos) << r.out;
+    r = Sedpack("verify --deep " + Quote(root));
+    EXPECT_EQ(r.code, 0) << r.out << r.err;
+    r = Sedpack("cat " + Quote(root) + " --split train");
+    ASSERT_EQ(r.code, 0) << r.err;
+    EXPECT_EQ(std::count(r.out.begin(), r.out.end(), '\n'), 6);
+    // The same examples as an fb dataset from the same seed: tfrec keeps
+    // float16 and uint8 exactly.
+    const std::string fb_root = Path("fb_" + c);
+    ASSERT_EQ(Sedpack("generate " + cfg + " " + Quote(fb_root) + " --examples-train 6 --examples-test 2"
+                      " --examples-holdout 0 --trace-length 300 --hash-algorithms sha256"
+                      " --compression none").code,
+              0);
+    EXPECT_EQ(r.out, Sedpack("cat " + Quote(fb_root) + " --split train").out);
+  }
 }
 
 // Multi-rank generate is tested for real under mpirun (tests/mpi/generate_ranks_test.sh).

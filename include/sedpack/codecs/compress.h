@@ -41,6 +41,14 @@ class Codec {
 /// whole-file codec (npz handles it) and gives InvalidArgument.
 Result<std::unique_ptr<Codec>> MakeCodec(Compression c);
 
+/// Create the codec TensorFlow's TFRecordWriter applies to a whole record
+/// stream, which differs from the fb one of MakeCodec: GZIP writes one gzip
+/// member and ZLIB one zlib (RFC 1950) stream, both at zlib's default level.
+/// Reading GZIP accepts concatenated members; ZLIB reads exactly one stream
+/// (anything after it is Corruption). kNone gives the identity codec; every
+/// other compression is InvalidArgument.
+Result<std::unique_ptr<Codec>> MakeTfRecordCodec(Compression c);
+
 /// Raw DEFLATE (no zlib/gzip header), as used inside zip members.
 /// `level` as zlib's (-1 = default, 6).
 Status DeflateRaw(std::span<const std::byte> input, int level, std::vector<std::byte>* out);
@@ -51,5 +59,9 @@ Status InflateRaw(std::span<const std::byte> input, std::uint64_t expected_size,
 
 /// CRC-32 (zip/gzip polynomial) of `data`, continuing from `crc`.
 std::uint32_t Crc32(std::span<const std::byte> data, std::uint32_t crc = 0);
+
+/// CRC-32C (Castagnoli polynomial, as in iSCSI and TFRecord framing) of
+/// `data`, continuing from `crc`. Uses the SSE4.2 instruction when the CPU has it.
+std::uint32_t Crc32c(std::span<const std::byte> data, std::uint32_t crc = 0);
 
 }  // namespace sedpack

@@ -42,13 +42,15 @@ class ShardWriter {
 
 /// Create a writer for a shard of `type` with `compression` and `schema`.
 /// InvalidArgument if the compression is not allowed for the type (e.g. ZIP for fb),
-/// NotImplemented for tfrec.
+/// or for tfrec if an attribute has a dtype the reference cannot write there
+/// (bool, int16, uint16, uint32, uint64).
 Result<std::unique_ptr<ShardWriter>> MakeShardWriter(ShardFileType type, Compression compression,
                                                      std::vector<AttributeSpec> schema);
 
 /// Limits applied when decoding untrusted shard bytes.
 struct ShardReadLimits {
-  /// Maximum bytes any decompression may produce (whole fb file or one npz member).
+  /// Maximum bytes any decompression may produce (whole fb file, one npz
+  /// member, or the whole tfrec record stream).
   std::uint64_t max_decompressed_bytes = kDefaultMaxDecompressedBytes;
 };
 
@@ -60,14 +62,18 @@ class DecodedShard {
   virtual std::size_t num_attributes() const = 0;
   /// Attribute `attribute` of example `example`. REQUIRES: indices in range.
   /// The dtype is the stored one: fb stores the declared dtype; npz stores what
-  /// the writer passed (the reference does not cast), so it may differ.
+  /// the writer passed (the reference does not cast), so it may differ; tfrec
+  /// values are converted back to the declared dtype.
   /// The view is valid while this object lives.
   virtual ValueView Get(std::size_t example, std::size_t attribute) const = 0;
 };
 
 /// Decode a whole shard file (as stored on disk, compressed). Runs the FlatBuffers
-/// verifier for fb and checks the zip/npy structure for npz; a value whose byte
-/// size does not match its declared dtype and shape is Corruption.
+/// verifier for fb, checks the zip/npy structure for npz, and for tfrec checks
+/// both CRCs of every record (errors name the record, counted from 0) and
+/// decodes every tf.train.Example; a value whose byte size does not match its
+/// declared dtype and shape is Corruption. tfrec values come back in the
+/// declared dtype (integers range-checked; float64 was stored as float32).
 /// Corruption / ResourceExhausted on bad input, never a crash.
 Result<std::unique_ptr<DecodedShard>> DecodeShard(ShardFileType type, Compression compression,
                                                   const std::vector<AttributeSpec>& schema,

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "sedpack/dataset/check.h"
+#include "sedpack/dataset/filler.h"
 #include "sedpack/dataset/reader.h"
 #include "sedpack/io/file.h"
 #include "support/test_support.h"
@@ -182,6 +183,69 @@ TEST_F(CheckTest, DeepNestingStopsWithAnError) {
   EXPECT_TRUE(deep);
   ASSERT_OK_AND_ASSIGN(auto ds, Dataset::Open(root_));
   EXPECT_STATUS(StatusCode::kCorruption, "deeper than", ListShards(ds, Split::kHoldout));
+}
+
+TEST(TfrecCheckTest, DeepCheckFindsTheCorruptRecord) {
+  // Without hashes a damaged shard passes the hash stage, so only the deep
+  // decode, which checks every record's CRCs, can find the damage.
+  TempDir tmp;
+  const std::string root = tmp.path() + "/ds";
+  DatasetStructure s;
+  Attribute key;
+  key.name = "key";
+  key.dtype = "uint8";
+  key.shape = {16};
+  s.saved_data_description = {key};
+  s.shard_file_type = ShardFileType::kTfrec;
+  s.compression = Compression::kNone;
+  s.examples_per_shard = 3;
+  s.hash_checksum_algorithms = {};
+  ASSERT_OK_AND_ASSIGN(auto ds, Dataset::Create(root, Metadata{}, s));
+  ASSERT_OK_AND_ASSIGN(auto filler, Filler::Make(ds));
+  for (int k = 0; k < 6; ++k) {
+    std::vector<std::uint8_t> v(16, static_cast<std::uint8_t>(k));
+    const ValueView views[] = {ValueView::Array(v, {16})};
+    ASSERT_OK(filler->WriteExample(Split::kTrain, views));
+  }
+  ASSERT_OK(filler->Finish());
+  ASSERT_OK_AND_ASSIGN(auto shards, ListShards(ds, Split::kTrain));
+  ASSERT_EQ(shards.size(), 2u);
+  const std::string rel = shards[1].file_infos[0].file_path;
+  CheckOptions o;
+  o.deep = true;
+  ASSERT_OK_AND_ASSIGN(CheckReport clean, CheckDataset(root, o));
+  EXPECT_TRUE(clean.ok());
+  EXPECT_EQ(clean.examples_checked, 6u);
+
+  // Every record has the same size; damage the payload of the third one.
+  const auto size = std::filesystem::file_size(root + "/" + rel);
+  const std::size_t record = size / 3;
+  {
+    std::fstream f(root + "/" + rel, std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(static_cast<std::streamoff>(2 * record + 20));
+    f.put('\x7f');
+  }
+  ASSERT_OK_AND_ASSIGN(CheckReport report, CheckDataset(root, o));
+  ASSERT_EQ(report.error_count(), 1u);
+  const CheckProblem& p = report.problems[0];
+  EXPECT_EQ(p.kind, CheckProblem::Kind::kMalformed);
+  EXPECT_EQ(p.path, rel);
+  EXPECT_NE(p.message.find(rel + ": record 2 (at byte " + std::to_string(2 * record) +
+                           "): CRC mismatch"),
+            std::string::npos)
+      << p.message;
+  // Reading stops with the same error.
+  ASSERT_OK_AND_ASSIGN(auto reader, ExampleReader::Make(ds, Split::kTrain));
+  Status st;
+  for (;;) {
+    auto ex = reader->Next();
+    if (!ex.ok()) {
+      st = ex.status();
+      break;
+    }
+    if (!*ex) break;
+  }
+  EXPECT_STATUS(StatusCode::kCorruption, "record 2", st);
 }
 
 TEST_F(CheckTest, UnreadableRootIsAnErrorStatus) {

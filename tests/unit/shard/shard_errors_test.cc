@@ -18,12 +18,40 @@ const std::vector<AttributeSpec> kSchema = {{"x", DType::kFloat32, {2, 3}},
                                             {"t", DType::kStr, {}},
                                             {"fixed", DType::kBytes, {4}}};
 
-TEST(MakeShardWriterTest, TfrecIsNotImplementedYet) {
-  EXPECT_STATUS(StatusCode::kNotImplemented,
-                "tfrec shards are not supported yet (planned); use fb or npz",
-                MakeShardWriter(ShardFileType::kTfrec, Compression::kNone, kSchema));
-  EXPECT_STATUS(StatusCode::kNotImplemented, "tfrec shards are not supported yet",
-                DecodeShard(ShardFileType::kTfrec, Compression::kGzip, kSchema, {}));
+TEST(MakeShardWriterTest, TfrecRefusesDTypesTheReferenceCannotWrite) {
+  // The reference's to_tfrecord raises "Unsupported dtype" for these.
+  for (DType d : {DType::kBool, DType::kInt16, DType::kUInt16, DType::kUInt32, DType::kUInt64}) {
+    const std::vector<AttributeSpec> schema = {{"ok", DType::kUInt8, {2}}, {"bad", d, {3}}};
+    const std::string name(DTypeName(d));
+    EXPECT_STATUS(StatusCode::kInvalidArgument,
+                  "attribute \"bad\" has dtype " + name + ", which tfrec shards cannot store",
+                  MakeShardWriter(ShardFileType::kTfrec, Compression::kNone, schema));
+    // Its reader parses int16 (as int64); the others it cannot read either.
+    const auto decoded = DecodeShard(ShardFileType::kTfrec, Compression::kNone, schema, {});
+    if (d == DType::kInt16) {
+      EXPECT_OK(decoded.status());
+    } else {
+      EXPECT_STATUS(StatusCode::kInvalidArgument, "cannot hold", decoded);
+    }
+  }
+  // Everything else it writes.
+  for (DType d : {DType::kInt8, DType::kUInt8, DType::kInt32, DType::kInt64, DType::kFloat16,
+                  DType::kFloat32, DType::kFloat64, DType::kBytes}) {
+    EXPECT_OK(MakeShardWriter(ShardFileType::kTfrec, Compression::kGzip, {{"x", d, {2}}}).status());
+  }
+  EXPECT_OK(MakeShardWriter(ShardFileType::kTfrec, Compression::kZlib,
+                            {{"n", DType::kInt, {}}, {"t", DType::kStr, {}}})
+                .status());
+}
+
+TEST(MakeShardWriterTest, TfrecAllowsOnlyNoneGzipAndZlib) {
+  for (Compression c : {Compression::kBz2, Compression::kLzma, Compression::kLz4,
+                        Compression::kZstd, Compression::kZip}) {
+    EXPECT_STATUS(StatusCode::kInvalidArgument, "not allowed for tfrec",
+                  MakeShardWriter(ShardFileType::kTfrec, c, kSchema));
+    EXPECT_STATUS(StatusCode::kInvalidArgument, "not allowed for tfrec",
+                  DecodeShard(ShardFileType::kTfrec, c, kSchema, {}));
+  }
 }
 
 TEST(MakeShardWriterTest, RefusesCompressionNotAllowedForTheType) {
@@ -129,14 +157,15 @@ TEST_P(AddErrorsTest, ShapedValueForVariableSizeAttribute) {
   ExpectRejected(v, "variable-size");
 }
 
-INSTANTIATE_TEST_SUITE_P(BothFormats, AddErrorsTest,
-                         ::testing::Values(ShardFileType::kFb, ShardFileType::kNpz),
+INSTANTIATE_TEST_SUITE_P(AllFormats, AddErrorsTest,
+                         ::testing::Values(ShardFileType::kFb, ShardFileType::kNpz,
+                                           ShardFileType::kTfrec),
                          [](const auto& info) {
                            return std::string(ShardFileTypeName(info.param));
                          });
 
 TEST(WriterLifecycleTest, NoUseAfterFinish) {
-  for (ShardFileType t : {ShardFileType::kFb, ShardFileType::kNpz}) {
+  for (ShardFileType t : {ShardFileType::kFb, ShardFileType::kNpz, ShardFileType::kTfrec}) {
     ASSERT_OK_AND_ASSIGN(auto writer, MakeShardWriter(t, Compression::kNone, kSchema));
     const auto ex = MakeExample(kSchema, 0);
     ASSERT_OK(writer->Add(ex.views));
