@@ -2,6 +2,7 @@
 // `sedpack check DATASET`: verify the hash tree (and optionally decode every shard).
 #include <algorithm>
 #include <iostream>
+#include <optional>
 #include <mutex>
 #include <sstream>
 
@@ -10,6 +11,7 @@
 
 #include "cli/cli_comm.h"
 #include "cli/cli_common.h"
+#include "sedpack/maintain/content.h"
 #include "sedpack/io/pack.h"
 #include "sedpack/dataset/check.h"
 #include "sedpack/io/file.h"
@@ -154,6 +156,9 @@ int RunVerifyCommand(const CommandSpec& spec, const std::vector<std::string>& ar
        "trusted dataset_info.json checksums, in hash_checksum_algorithms order")
       ("expect-file", po::value<std::string>()->value_name("FILE"), "file with the trusted checksums")
       ("deep", po::bool_switch(), "also decode every shard and check its examples")
+      ("content", po::bool_switch(),
+       "also recompute every shard's content digest and compare with .sedpack-hpc/content.json "
+       "(written by `sedpack digest`; unchanged by recompress)")
       ("split,s", po::value<std::vector<std::string>>()->composing()->value_name("S"),
        "only this split; repeatable; default: all")
       ("progress", po::value<std::string>()->value_name("BOOL")->implicit_value("true"),
@@ -228,6 +233,15 @@ int RunVerifyCommand(const CommandSpec& spec, const std::vector<std::string>& ar
     if (!root_rank) return ExitCodeFor(report.status(), /*input_stage=*/true);
     return ReportError(report.status(), /*input_stage=*/true);
   }
+  std::optional<ContentCheck> content;
+  if (vm["content"].as<bool>()) {
+    auto c = CheckContentDigests(cc.comm(), root);
+    if (!c.ok()) {
+      if (!root_rank) return ExitCodeFor(c.status(), /*input_stage=*/true);
+      return ReportError(c.status(), /*input_stage=*/true);
+    }
+    content = std::move(c).value();
+  }
   if (!root_rank) return kExitOk;  // rank 0 prints the one report
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   if (vm.count("json")) {
@@ -268,8 +282,23 @@ int RunVerifyCommand(const CommandSpec& spec, const std::vector<std::string>& ar
     if (warnings) std::cout << ", " << warnings << " warning" << (warnings == 1 ? "" : "s");
     std::cout << "\n";
   }
+  bool content_ok = true;
+  if (content) {
+    for (const ContentMismatch& m : content->mismatches) {
+      std::cout << "ERROR content " << m.path << ": "
+                << (m.expected.empty() ? "no recorded content digest" : "content digest expected " + m.expected)
+                << ", found " << m.found << "\n";
+    }
+    for (const std::string& p : content->unlisted) {
+      std::cout << "ERROR content " << p << ": has a recorded digest but is not in the dataset\n";
+    }
+    content_ok = content->ok();
+    std::cout << "content id " << content->current_id
+              << (content_ok ? " matches the recorded one" : " differs from the recorded " + content->recorded_id)
+              << (content->sidecar_stale ? " (digests recorded for an earlier dataset_info.json)" : "") << "\n";
+  }
   std::cout << std::flush;
-  return report->ok() ? kExitOk : kExitProblems;
+  return report->ok() && content_ok ? kExitOk : kExitProblems;
 }
 
 }  // namespace

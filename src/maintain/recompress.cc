@@ -21,6 +21,7 @@
 #include "sedpack/dataset/check.h"
 #include "sedpack/dataset/dataset.h"
 #include "sedpack/io/file.h"
+#include "sedpack/maintain/content.h"
 #include "sedpack/metadata/paths.h"
 #include "sedpack/shard/shard.h"
 
@@ -72,7 +73,7 @@ void DecodeHashes(const std::string& text, std::map<std::string, std::vector<std
 // Rewrites one shard into the staging tree; returns its new hashes.
 Result<std::vector<std::string>> RecompressShard(const Dataset& ds, const ShardCheckTask& task,
                                                  Compression to, const std::string& staging,
-                                                 std::uint64_t* bytes_after) {
+                                                 std::uint64_t* bytes_after, std::string* content_digest) {
   const DatasetStructure& st = ds.info().dataset_structure;
   const auto& algos = st.hash_checksum_algorithms;
   SEDPACK_ASSIGN_OR_RETURN(std::vector<std::byte> bytes, ReadFileBytes(ds.PathOf(task.path)));
@@ -87,6 +88,7 @@ Result<std::vector<std::string>> RecompressShard(const Dataset& ds, const ShardC
     return Status::Corruption(task.path, ": holds ", decoded->num_examples(), " examples, ", task.list_path,
                               " says ", task.number_of_examples);
   }
+  *content_digest = ShardContentDigest(ds.schema(), *decoded);
   SEDPACK_ASSIGN_OR_RETURN(auto writer, MakeShardWriter(st.shard_file_type, to, ds.schema()));
   std::vector<ValueView> values(decoded->num_attributes());
   for (std::size_t e = 0; e < decoded->num_examples(); ++e) {
@@ -239,7 +241,7 @@ Result<RecompressSummary> Recompress(Comm& comm, const std::string& root, const 
   SEDPACK_ASSIGN_OR_RETURN(std::string mine_text, comm.Scatterv(parts, 0));
   SEDPACK_ASSIGN_OR_RETURN(std::vector<ShardCheckTask> mine, DecodeShardTasks(mine_text));
   const int threads = o.threads > 0 ? o.threads : std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
-  std::map<std::string, std::vector<std::string>> new_hashes;
+  std::map<std::string, std::vector<std::string>> new_hashes, digests;
   std::mutex mu;
   std::atomic<std::size_t> next{0};
   std::atomic<std::uint64_t> my_bytes{0}, my_after{0}, my_files{0};
@@ -255,7 +257,8 @@ Result<RecompressSummary> Recompress(Comm& comm, const std::string& root, const 
       }
       Status st = o.fault ? o.fault("shard " + mine[i].path) : Status::OK();
       std::uint64_t after = 0;
-      Result<std::vector<std::string>> h = st.ok() ? RecompressShard(*ds, mine[i], o.compression, staging, &after)
+      std::string digest;
+      Result<std::vector<std::string>> h = st.ok() ? RecompressShard(*ds, mine[i], o.compression, staging, &after, &digest)
                                                    : Result<std::vector<std::string>>(st);
       std::lock_guard<std::mutex> lock(mu);
       if (!h.ok()) {
@@ -266,6 +269,7 @@ Result<RecompressSummary> Recompress(Comm& comm, const std::string& root, const 
         break;
       }
       new_hashes[mine[i].path] = std::move(h).value();
+      digests[mine[i].path] = {std::move(digest)};
       my_bytes += mine[i].size;
       my_after += after;
       ++my_files;
@@ -321,6 +325,7 @@ Result<RecompressSummary> Recompress(Comm& comm, const std::string& root, const 
 
   // 3. Rank 0 gathers the new hashes, writes the new metadata tree and swaps.
   SEDPACK_ASSIGN_OR_RETURN(std::vector<std::string> gathered, comm.Gatherv(EncodeHashes(new_hashes), 0));
+  SEDPACK_ASSIGN_OR_RETURN(std::vector<std::string> gathered_digests, comm.Gatherv(EncodeHashes(digests), 0));
   SEDPACK_ASSIGN_OR_RETURN(std::int64_t after_all, comm.AllreduceSum(static_cast<std::int64_t>(my_after.load())));
   SEDPACK_ASSIGN_OR_RETURN(std::int64_t before_all, comm.AllreduceSum(static_cast<std::int64_t>(my_bytes.load())));
   SEDPACK_ASSIGN_OR_RETURN(std::int64_t files_all, comm.AllreduceSum(static_cast<std::int64_t>(my_files.load())));
@@ -337,6 +342,23 @@ Result<RecompressSummary> Recompress(Comm& comm, const std::string& root, const 
       if (o.fault) SEDPACK_RETURN_NOT_OK(o.fault("dataset_info"));
       SEDPACK_RETURN_NOT_OK(CarryOver(*ds, staging));
       SEDPACK_RETURN_NOT_OK(WriteFileAtomic(JoinRoot(staging, "dataset_info.json"), SerializeDatasetInfo(info)));
+      // Content digests survive recompression: check them against the sidecar
+      // (if any) and re-stamp it for the new dataset_info.json.
+      std::map<std::string, std::vector<std::string>> by_path;
+      for (const std::string& g : gathered_digests) DecodeHashes(g, &by_path);
+      ContentDigests content;
+      for (auto& [path, d] : by_path) content.shards[path] = d.at(0);
+      if (auto old = ReadContentDigests(ds->root()); old.ok()) {
+        for (const auto& [path, digest] : content.shards) {
+          const auto it = old->shards.find(path);
+          if (it != old->shards.end() && it->second != digest) {
+            return Status::Internal(path, ": content digest changed in recompression (", it->second, " -> ",
+                                    digest, "); nothing was replaced");
+          }
+        }
+        SEDPACK_ASSIGN_OR_RETURN(content.content_id, ContentIdOf(*ds, content.shards));
+        SEDPACK_RETURN_NOT_OK(WriteContentDigests(staging, content));
+      }
       if (!in_place) return Status::OK();
       if (o.fault) SEDPACK_RETURN_NOT_OK(o.fault("exchange"));
       SEDPACK_RETURN_NOT_OK(Exchange(staging, fs::absolute(root).lexically_normal().string()));

@@ -14,6 +14,7 @@
 #include "sedpack/dataset/check.h"
 #include "sedpack/dataset/dataset.h"
 #include "sedpack/dataset/reader.h"
+#include "maintain/shard_tasks_internal.h"
 #include "sedpack/io/file.h"
 
 namespace sedpack {
@@ -107,79 +108,39 @@ double Moments::StdDev() const { return count < 2 ? 0.0 : std::sqrt(m2 / static_
 Result<SplitStats> ComputeSplitStats(Comm& comm, const std::string& root, Split split, int threads) {
   SEDPACK_ASSIGN_OR_RETURN(std::shared_ptr<Dataset> ds, Dataset::Open(root));
   const auto& schema = ds->schema();
-  std::vector<std::string> parts;
-  Status local;
-  if (comm.rank() == 0) {
-    local = [&]() -> Status {
-      if (!ds->info().FindSplit(split)) {
-        return Status::NotFound(root, ": the dataset has no split \"", SplitName(split), "\"");
-      }
-      CheckOptions co;
-      co.splits = {split};
-      SEDPACK_ASSIGN_OR_RETURN(MetadataWalk walk, WalkMetadata(*ds, co));
-      for (const CheckProblem& p : walk.report.problems) {
-        if (p.kind != CheckProblem::Kind::kOrphan) {
-          return Status::Corruption(root, ": the metadata does not check clean (", p.path, ": ", p.message, ")");
-        }
-      }
-      for (auto& p : PartitionShardTasks(walk.shards, comm.size())) parts.push_back(EncodeShardTasks(p));
-      return Status::OK();
-    }();
+  if (!ds->info().FindSplit(split)) {
+    return Status::NotFound(root, ": the dataset has no split \"", SplitName(split), "\"");
   }
-  SEDPACK_RETURN_NOT_OK(AgreeOnStatus(comm, local));
-  SEDPACK_ASSIGN_OR_RETURN(std::string mine_text, comm.Scatterv(parts, 0));
-  SEDPACK_ASSIGN_OR_RETURN(std::vector<ShardCheckTask> mine, DecodeShardTasks(mine_text));
-
+  CheckOptions walk;
+  walk.splits = {split};
   // Each thread keeps its own moments; they are merged at the end.
-  const int n_threads = std::max(1, threads > 0 ? threads : static_cast<int>(std::thread::hardware_concurrency()));
-  std::vector<std::vector<Moments>> per_thread(static_cast<std::size_t>(n_threads),
+  const int max_threads = std::max(1, threads > 0 ? threads : static_cast<int>(std::thread::hardware_concurrency()));
+  std::vector<std::vector<Moments>> per_thread(static_cast<std::size_t>(max_threads),
                                                std::vector<Moments>(schema.size()));
-  std::vector<std::uint64_t> examples(static_cast<std::size_t>(n_threads), 0);
-  std::atomic<std::size_t> next{0};
-  std::mutex mu;
-  Status first_error;
-  auto work = [&](std::size_t t) {
-    for (std::size_t i; (i = next.fetch_add(1)) < mine.size();) {
-      const ShardCheckTask& task = mine[i];
-      auto bytes = ReadFileBytes(ds->PathOf(task.path));
-      Status st = bytes.status();
-      if (st.ok()) {
-        auto hashes = HashBytes(ds->info().dataset_structure.hash_checksum_algorithms, *bytes);
-        if (!hashes.ok() || *hashes != task.expected) {
-          st = Status::Corruption(task.path, ": the file does not match its recorded hashes");
+  std::vector<std::uint64_t> examples(static_cast<std::size_t>(max_threads), 0);
+  int n_threads = max_threads;
+  SEDPACK_RETURN_NOT_OK(maintain_internal::ForEachShard(
+      comm, *ds, walk, max_threads, &n_threads,
+      [&](int t, const ShardCheckTask&, const DecodedShard& shard) -> Status {
+        auto& moments = per_thread[static_cast<std::size_t>(t)];
+        for (std::size_t e = 0; e < shard.num_examples(); ++e) {
+          for (std::size_t a = 0; a < schema.size(); ++a) {
+            if (!IsNumeric(schema[a].dtype)) continue;
+            const ValueView v = shard.Get(e, a);
+            const std::size_t item = DTypeItemSize(v.dtype);
+            const std::size_t n = item ? v.data.size() / item : 0;
+            for (std::size_t k = 0; k < n; ++k) moments[a].Add(Element(v, k));
+          }
         }
-      }
-      Result<std::unique_ptr<DecodedShard>> shard =
-          st.ok() ? DecodeShard(ds->info().dataset_structure.shard_file_type,
-                                ds->info().dataset_structure.compression, schema, std::move(bytes).value())
-                  : Result<std::unique_ptr<DecodedShard>>(st);
-      if (!shard.ok()) {
-        std::lock_guard<std::mutex> lock(mu);
-        if (first_error.ok()) first_error = shard.status().WithPrefix(task.path + ": ");
-        return;
-      }
-      for (std::size_t e = 0; e < (*shard)->num_examples(); ++e) {
-        for (std::size_t a = 0; a < schema.size(); ++a) {
-          if (!IsNumeric(schema[a].dtype)) continue;
-          const ValueView v = (*shard)->Get(e, a);
-          const std::size_t item = DTypeItemSize(v.dtype);
-          const std::size_t n = item ? v.data.size() / item : 0;
-          for (std::size_t k = 0; k < n; ++k) per_thread[t][a].Add(Element(v, k));
-        }
-      }
-      examples[t] += (*shard)->num_examples();
-    }
-  };
-  std::vector<std::thread> pool;
-  for (int t = 0; t < n_threads; ++t) pool.emplace_back(work, static_cast<std::size_t>(t));
-  for (auto& t : pool) t.join();
+        examples[static_cast<std::size_t>(t)] += shard.num_examples();
+        return Status::OK();
+      }));
   std::vector<Moments> total(schema.size());
   std::uint64_t total_examples = 0;
   for (int t = 0; t < n_threads; ++t) {
     for (std::size_t a = 0; a < schema.size(); ++a) total[a].Merge(per_thread[static_cast<std::size_t>(t)][a]);
     total_examples += examples[static_cast<std::size_t>(t)];
   }
-  SEDPACK_RETURN_NOT_OK(AgreeOnStatus(comm, first_error));
   // Rank 0 merges the ranks' moments (in rank order, so the result does not
   // depend on timing) and broadcasts them.
   SEDPACK_ASSIGN_OR_RETURN(std::vector<std::string> gathered, comm.Gatherv(Encode(total, total_examples), 0));

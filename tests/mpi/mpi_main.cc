@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdio>
+#include <cstdlib>
 
 #include "mpi/test_comm.h"
 #include "sedpack/mpi/mpi_comm.h"
@@ -24,7 +25,8 @@ int main(int argc, char** argv) {
   }
   g_session = std::move(session).value();
   ::testing::InitGoogleTest(&argc, argv);
-  if (g_session->comm().rank() != 0) {
+  // SEDPACK_TEST_ALL_RANKS=1 keeps every rank's output (for finding which rank fails).
+  if (g_session->comm().rank() != 0 && !std::getenv("SEDPACK_TEST_ALL_RANKS")) {
     auto& listeners = ::testing::UnitTest::GetInstance()->listeners();
     delete listeners.Release(listeners.default_result_printer());
   }

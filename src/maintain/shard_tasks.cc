@@ -1,0 +1,76 @@
+// SPDX-License-Identifier: Apache-2.0
+#include <atomic>
+#include <mutex>
+#include <thread>
+
+#include "maintain/shard_tasks_internal.h"
+#include "sedpack/codecs/hash.h"
+#include "sedpack/io/file.h"
+
+namespace sedpack::maintain_internal {
+
+Status ForEachShard(Comm& comm, const Dataset& ds, const CheckOptions& walk_options, int threads,
+                    int* threads_used, const ShardFn& fn) {
+  std::vector<std::string> parts;
+  Status local;
+  if (comm.rank() == 0) {
+    local = [&]() -> Status {
+      SEDPACK_ASSIGN_OR_RETURN(MetadataWalk walk, WalkMetadata(ds, walk_options));
+      for (const CheckProblem& p : walk.report.problems) {
+        if (p.kind != CheckProblem::Kind::kOrphan) {
+          return Status::Corruption(ds.root(), ": the metadata does not check clean (", p.path, ": ", p.message,
+                                    "); run `sedpack verify` first");
+        }
+      }
+      for (auto& p : PartitionShardTasks(walk.shards, comm.size())) parts.push_back(EncodeShardTasks(p));
+      return Status::OK();
+    }();
+  }
+  SEDPACK_RETURN_NOT_OK(AgreeOnStatus(comm, local));
+  SEDPACK_ASSIGN_OR_RETURN(std::string mine_text, comm.Scatterv(parts, 0));
+  SEDPACK_ASSIGN_OR_RETURN(std::vector<ShardCheckTask> mine, DecodeShardTasks(mine_text));
+  const int n = std::max(1, threads > 0 ? threads : static_cast<int>(std::thread::hardware_concurrency()));
+  if (threads_used) *threads_used = n;
+  const DatasetStructure& st = ds.info().dataset_structure;
+  std::atomic<std::size_t> next{0};
+  std::mutex mu;
+  Status first_error;
+  auto work = [&](int t) {
+    for (std::size_t i; (i = next.fetch_add(1)) < mine.size();) {
+      if (comm.PeerFailed()) return;
+      const ShardCheckTask& task = mine[i];
+      Status s = [&]() -> Status {
+        SEDPACK_ASSIGN_OR_RETURN(std::vector<std::byte> bytes, ds.ReadBytes(task.path));
+        SEDPACK_ASSIGN_OR_RETURN(std::vector<std::string> hashes, HashBytes(st.hash_checksum_algorithms, bytes));
+        if (hashes != task.expected) {
+          return Status::Corruption(task.path, ": the file does not match its recorded hashes (", task.list_path,
+                                    ")");
+        }
+        SEDPACK_ASSIGN_OR_RETURN(auto shard, DecodeShard(st.shard_file_type, st.compression, ds.schema(),
+                                                         std::move(bytes)));
+        if (static_cast<std::int64_t>(shard->num_examples()) != task.number_of_examples) {
+          return Status::Corruption(task.path, ": holds ", shard->num_examples(), " examples, ", task.list_path,
+                                    " says ", task.number_of_examples);
+        }
+        return fn(t, task, *shard);
+      }();
+      if (!s.ok()) {
+        std::lock_guard<std::mutex> lock(mu);
+        if (first_error.ok()) {
+          first_error = s;
+          comm.NotifyFailure();
+        }
+        return;
+      }
+    }
+  };
+  std::vector<std::thread> pool;
+  for (int t = 0; t < n; ++t) pool.emplace_back(work, t);
+  for (auto& t : pool) t.join();
+  SEDPACK_RETURN_NOT_OK(comm.IdleBarrier());
+  Status agreed = AgreeOnStatus(comm, first_error);
+  SEDPACK_RETURN_NOT_OK(comm.DrainFailureNotices());
+  return agreed;
+}
+
+}  // namespace sedpack::maintain_internal

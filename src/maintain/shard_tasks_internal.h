@@ -1,0 +1,27 @@
+// SPDX-License-Identifier: Apache-2.0
+// The common skeleton of the read-only maintenance passes (stats, content
+// digests): rank 0 walks the metadata (it must check clean), the shard files
+// are spread over the ranks by bytes, each rank reads, hash-checks and decodes
+// its shards on a few threads, and all ranks agree on the outcome.
+#pragma once
+
+#include <functional>
+
+#include "sedpack/dataset/check.h"
+#include "sedpack/dataset/dataset.h"
+#include "sedpack/mpi/comm.h"
+#include "sedpack/shard/shard.h"
+#include "sedpack/status.h"
+
+namespace sedpack::maintain_internal {
+
+/// Called for each of this rank's shards from one of `threads` threads
+/// (`thread` in [0, threads)); returning an error stops every rank.
+using ShardFn = std::function<Status(int thread, const ShardCheckTask& task, const DecodedShard& shard)>;
+
+/// Collective. `walk` selects the splits; `threads` <= 0 means hardware threads
+/// (the number used is returned through `threads_used` before any call).
+Status ForEachShard(Comm& comm, const Dataset& ds, const CheckOptions& walk, int threads, int* threads_used,
+                    const ShardFn& fn);
+
+}  // namespace sedpack::maintain_internal
