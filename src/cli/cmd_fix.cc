@@ -1,72 +1,205 @@
 // SPDX-License-Identifier: Apache-2.0
-// `sedpack fix DATASET`: list (and with --remove-orphans delete) files under the
-// splits that no metadata lists, e.g. the shards of a parallel job that died
-// before its merge, or temporary files of an interrupted write.
+// `sedpack fix DATASET`: diagnose what dead jobs and deliberate edits leave
+// behind, and clean it up on request. Nothing here repairs corrupt data.
 #include <filesystem>
 #include <iostream>
 
 #include "cli/cli_common.h"
 #include "sedpack/dataset/check.h"
+#include "sedpack/index/index.h"
+#include "sedpack/maintain/content.h"
+#include "sedpack/maintain/recompress.h"
+#include "sedpack/maintain/restamp.h"
+#include "sedpack/sidecar/sidecar.h"
 
 namespace sedpack::cli {
 
 const CommandSpec kFixSpec = {
-    "fix", "DATASET [--remove-orphans]",
-    "list or remove orphan files (e.g. of a dead parallel job)",
-    "List the files under DATASET's split folders that no shards_list.json lists:\n"
-    "shards of a job that died before rank 0 merged it, or temporary files of an\n"
-    "interrupted write. They are never read and never verified. With --remove-orphans\n"
-    "they are deleted, with the folders that become empty. Listed files and all\n"
-    "metadata are never touched. Only the metadata is read (no shard is hashed).\n"
-    "Exit code 0: done (or nothing to do), 2: not a dataset, 3: a file could not be removed.\n",
+    "fix", "DATASET [--gc [--apply]] [--rebuild-index] [--rewrite-digests --reason TEXT]",
+    "diagnose and clean up leftovers of dead jobs; rebuild stale sidecars",
+    "Without options, list what needs attention (only metadata is read, no shard is\n"
+    "hashed):\n"
+    "  orphan      files under the splits that no shards_list.json lists: shards of a\n"
+    "              job that died before rank 0 merged it\n"
+    "  temporary   temporary files of an interrupted atomic write (update_*_of_*)\n"
+    "  recompress  the folder of an interrupted `sedpack recompress` beside DATASET\n"
+    "  sidecar     a stale or invalid sample index or content digest file\n\n"
+    "--gc removes the orphans, temporary files and interrupted-recompress folder; it\n"
+    "only lists them (a dry run) unless --apply is given. --remove-orphans is\n"
+    "--gc --apply (kept for scripts). Listed files and metadata are never touched.\n"
+    "--rebuild-index rewrites a stale or invalid sample index.\n"
+    "--rewrite-digests --reason TEXT re-stamps every hash of the tree (shards,\n"
+    "shards_list.json files, dataset_info.json) to match the bytes on disk now, after\n"
+    "a deliberate external edit, and records who, when and why in\n"
+    ".sedpack-hpc/audit.jsonl.\n\n"
+    "None of this repairs corrupt data: a damaged shard stays damaged (run `sedpack\n"
+    "verify`), and --rewrite-digests would hide damage, which is why it needs a reason\n"
+    "and leaves an audit record.\n"
+    "Exit code 0: done (or nothing to do), 2: not a dataset or bad options,\n"
+    "3: a file could not be removed or written.\n",
 };
+
+namespace {
+
+namespace fs = std::filesystem;
+
+bool IsTemporaryName(const std::string& name) {
+  return name.rfind("update_", 0) == 0 && name.find("_of_") != std::string::npos;
+}
+
+// Remove `file` and the folders this leaves empty, up to (not including) `stop`.
+bool RemoveWithEmptyParents(const fs::path& file, const fs::path& stop) {
+  std::error_code ec;
+  if (!fs::remove(file, ec) || ec) {
+    std::cerr << "sedpack: cannot remove " << file.string() << ": " << ec.message() << "\n";
+    return false;
+  }
+  for (auto dir = file.parent_path(); dir != stop && dir.string().size() > stop.string().size();
+       dir = dir.parent_path()) {
+    if (!fs::is_empty(dir, ec) || ec || !fs::remove(dir, ec)) break;
+  }
+  return true;
+}
+
+}  // namespace
 
 int RunFix(const std::vector<std::string>& args) {
   po::options_description options("Options");
-  options.add_options()("dataset", po::value<std::string>(), "dataset folder")(
-      "remove-orphans", po::bool_switch(), "delete the orphan files and the folders left empty");
+  options.add_options()
+      ("dataset", po::value<std::string>(), "dataset folder")
+      ("gc", po::bool_switch(), "remove orphans, temporary files and an interrupted recompress (with --apply)")
+      ("apply", po::bool_switch(), "with --gc: really remove (default: list only)")
+      ("dry-run", po::bool_switch(), "with --gc: only list (the default)")
+      ("remove-orphans", po::bool_switch(), "the same as --gc --apply")
+      ("rebuild-index", po::bool_switch(), "rewrite a stale or invalid sample index")
+      ("rewrite-digests", po::bool_switch(), "re-stamp every hash after a deliberate edit (needs --reason)")
+      ("reason", po::value<std::string>()->value_name("TEXT"), "why the hashes are re-stamped (audit log)");
   po::positional_options_description positional;
   positional.add("dataset", 1);
   po::variables_map vm;
   if (auto code = ParseCommandLine(kFixSpec, options, positional, args, &vm)) return *code;
   if (!vm.count("dataset")) return UsageError("fix", "missing DATASET argument");
-  auto ds = OpenDatasetArg(vm["dataset"].as<std::string>());
+  const std::string root = vm["dataset"].as<std::string>();
+  const bool gc = vm["gc"].as<bool>() || vm["remove-orphans"].as<bool>();
+  const bool apply = vm["remove-orphans"].as<bool>() || (vm["apply"].as<bool>() && !vm["dry-run"].as<bool>());
+  if (vm["apply"].as<bool>() && !vm["gc"].as<bool>()) return UsageError("fix", "--apply goes with --gc");
+  const bool rewrite = vm["rewrite-digests"].as<bool>();
+  if (rewrite && (!vm.count("reason") || vm["reason"].as<std::string>().empty())) {
+    return UsageError("fix", "--rewrite-digests needs --reason TEXT (it is recorded in the audit log)");
+  }
+  auto ds = OpenDatasetArg(root);
   if (!ds.ok()) return ReportError(ds.status(), /*input_stage=*/true);
+  if ((gc && apply) || rewrite || vm["rebuild-index"].as<bool>()) {
+    if ((*ds)->pack()) return UsageError("fix", "a packed dataset is read-only; unpack it first");
+  }
+
+  if (rewrite) {
+    auto s = RestampHashes(root, vm["reason"].as<std::string>());
+    if (!s.ok()) return ReportError(s.status());
+    std::cout << "re-stamped " << s->shards_changed << " shard hash entr" << (s->shards_changed == 1 ? "y" : "ies")
+              << " and rewrote " << s->lists_changed << " shards_list.json file" << (s->lists_changed == 1 ? "" : "s")
+              << "; recorded in " << SidecarPath(root, kAuditSidecarName) << "\n";
+    for (std::size_t i = 0; i < s->new_root.size(); ++i) {
+      std::cout << "  dataset_info.json " << s->new_root[i] << " (was " << (i < s->old_root.size() ? s->old_root[i] : "")
+                << ")\n";
+    }
+    auto reopened = OpenDatasetArg(root);
+    if (!reopened.ok()) return ReportError(reopened.status());
+    ds = std::move(reopened);
+  }
+
+  // Orphans and temporary files under the splits, temporary files at the top.
   CheckOptions check;
   auto walk = WalkMetadata(**ds, check);
   if (!walk.ok()) return ReportError(walk.status());
   CheckReport orphans;
   FindOrphans(**ds, check, walk->listed, &orphans);
-  const bool remove = vm["remove-orphans"].as<bool>();
-  if (remove && (*ds)->pack()) {
-    return UsageError("fix", "a packed dataset is read-only; unpack it to remove files");
+  struct Finding {
+    std::string kind, path;
+  };
+  std::vector<Finding> findings;
+  for (const CheckProblem& p : orphans.problems) {
+    const std::string name = fs::path(p.path).filename().string();
+    findings.push_back({IsTemporaryName(name) ? "temporary" : "orphan", p.path});
   }
+  std::error_code ec;
+  if (!(*ds)->pack()) {
+    for (const auto& e : fs::directory_iterator(root, ec)) {
+      if (e.is_regular_file() && IsTemporaryName(e.path().filename().string())) {
+        findings.push_back({"temporary", e.path().filename().string()});
+      }
+    }
+  }
+  const std::string staging = RecompressStagingPath(root);
+  const bool interrupted = !(*ds)->pack() && fs::exists(staging, ec);
+
+  // Sidecars.
+  if (!(*ds)->pack()) {
+    auto index = CheckIndex(root);
+    if (index.ok() && (index->freshness == IndexFreshness::kStale || index->freshness == IndexFreshness::kInvalid)) {
+      if (vm["rebuild-index"].as<bool>()) {
+        auto built = BuildIndexFile(*ds);
+        if (!built.ok()) return ReportError(built.status());
+        std::cout << "rebuilt " << index->path << "\n";
+      } else {
+        std::cout << "sidecar " << index->path << ": " << IndexFreshnessName(index->freshness)
+                  << (index->message.empty() ? "" : " (" + index->message + ")")
+                  << "; --rebuild-index rewrites it\n";
+      }
+    } else if (vm["rebuild-index"].as<bool>()) {
+      std::cout << "the sample index is " << (index.ok() ? IndexFreshnessName(index->freshness) : "unreadable")
+                << "; nothing to rebuild\n";
+    }
+    auto content = ReadContentDigests(root);
+    auto sha = DatasetInfoSha256(root);
+    if (content.ok() && sha.ok() && content->dataset_info_sha256 != DigestHex(*sha)) {
+      std::cout << "sidecar " << SidecarPath(root, kContentSidecarName)
+                << ": recorded for another dataset_info.json (`sedpack verify --content` compares the data; "
+                   "`sedpack digest` records it anew)\n";
+    } else if (!content.ok() && content.status().code() != StatusCode::kNotFound) {
+      std::cout << "sidecar " << SidecarPath(root, kContentSidecarName) << ": invalid ("
+                << content.status().message() << ")\n";
+    }
+  }
+
   int failures = 0;
   std::uint64_t bytes = 0;
-  for (const CheckProblem& p : orphans.problems) {
-    const std::filesystem::path file = (*ds)->PathOf(p.path);
-    std::error_code ec;
-    bytes += std::filesystem::file_size(file, ec);
+  const bool remove = gc && apply;
+  for (const Finding& f : findings) {
+    const fs::path file = (*ds)->PathOf(f.path);
+    bytes += fs::file_size(file, ec);
     if (!remove) {
-      std::cout << "orphan " << p.path << "\n";
+      std::cout << f.kind << " " << f.path << "\n";
       continue;
     }
-    if (!std::filesystem::remove(file, ec) || ec) {
-      std::cerr << "sedpack: cannot remove " << file.string() << ": " << ec.message() << "\n";
+    const fs::path stop = f.path.find('/') == std::string::npos
+                              ? fs::path(root)
+                              : fs::path((*ds)->PathOf(f.path.substr(0, f.path.find('/'))));
+    if (!RemoveWithEmptyParents(file, stop)) {
       ++failures;
       continue;
     }
-    std::cout << "removed " << p.path << "\n";
-    // Remove the folders this leaves empty, up to (not including) the split folder.
-    const std::filesystem::path split_dir = (*ds)->PathOf(p.path.substr(0, p.path.find('/')));
-    for (auto dir = file.parent_path(); dir != split_dir && dir.string().size() > split_dir.string().size();
-         dir = dir.parent_path()) {
-      if (!std::filesystem::is_empty(dir, ec) || ec || !std::filesystem::remove(dir, ec)) break;
+    std::cout << "removed " << f.kind << " " << f.path << "\n";
+  }
+  if (interrupted) {
+    if (remove) {
+      fs::remove_all(staging, ec);
+      if (ec) {
+        std::cerr << "sedpack: cannot remove " << staging << ": " << ec.message() << "\n";
+        ++failures;
+      } else {
+        std::cout << "removed recompress " << staging << "\n";
+      }
+    } else {
+      std::cout << "recompress " << staging << " (an interrupted `sedpack recompress`; the dataset is whole)\n";
     }
   }
-  std::cout << orphans.problems.size() << " orphan file" << (orphans.problems.size() == 1 ? "" : "s")
-            << " (" << FormatBytes(static_cast<double>(bytes)) << ")"
-            << (remove ? " removed" : "; rerun with --remove-orphans to delete them") << "\n";
+  std::size_t n_orphans = 0, n_temp = 0;
+  for (const Finding& f : findings) (f.kind == "orphan" ? n_orphans : n_temp)++;
+  std::cout << n_orphans << " orphan file" << (n_orphans == 1 ? "" : "s") << " and " << n_temp << " temporary file"
+            << (n_temp == 1 ? "" : "s") << " (" << FormatBytes(static_cast<double>(bytes)) << ")"
+            << (remove ? " removed" : (findings.empty() && !interrupted) ? "" : "; rerun with --gc --apply to remove them")
+            << "\n";
   return failures ? kExitFailure : kExitOk;
 }
 
