@@ -2,6 +2,7 @@
 #include "generate/half_convert.h"
 
 #if defined(__x86_64__) && defined(__GNUC__)
+#include <cpuid.h>
 #include <immintrin.h>
 #define SEDPACK_HALF_X86 1
 #endif
@@ -28,8 +29,17 @@ __attribute__((target("avx,f16c"))) void FloatToHalfF16c(const float* in, Float1
   FloatToHalfScalar(in + i, out + i, n - i);
 }
 
+// CPUID rather than __builtin_cpu_supports("f16c"), which clang 14 does not know.
 bool HasF16c() {
-  static const bool has = __builtin_cpu_supports("f16c") && __builtin_cpu_supports("avx");
+  static const bool has = [] {
+    unsigned a = 0, b = 0, c = 0, d = 0;
+    if (!__get_cpuid(1, &a, &b, &c, &d)) return false;
+    const bool osxsave = c & (1u << 27), avx = c & (1u << 28), f16c = c & (1u << 29);
+    if (!(osxsave && avx && f16c)) return false;
+    unsigned lo = 0, hi = 0;
+    __asm__ volatile("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
+    return (lo & 6u) == 6u;  // the OS saves XMM and YMM state
+  }();
   return has;
 }
 #endif

@@ -251,7 +251,8 @@ Status ValidateHdf5ImportConfig(const Hdf5ImportConfig& config) {
     if (!seen.insert(m.split).second) {
       return Status::InvalidArgument(where, ": the split is mapped twice");
     }
-    for (const auto& [name, src] : m.attributes) {
+    for (const auto& mapped : m.attributes) {
+      const std::string& name = mapped.first;
       if (std::none_of(schema.begin(), schema.end(),
                        [&](const AttributeSpec& a) { return a.name == name; })) {
         return Status::InvalidArgument(where, ".attributes: \"", name,

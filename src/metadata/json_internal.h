@@ -28,6 +28,8 @@ namespace sedpack::json_internal {
 /// the (recursive) tree code below overflow the stack.
 inline constexpr int kMaxDepth = 256;
 
+struct Member;
+
 struct Node {
   enum class Kind { kNull, kBool, kInt, kFloat, kString, kArray, kObject };
 
@@ -39,9 +41,11 @@ struct Node {
   /// kFloat only.
   double number = 0.0;
   std::vector<Node> items;                            // kArray
-  std::vector<std::pair<std::string, Node>> members;  // kObject, in input order
+  std::vector<Member> members;                        // kObject, in input order
 
-  static Node Null() { return Node{}; }
+  // Defined after the class: members of Node's own type cannot be built while
+  // Node is incomplete (clang with libstdc++ refuses it).
+  static Node Null();
   static Node Bool(bool b);
   static Node Int(std::int64_t v);
   static Node Float(double v);
@@ -54,6 +58,17 @@ struct Node {
   /// kObject: the member named `key`, or nullptr.
   const Node* Find(std::string_view key) const;
 };
+
+/// One object member. A struct rather than std::pair<std::string, Node>: the
+/// pair's traits would be instantiated while Node is still incomplete.
+struct Member {
+  Member() = default;
+  Member(std::string k, Node v) : first(std::move(k)), second(std::move(v)) {}
+  std::string first;
+  Node second;
+};
+
+inline Node Node::Null() { return Node{}; }
 
 /// Human-readable kind ("a string", "an array", ...) for error messages.
 std::string_view KindName(Node::Kind kind);

@@ -242,7 +242,7 @@ void WriteCompactTo(const Node& node, bool sort_keys, std::string* out) {
     return;
   }
   if (node.kind == Node::Kind::kObject) {
-    std::vector<const std::pair<std::string, Node>*> members;
+    std::vector<const Member*> members;
     members.reserve(node.members.size());
     for (const auto& m : node.members) members.push_back(&m);
     if (sort_keys) {

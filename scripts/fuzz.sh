@@ -1,0 +1,77 @@
+#!/usr/bin/env bash
+# Build the libFuzzer targets (clang, ASan+UBSan) in build-fuzz/ and run each
+# for SECONDS (default 60) on seed corpora made from the golden datasets, a
+# freshly generated dataset and the shipped configs. Crashes are saved by
+# libFuzzer as build-fuzz/artifacts/<target>/crash-*; turn each into a
+# regression test. Longer runs: scripts/fuzz.sh 3600 (or one target:
+# FUZZ_TARGETS=fuzz_shard scripts/fuzz.sh 600).
+# Usage: scripts/fuzz.sh [SECONDS]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+SECONDS_PER_TARGET="${1:-60}"
+B=build-fuzz
+GOLDEN="${SEDPACK_GOLDEN_DIR:-../shared/testdata/sedpack-golden}"
+GEN="-G Ninja"
+command -v ninja > /dev/null || GEN=""
+CC=clang CXX=clang++ cmake -S . -B "$B" $GEN -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSEDPACK_FUZZ=ON \
+  -DSEDPACK_BUILD_TESTS=OFF -DSEDPACK_BUILD_BENCH=OFF -DSEDPACK_WITH_MPI=OFF > /dev/null
+TARGETS="${FUZZ_TARGETS:-fuzz_metadata fuzz_shard fuzz_decompress fuzz_hdf5_mapping}"
+cmake --build "$B" -j "${SEDPACK_JOBS:-2}" --target sedpack_cli $TARGETS > /dev/null
+
+# Seed corpora (rebuilt every run, never committed).
+C="$B/corpus"
+rm -rf "$C"
+mkdir -p "$C"/{fuzz_metadata,fuzz_shard,fuzz_decompress,fuzz_hdf5_mapping}
+rm -rf "$B/seed-ds"
+ASAN_OPTIONS=detect_leaks=0 "$B/src/cli/sedpack" generate configs/generate_small.json "$B/seed-ds" > /dev/null
+python3 - "$C" "$GOLDEN" "$B/seed-ds" <<'PY'
+import json, os, sys, hashlib
+corpus, roots = sys.argv[1], sys.argv[2:]
+choices = {("fb", ""): 0, ("fb", "GZIP"): 1, ("fb", "ZLIB"): 1, ("fb", "BZ2"): 2, ("fb", "LZMA"): 3,
+           ("fb", "LZ4"): 4, ("fb", "ZSTD"): 5, ("npz", ""): 6, ("npz", "ZIP"): 7, ("tfrec", ""): 8,
+           ("tfrec", "GZIP"): 9, ("tfrec", "ZLIB"): 10}
+codec_byte = {"GZIP": 0, "ZLIB": 1, "BZ2": 2, "LZMA": 3, "LZ4": 4, "ZSTD": 5}
+def put(target, data):
+    name = hashlib.sha1(data).hexdigest()
+    with open(os.path.join(corpus, target, name), "wb") as f:
+        f.write(data)
+for top in roots:
+    for dirpath, _, files in os.walk(top):
+        if "dataset_info.json" not in files:
+            continue
+        info = json.load(open(os.path.join(dirpath, "dataset_info.json")))
+        st = info["dataset_structure"]
+        key = (st.get("shard_file_type", "fb"), st.get("compression", ""))
+        for sub, _, fs in os.walk(dirpath):
+            for f in fs:
+                p = os.path.join(sub, f)
+                data = open(p, "rb").read()
+                if f.endswith(".json"):
+                    put("fuzz_metadata", data)
+                elif key in choices and len(data) < (1 << 20):
+                    put("fuzz_shard", bytes([choices[key]]) + data)
+                    if key[0] == "fb" and key[1] in codec_byte:
+                        put("fuzz_decompress", bytes([codec_byte[key[1]]]) + data)
+PY
+cp configs/import_*.json "$C/fuzz_hdf5_mapping/"
+
+printf "%-20s %12s %12s %8s\n" target execs execs/s seconds
+status=0
+for t in $TARGETS; do
+  [ -x "$B/fuzz/$t" ] || continue
+  mkdir -p "$B/artifacts/$t"
+  log="$B/$t.log"
+  set +e
+  ASAN_OPTIONS=detect_leaks=1 "$B/fuzz/$t" "$C/$t" -max_total_time="$SECONDS_PER_TARGET" -rss_limit_mb=2048 \
+    -timeout=10 -artifact_prefix="$B/artifacts/$t/" -print_final_stats=1 > "$log" 2>&1
+  rc=$?
+  set -e
+  runs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | grep -o '[0-9]*$' || echo 0)
+  secs=$(grep -o 'Done [0-9]* runs in [0-9]* second' "$log" | grep -o 'in [0-9]*' | grep -o '[0-9]*' || echo "$SECONDS_PER_TARGET")
+  printf "%-20s %12s %12s %8s\n" "$t" "$runs" "$(( runs / (secs > 0 ? secs : 1) ))" "$secs"
+  if [ $rc -ne 0 ]; then
+    echo "  $t FAILED (exit $rc); see $log and $B/artifacts/$t/" >&2
+    status=1
+  fi
+done
+exit $status
