@@ -1,7 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "cli/cli_comm.h"
 
+#include <iostream>
+
+#include "cli/cli_common.h"
 #include "sedpack/config.h"
+#include "sedpack/mpi/distributed_write.h"
 #ifdef SEDPACK_HAVE_MPI
 #include "sedpack/mpi/mpi_comm.h"
 #endif
@@ -34,6 +38,15 @@ class MpiCliComm final : public CliComm {
 std::string CliComm::RankPrefix() {
   if (comm().size() <= 1) return "";
   return "[rank " + std::to_string(comm().rank()) + "] ";
+}
+
+int CliComm::ReportFailure(const Status& status) {
+  if (!DistributedWriter::IsAbort(status)) {
+    std::cerr << RankPrefix() << "sedpack: " << status.ToString() << "\n";
+  } else if (is_root()) {
+    std::cerr << "sedpack: " << status.ToString() << "\n";
+  }
+  return ExitCodeFor(status, /*input_stage=*/true);
 }
 
 Result<std::unique_ptr<CliComm>> StartComm() {

@@ -18,6 +18,10 @@ class CliComm {
   bool is_root() { return comm().rank() == 0; }
   /// "[rank N] " under MPI with several ranks, "" otherwise.
   std::string RankPrefix();
+  /// Print a collective command's failure once: a rank's own error with its
+  /// "[rank N] " prefix on that rank, another rank's ("aborted: rank N failed: ...")
+  /// only on rank 0. Returns the exit code (input-stage rules).
+  int ReportFailure(const Status& status);
 };
 
 /// A serial communicator, or MPI when launched by mpirun/srun with several tasks.

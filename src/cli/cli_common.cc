@@ -132,6 +132,14 @@ Result<bool> ParseBool(std::string_view text, std::string_view option) {
   return Status::InvalidArgument("option ", option, ": expected true or false, got \"", text, "\"");
 }
 
+Status ParseThreadsOption(const po::variables_map& vm, int* threads) {
+  if (!vm.count("threads")) return Status::OK();
+  SEDPACK_ASSIGN_OR_RETURN(std::uint64_t n, ParseUInt(vm["threads"].as<std::string>(), "--threads"));
+  if (n > 4096) return Status::InvalidArgument("option --threads: at most 4096");
+  *threads = static_cast<int>(n);
+  return Status::OK();
+}
+
 void AddStructureOptions(po::options_description* options) {
   options->add_options()
       ("compression", po::value<std::string>()->value_name("NAME"),

@@ -70,6 +70,9 @@ Result<std::vector<Split>> ParseSplits(const std::vector<std::string>& names);
 /// Parse a non-negative decimal integer option value ("-1", "1x", "" are errors
 /// naming `option`, e.g. "--seed").
 Result<std::uint64_t> ParseUInt(std::string_view text, std::string_view option);
+/// The --threads option, if given, into `*threads` (0 = all cores, at most 4096);
+/// usage errors name the option. Leaves `*threads` alone when it is absent.
+Status ParseThreadsOption(const po::variables_map& vm, int* threads);
 /// Parse a finite decimal number.
 Result<double> ParseDouble(std::string_view text, std::string_view option);
 /// Parse true/false/1/0/yes/no/on/off.

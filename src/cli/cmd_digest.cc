@@ -33,11 +33,7 @@ int RunDigest(const std::vector<std::string>& args) {
   if (auto code = ParseCommandLine(kDigestSpec, options, positional, args, &vm)) return *code;
   if (!vm.count("dataset")) return UsageError("digest", "missing DATASET");
   int threads = 0;
-  if (vm.count("threads")) {
-    auto n = ParseUInt(vm["threads"].as<std::string>(), "--threads");
-    if (!n.ok() || *n > 4096) return UsageError("digest", "--threads: 0 to 4096");
-    threads = static_cast<int>(*n);
-  }
+  if (Status st = ParseThreadsOption(vm, &threads); !st.ok()) return UsageError("digest", st.message());
   const std::string root = vm["dataset"].as<std::string>();
   auto opened = OpenDatasetArg(root);
   if (!opened.ok()) return ReportError(opened.status(), /*input_stage=*/true);
@@ -45,12 +41,7 @@ int RunDigest(const std::vector<std::string>& args) {
   if (!started.ok()) return ReportError(started.status());
   CliComm& cc = **started;
   auto d = ComputeContentDigests(cc.comm(), root, threads);
-  if (!d.ok()) {
-    if (cc.is_root() || d.status().message().rfind("aborted:", 0) != 0) {
-      std::cerr << cc.RankPrefix() << "sedpack: " << d.status().ToString() << "\n";
-    }
-    return ExitCodeFor(d.status(), /*input_stage=*/true);
-  }
+  if (!d.ok()) return cc.ReportFailure(d.status());
   if (!cc.is_root()) return kExitOk;
   if (vm["print"].as<bool>()) {
     for (const auto& [path, digest] : d->shards) std::printf("%s  %s\n", digest.c_str(), path.c_str());

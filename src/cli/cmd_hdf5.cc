@@ -67,11 +67,7 @@ std::string DimsText(const std::vector<std::uint64_t>& d) {
 
 Status ApplyImportOverrides(const po::variables_map& vm, Hdf5ImportConfig* c) {
   Hdf5ImportParams& p = c->params;
-  if (vm.count("threads")) {
-    SEDPACK_ASSIGN_OR_RETURN(std::uint64_t n, ParseUInt(vm["threads"].as<std::string>(), "--threads"));
-    if (n > 4096) return Status::InvalidArgument("option --threads: at most 4096");
-    p.threads = static_cast<int>(n);
-  }
+  SEDPACK_RETURN_NOT_OK(ParseThreadsOption(vm, &p.threads));
   if (vm.count("memory-budget")) {
     SEDPACK_ASSIGN_OR_RETURN(std::uint64_t mb, ParseUInt(vm["memory-budget"].as<std::string>(), "--memory-budget"));
     if (mb < 16 || mb > (1ULL << 22)) return Status::InvalidArgument("option --memory-budget: 16 to 4194304 MB");
@@ -154,16 +150,7 @@ int RunImportHdf5(const std::vector<std::string>& args) {
   }
   auto summary = ImportHdf5(cc.comm(), config, inputs, out, io);
   printer.Finish();
-  if (!summary.ok()) {
-    const Status& st = summary.status();
-    const bool own = st.message().rfind("aborted:", 0) != 0;
-    if (own) {
-      std::cerr << cc.RankPrefix() << "sedpack: " << st.ToString() << "\n";
-    } else if (rank == 0) {
-      std::cerr << "sedpack: " << st.ToString() << "\n";
-    }
-    return ExitCodeFor(st, /*input_stage=*/true);
-  }
+  if (!summary.ok()) return cc.ReportFailure(summary.status());
   if (rank == 0) {
     const Hdf5ImportSummary& s = *summary;
     std::printf("imported %llu examples (train %llu, test %llu, holdout %llu) from %zu file%s into %s "

@@ -66,11 +66,7 @@ int RunRecompress(const std::vector<std::string>& args) {
     o.compression = *c;
   }
   if (vm.count("out")) o.out = vm["out"].as<std::string>();
-  if (vm.count("threads")) {
-    auto n = ParseUInt(vm["threads"].as<std::string>(), "--threads");
-    if (!n.ok() || *n > 4096) return UsageError("recompress", "--threads: 0 to 4096");
-    o.threads = static_cast<int>(*n);
-  }
+  if (Status st = ParseThreadsOption(vm, &o.threads); !st.ok()) return UsageError("recompress", st.message());
   bool progress = StderrIsTty();
   if (vm.count("progress")) {
     auto b = ParseBool(vm["progress"].as<std::string>(), "--progress");
@@ -92,12 +88,7 @@ int RunRecompress(const std::vector<std::string>& args) {
   }
   auto s = Recompress(cc.comm(), root, o);
   printer.Finish();
-  if (!s.ok()) {
-    const bool own = s.status().message().rfind("aborted:", 0) != 0;
-    if (own) std::cerr << cc.RankPrefix() << "sedpack: " << s.status().ToString() << "\n";
-    else if (cc.is_root()) std::cerr << "sedpack: " << s.status().ToString() << "\n";
-    return ExitCodeFor(s.status(), /*input_stage=*/true);
-  }
+  if (!s.ok()) return cc.ReportFailure(s.status());
   if (cc.is_root()) {
     const std::string name = o.compression == Compression::kNone ? "uncompressed" : std::string(CompressionName(o.compression));
     std::printf("recompressed %llu shards of %s to %s%s with %d rank%s in %s: %s -> %s (%.1f%%)\n",

@@ -37,11 +37,7 @@ int RunStats(const std::vector<std::string>& args) {
   auto splits = ParseSplits({vm["split"].as<std::string>()});
   if (!splits.ok()) return UsageError("stats", splits.status().message());
   int threads = 0;
-  if (vm.count("threads")) {
-    auto n = ParseUInt(vm["threads"].as<std::string>(), "--threads");
-    if (!n.ok() || *n > 4096) return UsageError("stats", "--threads: 0 to 4096");
-    threads = static_cast<int>(*n);
-  }
+  if (Status st = ParseThreadsOption(vm, &threads); !st.ok()) return UsageError("stats", st.message());
   const std::string root = vm["dataset"].as<std::string>();
   auto opened = OpenDatasetArg(root);
   if (!opened.ok()) return ReportError(opened.status(), /*input_stage=*/true);
@@ -49,12 +45,7 @@ int RunStats(const std::vector<std::string>& args) {
   if (!started.ok()) return ReportError(started.status());
   CliComm& cc = **started;
   auto stats = ComputeSplitStats(cc.comm(), root, splits->front(), threads);
-  if (!stats.ok()) {
-    if (cc.is_root() || stats.status().message().rfind("aborted:", 0) != 0) {
-      std::cerr << cc.RankPrefix() << "sedpack: " << stats.status().ToString() << "\n";
-    }
-    return ExitCodeFor(stats.status(), /*input_stage=*/true);
-  }
+  if (!stats.ok()) return cc.ReportFailure(stats.status());
   if (!cc.is_root()) return kExitOk;
   std::printf("split %s: %llu examples\n", std::string(SplitName(stats->split)).c_str(),
               static_cast<unsigned long long>(stats->examples));
