@@ -12,6 +12,7 @@
 #include <sstream>
 #include <tuple>
 
+#include "mpi/shared_dir.h"
 #include "mpi/test_comm.h"
 #include "sedpack/dataset/dataset.h"
 #include "sedpack/dataset/reader.h"
@@ -26,29 +27,10 @@ namespace {
 
 using testing::FixtureValue;
 using testing::H5FixtureSpec;
+using testing::SharedDir;
 using testing::TestComm;
 using testing::ValueKind;
 
-// A folder every rank sees: rank 0 makes it, the others learn its name.
-class SharedDir {
- public:
-  SharedDir() {
-    Comm& comm = TestComm();
-    std::string path;
-    if (comm.rank() == 0) {
-      tmp_ = std::make_unique<testing::TempDir>();
-      path = tmp_->path();
-    }
-    EXPECT_OK(comm.Bcast(&path, 0));
-    path_ = path;
-  }
-  ~SharedDir() { (void)TestComm().Barrier(); }
-  std::string operator/(const std::string& name) const { return path_ + "/" + name; }
-
- private:
-  std::unique_ptr<testing::TempDir> tmp_;
-  std::string path_;
-};
 
 // Run `make` on rank 0 only, then let every rank go on.
 template <typename Fn>

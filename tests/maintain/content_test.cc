@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <memory>
 
+#include "mpi/shared_dir.h"
 #include "mpi/test_comm.h"
 #include "sedpack/dataset/dataset.h"
 #include "sedpack/dataset/filler.h"
@@ -20,18 +21,8 @@
 namespace sedpack {
 namespace {
 
+using testing::SharedDir;
 using testing::TestComm;
-
-std::string Shared() {
-  static std::unique_ptr<testing::TempDir> dir;
-  std::string path;
-  if (TestComm().rank() == 0) {
-    dir = std::make_unique<testing::TempDir>();
-    path = dir->path();
-  }
-  EXPECT_OK(TestComm().Bcast(&path, 0));
-  return path;
-}
 
 // `shape` of x is {4} or {2, 2}; `bump` changes one value of example 5.
 void Make(const std::string& root, Compression c, Shape shape, int bump = 0, const char* name = "x") {
@@ -55,7 +46,8 @@ void Make(const std::string& root, Compression c, Shape shape, int bump = 0, con
 }
 
 TEST(ContentDigests, SameContentSameIdWhateverTheCompression) {
-  const std::string dir = Shared();
+  SharedDir shared;
+  const std::string dir = shared.path();
   Make(dir + "/lz4", Compression::kLz4, {4});
   Make(dir + "/none", Compression::kNone, {4});
   Make(dir + "/bumped", Compression::kLz4, {4}, 1);
@@ -73,7 +65,8 @@ TEST(ContentDigests, SameContentSameIdWhateverTheCompression) {
 }
 
 TEST(ContentDigests, RecompressKeepsThemAndChangedContentIsSeen) {
-  const std::string dir = Shared();
+  SharedDir shared;
+  const std::string dir = shared.path();
   const std::string root = dir + "/ds";
   Make(root, Compression::kGzip, {4});
   ASSERT_OK_AND_ASSIGN(ContentDigests d, ComputeContentDigests(TestComm(), root));

@@ -8,6 +8,7 @@
 #include <fstream>
 #include <memory>
 
+#include "mpi/shared_dir.h"
 #include "mpi/test_comm.h"
 #include "sedpack/dataset/check.h"
 #include "sedpack/dataset/dataset.h"
@@ -43,11 +44,9 @@ std::string AllValues(const std::string& root) {
 }
 
 TEST(PackedDataset, ReadAndVerifiedInPlace) {
-  std::string dir_path;
-  std::unique_ptr<testing::TempDir> dir;
+  testing::SharedDir dir;
+  const std::string dir_path = dir.path();
   if (TestComm().rank() == 0) {
-    dir = std::make_unique<testing::TempDir>();
-    dir_path = dir->path();
     DatasetStructure st;
     st.compression = Compression::kZstd;
     st.examples_per_shard = 4;
@@ -77,7 +76,6 @@ TEST(PackedDataset, ReadAndVerifiedInPlace) {
     ASSERT_TRUE(packed.ok());
     EXPECT_EQ(Filler::Make(*packed).status().code(), StatusCode::kInvalidArgument);
   }
-  ASSERT_OK(TestComm().Bcast(&dir_path, 0));
   VerifyOptions vo;
   vo.check.deep = true;
   // The full report is rank 0's.

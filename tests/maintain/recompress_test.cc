@@ -10,6 +10,7 @@
 #include <map>
 #include <memory>
 
+#include "mpi/shared_dir.h"
 #include "mpi/test_comm.h"
 #include "sedpack/dataset/check.h"
 #include "sedpack/dataset/dataset.h"
@@ -23,26 +24,9 @@ namespace sedpack {
 namespace {
 
 namespace fs = std::filesystem;
+using testing::SharedDir;
 using testing::TestComm;
 
-class SharedDir {
- public:
-  SharedDir() {
-    std::string path;
-    if (TestComm().rank() == 0) {
-      tmp_ = std::make_unique<testing::TempDir>();
-      path = tmp_->path();
-    }
-    EXPECT_OK(TestComm().Bcast(&path, 0));
-    path_ = path;
-  }
-  ~SharedDir() { (void)TestComm().Barrier(); }
-  std::string operator/(const std::string& name) const { return path_ + "/" + name; }
-
- private:
-  std::unique_ptr<testing::TempDir> tmp_;
-  std::string path_;
-};
 
 // A dataset with several splits, subfolders and shards: float32 traces, a key, a label.
 void MakeDataset(const std::string& root, ShardFileType type, Compression compression) {

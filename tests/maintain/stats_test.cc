@@ -8,6 +8,7 @@
 #include <fstream>
 #include <memory>
 
+#include "mpi/shared_dir.h"
 #include "mpi/test_comm.h"
 #include "sedpack/dataset/check.h"
 #include "sedpack/dataset/dataset.h"
@@ -19,6 +20,7 @@
 namespace sedpack {
 namespace {
 
+using testing::SharedDir;
 using testing::TestComm;
 
 TEST(Moments, MergingEqualsOnePassAndStaysStableFarFromZero) {
@@ -56,24 +58,6 @@ TEST(Moments, MergingEqualsOnePassAndStaysStableFarFromZero) {
   EXPECT_DOUBLE_EQ(n.StdDev(), 1);
 }
 
-class SharedDir {
- public:
-  SharedDir() {
-    std::string path;
-    if (TestComm().rank() == 0) {
-      tmp_ = std::make_unique<testing::TempDir>();
-      path = tmp_->path();
-    }
-    EXPECT_OK(TestComm().Bcast(&path, 0));
-    path_ = path;
-  }
-  ~SharedDir() { (void)TestComm().Barrier(); }
-  std::string operator/(const std::string& name) const { return path_ + "/" + name; }
-
- private:
-  std::unique_ptr<testing::TempDir> tmp_;
-  std::string path_;
-};
 
 float TraceValue(int i, int j) { return static_cast<float>(100.0 + std::cos(i * 1.3 + j * 0.07) * (1 + i % 5)); }
 

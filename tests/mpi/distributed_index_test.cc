@@ -3,6 +3,7 @@
 // Runs on one rank (SerialComm) and under mpirun with 1, 2 and 4 ranks.
 #include <filesystem>
 
+#include "mpi/shared_dir.h"
 #include "mpi/test_comm.h"
 #include "sedpack/io/file.h"
 #include "sedpack/mpi/distributed_index.h"
@@ -13,27 +14,9 @@
 namespace sedpack {
 namespace {
 
+using testing::SharedDir;
 using testing::TestComm;
 
-// A folder every rank agrees on (rank 0 makes it, the name is broadcast).
-class IndexSharedDir {
- public:
-  IndexSharedDir() {
-    std::string path;
-    if (TestComm().rank() == 0) {
-      tmp_ = std::make_unique<testing::TempDir>();
-      path = tmp_->path();
-    }
-    EXPECT_OK(TestComm().Bcast(&path, 0));
-    path_ = path;
-  }
-  ~IndexSharedDir() { (void)TestComm().Barrier(); }
-  const std::string& path() const { return path_; }
-
- private:
-  std::unique_ptr<testing::TempDir> tmp_;
-  std::string path_;
-};
 
 std::vector<std::byte> SerialBytes(const std::string& root) {
   auto ds = Dataset::Open(root);
@@ -73,7 +56,7 @@ Status WriteRankTree(const std::string& root) {
 }
 
 TEST(DistributedIndexTest, RankTreeGivesTheSerialBytes) {
-  IndexSharedDir dir;
+  SharedDir dir;
   const std::string root = dir.path() + "/ds";
   ASSERT_OK(WriteRankTree(root));
   for (int per_rank : {1, 4}) {
@@ -106,7 +89,7 @@ TEST(DistributedIndexTest, RankTreeGivesTheSerialBytes) {
 }
 
 TEST(DistributedIndexTest, NestedTreeAndGoldenDatasetsGiveTheSerialBytes) {
-  IndexSharedDir dir;
+  SharedDir dir;
   std::vector<std::string> roots;
   if (TestComm().rank() == 0) {
     ASSERT_OK(testing::MakeTreeDataset(dir.path() + "/tree").status());
@@ -134,7 +117,7 @@ TEST(DistributedIndexTest, NestedTreeAndGoldenDatasetsGiveTheSerialBytes) {
 }
 
 TEST(DistributedIndexTest, ErrorsReachEveryRank) {
-  IndexSharedDir dir;
+  SharedDir dir;
   auto missing = BuildIndexDistributed(TestComm(), dir.path() + "/none");
   EXPECT_EQ(missing.status().code(), StatusCode::kNotFound) << missing.status().ToString();
   // A child list that is not there: the walking rank's error is everyone's.

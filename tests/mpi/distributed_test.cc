@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <map>
 
+#include "mpi/shared_dir.h"
 #include "mpi/test_comm.h"
 #include "sedpack/dataset/check.h"
 #include "sedpack/dataset/reader.h"
@@ -16,27 +17,9 @@
 namespace sedpack {
 namespace {
 
+using testing::SharedDir;
 using testing::TestComm;
 
-// A folder every rank agrees on (rank 0 makes it, the name is broadcast).
-class SharedDir {
- public:
-  SharedDir() {
-    std::string path;
-    if (TestComm().rank() == 0) {
-      tmp_ = std::make_unique<testing::TempDir>();
-      path = tmp_->path();
-    }
-    EXPECT_OK(TestComm().Bcast(&path, 0));
-    path_ = path;
-  }
-  ~SharedDir() { (void)TestComm().Barrier(); }
-  const std::string& path() const { return path_; }
-
- private:
-  std::unique_ptr<testing::TempDir> tmp_;
-  std::string path_;
-};
 
 DatasetStructure Structure() {
   DatasetStructure s;
