@@ -11,6 +11,8 @@
 #include "sedpack/maintain/recompress.h"
 #include "sedpack/maintain/restamp.h"
 #include "sedpack/sidecar/sidecar.h"
+#include "sedpack/dataset/commit.h"
+#include "sedpack/io/pack.h"
 
 namespace sedpack::cli {
 
@@ -24,6 +26,9 @@ const CommandSpec kFixSpec = {
     "  temporary   temporary files of an interrupted atomic write (update_*_of_*)\n"
     "  recompress  the folder of an interrupted `sedpack recompress` beside DATASET\n"
     "  sidecar     a stale or invalid sample index or content digest file\n\n"
+    "A commit that a killed writer left half done (.sedpack-hpc/commit-journal) is\n"
+    "rolled back to the last completed commit whenever the dataset is opened, by this\n"
+    "command or any other; `fix` reports when it did so.\n\n"
     "--gc removes the orphans, temporary files and interrupted-recompress folder; it\n"
     "only lists them (a dry run) unless --apply is given. --remove-orphans is\n"
     "--gc --apply (kept for scripts). Listed files and metadata are never touched.\n"
@@ -87,6 +92,15 @@ int RunFix(const std::vector<std::string>& args) {
   if (rewrite && (!vm.count("reason") || vm["reason"].as<std::string>().empty())) {
     return UsageError("fix", "--rewrite-digests needs --reason TEXT (it is recorded in the audit log)");
   }
+  // Opening rolls back a half-done commit; do it here first so it can be reported.
+  if (!PackReader::IsPack(root)) {
+    auto recovered = RecoverInterruptedCommit(root);
+    if (!recovered.ok()) return ReportError(recovered.status());
+    if (*recovered) {
+      std::cout << "commit " << kCommitJournalPath
+                << ": cleaned up the commit a killed writer left half done; the dataset is at its last completed commit\n";
+    }
+  }
   auto ds = OpenDatasetArg(root);
   if (!ds.ok()) return ReportError(ds.status(), /*input_stage=*/true);
   if ((gc && apply) || rewrite || vm["rebuild-index"].as<bool>()) {
@@ -124,10 +138,15 @@ int RunFix(const std::vector<std::string>& args) {
   }
   std::error_code ec;
   if (!(*ds)->pack()) {
-    for (const auto& e : fs::directory_iterator(root, ec)) {
-      if (e.is_regular_file() && IsTemporaryName(e.path().filename().string())) {
-        findings.push_back({"temporary", e.path().filename().string()});
+    // The root and the sidecar folder (a commit journal being written when a job
+    // died leaves its temporary file there).
+    for (const std::string dir : {std::string(), std::string(kSidecarDirName) + "/"}) {
+      for (const auto& e : fs::directory_iterator(fs::path(root) / dir, ec)) {
+        if (e.is_regular_file() && IsTemporaryName(e.path().filename().string())) {
+          findings.push_back({"temporary", dir + e.path().filename().string()});
+        }
       }
+      ec.clear();
     }
   }
   const std::string staging = RecompressStagingPath(root);

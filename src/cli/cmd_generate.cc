@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // `sedpack generate CONFIG OUT`: the synthetic TinyAES-like trace dataset.
+#include <algorithm>
+#include <array>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -9,6 +11,7 @@
 
 #include "cli/cli_comm.h"
 #include "cli/cli_common.h"
+#include "sedpack/dataset/dataset.h"
 #include "sedpack/mpi/distributed_write.h"
 #include "sedpack/generate/generate.h"
 
@@ -19,7 +22,7 @@ const CommandSpec kGenerateSpec = {
     "make a synthetic AES side-channel trace dataset (TinyAES-like)",
     "Generate a synthetic side-channel trace dataset of AES-128 in the shape of the\n"
     "SCAAML TinyAES dataset (trace1 float16, key/plaintext/ciphertext uint8[16]) into\n"
-    "the new folder OUT.\n\n"
+    "the new folder OUT, or with --append adds examples to the existing dataset OUT.\n\n"
     "CONFIG is JSON: `metadata` and `dataset_structure` exactly as in dataset_info.json,\n"
     "plus a `generate` object (seed, examples {train, test, holdout}, trace_length,\n"
     "key_group_size, shard_by_key, threads, noise_std, leak_scale, output, progress);\n"
@@ -30,19 +33,60 @@ const CommandSpec kGenerateSpec = {
     "the number of threads. Traces leak HW(pt^key), HW(Sbox(pt^key)) and HW(ct) per byte\n"
     "at fixed samples, under Gaussian-like noise and per-trace jitter.\n"
     "Progress goes to stderr when it is a terminal (or with --progress); a summary to\n"
-    "stdout at the end.\n",
+    "stdout at the end.\n"
+    "\n"
+    "Crash safety: shards are written first and the metadata last, as one journaled\n"
+    "commit, so a job that is killed leaves the dataset as it was (or, for a new\n"
+    "dataset, empty or absent). `sedpack fix OUT --gc --apply` removes the shards of a\n"
+    "killed job; then rerun the same command (with --append if OUT holds a dataset).\n",
 };
 
 namespace {
 
+// A temporary file of WriteFileAtomic ("update_<time>_<hex>_of_<name>"): what a
+// job killed while creating the dataset leaves in an otherwise empty folder.
+bool IsWriterTempName(const std::string& name) {
+  return name.rfind("update_", 0) == 0 && name.find("_of_") != std::string::npos;
+}
+
+// OUT must be missing or empty. A folder that holds only temporary files of a
+// create that was killed counts as empty (they are removed), so the same command
+// can simply be run again.
 Status CheckOutputFree(const std::string& out) {
+  namespace fs = std::filesystem;
   std::error_code ec;
-  if (std::filesystem::exists(out, ec) &&
-      !(std::filesystem::is_directory(out, ec) && std::filesystem::is_empty(out, ec))) {
-    return Status::AlreadyExists(
-        out, " already exists; generate writes a new dataset, choose a new or empty folder");
+  if (!fs::exists(out, ec)) return Status::OK();
+  if (fs::exists(fs::path(out) / "dataset_info.json", ec)) {
+    return Status::AlreadyExists(out, " already holds a sedpack dataset; add examples to it with --append, "
+                                      "or choose a new folder");
   }
+  if (!fs::is_directory(out, ec)) return Status::AlreadyExists(out, " exists and is not a folder");
+  std::vector<fs::path> temps;
+  for (const auto& e : fs::directory_iterator(out, ec)) {
+    if (!e.is_regular_file(ec) || !IsWriterTempName(e.path().filename().string())) {
+      return Status::AlreadyExists(
+          out, " already exists and is not empty; generate writes a new dataset, choose a new or empty folder");
+    }
+    temps.push_back(e.path());
+  }
+  for (const fs::path& t : temps) fs::remove(t, ec);
   return Status::OK();
+}
+
+// --append: the job writes into the dataset at OUT with that dataset's own
+// structure (so its compression, shard type and hashes are kept), and each
+// split's indices continue from the count it holds. Fails, naming OUT, if the
+// dataset's schema is not one the generator can fill.
+Status PlanAppend(const std::string& out, GenerateConfig* config, std::array<std::uint64_t, 3>* base) {
+  auto ds = Dataset::Open(out);
+  if (!ds.ok()) return ds.status().WithPrefix("--append: ");
+  const DatasetInfo& info = (*ds)->info();
+  config->metadata = info.metadata;
+  config->structure = info.dataset_structure;
+  for (const auto& [split, list] : info.splits) {
+    (*base)[static_cast<int>(split)] = static_cast<std::uint64_t>(std::max<std::int64_t>(0, list.number_of_examples));
+  }
+  return ValidateGenerateConfig(*config).WithPrefix(out + ": cannot append generated examples: ");
 }
 
 std::uint64_t DiskUsage(const std::string& root) {
@@ -90,6 +134,7 @@ Status ApplyOverrides(const po::variables_map& vm, GenerateConfig* c) {
   SEDPACK_RETURN_NOT_OK(Override(vm, "key-group-size", set_uint(&p.key_group_size)));
   SEDPACK_RETURN_NOT_OK(Override(vm, "shard-by-key", set_bool(&p.shard_by_key)));
   SEDPACK_RETURN_NOT_OK(Override(vm, "progress", set_bool(&p.progress)));
+  SEDPACK_RETURN_NOT_OK(Override(vm, "append", set_bool(&p.append)));
   SEDPACK_RETURN_NOT_OK(Override(vm, "noise-std", set_double(&p.noise_std)));
   SEDPACK_RETURN_NOT_OK(Override(vm, "leak-scale", set_double(&p.leak_scale)));
   SEDPACK_RETURN_NOT_OK(Override(vm, "threads", [&](const std::string& t, const std::string& o) {
@@ -121,24 +166,32 @@ std::string ProgressLine(const GenerateProgress& p) {
   return buf;
 }
 
-// One rank of `mpirun -n N sedpack generate`: rank r writes the r-th contiguous
-// block of every split's indices under <split>/<job>-r<r>/; rank 0 merges.
-// Example content depends only on (seed, split, index), so the dataset holds the
-// same examples whatever N is. Every rank makes the same collective calls in the
-// same order whatever fails, so no rank can hang.
-int RunGenerateParallel(CliComm& cc, const GenerateConfig& config, const std::string& out) {
+// One rank of `mpirun -n N sedpack generate` (or any `generate --append`): rank r
+// writes the r-th contiguous block of every split's new indices under
+// <split>/<job>-r<r>/; rank 0 merges. Example content depends only on (seed,
+// split, index), so the dataset holds the same examples whatever N is. Every rank
+// makes the same collective calls in the same order whatever fails, so no rank
+// can hang.
+int RunGenerateParallel(CliComm& cc, GenerateConfig config, const std::string& out) {
   Comm& comm = cc.comm();
   const int rank = comm.rank(), size = comm.size();
-  std::string refused;
-  if (rank == 0) refused = CheckOutputFree(out).message();
-  if (Status st = comm.Bcast(&refused, 0); !st.ok()) return ReportError(st.WithPrefix(cc.RankPrefix()));
-  if (!refused.empty()) {
-    return rank == 0 ? ReportError(Status::AlreadyExists(refused)) : ExitCodeFor(Status::AlreadyExists(refused));
+  const bool append = config.params.append;
+  std::array<std::uint64_t, 3> base{};
+  Status planned;
+  if (append) {
+    planned = PlanAppend(out, &config, &base);
+  } else if (rank == 0) {
+    planned = CheckOutputFree(out);
+  }
+  if (Status st = AgreeOnStatus(comm, planned); !st.ok()) {
+    return rank == 0 ? ReportError(st) : ExitCodeFor(st);
   }
 
   DistributedWriteOptions wo;
-  wo.create_metadata = config.metadata;
-  wo.create_structure = config.structure;
+  if (!append) {
+    wo.create_metadata = config.metadata;
+    wo.create_structure = config.structure;
+  }
   wo.filler.concurrency = ResolveThreads(config.params.threads);
   auto writer = DistributedWriter::Open(comm, out, wo);
   if (!writer.ok()) {
@@ -148,9 +201,11 @@ int RunGenerateParallel(CliComm& cc, const GenerateConfig& config, const std::st
   GenerateOptions gen;
   std::uint64_t total = 0;
   for (Split s : AllSplits()) {
+    const int i = static_cast<int>(s);
     const std::uint64_t n = config.examples(s);
     total += n;
-    gen.ranges[static_cast<int>(s)] = IndexRange{n * rank / size, n * (rank + 1) / size};
+    gen.ranges[i] = IndexRange{base[i] + n * rank / size, base[i] + n * (rank + 1) / size};
+    config.params.examples[i] = base[i] + n;  // ranges are clipped to this
   }
   gen.filler = wo.filler;
   gen.sink = [&](Split s, std::span<const ValueView> v, const JsonValue* m) {
@@ -218,8 +273,8 @@ int RunGenerateParallel(CliComm& cc, const GenerateConfig& config, const std::st
   }
   if (rank == 0) {
     const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    std::printf("generated %lld examples into %s with %d ranks (job %s)\n",
-                static_cast<long long>(examples.ValueOr(0)), out.c_str(), size,
+    std::printf("generated %lld examples %s %s with %d ranks (job %s)\n",
+                static_cast<long long>(examples.ValueOr(0)), append ? "appended to" : "into", out.c_str(), size,
                 (*writer)->job_id().c_str());
     std::printf("  %s of values (%s on disk) in %s: %s/s\n",
                 FormatBytes(static_cast<double>(bytes.ValueOr(0))).c_str(),
@@ -256,7 +311,10 @@ int RunGenerate(const std::vector<std::string>& args) {
       ("noise-std", po::value<std::string>()->value_name("X"), "noise standard deviation (generate.noise_std)")
       ("leak-scale", po::value<std::string>()->value_name("X"), "leakage per Hamming-weight unit (generate.leak_scale)")
       ("progress", po::value<std::string>()->value_name("BOOL")->implicit_value("true"),
-       "progress on stderr even when it is not a terminal (generate.progress)");
+       "progress on stderr even when it is not a terminal (generate.progress)")
+      ("append", po::value<std::string>()->value_name("BOOL")->implicit_value("true"),
+       "add the examples to the existing dataset OUT (its structure is kept; each split's indices "
+       "continue from its current count) (generate.append)");
   AddStructureOptions(&options);
   po::positional_options_description positional;
   positional.add("config", 1).add("out", 1);
@@ -279,15 +337,8 @@ int RunGenerate(const std::vector<std::string>& args) {
   auto started = StartComm();
   if (!started.ok()) return ReportError(started.status());
   CliComm& cc = **started;
-  if (cc.comm().size() > 1) return RunGenerateParallel(cc, config, out);
-  {
-    std::error_code ec;
-    if (std::filesystem::exists(out, ec) &&
-        !(std::filesystem::is_directory(out, ec) && std::filesystem::is_empty(out, ec))) {
-      return ReportError(Status::AlreadyExists(
-          out, " already exists; generate writes a new dataset, choose a new or empty folder"));
-    }
-  }
+  if (cc.comm().size() > 1 || config.params.append) return RunGenerateParallel(cc, config, out);
+  if (Status st = CheckOutputFree(out); !st.ok()) return ReportError(st);
 
   ProgressPrinter printer(config.params.progress || StderrIsTty());
   GenerateOptions gen;

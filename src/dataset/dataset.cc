@@ -4,6 +4,7 @@
 #include <string>
 
 #include "sedpack/codecs/hash.h"
+#include "sedpack/dataset/commit.h"
 #include "sedpack/io/file.h"
 
 namespace sedpack {
@@ -82,6 +83,10 @@ Result<std::shared_ptr<Dataset>> Dataset::Open(const std::string& root, const Op
   if (PackReader::IsPack(root)) {
     SEDPACK_ASSIGN_OR_RETURN(auto pack, PackReader::Open(root));
     ds->pack_ = std::move(pack);
+  } else {
+    // A writer that died mid-commit left a journal: put the dataset back to its
+    // last completed commit before reading anything (commit.h).
+    SEDPACK_RETURN_NOT_OK(RecoverInterruptedCommit(root).status());
   }
   const std::string path = ds->PathOf(kDatasetInfoName);
   auto text = ds->ReadText(kDatasetInfoName, kMaxMetadataBytes);

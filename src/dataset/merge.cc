@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "sedpack/codecs/hash.h"
+#include "sedpack/dataset/commit.h"
 #include "sedpack/dataset/dataset.h"
 #include "sedpack/io/file.h"
 #include "sedpack/metadata/paths.h"
@@ -26,41 +27,15 @@ struct Update {
   std::vector<std::string> components;
 };
 
-// A list to (re)write, and what was there before so a failed commit can restore it.
-struct PendingWrite {
-  std::string rel;
-  std::string text;
-  std::optional<std::string> previous;
-};
-
-// Computes every list of a merge in memory first; Commit() then writes children
-// before parents and, if any write fails, puts back what was there, so that a
-// failed merge leaves the existing metadata as it was.
+// Computes every list of a merge in memory first; Commit() then hands them to
+// CommitMetadata, which writes children before parents and dataset_info.json
+// last, undoes a failed write, and journals the commit against a crash.
 class Merger {
  public:
   explicit Merger(const Dataset& ds) : ds_(ds) {}
 
   Status Commit(const std::string* dataset_info_text) {
-    std::size_t done = 0;
-    Status st;
-    for (; done < pending_.size(); ++done) {
-      st = WriteFileAtomic(ds_.PathOf(pending_[done].rel), pending_[done].text);
-      if (!st.ok()) break;
-    }
-    if (st.ok() && dataset_info_text) {
-      st = WriteFileAtomic(ds_.PathOf("dataset_info.json"), *dataset_info_text);
-    }
-    if (st.ok()) return st;
-    for (std::size_t i = done; i-- > 0;) {
-      const PendingWrite& w = pending_[i];
-      if (w.previous) {
-        (void)WriteFileAtomic(ds_.PathOf(w.rel), *w.previous);
-      } else {
-        std::error_code ec;
-        std::filesystem::remove(ds_.PathOf(w.rel), ec);
-      }
-    }
-    return st;
+    return CommitMetadata(ds_.root(), pending_, dataset_info_text);
   }
 
   Result<ShardListInfo> Merge(std::vector<Update> updates, std::size_t common) {
@@ -134,13 +109,13 @@ class Merger {
     out.shard_list_info_file.hash_checksums = std::move(hashes);
     out.number_of_examples = list.number_of_examples;
     out.number_of_shards = shards;
-    pending_.push_back(PendingWrite{list_path, text, std::move(previous)});
+    pending_.push_back(MetadataWrite{list_path, text, std::move(previous)});
     return out;
   }
 
  private:
   const Dataset& ds_;
-  std::vector<PendingWrite> pending_;
+  std::vector<MetadataWrite> pending_;
 };
 
 Result<std::vector<std::pair<std::string, std::vector<Update>>>> GroupByPrefix(

@@ -23,7 +23,7 @@ using job_config::Where;
 constexpr std::string_view kTopKeys = "metadata, dataset_structure, generate";
 constexpr std::string_view kGenerateKeys =
     "seed, examples, trace_length, key_group_size, shard_by_key, threads, noise_std, "
-    "leak_scale, output, progress";
+    "leak_scale, output, progress, append";
 constexpr std::string_view kExamplesKeys = "train, test, holdout";
 
 // Parse the `generate` object into `p`; `trace_length` is returned separately
@@ -70,6 +70,8 @@ Status ParseGenerateObject(const Json& g, std::string_view source, GenerateParam
       SEDPACK_ASSIGN_OR_RETURN(p->output, GetString(v, source, field));
     } else if (key == "progress") {
       SEDPACK_ASSIGN_OR_RETURN(p->progress, GetBool(v, source, field));
+    } else if (key == "append") {
+      SEDPACK_ASSIGN_OR_RETURN(p->append, GetBool(v, source, field));
     } else {
       return UnknownKey(source, "generate", key, kGenerateKeys);
     }

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "sedpack/io/file.h"
 
+#include "sedpack/io/kill_point.h"
+
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -113,6 +115,7 @@ Status WriteFileAtomic(const std::string& path, std::span<const std::byte> data,
   Status st = WriteAll(fd.get(), data.data(), data.size(), tmp);
   if (st.ok() && options.sync && ::fsync(fd.get()) != 0) st = ErrnoStatus("cannot fsync", tmp, errno);
   if (st.ok() && ::close(fd.Release()) != 0) st = ErrnoStatus("cannot close", tmp, errno);
+  if (st.ok()) KillPoint("write-temp", tmp);
   if (st.ok()) {
     if (options.no_replace) {
       // link() fails if the target exists, which gives create-exclusive semantics.
@@ -130,6 +133,7 @@ Status WriteFileAtomic(const std::string& path, std::span<const std::byte> data,
     Fd dir(::open(p.parent_path().c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
     if (dir.get() >= 0) ::fsync(dir.get());
   }
+  KillPoint("rename", path);
   return Status::OK();
 }
 
@@ -141,7 +145,7 @@ Status WriteFileAtomic(const std::string& path, std::string_view text,
 
 Status CreateDirectories(const std::string& path) {
   std::error_code ec;
-  std::filesystem::create_directories(path, ec);
+  if (std::filesystem::create_directories(path, ec)) KillPoint("mkdir", path);
   if (ec) return Status::IOError("cannot create folder ", path, ": ", ec.message());
   return Status::OK();
 }

@@ -21,6 +21,7 @@
 #include "sedpack/dataset/check.h"
 #include "sedpack/dataset/dataset.h"
 #include "sedpack/io/file.h"
+#include "sedpack/io/kill_point.h"
 #include "sedpack/maintain/content.h"
 #include "sedpack/metadata/paths.h"
 #include "sedpack/shard/shard.h"
@@ -362,8 +363,10 @@ Result<RecompressSummary> Recompress(Comm& comm, const std::string& root, const 
       if (!in_place) return Status::OK();
       if (o.fault) SEDPACK_RETURN_NOT_OK(o.fault("exchange"));
       SEDPACK_RETURN_NOT_OK(Exchange(staging, fs::absolute(root).lexically_normal().string()));
+      KillPoint("exchange", root);
       std::error_code ec;
       fs::remove_all(staging, ec);  // now the old tree
+      KillPoint("remove", staging);
       return Status::OK();
     }();
   }

@@ -9,6 +9,7 @@
 #include <fstream>
 
 #include "sedpack/codecs/hash.h"
+#include "sedpack/dataset/commit.h"
 #include "sedpack/dataset/dataset.h"
 #include "sedpack/io/file.h"
 #include "sedpack/metadata/paths.h"
@@ -19,11 +20,15 @@ namespace {
 
 constexpr int kMaxDepth = 64;
 
+// Recomputes the hashes below `rel`; lists that change are queued in `writes`
+// (children first) for one journaled commit. Returns the hashes of `rel`'s bytes
+// as they will be after that commit.
 Result<std::vector<std::string>> RestampList(const Dataset& ds, const std::string& rel, int depth,
-                                             RestampSummary* s) {
+                                             RestampSummary* s, std::vector<MetadataWrite>* writes) {
   if (depth > kMaxDepth) return Status::Corruption(rel, ": shards_list tree deeper than ", kMaxDepth, " levels");
   SEDPACK_RETURN_NOT_OK(ValidateRelativePath(rel, "shard_list_info_file.file_path"));
-  SEDPACK_ASSIGN_OR_RETURN(ShardsList list, LoadShardsList(ds, rel));
+  SEDPACK_ASSIGN_OR_RETURN(std::string before, ds.ReadText(rel, 1ULL << 30));
+  SEDPACK_ASSIGN_OR_RETURN(ShardsList list, ParseShardsList(before, rel));
   bool changed = false;
   for (ShardInfo& shard : list.shard_files) {
     for (FileInfo& f : shard.file_infos) {
@@ -38,17 +43,19 @@ Result<std::vector<std::string>> RestampList(const Dataset& ds, const std::strin
   }
   for (ShardListInfo& child : list.children_shard_lists) {
     SEDPACK_ASSIGN_OR_RETURN(std::vector<std::string> h,
-                             RestampList(ds, child.shard_list_info_file.file_path, depth + 1, s));
+                             RestampList(ds, child.shard_list_info_file.file_path, depth + 1, s, writes));
     if (h != child.shard_list_info_file.hash_checksums) {
       child.shard_list_info_file.hash_checksums = std::move(h);
       changed = true;
     }
   }
-  if (changed) {
-    SEDPACK_RETURN_NOT_OK(WriteFileAtomic(ds.PathOf(rel), SerializeShardsList(list)));
-    ++s->lists_changed;
-  }
-  return ds.HashOf(rel);
+  const auto& algos = ds.info().dataset_structure.hash_checksum_algorithms;
+  if (!changed) return HashBytes(algos, std::as_bytes(std::span<const char>(before.data(), before.size())));
+  std::string text = SerializeShardsList(list);
+  auto hashes = HashBytes(algos, std::as_bytes(std::span<const char>(text.data(), text.size())));
+  writes->push_back(MetadataWrite{rel, std::move(text), std::move(before)});
+  ++s->lists_changed;
+  return hashes;
 }
 
 std::string Now() {
@@ -91,11 +98,13 @@ Result<RestampSummary> RestampHashes(const std::string& root, const std::string&
   RestampSummary s;
   SEDPACK_ASSIGN_OR_RETURN(s.old_root, ds->MetadataChecksums());
   DatasetInfo info = ds->info();
+  std::vector<MetadataWrite> writes;
   for (auto& [split, list_info] : info.splits) {
     SEDPACK_ASSIGN_OR_RETURN(list_info.shard_list_info_file.hash_checksums,
-                             RestampList(*ds, list_info.shard_list_info_file.file_path, 0, &s));
+                             RestampList(*ds, list_info.shard_list_info_file.file_path, 0, &s, &writes));
   }
-  SEDPACK_RETURN_NOT_OK(WriteFileAtomic(ds->PathOf("dataset_info.json"), SerializeDatasetInfo(info)));
+  const std::string info_text = SerializeDatasetInfo(info);
+  SEDPACK_RETURN_NOT_OK(CommitMetadata(root, writes, &info_text));
   SEDPACK_RETURN_NOT_OK(ds->Reload());
   SEDPACK_ASSIGN_OR_RETURN(s.new_root, ds->MetadataChecksums());
   SEDPACK_RETURN_NOT_OK(AppendAudit(root, "rewrite-digests", reason, s.old_root, s.new_root));

@@ -75,6 +75,10 @@ struct GenerateParams {
   std::string output;
   /// Front-end hint: report progress even when stderr is not a terminal.
   bool progress = false;
+  /// Front-end: add `examples` to the existing dataset at `output` instead of
+  /// creating one. Indices continue from each split's current count, so n
+  /// examples appended to m give the same examples as one job of m + n.
+  bool append = false;
 };
 
 /// A whole generate job: the dataset description (same schema as

@@ -1,0 +1,50 @@
+// SPDX-License-Identifier: Apache-2.0
+// Crash-safe metadata commits.
+//
+// The format names its metadata files (dataset_info.json, <split>/shards_list.json,
+// ...), so adding shards means replacing several files, and no single rename can
+// do that. dataset_info.json holds the hashes of the split lists, so it is the
+// commit point: a commit writes an undo journal (the bytes of every list it will
+// replace, and the digests of dataset_info.json before and after) to
+// `.sedpack-hpc/commit-journal`, replaces the lists children first, replaces
+// dataset_info.json, and removes the journal. If the process dies in between,
+// the journal is "hot": the next Dataset::Open, writer or `sedpack fix` takes the
+// commit lock and either restores the lists (dataset_info.json is still the old
+// one, so the dataset is exactly its last completed commit again) or, if
+// dataset_info.json is already the new one, only drops the journal. A live
+// committer holds the lock (flock on `.sedpack-hpc/commit.lock`, released by the
+// kernel when a process dies), so a reader never rolls back a commit in progress.
+#pragma once
+
+#include <optional>
+#include <span>
+#include <string>
+
+#include "sedpack/status.h"
+
+namespace sedpack {
+
+/// One metadata file a commit replaces (a shards_list.json, dataset-relative).
+struct MetadataWrite {
+  std::string relative;
+  std::string text;
+  /// Its bytes before the commit; nullopt if it did not exist.
+  std::optional<std::string> previous;
+};
+
+/// Replace `lists` (children before parents) and then dataset_info.json with
+/// `dataset_info_text`, as one commit that survives the process dying at any
+/// instant (see above). A write that fails in this process is undone at once.
+/// With `dataset_info_text` null only lists that dataset_info.json does not reach
+/// yet are written (a parallel writer's own subtree), so no journal is needed.
+Status CommitMetadata(const std::string& root, std::span<const MetadataWrite> lists,
+                      const std::string* dataset_info_text);
+
+/// Finish a commit that a dead process left at `root` (roll back or drop the
+/// journal, see above). Returns whether there was one. Errors name the journal.
+Result<bool> RecoverInterruptedCommit(const std::string& root);
+
+/// Dataset-relative path of the journal (for tools that list a dataset's files).
+inline constexpr std::string_view kCommitJournalPath = ".sedpack-hpc/commit-journal";
+
+}  // namespace sedpack

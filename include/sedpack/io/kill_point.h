@@ -1,0 +1,23 @@
+// SPDX-License-Identifier: Apache-2.0
+// Deterministic crash points for the crash-consistency tests.
+//
+// Every operation that changes what is on disk (a file renamed into place, a
+// folder created, a tree removed or swapped) calls KillPoint() right after it
+// happened. Normally that is one relaxed atomic load. With the environment
+//   SEDPACK_TEST_KILL_AT=N      the process sends itself SIGKILL at the N-th point
+//                               (counted from 1 in this process, all threads);
+//   SEDPACK_TEST_KILL_RANK=R    only in MPI rank R (OMPI_COMM_WORLD_RANK, PMIX_RANK
+//                               or PMI_RANK), so one rank of a job dies;
+//   SEDPACK_TEST_STEP_LOG=FILE  every point appends "rank<TAB>N<TAB>what<TAB>path\n",
+// a test can first count a job's points and learn where its commit happens, then
+// rerun it killed at any chosen point. SIGKILL cannot be caught, so what is left
+// on disk is exactly what a crash at that instant leaves.
+#pragma once
+
+#include <string_view>
+
+namespace sedpack {
+
+void KillPoint(std::string_view what, std::string_view path);
+
+}  // namespace sedpack

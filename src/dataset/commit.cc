@@ -1,0 +1,222 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "sedpack/dataset/commit.h"
+
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <charconv>
+#include <cstring>
+#include <filesystem>
+#include <string_view>
+#include <vector>
+
+#include "sedpack/io/file.h"
+#include "sedpack/io/kill_point.h"
+#include "sedpack/metadata/paths.h"
+#include "sedpack/sidecar/sidecar.h"
+
+namespace sedpack {
+namespace {
+
+constexpr std::string_view kMagic = "sedpack-hpc commit journal 1\n";
+constexpr std::string_view kInfoName = "dataset_info.json";
+constexpr std::uint64_t kMaxJournalBytes = 1ULL << 31;
+
+std::string HexOf(std::string_view bytes) {
+  return DigestHex(Sha256Of(std::as_bytes(std::span<const char>(bytes.data(), bytes.size()))));
+}
+
+// Journal layout (text header, length-prefixed payloads, so any bytes round-trip):
+//   sedpack-hpc commit journal 1
+//   before <sha256 hex of dataset_info.json before>
+//   after <sha256 hex of dataset_info.json after>
+//   files <n>
+//   then n times: "<relative path>\n" and either "absent\n" or "<size>\n<size bytes>\n"
+struct Journal {
+  std::string before, after;
+  std::vector<MetadataWrite> files;  // `previous` only
+};
+
+std::string Serialize(const Journal& j) {
+  std::string out(kMagic);
+  out += "before " + j.before + "\nafter " + j.after + "\nfiles " + std::to_string(j.files.size()) + "\n";
+  for (const MetadataWrite& f : j.files) {
+    out += f.relative + "\n";
+    if (!f.previous) {
+      out += "absent\n";
+    } else {
+      out += std::to_string(f.previous->size()) + "\n";
+      out += *f.previous;
+      out += "\n";
+    }
+  }
+  return out;
+}
+
+// Parses bytes that may have been tampered with: every length is checked against
+// what is left, and every path must be a dataset-relative shards_list.json.
+Result<Journal> Parse(std::string_view text, const std::string& where) {
+  auto bad = [&](std::string_view what) { return Status::Corruption(where, ": ", what); };
+  if (text.substr(0, kMagic.size()) != kMagic) return bad("not a commit journal (bad first line)");
+  std::size_t pos = kMagic.size();
+  auto line = [&](std::string_view* out) -> bool {
+    const std::size_t nl = text.find('\n', pos);
+    if (nl == std::string_view::npos) return false;
+    *out = text.substr(pos, nl - pos);
+    pos = nl + 1;
+    return true;
+  };
+  auto number = [](std::string_view s, std::uint64_t* v) {
+    auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), *v);
+    return ec == std::errc() && p == s.data() + s.size() && !s.empty();
+  };
+  Journal j;
+  std::string_view l;
+  if (!line(&l) || l.substr(0, 7) != "before " || l.size() != 7 + 64) return bad("bad 'before' line");
+  j.before = std::string(l.substr(7));
+  if (!line(&l) || l.substr(0, 6) != "after " || l.size() != 6 + 64) return bad("bad 'after' line");
+  j.after = std::string(l.substr(6));
+  std::uint64_t n = 0;
+  if (!line(&l) || l.substr(0, 6) != "files " || !number(l.substr(6), &n)) return bad("bad 'files' line");
+  // Each entry takes at least two lines, which bounds n by the bytes present.
+  if (n > text.size() / 4) return bad("file count larger than the journal");
+  for (std::uint64_t i = 0; i < n; ++i) {
+    MetadataWrite f;
+    if (!line(&l)) return bad("truncated");
+    f.relative = std::string(l);
+    SEDPACK_RETURN_NOT_OK(ValidateRelativePath(f.relative, "journal entry").WithPrefix(where + ": "));
+    const std::string_view name = std::string_view(f.relative).substr(f.relative.rfind('/') + 1);
+    if (name != "shards_list.json") return bad("entry " + f.relative + " is not a shards_list.json");
+    if (!line(&l)) return bad("truncated");
+    if (l != "absent") {
+      std::uint64_t size = 0;
+      if (!number(l, &size) || size > text.size() - pos || text.size() - pos - size < 1 ||
+          text[pos + size] != '\n') {
+        return bad("bad size for " + f.relative);
+      }
+      f.previous = std::string(text.substr(pos, size));
+      pos += size + 1;
+    }
+    j.files.push_back(std::move(f));
+  }
+  if (pos != text.size()) return bad("trailing bytes");
+  return j;
+}
+
+// The dataset's commit lock: an flock on .sedpack-hpc/commit.lock, held for the
+// whole commit or recovery. The kernel drops it when the holder dies.
+class CommitLock {
+ public:
+  static Result<CommitLock> Take(const std::string& root) {
+    SEDPACK_RETURN_NOT_OK(CreateDirectories(SidecarDir(root)));
+    const std::string path = SidecarPath(root, "commit.lock");
+    const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (fd < 0) return Status::IOError("cannot open ", path, ": ", std::strerror(errno));
+    while (::flock(fd, LOCK_EX) != 0) {
+      if (errno == EINTR) continue;
+      const int err = errno;
+      ::close(fd);
+      return Status::IOError("cannot lock ", path, ": ", std::strerror(err));
+    }
+    return CommitLock(fd);
+  }
+  CommitLock(CommitLock&& o) noexcept : fd_(o.fd_) { o.fd_ = -1; }
+  CommitLock(const CommitLock&) = delete;
+  ~CommitLock() {
+    if (fd_ >= 0) ::close(fd_);
+  }
+
+ private:
+  explicit CommitLock(int fd) : fd_(fd) {}
+  int fd_;
+};
+
+Status RemoveJournal(const std::string& journal) {
+  if (::unlink(journal.c_str()) != 0 && errno != ENOENT) {
+    return Status::IOError("cannot remove ", journal, ": ", std::strerror(errno));
+  }
+  KillPoint("remove", journal);
+  return Status::OK();
+}
+
+Status RestoreLists(const std::string& root, const std::vector<MetadataWrite>& files) {
+  // Parents were written last; restore them first so that, if this is cut short
+  // too, the next recovery simply repeats it.
+  for (std::size_t i = files.size(); i-- > 0;) {
+    const MetadataWrite& f = files[i];
+    const std::string path = JoinRoot(root, f.relative);
+    if (f.previous) {
+      SEDPACK_RETURN_NOT_OK(WriteFileAtomic(path, *f.previous));
+    } else if (::unlink(path.c_str()) != 0 && errno != ENOENT) {
+      return Status::IOError("cannot remove ", path, ": ", std::strerror(errno));
+    } else {
+      KillPoint("remove", path);
+    }
+  }
+  return Status::OK();
+}
+
+// Recovery with the lock held.
+Result<bool> RecoverLocked(const std::string& root) {
+  const std::string journal = JoinRoot(root, kCommitJournalPath);
+  if (!PathExists(journal)) return false;
+  SEDPACK_ASSIGN_OR_RETURN(std::string text, ReadFileText(journal, kMaxJournalBytes));
+  SEDPACK_ASSIGN_OR_RETURN(Journal j, Parse(text, journal));
+  SEDPACK_ASSIGN_OR_RETURN(std::string info, ReadFileText(JoinRoot(root, kInfoName), kMaxJournalBytes));
+  const std::string now = HexOf(info);
+  if (now == j.after) {
+    // The commit point was reached; only the clean-up was cut short.
+    SEDPACK_RETURN_NOT_OK(RemoveJournal(journal));
+    return true;
+  }
+  if (now != j.before) {
+    return Status::Corruption(journal, ": an interrupted commit cannot be rolled back: ", JoinRoot(root, kInfoName),
+                              " is neither the file it started from nor the one it was writing");
+  }
+  SEDPACK_RETURN_NOT_OK(RestoreLists(root, j.files).WithPrefix("rolling back " + journal + ": "));
+  SEDPACK_RETURN_NOT_OK(RemoveJournal(journal));
+  return true;
+}
+
+}  // namespace
+
+Result<bool> RecoverInterruptedCommit(const std::string& root) {
+  if (!PathExists(JoinRoot(root, kCommitJournalPath))) return false;
+  SEDPACK_ASSIGN_OR_RETURN(CommitLock lock, CommitLock::Take(root));
+  return RecoverLocked(root);
+}
+
+Status CommitMetadata(const std::string& root, std::span<const MetadataWrite> lists,
+                      const std::string* dataset_info_text) {
+  std::optional<CommitLock> lock;
+  std::string journal;
+  if (dataset_info_text) {
+    SEDPACK_ASSIGN_OR_RETURN(CommitLock taken, CommitLock::Take(root));
+    lock.emplace(std::move(taken));
+    SEDPACK_RETURN_NOT_OK(RecoverLocked(root).status());
+    SEDPACK_ASSIGN_OR_RETURN(std::string info, ReadFileText(JoinRoot(root, kInfoName), kMaxJournalBytes));
+    Journal j;
+    j.before = HexOf(info);
+    j.after = HexOf(*dataset_info_text);
+    for (const MetadataWrite& w : lists) j.files.push_back(MetadataWrite{w.relative, {}, w.previous});
+    journal = JoinRoot(root, kCommitJournalPath);
+    SEDPACK_RETURN_NOT_OK(WriteFileAtomic(journal, Serialize(j)));
+  }
+  std::size_t done = 0;
+  Status st;
+  for (; done < lists.size(); ++done) {
+    st = WriteFileAtomic(JoinRoot(root, lists[done].relative), lists[done].text);
+    if (!st.ok()) break;
+  }
+  if (st.ok() && dataset_info_text) st = WriteFileAtomic(JoinRoot(root, kInfoName), *dataset_info_text);
+  if (st.ok()) return journal.empty() ? st : RemoveJournal(journal);
+  // Undo in this process what was written; the journal covers a death meanwhile.
+  std::vector<MetadataWrite> written(lists.begin(), lists.begin() + static_cast<long>(done));
+  (void)RestoreLists(root, written);
+  if (!journal.empty()) (void)RemoveJournal(journal);
+  return st;
+}
+
+}  // namespace sedpack

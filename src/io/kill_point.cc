@@ -1,0 +1,75 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "sedpack/io/kill_point.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <csignal>
+#include <cstdint>
+#include <cstdlib>
+#include <string>
+
+namespace sedpack {
+namespace {
+
+struct KillConfig {
+  bool active = false;
+  std::int64_t rank = 0;
+  std::uint64_t kill_at = 0;  // 0 = never
+  std::string log_path;
+};
+
+std::int64_t EnvInt(const char* name, std::int64_t fallback) {
+  const char* v = std::getenv(name);
+  if (v == nullptr || *v == '\0') return fallback;
+  char* end = nullptr;
+  const long long n = std::strtoll(v, &end, 10);
+  return (end != nullptr && *end == '\0') ? n : fallback;
+}
+
+std::int64_t OwnRank() {
+  for (const char* name : {"OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK"}) {
+    const std::int64_t r = EnvInt(name, -1);
+    if (r >= 0) return r;
+  }
+  return 0;
+}
+
+const KillConfig& Config() {
+  static const KillConfig config = [] {
+    KillConfig c;
+    const std::int64_t at = EnvInt("SEDPACK_TEST_KILL_AT", 0);
+    const std::int64_t rank = EnvInt("SEDPACK_TEST_KILL_RANK", -1);
+    c.rank = OwnRank();
+    if (at > 0 && (rank < 0 || rank == c.rank)) c.kill_at = static_cast<std::uint64_t>(at);
+    if (const char* log = std::getenv("SEDPACK_TEST_STEP_LOG")) c.log_path = log;
+    c.active = c.kill_at > 0 || !c.log_path.empty();
+    return c;
+  }();
+  return config;
+}
+
+std::atomic<std::uint64_t> g_points{0};
+
+}  // namespace
+
+void KillPoint(std::string_view what, std::string_view path) {
+  const KillConfig& c = Config();
+  if (!c.active) return;
+  const std::uint64_t n = g_points.fetch_add(1, std::memory_order_relaxed) + 1;
+  if (!c.log_path.empty()) {
+    // One write(2) per line on an O_APPEND file: lines of concurrent threads and
+    // processes never interleave.
+    std::string line = std::to_string(c.rank) + "\t" + std::to_string(n);
+    line.append("\t").append(what).append("\t").append(path).append("\n");
+    const int fd = ::open(c.log_path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+    if (fd >= 0) {
+      (void)!::write(fd, line.data(), line.size());
+      ::close(fd);
+    }
+  }
+  if (n == c.kill_at) ::raise(SIGKILL);
+}
+
+}  // namespace sedpack

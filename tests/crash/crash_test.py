@@ -1,0 +1,283 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
+"""Crash consistency: SIGKILL a job at many points and check what it leaves.
+
+For each job (a serial writer, a 2-rank MPI writer, an in-place recompress and an
+append) the job is first run to the end with SEDPACK_TEST_STEP_LOG, which lists
+every point where it changes the disk (io/kill_point.h) and where its commit
+happens. Then, for each chosen kill point k, a fresh copy of the starting state
+gets the same job with SEDPACK_TEST_KILL_AT=k (and, under MPI, the rank to kill),
+so the process dies by SIGKILL right after its k-th change, and:
+
+  1. the dataset opens and `sedpack check` passes;
+  2. every split holds exactly the examples of the last completed commit (the new
+     ones if k is at or after the commit point, else the old ones), compared value
+     for value with `sedpack cat` of an uninterrupted run;
+  3. `sedpack fix --gc --apply` leaves no orphan, temporary file or staging folder;
+  4. rerunning the job (or --append for a writer whose dataset already exists)
+     gives exactly the examples of an uninterrupted run, and check passes.
+
+Points are spread evenly over the whole job, and every point of the commit itself
+(journal, lists, dataset_info.json, journal removal) is included.
+Usage: crash_test.py SEDPACK CONFIG WORKDIR [--mpirun MPIRUN] [--points N]
+"""
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+KILLED = (-9, 137)  # SIGKILL of the process itself, or as reported by mpirun
+
+
+class Failure(Exception):
+    pass
+
+
+class Harness:
+    def __init__(self, args):
+        self.sedpack = os.path.abspath(args.sedpack)
+        self.config = os.path.abspath(args.config)
+        self.work = os.path.abspath(args.workdir)
+        self.mpirun = args.mpirun
+        self.points = args.points
+        self.table = []
+        shutil.rmtree(self.work, ignore_errors=True)
+        os.makedirs(self.work)
+
+    # -- running ---------------------------------------------------------------
+    def run(self, argv, env=None, timeout=180):
+        full_env = dict(os.environ)
+        for k in ("SEDPACK_TEST_KILL_AT", "SEDPACK_TEST_KILL_RANK", "SEDPACK_TEST_STEP_LOG"):
+            full_env.pop(k, None)
+        full_env.update(env or {})
+        try:
+            p = subprocess.run(argv, env=full_env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                               timeout=timeout, text=True)
+        except subprocess.TimeoutExpired:
+            raise Failure("timed out (a hang): " + " ".join(argv))
+        return p.returncode, p.stdout, p.stderr
+
+    def sp(self, *args):
+        rc, out, err = self.run([self.sedpack, *args])
+        if rc != 0:
+            raise Failure("sedpack %s exited %d: %s%s" % (" ".join(args), rc, out[-2000:], err[-2000:]))
+        return out
+
+    def job_argv(self, job, ds, env_names):
+        return [*self.mpi_prefix(job, env_names), self.sedpack, *job["args"](ds)]
+
+    # -- dataset state -----------------------------------------------------------
+    def dumps(self, ds):
+        """Every split's examples as `sedpack cat` prints them (exact values)."""
+        return {s: self.sp("cat", ds, "--split", s) for s in ("train", "test", "holdout")}
+
+    @staticmethod
+    def compression(ds):
+        with open(os.path.join(ds, "dataset_info.json")) as f:
+            return json.load(f)["dataset_structure"]["compression"]
+
+    def state(self, ds):
+        if not os.path.exists(os.path.join(ds, "dataset_info.json")):
+            return None
+        self.sp("check", ds)
+        return (self.dumps(ds), self.compression(ds))
+
+    def assert_clean_after_gc(self, ds, job):
+        self.sp("fix", ds, "--gc", "--apply")
+        out = self.sp("fix", ds)
+        if "0 orphan files and 0 temporary files" not in out or "\nrecompress " in "\n" + out:
+            raise Failure("fix --gc --apply left something behind:\n" + out)
+        staging = os.path.join(os.path.dirname(ds), "." + os.path.basename(ds) + ".recompress")
+        if os.path.exists(staging):
+            raise Failure("the recompress staging folder is still there: " + staging)
+
+    # -- one job -----------------------------------------------------------------
+    def step_log(self, job, ds):
+        log = os.path.join(self.work, "steps.log")
+        if os.path.exists(log):
+            os.remove(log)
+        rc, out, err = self.run(self.job_argv(job, ds, ["SEDPACK_TEST_STEP_LOG"]),
+                                env={"SEDPACK_TEST_STEP_LOG": log})
+        if rc != 0:
+            raise Failure("uninterrupted %s failed (%d): %s" % (job["name"], rc, err))
+        steps = {}
+        with open(log) as f:
+            for line in f:
+                rank, n, what, path = line.rstrip("\n").split("\t", 3)
+                steps.setdefault(int(rank), []).append((int(n), what, path))
+        for r in steps:
+            steps[r].sort()
+        return steps
+
+    @staticmethod
+    def commit_step(job, rank_steps):
+        """The step after which the new state is the committed one."""
+        for n, what, path in reversed(rank_steps):
+            if job["commit"](what, path):
+                return n
+        return None
+
+    def choose(self, rank_steps, commit, budget):
+        """Every step of the commit window plus evenly spread points before it."""
+        total = len(rank_steps)
+        window_start = commit if commit else total + 1
+        for n, what, path in rank_steps:
+            if path.endswith("commit-journal") and what == "rename":
+                window_start = min(window_start, n)
+        if job_is_recompress(rank_steps):
+            window_start = min(window_start, max(1, total - 3))
+        chosen = set(range(window_start, total + 1))
+        rest = max(budget - len(chosen), 1)
+        span = max(window_start - 1, 1)
+        for i in range(rest):
+            chosen.add(1 + (i * span) // rest)
+        return sorted(k for k in chosen if 1 <= k <= total)
+
+    def mpi_prefix(self, job, env_names=()):
+        if job.get("ranks", 1) == 1:
+            return []
+        x = []
+        for name in env_names:
+            x += ["-x", name]
+        return [self.mpirun, "-np", str(job["ranks"]), "--oversubscribe", *x]
+
+    def run_job(self, job):
+        base = os.path.join(self.work, job["name"] + "-base")
+        reference = os.path.join(self.work, job["name"] + "-ref")
+        job["setup"](base)
+        if os.path.exists(base):
+            shutil.copytree(base, reference, symlinks=True)
+        steps = self.step_log(job, reference)
+        after = self.state(reference)
+        if after is None:
+            raise Failure(job["name"] + ": uninterrupted run left no dataset")
+        if os.path.exists(base):
+            before = self.state(base)
+            create = 0
+        else:
+            # A new dataset: absent until its empty dataset_info.json is created (the
+            # first commit), then empty until the job's own commit.
+            before = ({s: "" for s in after[0]}, after[1])
+            create = next(n for n, what, path in steps[0] if job["commit"](what, path))
+        ranks = sorted(steps)
+        per_rank = self.points if len(ranks) == 1 else max(self.points // len(ranks), 1) + 2
+        plan = []
+        for r in ranks:
+            commit = self.commit_step(job, steps[r]) if r == 0 else None
+            for k in self.choose(steps[r], commit, per_rank):
+                plan.append((r, k, commit))
+        tried = survived = 0
+        failures = []
+        for r, k, commit in plan:
+            tried += 1
+            ds = os.path.join(self.work, "%s-r%d-k%d" % (job["name"], r, k))
+            if os.path.exists(base):
+                shutil.copytree(base, ds, symlinks=True)
+            env = {"SEDPACK_TEST_KILL_AT": str(k)}
+            if job.get("ranks", 1) > 1:
+                env["SEDPACK_TEST_KILL_RANK"] = str(r)
+            try:
+                rc, out, err = self.run(self.job_argv(job, ds, list(env)), env=env)
+                if rc not in KILLED and not (rc != 0 and job.get("ranks", 1) > 1):
+                    raise Failure("expected a SIGKILL at step %d, got exit %d: %s" % (k, rc, err[-500:]))
+                # 1-2: what is on disk is the last completed commit, and it checks clean.
+                if commit is not None and k >= commit:
+                    want = after
+                elif r == 0 and k < create:
+                    want = None
+                else:
+                    want = before
+                got = self.state(ds)
+                if got != want:
+                    def show(st):
+                        if st is None:
+                            return "absent"
+                        return "%s, %s" % ({sp: len(v.splitlines()) for sp, v in st[0].items()}, st[1])
+                    raise Failure("after a kill at step %d (commit at %s) the dataset is %s, expected %s"
+                                  % (k, commit, show(got), show(want)))
+                # 3-4: clean up, then finish the job from the committed state.
+                if got is not None:
+                    self.assert_clean_after_gc(ds, job)
+                if got != after:
+                    again = job["args"](ds) if got is None else job["rerun"](ds)
+                    rc, out, err = self.run([*self.mpi_prefix(job), self.sedpack, *again])
+                    if rc != 0:
+                        raise Failure("rerun after a kill at step %d failed (%d): %s" % (k, rc, err[-1000:]))
+                if self.state(ds) != after:
+                    raise Failure("after a kill at step %d and the rerun, the dataset differs from an "
+                                  "uninterrupted run" % k)
+                survived += 1
+                shutil.rmtree(ds, ignore_errors=True)
+            except Failure as e:
+                failures.append("%s rank %d step %d: %s" % (job["name"], r, k, e))
+        self.table.append((job["name"], {r: len(steps[r]) for r in ranks}, tried, survived))
+        for f in failures:
+            print("FAIL " + f, file=sys.stderr)
+        return not failures
+
+
+def job_is_recompress(rank_steps):
+    return any(what == "exchange" for _, what, _ in rank_steps)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("sedpack")
+    ap.add_argument("config")
+    ap.add_argument("workdir")
+    ap.add_argument("--mpirun", default=shutil.which("mpirun"))
+    ap.add_argument("--points", type=int, default=24, help="kill points per job (at least)")
+    ap.add_argument("--jobs", default="writer,mpi-writer,recompress,append")
+    args = ap.parse_args()
+    h = Harness(args)
+
+    small = ["--trace-length", "256", "--examples-per-shard", "8", "--threads", "2", "--key-group-size", "4"]
+    first = ["--examples-train", "40", "--examples-test", "16", "--examples-holdout", "0"]
+    more = ["--examples-train", "24", "--examples-test", "8", "--examples-holdout", "0"]
+
+    def fresh(ds):
+        return ["generate", h.config, ds, *first, *small]
+
+    def make_base(ds):
+        h.sp(*fresh(ds))
+
+    jobs = {
+        "writer": dict(name="writer", setup=lambda ds: None, args=fresh,
+                       rerun=lambda ds: [*fresh(ds), "--append"],
+                       commit=lambda what, path: what == "rename" and path.endswith("/dataset_info.json")),
+        "mpi-writer": dict(name="mpi-writer", ranks=2, setup=lambda ds: None, args=fresh,
+                           rerun=lambda ds: [*fresh(ds), "--append"],
+                           commit=lambda what, path: what == "rename" and path.endswith("/dataset_info.json")),
+        "recompress": dict(name="recompress", setup=make_base,
+                           args=lambda ds: ["recompress", ds, "--compression", "ZSTD", "--threads", "2"],
+                           rerun=lambda ds: ["recompress", ds, "--compression", "ZSTD", "--threads", "2"],
+                           commit=lambda what, path: what == "exchange"),
+        "append": dict(name="append", setup=make_base,
+                       args=lambda ds: ["generate", h.config, ds, "--append", *more, *small],
+                       rerun=lambda ds: ["generate", h.config, ds, "--append", *more, *small],
+                       commit=lambda what, path: what == "rename" and path.endswith("/dataset_info.json")),
+    }
+    ok = True
+    for name in args.jobs.split(","):
+        job = jobs[name]
+        if job.get("ranks", 1) > 1 and not args.mpirun:
+            print("SKIP %s: no mpirun" % name)
+            continue
+        try:
+            ok = h.run_job(job) and ok
+        except Failure as e:
+            print("FAIL %s: %s" % (name, e), file=sys.stderr)
+            ok = False
+    print("%-12s %-22s %8s %9s" % ("job", "disk changes per rank", "killed", "survived"))
+    for name, total, tried, survived in h.table:
+        print("%-12s %-22s %8d %9d" % (name, ",".join("r%d:%d" % kv for kv in sorted(total.items())),
+                                       tried, survived))
+    if ok:
+        shutil.rmtree(h.work, ignore_errors=True)
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
