@@ -326,6 +326,15 @@ int RunGenerate(const std::vector<std::string>& args) {
   if (!loaded.ok()) return ReportError(loaded.status(), /*input_stage=*/true);
   GenerateConfig config = std::move(loaded).value();
   if (Status st = ApplyOverrides(vm, &config); !st.ok()) return UsageError("generate", st.message());
+  if (config.params.append) {
+    // An append keeps the dataset's own structure; a structure option would be ignored.
+    for (const char* opt : {"compression", "examples-per-shard", "shard-file-type", "hash-algorithms"}) {
+      if (vm.count(opt)) {
+        return UsageError("generate", std::string("--") + opt +
+                                          " cannot be used with --append (the dataset keeps its own structure)");
+      }
+    }
+  }
   if (Status st = ValidateGenerateConfig(config); !st.ok()) {
     return ReportError(st.WithPrefix(vm["config"].as<std::string>() + ": "), /*input_stage=*/true);
   }

@@ -183,8 +183,13 @@ Result<bool> RecoverLocked(const std::string& root) {
 }  // namespace
 
 Result<bool> RecoverInterruptedCommit(const std::string& root) {
-  if (!PathExists(JoinRoot(root, kCommitJournalPath))) return false;
-  SEDPACK_ASSIGN_OR_RETURN(CommitLock lock, CommitLock::Take(root));
+  const std::string journal = JoinRoot(root, kCommitJournalPath);
+  if (!PathExists(journal)) return false;
+  auto lock = CommitLock::Take(root);
+  if (!lock.ok()) {
+    return lock.status().WithPrefix(journal + ": a killed writer left a commit half done; it is undone on the first "
+                                    "open with write access (e.g. `sedpack fix`), which failed: ");
+  }
   return RecoverLocked(root);
 }
 

@@ -212,7 +212,34 @@ TEST_F(CliTest, GenerateInfoLsCheckCat) {
   r = Sedpack("generate " + Quote(std::string(SEDPACK_CONFIGS_DIR) + "/generate_small.json") + " " +
               Quote(root));
   EXPECT_EQ(r.code, 2) << r.err;
-  EXPECT_NE(r.err.find("already exists"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("already holds a sedpack dataset"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("--append"), std::string::npos) << r.err;
+}
+
+TEST_F(CliTest, GenerateAppendEqualsOneJobOfTheSummedCounts) {
+  const std::string config = Quote(std::string(SEDPACK_CONFIGS_DIR) + "/generate_small.json");
+  const std::string small = " --trace-length 256 --examples-per-shard 8 --examples-holdout 0";
+  const std::string a = tmp_.path() + "/appended", b = tmp_.path() + "/whole";
+  ASSERT_EQ(Sedpack("generate " + config + " " + Quote(a) + small + " --examples-train 20 --examples-test 4").code, 0);
+  // A structure option would be ignored by an append, so it is refused.
+  RunResult r = Sedpack("generate " + config + " " + Quote(a) + small +
+                        " --append --examples-train 12 --examples-test 0 --compression ZSTD");
+  EXPECT_EQ(r.code, 2) << r.err;
+  EXPECT_NE(r.err.find("--compression cannot be used with --append"), std::string::npos) << r.err;
+  r = Sedpack("generate " + config + " " + Quote(a) + " --trace-length 256 --append --examples-train 12 --examples-test 0");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("appended to"), std::string::npos) << r.out;
+  ASSERT_EQ(Sedpack("generate " + config + " " + Quote(b) + small + " --examples-train 32 --examples-test 4").code, 0);
+  EXPECT_EQ(Sedpack("check " + Quote(a)).code, 0);
+  for (const char* split : {"train", "test"}) {
+    const RunResult x = Sedpack("cat " + Quote(a) + " --split " + split);
+    const RunResult y = Sedpack("cat " + Quote(b) + " --split " + split);
+    EXPECT_EQ(x.out, y.out) << split;
+  }
+  // --append needs a dataset.
+  r = Sedpack("generate " + config + " " + Quote(tmp_.path() + "/none") + small + " --append");
+  EXPECT_EQ(r.code, 2) << r.err;
+  EXPECT_NE(r.err.find("--append"), std::string::npos) << r.err;
 }
 
 TEST_F(CliTest, CheckFindsCorruptShard) {
