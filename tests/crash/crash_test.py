@@ -162,7 +162,8 @@ class Harness:
             before = ({s: "" for s in after[0]}, after[1])
             create = next(n for n, what, path in steps[0] if job["commit"](what, path))
         ranks = sorted(steps)
-        per_rank = self.points if len(ranks) == 1 else max(self.points // len(ranks), 1) + 2
+        # Under MPI the points are shared by the ranks (rank 0 also gets its whole commit).
+        per_rank = max(self.points // len(ranks), 4)
         plan = []
         for r in ranks:
             commit = self.commit_step(job, steps[r]) if r == 0 else None
@@ -233,22 +234,22 @@ def main():
     args = ap.parse_args()
     h = Harness(args)
 
-    small = ["--trace-length", "256", "--examples-per-shard", "8", "--threads", "2", "--key-group-size", "4"]
+    small = ["--trace-length", "256", "--threads", "2", "--key-group-size", "4"]
     first = ["--examples-train", "40", "--examples-test", "16", "--examples-holdout", "0"]
     more = ["--examples-train", "24", "--examples-test", "8", "--examples-holdout", "0"]
 
     def fresh(ds):
-        return ["generate", h.config, ds, *first, *small]
+        return ["generate", h.config, ds, *first, *small, "--examples-per-shard", "8"]
 
     def make_base(ds):
         h.sp(*fresh(ds))
 
     jobs = {
         "writer": dict(name="writer", setup=lambda ds: None, args=fresh,
-                       rerun=lambda ds: [*fresh(ds), "--append"],
+                       rerun=lambda ds: ["generate", h.config, ds, *first, *small, "--append"],
                        commit=lambda what, path: what == "rename" and path.endswith("/dataset_info.json")),
         "mpi-writer": dict(name="mpi-writer", ranks=2, setup=lambda ds: None, args=fresh,
-                           rerun=lambda ds: [*fresh(ds), "--append"],
+                           rerun=lambda ds: ["generate", h.config, ds, *first, *small, "--append"],
                            commit=lambda what, path: what == "rename" and path.endswith("/dataset_info.json")),
         "recompress": dict(name="recompress", setup=make_base,
                            args=lambda ds: ["recompress", ds, "--compression", "ZSTD", "--threads", "2"],
