@@ -44,17 +44,17 @@ class Merger {
     std::size_t done = 0;
     Status st;
     for (; done < pending_.size(); ++done) {
-      st = WriteFileAtomic(ds_.PathOf(pending_[done].rel), pending_[done].text);
+      st = ds_.WriteFile(pending_[done].rel, pending_[done].text);
       if (!st.ok()) break;
     }
     if (st.ok() && dataset_info_text) {
-      st = WriteFileAtomic(ds_.PathOf("dataset_info.json"), *dataset_info_text);
+      st = ds_.WriteFile("dataset_info.json", *dataset_info_text);
     }
     if (st.ok()) return st;
     for (std::size_t i = done; i-- > 0;) {
       const PendingWrite& w = pending_[i];
       if (w.previous) {
-        (void)WriteFileAtomic(ds_.PathOf(w.rel), *w.previous);
+        (void)ds_.WriteFile(w.rel, *w.previous);
       } else {
         std::error_code ec;
         std::filesystem::remove(ds_.PathOf(w.rel), ec);
@@ -83,7 +83,7 @@ class Merger {
     ShardsList list;
     std::optional<std::string> previous;
     if (PathExists(ds_.PathOf(list_path))) {
-      SEDPACK_ASSIGN_OR_RETURN(previous, ReadFileText(ds_.PathOf(list_path)));
+      SEDPACK_ASSIGN_OR_RETURN(previous, ds_.ReadText(list_path, std::uint64_t{1} << 30));
       SEDPACK_ASSIGN_OR_RETURN(list, ParseShardsList(*previous, list_path));
     } else {
       list.relative_path_self = list_path;

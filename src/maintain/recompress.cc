@@ -76,14 +76,15 @@ Result<std::vector<std::string>> RecompressShard(const Dataset& ds, const ShardC
                                                  std::uint64_t* bytes_after, std::string* content_digest) {
   const DatasetStructure& st = ds.info().dataset_structure;
   const auto& algos = st.hash_checksum_algorithms;
-  SEDPACK_ASSIGN_OR_RETURN(std::vector<std::byte> bytes, ReadFileBytes(ds.PathOf(task.path)));
+  SEDPACK_ASSIGN_OR_RETURN(std::vector<std::byte> bytes, ds.ReadBytes(task.path));
   SEDPACK_ASSIGN_OR_RETURN(std::vector<std::string> old_hashes, HashBytes(algos, bytes));
   if (old_hashes != task.expected) {
     return Status::Corruption(task.path, ": the file does not match its recorded hashes (",
                               task.list_path, "); recompress refuses to re-stamp corrupt data");
   }
-  SEDPACK_ASSIGN_OR_RETURN(auto decoded, DecodeShard(st.shard_file_type, st.compression, ds.schema(),
-                                                     std::move(bytes)));
+  auto decoded_or = DecodeShard(st.shard_file_type, st.compression, ds.schema(), std::move(bytes));
+  if (!decoded_or.ok()) return decoded_or.status().WithPrefix(task.path + ": ");
+  auto decoded = std::move(decoded_or).value();
   if (static_cast<std::int64_t>(decoded->num_examples()) != task.number_of_examples) {
     return Status::Corruption(task.path, ": holds ", decoded->num_examples(), " examples, ", task.list_path,
                               " says ", task.number_of_examples);
@@ -147,7 +148,12 @@ Status CarryOver(const Dataset& ds, const std::string& staging) {
       continue;
     }
     const fs::path target = fs::path(staging) / rel;
-    if (it->is_directory()) {
+    if (it->is_symlink()) {
+      // Carried over as the link it is: copying what it points to could read a
+      // file outside the dataset into it.
+      fs::create_directories(target.parent_path(), ec);
+      if (!ec) fs::copy_symlink(it->path(), target, ec);
+    } else if (it->is_directory()) {
       fs::create_directories(target, ec);
     } else if (it->is_regular_file()) {
       fs::create_directories(target.parent_path(), ec);

@@ -45,7 +45,7 @@ Result<std::vector<std::string>> RestampList(const Dataset& ds, const std::strin
     }
   }
   if (changed) {
-    SEDPACK_RETURN_NOT_OK(WriteFileAtomic(ds.PathOf(rel), SerializeShardsList(list)));
+    SEDPACK_RETURN_NOT_OK(ds.WriteFile(rel, SerializeShardsList(list)));
     ++s->lists_changed;
   }
   return ds.HashOf(rel);
@@ -78,7 +78,7 @@ Status AppendAudit(const std::string& root, const std::string& action, const std
   const std::string path = SidecarPath(root, kAuditSidecarName);
   std::string text;
   if (PathExists(path)) {
-    SEDPACK_ASSIGN_OR_RETURN(text, ReadFileText(path, 1ULL << 30));
+    SEDPACK_ASSIGN_OR_RETURN(text, ReadSidecarText(root, kAuditSidecarName, 1ULL << 30));
   }
   text += j.dump() + "\n";
   return WriteSidecar(root, kAuditSidecarName, std::as_bytes(std::span<const char>(text.data(), text.size())));
@@ -95,7 +95,7 @@ Result<RestampSummary> RestampHashes(const std::string& root, const std::string&
     SEDPACK_ASSIGN_OR_RETURN(list_info.shard_list_info_file.hash_checksums,
                              RestampList(*ds, list_info.shard_list_info_file.file_path, 0, &s));
   }
-  SEDPACK_RETURN_NOT_OK(WriteFileAtomic(ds->PathOf("dataset_info.json"), SerializeDatasetInfo(info)));
+  SEDPACK_RETURN_NOT_OK(ds->WriteFile("dataset_info.json", SerializeDatasetInfo(info)));
   SEDPACK_RETURN_NOT_OK(ds->Reload());
   SEDPACK_ASSIGN_OR_RETURN(s.new_root, ds->MetadataChecksums());
   SEDPACK_RETURN_NOT_OK(AppendAudit(root, "rewrite-digests", reason, s.old_root, s.new_root));

@@ -46,13 +46,13 @@ Status ForEachShard(Comm& comm, const Dataset& ds, const CheckOptions& walk_opti
           return Status::Corruption(task.path, ": the file does not match its recorded hashes (", task.list_path,
                                     ")");
         }
-        SEDPACK_ASSIGN_OR_RETURN(auto shard, DecodeShard(st.shard_file_type, st.compression, ds.schema(),
-                                                         std::move(bytes)));
-        if (static_cast<std::int64_t>(shard->num_examples()) != task.number_of_examples) {
-          return Status::Corruption(task.path, ": holds ", shard->num_examples(), " examples, ", task.list_path,
+        auto shard = DecodeShard(st.shard_file_type, st.compression, ds.schema(), std::move(bytes));
+        if (!shard.ok()) return shard.status().WithPrefix(task.path + ": ");
+        if (static_cast<std::int64_t>((*shard)->num_examples()) != task.number_of_examples) {
+          return Status::Corruption(task.path, ": holds ", (*shard)->num_examples(), " examples, ", task.list_path,
                                     " says ", task.number_of_examples);
         }
-        return fn(t, task, *shard);
+        return fn(t, task, **shard);
       }();
       if (!s.ok()) {
         std::lock_guard<std::mutex> lock(mu);
