@@ -12,6 +12,7 @@
 #include <new>
 #include <random>
 #include <set>
+#include <system_error>
 #include <thread>
 
 #include "sedpack/io/file.h"
@@ -207,9 +208,14 @@ class ExampleReader::Impl {
         p.set_value(ReadShard(*dataset, shard, limits));
         inflight_.push_back(p.get_future());
       } else {
-        inflight_.push_back(std::async(std::launch::async, [dataset, shard, limits] {
-          return ReadShard(*dataset, shard, limits);
-        }));
+        auto task = [dataset, shard, limits] { return ReadShard(*dataset, shard, limits); };
+        try {
+          inflight_.push_back(std::async(std::launch::async, task));
+        } catch (const std::system_error&) {
+          // No thread for the prefetch (a thread limit, or an address-space cap
+          // with no room for a stack): decode it when it is needed, here.
+          inflight_.push_back(std::async(std::launch::deferred, std::move(task)));
+        }
       }
     }
   }

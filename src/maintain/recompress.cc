@@ -17,6 +17,7 @@
 #include <sstream>
 #include <thread>
 
+#include "dataset/worker_pool_internal.h"
 #include "sedpack/codecs/hash.h"
 #include "sedpack/dataset/check.h"
 #include "sedpack/dataset/dataset.h"
@@ -283,8 +284,13 @@ Result<RecompressSummary> Recompress(Comm& comm, const std::string& root, const 
     --running;
   };
   // Rank 0's own threads work while its caller thread folds in progress.
-  std::vector<std::thread> pool;
-  for (int t = 0; t < threads; ++t) pool.emplace_back(work);
+  std::vector<std::thread> pool = internal::StartThreads(threads, [&work](int) { work(); });
+  // Threads the system refused never count down `running`.
+  running.fetch_sub(threads - static_cast<int>(pool.size()));
+  if (pool.empty()) {
+    running.fetch_add(1);
+    work();
+  }
   std::vector<std::int64_t> others;
   bool others_final = false;
   auto progress = [&](bool finished) {

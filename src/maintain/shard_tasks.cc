@@ -3,6 +3,7 @@
 #include <mutex>
 #include <thread>
 
+#include "dataset/worker_pool_internal.h"
 #include "maintain/shard_tasks_internal.h"
 #include "sedpack/codecs/hash.h"
 #include "sedpack/io/file.h"
@@ -64,8 +65,8 @@ Status ForEachShard(Comm& comm, const Dataset& ds, const CheckOptions& walk_opti
       }
     }
   };
-  std::vector<std::thread> pool;
-  for (int t = 0; t < n; ++t) pool.emplace_back(work, t);
+  std::vector<std::thread> pool = internal::StartThreads(n, work);
+  if (pool.empty()) work(0);
   for (auto& t : pool) t.join();
   SEDPACK_RETURN_NOT_OK(comm.IdleBarrier());
   Status agreed = AgreeOnStatus(comm, first_error);
