@@ -51,9 +51,11 @@ using Shape = std::vector<std::int64_t>;
 /// Return "(3, 4)" / "()" / "(5,)" as numpy prints shapes.
 std::string ShapeToString(const Shape& shape);
 
+/// Bound on the elements of a shape and on the bytes of one fixed-size value.
+inline constexpr std::uint64_t kMaxValueBytes = std::uint64_t{1} << 62;
+
 /// Product of the dims; InvalidArgument on a non-positive dim or on overflow past `limit`.
-Result<std::uint64_t> ShapeElementCount(const Shape& shape,
-                                        std::uint64_t limit = (1ULL << 62));
+Result<std::uint64_t> ShapeElementCount(const Shape& shape, std::uint64_t limit = kMaxValueBytes);
 
 /// One attribute of the schema, typed (the metadata keeps the original strings).
 struct AttributeSpec {
@@ -64,7 +66,8 @@ struct AttributeSpec {
   /// True for str/bytes with shape (): any length is allowed.
   bool IsVariableSize() const;
   /// Exact byte size of one value for fixed-size attributes (itemsize * prod(shape);
-  /// N for bytes (N,)). InvalidArgument for variable-size attributes.
+  /// N for bytes (N,)). InvalidArgument for variable-size attributes and for
+  /// sizes above kMaxValueBytes.
   Result<std::uint64_t> FixedByteSize() const;
   /// Alignment of the value's data inside an fb shard: 16 for str/bytes, else itemsize.
   std::size_t FbAlignment() const;

@@ -7,6 +7,7 @@
 #include "cli/cli_common.h"
 #include "sedpack/dataset/check.h"
 #include "sedpack/index/index.h"
+#include "sedpack/io/file.h"
 #include "sedpack/maintain/content.h"
 #include "sedpack/maintain/recompress.h"
 #include "sedpack/maintain/restamp.h"
@@ -40,8 +41,12 @@ const CommandSpec kFixSpec = {
     "None of this repairs corrupt data: a damaged shard stays damaged (run `sedpack\n"
     "verify`), and --rewrite-digests would hide damage, which is why it needs a reason\n"
     "and leaves an audit record.\n"
-    "Exit code 0: done (or nothing to do), 2: not a dataset or bad options,\n"
-    "3: a file could not be removed or written.\n",
+    "A path that leads outside the dataset root (metadata naming one, or a symbolic\n"
+    "link in the tree pointing out) is listed as `unsafe`; then nothing is removed.\n"
+    "Neither is anything removed while a shards_list.json cannot be read (`unreadable`):\n"
+    "the files it lists would look like orphans.\n"
+    "Exit code 0: done (or nothing to do), 1: unsafe or unreadable paths (nothing removed),\n"
+    "2: not a dataset or bad options, 3: a file could not be removed or written.\n",
 };
 
 namespace {
@@ -132,9 +137,59 @@ int RunFix(const std::vector<std::string>& args) {
     std::string kind, path;
   };
   std::vector<Finding> findings;
+  // Paths that lead outside the root (through metadata or a symbolic link):
+  // nothing is removed while there are any, since what looks like an orphan
+  // could then be someone else's file.
+  std::vector<CheckProblem> unsafe;
+  // Lists the walk could not follow: the files under them look like orphans
+  // but are not, so orphans are not removed while there are any.
+  std::vector<CheckProblem> unread;
+  for (const CheckProblem& p : walk->report.problems) {
+    if (p.kind == CheckProblem::Kind::kPathEscape) unsafe.push_back(p);
+    if (p.kind == CheckProblem::Kind::kMalformed || p.kind == CheckProblem::Kind::kMissingFile ||
+        p.kind == CheckProblem::Kind::kIOError) {
+      unread.push_back(p);
+    }
+  }
+  // The walk reads only lists; a listed shard that is a link out is found by
+  // opening it (O_PATH: nothing is read).
+  if (!(*ds)->pack()) {
+    for (const ShardCheckTask& t : walk->shards) {
+      auto fd = OpenBeneath(root, t.path, O_PATH);
+      if (!fd.ok() && IsOutsideRoot(fd.status())) {
+        CheckProblem p;
+        p.kind = CheckProblem::Kind::kPathEscape;
+        p.path = t.path;
+        p.message = fd.status().message();
+        unsafe.push_back(std::move(p));
+      }
+    }
+  }
   for (const CheckProblem& p : orphans.problems) {
+    if (p.kind != CheckProblem::Kind::kOrphan) {
+      if (p.kind == CheckProblem::Kind::kPathEscape) unsafe.push_back(p);
+      continue;
+    }
     const std::string name = fs::path(p.path).filename().string();
     findings.push_back({IsTemporaryName(name) ? "temporary" : "orphan", p.path});
+  }
+  auto print = [](std::string_view kind, const CheckProblem& p) {
+    std::string_view message = p.message;
+    if (message.starts_with(p.path + ": ")) message.remove_prefix(p.path.size() + 2);
+    std::cout << kind << " " << p.path << ": " << message << "\n";
+  };
+  if (!unsafe.empty()) {
+    for (const CheckProblem& p : unsafe) print("unsafe", p);
+    std::cerr << "sedpack: " << root << " has " << unsafe.size() << " path" << (unsafe.size() == 1 ? "" : "s")
+              << " leading outside the dataset root (listed above); nothing was removed or rewritten\n";
+    return kExitProblems;
+  }
+  if (!unread.empty() && !findings.empty()) {
+    for (const CheckProblem& p : unread) print("unreadable", p);
+    std::cerr << "sedpack: " << root << ": " << unread.size() << " metadata file" << (unread.size() == 1 ? "" : "s")
+              << " could not be followed (listed above), so the files they list look like orphans; nothing was "
+                 "removed (run `sedpack verify`)\n";
+    return kExitProblems;
   }
   std::error_code ec;
   if (!(*ds)->pack()) {
@@ -189,6 +244,13 @@ int RunFix(const std::vector<std::string>& args) {
     bytes += fs::file_size(file, ec);
     if (!remove) {
       std::cout << f.kind << " " << f.path << "\n";
+      continue;
+    }
+    // FindOrphans does not enter links to folders, but the tree may have
+    // changed since: never remove anything through a folder that leads out.
+    if (Status beneath = CheckStaysBeneath(root, f.path); !beneath.ok()) {
+      std::cerr << "sedpack: not removed: " << beneath.message() << "\n";
+      ++failures;
       continue;
     }
     const fs::path stop = f.path.find('/') == std::string::npos

@@ -238,7 +238,6 @@ Result<std::vector<std::string>> HashBytes(std::span<const HashAlgorithm> algori
 
 Result<std::vector<std::string>> HashFile(std::span<const HashAlgorithm> algorithms,
                                           const std::string& path) {
-  SEDPACK_ASSIGN_OR_RETURN(MultiHasher m, MultiHasher::Make(algorithms));
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) {
     const int err = errno;
@@ -251,6 +250,12 @@ Result<std::vector<std::string>> HashFile(std::span<const HashAlgorithm> algorit
     int fd;
     ~FdCloser() { ::close(fd); }
   } closer{fd};
+  return HashFd(algorithms, fd, path);
+}
+
+Result<std::vector<std::string>> HashFd(std::span<const HashAlgorithm> algorithms, int fd,
+                                        const std::string& path) {
+  SEDPACK_ASSIGN_OR_RETURN(MultiHasher m, MultiHasher::Make(algorithms));
   ::posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
   auto buffer = std::make_unique_for_overwrite<std::byte[]>(kFileChunk);
   for (;;) {

@@ -185,7 +185,15 @@ Result<std::uint64_t> AttributeSpec::FixedByteSize() const {
   }
   SEDPACK_ASSIGN_OR_RETURN(std::uint64_t count, ShapeElementCount(shape));
   if (dtype == DType::kBytes || dtype == DType::kStr) return count;
-  return count * DTypeItemSize(dtype);
+  // The element count is bounded, the byte count must be too: (2^31, 2^31)
+  // float64 would otherwise wrap around to a small size and match a tiny value.
+  const std::uint64_t item = DTypeItemSize(dtype);
+  if (count > kMaxValueBytes / item) {
+    return Status::InvalidArgument("attribute \"", name, "\": shape ", ShapeToString(shape), " of ",
+                                   DTypeName(dtype), " needs more than ", kMaxValueBytes,
+                                   " bytes per value");
+  }
+  return count * item;
 }
 
 std::size_t AttributeSpec::FbAlignment() const {

@@ -59,21 +59,25 @@ void CompareHashes(const std::vector<HashAlgorithm>& algos, const std::string& p
   }
 }
 
+// What a failure to open or read a listed file is.
+CheckProblem::Kind ProblemKindOf(const Status& status) {
+  if (status.code() == StatusCode::kNotFound) return CheckProblem::Kind::kMissingFile;
+  if (IsOutsideRoot(status)) return CheckProblem::Kind::kPathEscape;
+  return CheckProblem::Kind::kIOError;
+}
+
 // Hash a listed file and compare. False if the file could not be read.
 bool HashAndCompare(const Dataset& ds, const std::string& rel, const std::vector<std::string>& expected,
                     const CheckOptions& options, CheckReport* report) {
   const auto& algos = ds.info().dataset_structure.hash_checksum_algorithms;
   auto size = ds.SizeOf(rel);
   if (!size.ok()) {
-    AddProblem(report,
-               size.status().code() == StatusCode::kNotFound ? CheckProblem::Kind::kMissingFile
-                                                             : CheckProblem::Kind::kIOError,
-               rel, size.status().message());
+    AddProblem(report, ProblemKindOf(size.status()), rel, size.status().message());
     return false;
   }
   auto found = ds.HashOf(rel);
   if (!found.ok()) {
-    AddProblem(report, CheckProblem::Kind::kIOError, rel, found.status().message());
+    AddProblem(report, ProblemKindOf(found.status()), rel, found.status().message());
     return false;
   }
   report->files_checked++;
@@ -216,7 +220,7 @@ class Walker {
     if (!list.ok()) {
       const std::string& msg = list.status().message();
       const bool escape = msg.find("\"..\"") != std::string::npos || msg.find("..") != std::string::npos ||
-                          msg.find("absolute") != std::string::npos;
+                          msg.find("absolute") != std::string::npos || IsOutsideRoot(list.status());
       AddProblem(report, escape ? CheckProblem::Kind::kPathEscape : CheckProblem::Kind::kMalformed, rel, msg);
       return;
     }
@@ -224,13 +228,17 @@ class Walker {
       AddProblem(report, CheckProblem::Kind::kMalformed, rel,
                  "relative_path_self is \"" + list->relative_path_self + "\" but the file is at \"" + rel + "\"");
     }
-    // Sums are done in unsigned 64-bit and compared as such: hostile counts
-    // cannot overflow into a false match.
+    // Sums are done in unsigned 64-bit with overflow checks: each count is at
+    // most 2^62, but four of them wrap around to 0 and would match a hostile 0.
     std::uint64_t examples = 0;
     std::uint64_t shards = list->shard_files.size();
+    bool overflow = false;
+    auto add = [&overflow](std::uint64_t* sum, std::int64_t count) {
+      overflow = __builtin_add_overflow(*sum, static_cast<std::uint64_t>(count), sum) || overflow;
+    };
     for (std::size_t i = 0; i < list->shard_files.size(); ++i) {
       const ShardInfo& shard = list->shard_files[i];
-      examples += static_cast<std::uint64_t>(shard.number_of_examples);
+      add(&examples, shard.number_of_examples);
       if (shard.file_infos.empty()) {
         AddProblem(report, CheckProblem::Kind::kMalformed, rel,
                    "shard_files[" + std::to_string(i) + "] has no file_infos");
@@ -250,9 +258,14 @@ class Walker {
       }
     }
     for (const ShardListInfo& child : list->children_shard_lists) {
-      examples += static_cast<std::uint64_t>(child.number_of_examples);
-      shards += static_cast<std::uint64_t>(child.number_of_shards);
+      add(&examples, child.number_of_examples);
+      add(&shards, child.number_of_shards);
       CheckList(child, depth + 1, inside);
+    }
+    if (overflow) {
+      AddProblem(report, CheckProblem::Kind::kCountMismatch, rel,
+                 "the number_of_examples / number_of_shards of the entries add up to more than 2^64 - 1");
+      return;
     }
     auto count = [&](const std::string& what, std::int64_t recorded, std::uint64_t actual) {
       if (static_cast<std::uint64_t>(recorded) == actual) return;
@@ -359,7 +372,9 @@ void CheckShardFiles(const Dataset& dataset, const std::vector<ShardCheckTask>& 
     shard.file_infos.push_back(FileInfo{task.path, task.expected});
     auto decoded = ReadShard(dataset, shard, options.limits);
     if (!decoded.ok()) {
-      AddProblem(report, CheckProblem::Kind::kMalformed, task.path, decoded.status().message());
+      AddProblem(report,
+                 IsOutsideRoot(decoded.status()) ? CheckProblem::Kind::kPathEscape : CheckProblem::Kind::kMalformed,
+                 task.path, decoded.status().message());
       continue;
     }
     const auto n = static_cast<std::int64_t>((*decoded)->num_examples());
@@ -395,6 +410,16 @@ void FindOrphans(const Dataset& dataset, const CheckOptions& options,
   for (Split split : AllSplits()) {
     if (!options.splits.empty() &&
         std::find(options.splits.begin(), options.splits.end(), split) == options.splits.end()) {
+      continue;
+    }
+    // The walk below does not follow links to folders, except the one it starts
+    // from: a split folder that is a link out of the root is not scanned
+    // (listing it would offer files elsewhere to `fix --gc` for removal).
+    if (auto dir = OpenBeneath(dataset.root(), SplitName(split), O_PATH | O_DIRECTORY); !dir.ok()) {
+      if (IsOutsideRoot(dir.status())) {
+        AddProblem(report, CheckProblem::Kind::kPathEscape, std::string(SplitName(split)),
+                   dir.status().message());
+      }
       continue;
     }
     std::error_code ec;

@@ -23,6 +23,7 @@ namespace {
 constexpr std::string_view kMagic = "sedpack-hpc commit journal 1\n";
 constexpr std::string_view kInfoName = "dataset_info.json";
 constexpr std::uint64_t kMaxJournalBytes = 1ULL << 31;
+constexpr std::string_view kLockPath = ".sedpack-hpc/commit.lock";
 
 std::string HexOf(std::string_view bytes) {
   return DigestHex(Sha256Of(std::as_bytes(std::span<const char>(bytes.data(), bytes.size()))));
@@ -110,8 +111,9 @@ Result<Journal> Parse(std::string_view text, const std::string& where) {
 class CommitLock {
  public:
   static Result<CommitLock> Take(const std::string& root) {
+    SEDPACK_RETURN_NOT_OK(CheckStaysBeneath(root, kLockPath));
     SEDPACK_RETURN_NOT_OK(CreateDirectories(SidecarDir(root)));
-    const std::string path = SidecarPath(root, "commit.lock");
+    const std::string path = JoinRoot(root, kLockPath);
     const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
     if (fd < 0) return Status::IOError("cannot open ", path, ": ", std::strerror(errno));
     while (::flock(fd, LOCK_EX) != 0) {
@@ -147,6 +149,7 @@ Status RestoreLists(const std::string& root, const std::vector<MetadataWrite>& f
   for (std::size_t i = files.size(); i-- > 0;) {
     const MetadataWrite& f = files[i];
     const std::string path = JoinRoot(root, f.relative);
+    SEDPACK_RETURN_NOT_OK(CheckStaysBeneath(root, f.relative));
     if (f.previous) {
       SEDPACK_RETURN_NOT_OK(WriteFileAtomic(path, *f.previous));
     } else if (::unlink(path.c_str()) != 0 && errno != ENOENT) {
@@ -162,9 +165,9 @@ Status RestoreLists(const std::string& root, const std::vector<MetadataWrite>& f
 Result<bool> RecoverLocked(const std::string& root) {
   const std::string journal = JoinRoot(root, kCommitJournalPath);
   if (!PathExists(journal)) return false;
-  SEDPACK_ASSIGN_OR_RETURN(std::string text, ReadFileText(journal, kMaxJournalBytes));
+  SEDPACK_ASSIGN_OR_RETURN(std::string text, ReadFileTextBeneath(root, kCommitJournalPath, kMaxJournalBytes));
   SEDPACK_ASSIGN_OR_RETURN(Journal j, Parse(text, journal));
-  SEDPACK_ASSIGN_OR_RETURN(std::string info, ReadFileText(JoinRoot(root, kInfoName), kMaxJournalBytes));
+  SEDPACK_ASSIGN_OR_RETURN(std::string info, ReadFileTextBeneath(root, kInfoName, kMaxJournalBytes));
   const std::string now = HexOf(info);
   if (now == j.after) {
     // The commit point was reached; only the clean-up was cut short.
@@ -201,20 +204,23 @@ Status CommitMetadata(const std::string& root, std::span<const MetadataWrite> li
     SEDPACK_ASSIGN_OR_RETURN(CommitLock taken, CommitLock::Take(root));
     lock.emplace(std::move(taken));
     SEDPACK_RETURN_NOT_OK(RecoverLocked(root).status());
-    SEDPACK_ASSIGN_OR_RETURN(std::string info, ReadFileText(JoinRoot(root, kInfoName), kMaxJournalBytes));
+    SEDPACK_ASSIGN_OR_RETURN(std::string info, ReadFileTextBeneath(root, kInfoName, kMaxJournalBytes));
     Journal j;
     j.before = HexOf(info);
     j.after = HexOf(*dataset_info_text);
     for (const MetadataWrite& w : lists) j.files.push_back(MetadataWrite{w.relative, {}, w.previous});
     journal = JoinRoot(root, kCommitJournalPath);
+    SEDPACK_RETURN_NOT_OK(CheckStaysBeneath(root, kCommitJournalPath));
     SEDPACK_RETURN_NOT_OK(WriteFileAtomic(journal, Serialize(j)));
   }
   std::size_t done = 0;
   Status st;
   for (; done < lists.size(); ++done) {
-    st = WriteFileAtomic(JoinRoot(root, lists[done].relative), lists[done].text);
+    st = CheckStaysBeneath(root, lists[done].relative);
+    if (st.ok()) st = WriteFileAtomic(JoinRoot(root, lists[done].relative), lists[done].text);
     if (!st.ok()) break;
   }
+  if (st.ok() && dataset_info_text) st = CheckStaysBeneath(root, kInfoName);
   if (st.ok() && dataset_info_text) st = WriteFileAtomic(JoinRoot(root, kInfoName), *dataset_info_text);
   if (st.ok()) return journal.empty() ? st : RemoveJournal(journal);
   // Undo in this process what was written; the journal covers a death meanwhile.

@@ -100,7 +100,9 @@ Result<std::shared_ptr<Dataset>> Dataset::Open(const std::string& root, const Op
   SEDPACK_RETURN_NOT_OK(
       CheckSedpackVersion(ds->info_.metadata.sedpack_version, options.reader_version)
           .WithPrefix(path + ": metadata.sedpack_version: "));
-  SEDPACK_ASSIGN_OR_RETURN(ds->schema_, ds->info_.dataset_structure.Schema());
+  auto schema = ds->info_.dataset_structure.Schema();
+  if (!schema.ok()) return schema.status().WithPrefix(path + ": ");
+  ds->schema_ = std::move(schema).value();
   return ds;
 }
 
@@ -108,25 +110,35 @@ std::string Dataset::PathOf(std::string_view relative) const { return JoinRoot(r
 
 Result<std::vector<std::byte>> Dataset::ReadBytes(std::string_view relative, std::uint64_t max_bytes) const {
   if (pack_) return pack_->Read(relative, max_bytes);
-  return ReadFileBytes(PathOf(relative), max_bytes);
+  return ReadFileBytesBeneath(root_, relative, max_bytes);
 }
 
 Result<std::string> Dataset::ReadText(std::string_view relative, std::uint64_t max_bytes) const {
-  if (!pack_) return ReadFileText(PathOf(relative), max_bytes);
+  if (!pack_) return ReadFileTextBeneath(root_, relative, max_bytes);
   SEDPACK_ASSIGN_OR_RETURN(std::vector<std::byte> bytes, pack_->Read(relative, max_bytes));
   return std::string(reinterpret_cast<const char*>(bytes.data()), bytes.size());
 }
 
 Result<std::uint64_t> Dataset::SizeOf(std::string_view relative) const {
   if (pack_) return pack_->Size(relative);
-  return FileSize(PathOf(relative));
+  return FileSizeBeneath(root_, relative);
 }
 
 Result<std::vector<std::string>> Dataset::HashOf(std::string_view relative) const {
   const auto& algos = info_.dataset_structure.hash_checksum_algorithms;
-  if (!pack_) return HashFile(algos, PathOf(relative));
+  if (!pack_) {
+    SEDPACK_ASSIGN_OR_RETURN(BeneathFile file, OpenFileBeneath(root_, relative));
+    return HashFd(algos, file.fd.get(), file.path);
+  }
   SEDPACK_ASSIGN_OR_RETURN(std::vector<std::byte> bytes, pack_->Read(relative));
   return HashBytes(algos, bytes);
+}
+
+Status Dataset::WriteFile(std::string_view relative, std::string_view text,
+                          const AtomicWriteOptions& options) const {
+  if (pack_) return Status::InvalidArgument(root_, ": a packed dataset is read-only");
+  SEDPACK_RETURN_NOT_OK(CheckStaysBeneath(root_, relative));
+  return WriteFileAtomic(PathOf(relative), text, options);
 }
 
 Status Dataset::Reload() {

@@ -133,7 +133,7 @@ class Filler::Impl {
       const std::string text = SerializeShardsList(list);
       AtomicWriteOptions wopts;
       wopts.sync = options_.sync;
-      SEDPACK_RETURN_NOT_OK(SetSticky(WriteFileAtomic(dataset_->PathOf(list_path), text, wopts)));
+      SEDPACK_RETURN_NOT_OK(SetSticky(dataset_->WriteFile(list_path, text, wopts)));
       ShardListInfo info;
       info.shard_list_info_file.file_path = list_path;
       SEDPACK_ASSIGN_OR_RETURN(
@@ -201,8 +201,8 @@ class Filler::Impl {
       std::lock_guard<std::mutex> lock(io_mu_);
       ++in_flight_;
     }
-    pool_->Submit([this, writer, slot, abs_path, algos] {
-      PendingWrite w{abs_path, {}, {}, slot};
+    pool_->Submit([this, writer, slot, rel_path, abs_path, algos] {
+      PendingWrite w{rel_path, abs_path, {}, {}, slot};
       if (!Sticky().ok()) return ShardDone();  // another shard already failed: do no more work
       // Compressed straight into pooled memory, hashed from it once; the
       // write() then goes from the same memory, without any copy.
@@ -238,6 +238,7 @@ class Filler::Impl {
 
   // A shard whose bytes are ready (compressed and hashed) but not yet written.
   struct PendingWrite {
+    std::string rel_path;
     std::string path;
     codecs_internal::ByteBuffer bytes;
     std::vector<std::string> hashes;
@@ -249,7 +250,10 @@ class Filler::Impl {
       AtomicWriteOptions wopts;
       wopts.sync = options_.sync;
       wopts.no_replace = true;  // random names never collide in practice; never clobber
-      const Status s = WriteFileAtomic(w.path, w.bytes.span(), wopts);
+      // The split folder (or the writer's sub-folder) may be a symbolic link
+      // leading out of the dataset; shards are not written through it.
+      Status s = CheckStaysBeneath(dataset_->root(), w.rel_path);
+      if (s.ok()) s = WriteFileAtomic(w.path, w.bytes.span(), wopts);
       if (s.ok()) {
         w.slot->file_infos[0].hash_checksums = std::move(w.hashes);
       } else {

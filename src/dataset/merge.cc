@@ -58,7 +58,7 @@ class Merger {
     ShardsList list;
     std::optional<std::string> previous;
     if (PathExists(ds_.PathOf(list_path))) {
-      SEDPACK_ASSIGN_OR_RETURN(previous, ReadFileText(ds_.PathOf(list_path)));
+      SEDPACK_ASSIGN_OR_RETURN(previous, ds_.ReadText(list_path, std::uint64_t{1} << 30));
       SEDPACK_ASSIGN_OR_RETURN(list, ParseShardsList(*previous, list_path));
     } else {
       list.relative_path_self = list_path;

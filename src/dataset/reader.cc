@@ -1,8 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "sedpack/dataset/reader.h"
 
-#include <fcntl.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -14,6 +12,7 @@
 #include <new>
 #include <random>
 #include <set>
+#include <system_error>
 #include <thread>
 
 #include "sedpack/io/file.h"
@@ -27,44 +26,30 @@ namespace {
 // tree is hostile or broken and is refused rather than followed.
 constexpr std::size_t kMaxListDepth = 64;
 
-Status ErrnoStatus(std::string_view what, const std::string& path, int err) {
-  if (err == ENOENT) return Status::NotFound(what, " ", path, ": ", std::strerror(err));
-  if (err == EEXIST) return Status::AlreadyExists(what, " ", path, ": ", std::strerror(err));
-  return Status::IOError(what, " ", path, ": ", std::strerror(err));
-}
-
-// ReadFileBytes (same checks and messages), but into pooled memory that is
-// neither zero-filled nor freshly mapped for every shard.
-Status ReadFileInto(const std::string& path, std::uint64_t max_bytes,
+// ReadFileBytesBeneath (same checks and messages), but into pooled memory that
+// is neither zero-filled nor freshly mapped for every shard.
+Status ReadFileInto(const Dataset& dataset, std::string_view relative, std::uint64_t max_bytes,
                     codecs_internal::ByteBuffer* out) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return ErrnoStatus("cannot open", path, errno);
-  struct Closer {
-    int fd;
-    ~Closer() { ::close(fd); }
-  } closer{fd};
-  struct stat st {};
-  if (::fstat(fd, &st) != 0) return ErrnoStatus("cannot stat", path, errno);
-  if (!S_ISREG(st.st_mode)) return Status::IOError("not a regular file: ", path);
-  const auto size = static_cast<std::uint64_t>(st.st_size);
+  SEDPACK_ASSIGN_OR_RETURN(BeneathFile file, OpenFileBeneath(dataset.root(), relative));
+  const std::uint64_t size = file.size;
   if (size > max_bytes) {
-    return Status::ResourceExhausted("file ", path, " has ", size, " bytes, more than the limit of ",
+    return Status::ResourceExhausted("file ", file.path, " has ", size, " bytes, more than the limit of ",
                                      max_bytes);
   }
   try {
     out->resize(static_cast<std::size_t>(size));
   } catch (const std::bad_alloc&) {
-    return Status::ResourceExhausted("out of memory reading ", path, " (", size, " bytes)");
+    return Status::ResourceExhausted("out of memory reading ", file.path, " (", size, " bytes)");
   }
   std::size_t done = 0;
   while (done < size) {
     const ssize_t n =
-        ::read(fd, out->data() + done, std::min<std::uint64_t>(size - done, 1u << 30));
+        ::read(file.fd.get(), out->data() + done, std::min<std::uint64_t>(size - done, 1u << 30));
     if (n < 0) {
       if (errno == EINTR) continue;
-      return ErrnoStatus("cannot read", path, errno);
+      return Status::IOError("cannot read ", file.path, ": ", std::strerror(errno));
     }
-    if (n == 0) return Status::IOError("file ", path, " shrank while being read");
+    if (n == 0) return Status::IOError("file ", file.path, " shrank while being read");
     done += static_cast<std::size_t>(n);
   }
   return Status::OK();
@@ -139,7 +124,7 @@ Result<std::shared_ptr<const DecodedShard>> ReadShard(const Dataset& dataset, co
     SEDPACK_ASSIGN_OR_RETURN(std::vector<std::byte> packed, dataset.ReadBytes(rel, limits.max_decompressed_bytes));
     bytes = codecs_internal::ByteBuffer(std::move(packed));
   } else {
-    SEDPACK_RETURN_NOT_OK(ReadFileInto(dataset.PathOf(rel), limits.max_decompressed_bytes, &bytes));
+    SEDPACK_RETURN_NOT_OK(ReadFileInto(dataset, rel, limits.max_decompressed_bytes, &bytes));
   }
   auto decoded = shard_internal::DecodeShardBuffer(structure.shard_file_type, structure.compression,
                                                    dataset.schema(), std::move(bytes), limits);
@@ -223,9 +208,14 @@ class ExampleReader::Impl {
         p.set_value(ReadShard(*dataset, shard, limits));
         inflight_.push_back(p.get_future());
       } else {
-        inflight_.push_back(std::async(std::launch::async, [dataset, shard, limits] {
-          return ReadShard(*dataset, shard, limits);
-        }));
+        auto task = [dataset, shard, limits] { return ReadShard(*dataset, shard, limits); };
+        try {
+          inflight_.push_back(std::async(std::launch::async, task));
+        } catch (const std::system_error&) {
+          // No thread for the prefetch (a thread limit, or an address-space cap
+          // with no room for a stack): decode it when it is needed, here.
+          inflight_.push_back(std::async(std::launch::deferred, std::move(task)));
+        }
       }
     }
   }

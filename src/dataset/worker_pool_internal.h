@@ -6,10 +6,31 @@
 #include <deque>
 #include <functional>
 #include <mutex>
+#include <system_error>
 #include <thread>
 #include <vector>
 
 namespace sedpack::internal {
+
+/// Start up to `n` threads running `fn(i)` for i = 0, 1, ... When the system
+/// refuses a thread (std::system_error, EAGAIN: a thread limit, or an
+/// address-space cap with no room for another stack), stop there instead of
+/// letting the exception end the process: callers share their work among the
+/// threads that did start, and do it on their own thread if none did (the
+/// result is empty then).
+template <typename Fn>
+std::vector<std::thread> StartThreads(int n, Fn fn) {
+  std::vector<std::thread> threads;
+  threads.reserve(static_cast<std::size_t>(n > 0 ? n : 0));
+  for (int i = 0; i < n; ++i) {
+    try {
+      threads.emplace_back(fn, i);
+    } catch (const std::system_error&) {
+      break;
+    }
+  }
+  return threads;
+}
 
 /// Fixed set of threads running queued jobs. Submit() blocks while `max_pending`
 /// jobs are queued or running, which bounds the memory held by queued work.
@@ -17,8 +38,7 @@ namespace sedpack::internal {
 class WorkerPool {
  public:
   WorkerPool(int threads, int max_pending) : max_pending_(max_pending < 1 ? 1 : max_pending) {
-    if (threads < 1) threads = 1;
-    for (int i = 0; i < threads; ++i) threads_.emplace_back([this] { Run(); });
+    threads_ = StartThreads(threads < 1 ? 1 : threads, [this](int) { Run(); });
   }
   ~WorkerPool() {
     {
@@ -32,6 +52,10 @@ class WorkerPool {
   WorkerPool& operator=(const WorkerPool&) = delete;
 
   void Submit(std::function<void()> job) {
+    if (threads_.empty()) {  // not even one thread could start: run it here
+      job();
+      return;
+    }
     std::unique_lock<std::mutex> lock(mu_);
     cv_space_.wait(lock, [this] { return pending_ < max_pending_; });
     ++pending_;

@@ -11,6 +11,7 @@
 #include <optional>
 #include <thread>
 
+#include "dataset/worker_pool_internal.h"
 #include "sedpack/generate/generate.h"
 #include "sedpack/metadata/json_value.h"
 
@@ -45,7 +46,7 @@ class Pipeline {
   Pipeline(const ExampleGenerator& generator, std::vector<Job> jobs, int threads)
       : generator_(generator), jobs_(std::move(jobs)),
         slots_(static_cast<std::size_t>(2 * threads + 2)) {
-    for (int i = 0; i < threads; ++i) workers_.emplace_back([this] { WorkerLoop(); });
+    workers_ = internal::StartThreads(threads, [this](int) { WorkerLoop(); });
   }
   ~Pipeline() {
     {
@@ -63,6 +64,11 @@ class Pipeline {
   /// caller until Release(j).
   Slot& Wait(std::uint64_t j) {
     Slot& slot = slots_[j % slots_.size()];
+    if (workers_.empty()) {
+      // Not even one worker could start: generate the job here, in order.
+      Produce(j, slot);
+      return slot;
+    }
     std::unique_lock<std::mutex> lock(mu_);
     cv_.wait(lock, [&] { return slot.ready && slot.job == j; });
     return slot;
@@ -89,21 +95,22 @@ class Pipeline {
         cv_.wait(lock, [&] { return stop_ || j < released_ + slots_.size(); });
         if (stop_) return;
       }
-      Slot& slot = slots_[j % slots_.size()];
-      const Job& job = jobs_[j];
-      slot.examples.resize(job.count);
-      Status st;
-      for (std::uint64_t k = 0; k < job.count && st.ok(); ++k) {
-        st = generator_.Generate(job.split, job.first + k, &slot.examples[k]);
-      }
-      {
-        std::lock_guard<std::mutex> lock(mu_);
-        slot.status = std::move(st);
-        slot.job = j;
-        slot.ready = true;
-      }
+      Produce(j, slots_[j % slots_.size()]);
       cv_.notify_all();
     }
+  }
+
+  void Produce(std::uint64_t j, Slot& slot) {
+    const Job& job = jobs_[j];
+    slot.examples.resize(job.count);
+    Status st;
+    for (std::uint64_t k = 0; k < job.count && st.ok(); ++k) {
+      st = generator_.Generate(job.split, job.first + k, &slot.examples[k]);
+    }
+    std::lock_guard<std::mutex> lock(mu_);
+    slot.status = std::move(st);
+    slot.job = j;
+    slot.ready = true;
   }
 
   const ExampleGenerator& generator_;

@@ -217,25 +217,33 @@ Result<std::shared_ptr<const SampleIndex>> SampleIndex::OpenFile(const std::stri
     if (err == ENOENT) return Status::NotFound("cannot open ", path, ": ", std::strerror(err));
     return Status::IOError("cannot open ", path, ": ", std::strerror(err));
   }
+  return MapFile(FileDescriptor(fd), path);
+}
+
+Result<std::shared_ptr<const SampleIndex>> SampleIndex::OpenInDataset(const std::string& root) {
+  const std::string rel = std::string(kSidecarDirName) + "/" + std::string(kIndexFileName);
+  SEDPACK_ASSIGN_OR_RETURN(FileDescriptor fd, OpenBeneath(root, rel, O_RDONLY | O_NONBLOCK));
+  return MapFile(std::move(fd), JoinRoot(root, rel));
+}
+
+Result<std::shared_ptr<const SampleIndex>> SampleIndex::MapFile(FileDescriptor fd, const std::string& path) {
   struct stat st {};
-  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-    ::close(fd);
+  if (::fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode)) {
     return Status::IOError("not a readable regular file: ", path);
   }
   std::unique_ptr<SampleIndex> index(new SampleIndex());
   index->size_ = static_cast<std::size_t>(st.st_size);
   if (index->size_ > 0) {
-    void* m = ::mmap(nullptr, index->size_, PROT_READ, MAP_PRIVATE, fd, 0);
+    void* m = ::mmap(nullptr, index->size_, PROT_READ, MAP_PRIVATE, fd.get(), 0);
     if (m == MAP_FAILED) {
       const int err = errno;
-      ::close(fd);
       return Status::IOError("cannot map ", path, ": ", std::strerror(err));
     }
     index->map_ = m;
     index->map_size_ = index->size_;
     index->data_ = static_cast<const std::byte*>(m);
   }
-  ::close(fd);
+  fd.Reset();
   auto validated = Validate(std::move(index));
   if (!validated.ok()) return validated.status().WithPrefix(path + ": ");
   return validated;
@@ -440,7 +448,7 @@ Result<IndexCheck> CheckIndex(const std::string& root) {
     c.message = "no index (build it with `sedpack index build`)";
     return c;
   }
-  auto index = SampleIndex::OpenFile(c.path);
+  auto index = SampleIndex::OpenInDataset(root);
   if (!index.ok()) {
     c.freshness = IndexFreshness::kInvalid;
     c.message = index.status().message();
@@ -462,7 +470,7 @@ Result<std::shared_ptr<const SampleIndex>> OpenIndex(const std::shared_ptr<const
   if (!dataset) return Status::InvalidArgument("OpenIndex: null dataset");
   SEDPACK_ASSIGN_OR_RETURN(IndexCheck check, CheckIndex(dataset->root()));
   if (check.freshness == IndexFreshness::kFresh) {
-    auto index = SampleIndex::OpenFile(check.path);
+    auto index = SampleIndex::OpenInDataset(dataset->root());
     // Still the same digest: the file may have been replaced since the check.
     if (index.ok() && (*index)->dataset_info_sha256() == DatasetInfoSha256(dataset->root()).ValueOr({})) {
       return index;

@@ -5,6 +5,7 @@
 #include <charconv>
 #include <deque>
 #include <future>
+#include <system_error>
 
 namespace sedpack {
 
@@ -254,9 +255,14 @@ class ElasticReader::Impl {
         p.set_value(ReadShard(*dataset, info, limits));
         pending_.push_back(p.get_future());
       } else {
-        pending_.push_back(std::async(std::launch::async, [dataset, info = std::move(info), limits] {
-          return ReadShard(*dataset, info, limits);
-        }));
+        auto task = [dataset, info = std::move(info), limits] { return ReadShard(*dataset, info, limits); };
+        try {
+          pending_.push_back(std::async(std::launch::async, task));
+        } catch (const std::system_error&) {
+          // No thread for the prefetch (a thread limit, or an address-space cap
+          // with no room for a stack): decode it when it is needed, here.
+          pending_.push_back(std::async(std::launch::deferred, std::move(task)));
+        }
       }
     }
   }

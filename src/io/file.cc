@@ -4,16 +4,23 @@
 #include "sedpack/io/kill_point.h"
 
 #include <fcntl.h>
+#include <linux/openat2.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <optional>
 #include <random>
 #include <system_error>
+
+#include "io/file_internal.h"
 
 namespace sedpack {
 namespace {
@@ -24,25 +31,88 @@ Status ErrnoStatus(std::string_view what, const std::string& path, int err) {
   return Status::IOError(what, " ", path, ": ", std::strerror(err));
 }
 
-// RAII for a POSIX file descriptor.
-class Fd {
- public:
-  explicit Fd(int fd) : fd_(fd) {}
-  ~Fd() {
-    if (fd_ >= 0) ::close(fd_);
-  }
-  Fd(const Fd&) = delete;
-  Fd& operator=(const Fd&) = delete;
-  int get() const { return fd_; }
-  int Release() {
-    int f = fd_;
-    fd_ = -1;
-    return f;
-  }
+constexpr std::string_view kOutsideRoot = "leads outside the dataset root";
 
- private:
-  int fd_;
-};
+// Set when openat2 answered ENOSYS or EPERM: it is not asked again.
+std::atomic<bool> g_no_openat2{false};
+std::atomic<bool> g_force_fallback{false};
+
+long OpenAt2(int dirfd, const std::string& path, int flags, std::uint64_t resolve) {
+  struct open_how how {};
+  how.flags = static_cast<std::uint64_t>(flags | O_CLOEXEC);
+  how.resolve = resolve;
+  for (int attempt = 0;; ++attempt) {
+    const long fd = ::syscall(SYS_openat2, dirfd, path.c_str(), &how, sizeof(how));
+    if (fd >= 0) return fd;
+    // EAGAIN: a rename elsewhere raced with the lookup and the kernel could not
+    // be sure a ".." stayed beneath; asking again settles it.
+    if (errno == EINTR || (errno == EAGAIN && attempt < 16)) continue;
+    return fd;
+  }
+}
+
+std::optional<std::string> Canonical(const std::string& path) {
+  char* resolved = ::realpath(path.c_str(), nullptr);
+  if (resolved == nullptr) return std::nullopt;
+  std::string out(resolved);
+  std::free(resolved);
+  return out;
+}
+
+bool IsBeneathCanonical(const std::string& path, const std::string& root) {
+  if (root == "/" || path == root) return true;
+  return path.size() > root.size() && path.compare(0, root.size(), root) == 0 &&
+         path[root.size()] == '/';
+}
+
+Status OutsideRoot(const std::string& root, const std::string& path, const std::string& resolved) {
+  return Status::InvalidArgument(
+      path, " ", kOutsideRoot, " ", root.empty() ? "." : root, " (",
+      resolved.empty() ? "through a symbolic link, an absolute path or \"..\""
+                       : "it resolves to " + resolved,
+      "); not followed");
+}
+
+// A missing component and a component that is not a folder both mean the file
+// is not there.
+Status OpenError(const std::string& path, int err) {
+  if (err == ENOENT || err == ENOTDIR) {
+    return Status::NotFound("cannot open ", path, ": ", std::strerror(err));
+  }
+  return ErrnoStatus("cannot open", path, err);
+}
+
+// The fallback of OpenBeneath: resolve `path` completely, compare it with the
+// canonical root, then open it by its canonical path (which names no link; with
+// openat2 the kernel makes sure of that, so a link swapped in meanwhile fails).
+Result<FileDescriptor> OpenCanonicalBeneath(int root_fd, const std::string& root, const std::string& path,
+                                            int flags, bool have_openat2) {
+  const auto canonical_root = Canonical(root.empty() ? "." : root);
+  if (!canonical_root) return OpenError(root, errno);
+  const auto canonical = Canonical(path);
+  // realpath also fails (ENOENT) for a link whose target is missing: there is
+  // nothing to open, wherever the link points.
+  if (!canonical) return OpenError(path, errno);
+  if (!IsBeneathCanonical(*canonical, *canonical_root)) return OutsideRoot(root, path, *canonical);
+  std::string rel = ".";
+  if (*canonical != *canonical_root) {
+    rel = canonical->substr(*canonical_root == "/" ? 1 : canonical_root->size() + 1);
+  }
+  long fd;
+  if (have_openat2) {
+    fd = OpenAt2(root_fd, rel, flags, RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS);
+  } else {
+    do {
+      fd = ::openat(root_fd, rel.c_str(), flags | O_CLOEXEC | O_NOFOLLOW);
+    } while (fd < 0 && errno == EINTR);
+  }
+  if (fd < 0) {
+    // A link where realpath saw none: the tree changed under us.
+    if (errno == ELOOP || errno == EXDEV) return OutsideRoot(root, path, "");
+    return OpenError(path, errno);
+  }
+  return FileDescriptor(static_cast<int>(fd));
+}
 
 std::string TempNameFor(const std::string& path) {
   thread_local std::mt19937_64 rng{std::random_device{}() ^
@@ -75,13 +145,118 @@ Status WriteAll(int fd, const std::byte* data, std::size_t size, const std::stri
 
 }  // namespace
 
-Result<std::vector<std::byte>> ReadFileBytes(const std::string& path, std::uint64_t max_bytes) {
-  Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
-  if (fd.get() < 0) return ErrnoStatus("cannot open", path, errno);
+FileDescriptor& FileDescriptor::operator=(FileDescriptor&& other) noexcept {
+  if (this != &other) {
+    Reset();
+    fd_ = other.Release();
+  }
+  return *this;
+}
+
+void FileDescriptor::Reset() {
+  if (fd_ >= 0) ::close(fd_);
+  fd_ = -1;
+}
+
+namespace io_internal {
+void SetOpenBeneathFallbackForTesting(bool on) { g_force_fallback.store(on); }
+}  // namespace io_internal
+
+Result<FileDescriptor> OpenBeneath(const std::string& root, std::string_view relative, int flags) {
+  const std::string path = JoinRoot(root, relative);
+  if (relative.find('\0') != std::string_view::npos) {
+    return Status::InvalidArgument(path, ": the path contains a NUL byte");
+  }
+  // An absolute `relative` is absolute for openat2 but would be joined under the
+  // root by realpath: refuse it up front so both ways agree.
+  if (!relative.empty() && relative.front() == '/') return OutsideRoot(root, path, "");
+  const std::string rel = relative.empty() ? "." : std::string(relative);
+  FileDescriptor dir(::open(root.empty() ? "." : root.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
+  if (!dir.valid()) return OpenError(root.empty() ? "." : root, errno);
+  bool have_openat2 =
+      !g_no_openat2.load(std::memory_order_relaxed) && !g_force_fallback.load(std::memory_order_relaxed);
+  if (have_openat2) {
+    const long fd = OpenAt2(dir.get(), rel, flags, RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS);
+    if (fd >= 0) return FileDescriptor(static_cast<int>(fd));
+    const int err = errno;
+    if (err == EXDEV || err == ELOOP) {
+      // Leaves the root, or is an absolute link (refused by RESOLVE_BENEATH even
+      // when it points back inside): the canonical path decides.
+      return OpenCanonicalBeneath(dir.get(), root, path, flags, /*have_openat2=*/true);
+    }
+    if (err != ENOSYS && err != EPERM) return OpenError(path, err);
+    // No openat2 here (an old kernel, or a seccomp filter refusing it).
+    g_no_openat2.store(true, std::memory_order_relaxed);
+    have_openat2 = false;
+  }
+  return OpenCanonicalBeneath(dir.get(), root, path, flags, have_openat2);
+}
+
+Result<BeneathFile> OpenFileBeneath(const std::string& root, std::string_view relative) {
+  BeneathFile file;
+  file.path = JoinRoot(root, relative);
+  // O_NONBLOCK: opening a FIFO planted in a dataset must not hang (it is then
+  // refused below); for regular files the flag changes nothing.
+  SEDPACK_ASSIGN_OR_RETURN(file.fd, OpenBeneath(root, relative, O_RDONLY | O_NONBLOCK));
   struct stat st {};
-  if (::fstat(fd.get(), &st) != 0) return ErrnoStatus("cannot stat", path, errno);
-  if (!S_ISREG(st.st_mode)) return Status::IOError("not a regular file: ", path);
-  const auto size = static_cast<std::uint64_t>(st.st_size);
+  if (::fstat(file.fd.get(), &st) != 0) return ErrnoStatus("cannot stat", file.path, errno);
+  if (!S_ISREG(st.st_mode)) return Status::IOError("not a regular file: ", file.path);
+  file.size = static_cast<std::uint64_t>(st.st_size);
+  return file;
+}
+
+Result<std::vector<std::byte>> ReadFileBytesBeneath(const std::string& root, std::string_view relative,
+                                                    std::uint64_t max_bytes) {
+  SEDPACK_ASSIGN_OR_RETURN(BeneathFile file, OpenFileBeneath(root, relative));
+  return ReadAllBytes(file.fd.get(), file.size, file.path, max_bytes);
+}
+
+Result<std::string> ReadFileTextBeneath(const std::string& root, std::string_view relative,
+                                        std::uint64_t max_bytes) {
+  SEDPACK_ASSIGN_OR_RETURN(std::vector<std::byte> bytes, ReadFileBytesBeneath(root, relative, max_bytes));
+  return std::string(reinterpret_cast<const char*>(bytes.data()), bytes.size());
+}
+
+Result<std::uint64_t> FileSizeBeneath(const std::string& root, std::string_view relative) {
+  SEDPACK_ASSIGN_OR_RETURN(BeneathFile file, OpenFileBeneath(root, relative));
+  return file.size;
+}
+
+Status CheckStaysBeneath(const std::string& root, std::string_view relative) {
+  const std::string path = JoinRoot(root, relative);
+  if (!relative.empty() && relative.front() == '/') return OutsideRoot(root, path, "");
+  // The folders on the way, without the file itself.
+  std::vector<std::string_view> parts;
+  for (std::size_t start = 0; start <= relative.size();) {
+    const std::size_t end = std::min(relative.find('/', start), relative.size());
+    const std::string_view part = relative.substr(start, end - start);
+    if (!part.empty() && part != ".") parts.push_back(part);
+    start = end + 1;
+  }
+  if (!parts.empty()) parts.pop_back();
+  // From the parent upwards, the first folder that exists decides: the ones
+  // below it do not exist yet and will be created inside it.
+  for (std::size_t n = parts.size();; --n) {
+    std::string prefix;
+    for (std::size_t i = 0; i < n; ++i) {
+      if (i) prefix += '/';
+      prefix += parts[i];
+    }
+    auto dir = OpenBeneath(root, prefix, O_PATH | O_DIRECTORY);
+    if (dir.ok()) return Status::OK();
+    if (dir.status().code() != StatusCode::kNotFound || n == 0) {
+      return dir.status().WithPrefix(path + ": ");
+    }
+  }
+}
+
+bool IsOutsideRoot(const Status& status) {
+  return status.code() == StatusCode::kInvalidArgument &&
+         status.message().find(kOutsideRoot) != std::string::npos;
+}
+
+Result<std::vector<std::byte>> ReadAllBytes(int fd, std::uint64_t size, const std::string& path,
+                                            std::uint64_t max_bytes) {
   if (size > max_bytes) {
     return Status::ResourceExhausted("file ", path, " has ", size, " bytes, more than the limit of ",
                                      max_bytes);
@@ -89,7 +264,7 @@ Result<std::vector<std::byte>> ReadFileBytes(const std::string& path, std::uint6
   std::vector<std::byte> out(size);
   std::size_t done = 0;
   while (done < size) {
-    const ssize_t n = ::read(fd.get(), out.data() + done, std::min<std::uint64_t>(size - done, 1u << 30));
+    const ssize_t n = ::read(fd, out.data() + done, std::min<std::uint64_t>(size - done, 1u << 30));
     if (n < 0) {
       if (errno == EINTR) continue;
       return ErrnoStatus("cannot read", path, errno);
@@ -98,6 +273,15 @@ Result<std::vector<std::byte>> ReadFileBytes(const std::string& path, std::uint6
     done += static_cast<std::size_t>(n);
   }
   return out;
+}
+
+Result<std::vector<std::byte>> ReadFileBytes(const std::string& path, std::uint64_t max_bytes) {
+  FileDescriptor fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (fd.get() < 0) return ErrnoStatus("cannot open", path, errno);
+  struct stat st {};
+  if (::fstat(fd.get(), &st) != 0) return ErrnoStatus("cannot stat", path, errno);
+  if (!S_ISREG(st.st_mode)) return Status::IOError("not a regular file: ", path);
+  return ReadAllBytes(fd.get(), static_cast<std::uint64_t>(st.st_size), path, max_bytes);
 }
 
 Result<std::string> ReadFileText(const std::string& path, std::uint64_t max_bytes) {
@@ -110,7 +294,7 @@ Status WriteFileAtomic(const std::string& path, std::span<const std::byte> data,
   const std::filesystem::path p(path);
   if (p.has_parent_path()) SEDPACK_RETURN_NOT_OK(CreateDirectories(p.parent_path().string()));
   const std::string tmp = TempNameFor(path);
-  Fd fd(::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644));
+  FileDescriptor fd(::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644));
   if (fd.get() < 0) return ErrnoStatus("cannot create", tmp, errno);
   Status st = WriteAll(fd.get(), data.data(), data.size(), tmp);
   if (st.ok() && options.sync && ::fsync(fd.get()) != 0) st = ErrnoStatus("cannot fsync", tmp, errno);
@@ -130,7 +314,7 @@ Status WriteFileAtomic(const std::string& path, std::span<const std::byte> data,
     return st;
   }
   if (options.sync && p.has_parent_path()) {
-    Fd dir(::open(p.parent_path().c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+    FileDescriptor dir(::open(p.parent_path().c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
     if (dir.get() >= 0) ::fsync(dir.get());
   }
   KillPoint("rename", path);

@@ -223,15 +223,11 @@ Result<PackSummary> PackTree(const std::string& root, const std::string& out) {
       const std::uint64_t pad = (kAlign - offset % kAlign) % kAlign;
       SEDPACK_RETURN_NOT_OK(WriteAll(fd, zeros.data(), pad, tmp));
       offset += pad;
-      const std::string src = JoinRoot(root, rel);
-      const int in = ::open(src.c_str(), O_RDONLY | O_CLOEXEC);
-      if (in < 0) return Status::IOError(src, ": cannot open: ", std::strerror(errno));
-      struct stat st;
-      Status copied = ::fstat(in, &st) == 0 ? Status::OK() : Status::IOError(src, ": cannot stat");
-      const std::uint64_t size = static_cast<std::uint64_t>(st.st_size);
-      if (copied.ok()) copied = CopyRange(in, 0, fd, size, src);
-      ::close(in);
-      SEDPACK_RETURN_NOT_OK(copied);
+      // Links were refused while listing; opening beneath the root also covers
+      // one swapped in since.
+      SEDPACK_ASSIGN_OR_RETURN(BeneathFile in, OpenFileBeneath(root, rel));
+      const std::uint64_t size = in.size;
+      SEDPACK_RETURN_NOT_OK(CopyRange(in.fd.get(), 0, fd, size, in.path));
       PutU32(&index, static_cast<std::uint32_t>(rel.size()));
       index += rel;
       PutU64(&index, offset);

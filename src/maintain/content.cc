@@ -165,7 +165,7 @@ Status WriteContentDigests(const std::string& root, ContentDigests digests) {
 
 Result<ContentDigests> ReadContentDigests(const std::string& root) {
   const std::string path = SidecarPath(root, kContentSidecarName);
-  auto text = ReadFileText(path, 1ULL << 30);
+  auto text = ReadSidecarText(root, kContentSidecarName, 1ULL << 30);
   if (!text.ok()) {
     if (text.status().code() == StatusCode::kNotFound) {
       return Status::NotFound(root, ": no content digests (run `sedpack digest ", root, "` first)");

@@ -17,6 +17,7 @@
 #include <sstream>
 #include <thread>
 
+#include "dataset/worker_pool_internal.h"
 #include "sedpack/codecs/hash.h"
 #include "sedpack/dataset/check.h"
 #include "sedpack/dataset/dataset.h"
@@ -77,14 +78,15 @@ Result<std::vector<std::string>> RecompressShard(const Dataset& ds, const ShardC
                                                  std::uint64_t* bytes_after, std::string* content_digest) {
   const DatasetStructure& st = ds.info().dataset_structure;
   const auto& algos = st.hash_checksum_algorithms;
-  SEDPACK_ASSIGN_OR_RETURN(std::vector<std::byte> bytes, ReadFileBytes(ds.PathOf(task.path)));
+  SEDPACK_ASSIGN_OR_RETURN(std::vector<std::byte> bytes, ds.ReadBytes(task.path));
   SEDPACK_ASSIGN_OR_RETURN(std::vector<std::string> old_hashes, HashBytes(algos, bytes));
   if (old_hashes != task.expected) {
     return Status::Corruption(task.path, ": the file does not match its recorded hashes (",
                               task.list_path, "); recompress refuses to re-stamp corrupt data");
   }
-  SEDPACK_ASSIGN_OR_RETURN(auto decoded, DecodeShard(st.shard_file_type, st.compression, ds.schema(),
-                                                     std::move(bytes)));
+  auto decoded_or = DecodeShard(st.shard_file_type, st.compression, ds.schema(), std::move(bytes));
+  if (!decoded_or.ok()) return decoded_or.status().WithPrefix(task.path + ": ");
+  auto decoded = std::move(decoded_or).value();
   if (static_cast<std::int64_t>(decoded->num_examples()) != task.number_of_examples) {
     return Status::Corruption(task.path, ": holds ", decoded->num_examples(), " examples, ", task.list_path,
                               " says ", task.number_of_examples);
@@ -148,7 +150,12 @@ Status CarryOver(const Dataset& ds, const std::string& staging) {
       continue;
     }
     const fs::path target = fs::path(staging) / rel;
-    if (it->is_directory()) {
+    if (it->is_symlink()) {
+      // Carried over as the link it is: copying what it points to could read a
+      // file outside the dataset into it.
+      fs::create_directories(target.parent_path(), ec);
+      if (!ec) fs::copy_symlink(it->path(), target, ec);
+    } else if (it->is_directory()) {
       fs::create_directories(target, ec);
     } else if (it->is_regular_file()) {
       fs::create_directories(target.parent_path(), ec);
@@ -278,8 +285,13 @@ Result<RecompressSummary> Recompress(Comm& comm, const std::string& root, const 
     --running;
   };
   // Rank 0's own threads work while its caller thread folds in progress.
-  std::vector<std::thread> pool;
-  for (int t = 0; t < threads; ++t) pool.emplace_back(work);
+  std::vector<std::thread> pool = internal::StartThreads(threads, [&work](int) { work(); });
+  // Threads the system refused never count down `running`.
+  running.fetch_sub(threads - static_cast<int>(pool.size()));
+  if (pool.empty()) {
+    running.fetch_add(1);
+    work();
+  }
   std::vector<std::int64_t> others;
   bool others_final = false;
   auto progress = [&](bool finished) {

@@ -3,6 +3,7 @@
 #include <mutex>
 #include <thread>
 
+#include "dataset/worker_pool_internal.h"
 #include "maintain/shard_tasks_internal.h"
 #include "sedpack/codecs/hash.h"
 #include "sedpack/io/file.h"
@@ -46,13 +47,13 @@ Status ForEachShard(Comm& comm, const Dataset& ds, const CheckOptions& walk_opti
           return Status::Corruption(task.path, ": the file does not match its recorded hashes (", task.list_path,
                                     ")");
         }
-        SEDPACK_ASSIGN_OR_RETURN(auto shard, DecodeShard(st.shard_file_type, st.compression, ds.schema(),
-                                                         std::move(bytes)));
-        if (static_cast<std::int64_t>(shard->num_examples()) != task.number_of_examples) {
-          return Status::Corruption(task.path, ": holds ", shard->num_examples(), " examples, ", task.list_path,
+        auto shard = DecodeShard(st.shard_file_type, st.compression, ds.schema(), std::move(bytes));
+        if (!shard.ok()) return shard.status().WithPrefix(task.path + ": ");
+        if (static_cast<std::int64_t>((*shard)->num_examples()) != task.number_of_examples) {
+          return Status::Corruption(task.path, ": holds ", (*shard)->num_examples(), " examples, ", task.list_path,
                                     " says ", task.number_of_examples);
         }
-        return fn(t, task, *shard);
+        return fn(t, task, **shard);
       }();
       if (!s.ok()) {
         std::lock_guard<std::mutex> lock(mu);
@@ -64,8 +65,8 @@ Status ForEachShard(Comm& comm, const Dataset& ds, const CheckOptions& walk_opti
       }
     }
   };
-  std::vector<std::thread> pool;
-  for (int t = 0; t < n; ++t) pool.emplace_back(work, t);
+  std::vector<std::thread> pool = internal::StartThreads(n, work);
+  if (pool.empty()) work(0);
   for (auto& t : pool) t.join();
   SEDPACK_RETURN_NOT_OK(comm.IdleBarrier());
   Status agreed = AgreeOnStatus(comm, first_error);

@@ -191,7 +191,7 @@ Status WriteMinMax(const std::string& root, const SplitStats& stats) {
       SEDPACK_ASSIGN_OR_RETURN(attr.custom_metadata, JsonValue::Parse(j.dump()));
     }
   }
-  return WriteFileAtomic(ds->PathOf("dataset_info.json"), SerializeDatasetInfo(info));
+  return ds->WriteFile("dataset_info.json", SerializeDatasetInfo(info));
 }
 
 }  // namespace sedpack

@@ -547,15 +547,23 @@ Result<AttributeSpec> Attribute::ToSpec() const {
   if (auto count = ShapeElementCount(shape); !count.ok()) {
     return Status::InvalidArgument("attribute \"", name, "\": ", count.status().message());
   }
-  return AttributeSpec{name, *dtype_parsed, shape};
+  AttributeSpec spec{name, *dtype_parsed, shape};
+  // Refused here, while the schema is read, rather than when a value's size is
+  // first computed: the byte size of one value must fit the bound too.
+  if (!spec.IsVariableSize()) SEDPACK_RETURN_NOT_OK(spec.FixedByteSize().status());
+  return spec;
 }
 
 Result<std::vector<AttributeSpec>> DatasetStructure::Schema() const {
   std::vector<AttributeSpec> out;
   out.reserve(saved_data_description.size());
-  for (const auto& a : saved_data_description) {
-    SEDPACK_ASSIGN_OR_RETURN(AttributeSpec spec, a.ToSpec());
-    out.push_back(std::move(spec));
+  for (std::size_t i = 0; i < saved_data_description.size(); ++i) {
+    auto spec = saved_data_description[i].ToSpec();
+    if (!spec.ok()) {
+      return spec.status().WithPrefix("dataset_structure.saved_data_description[" + std::to_string(i) +
+                                      "]: ");
+    }
+    out.push_back(std::move(spec).value());
   }
   return out;
 }

@@ -51,7 +51,7 @@ DatasetInfoDigest Sha256Of(std::span<const std::byte> bytes) {
 
 Result<DatasetInfoDigest> DatasetInfoSha256(const std::string& root) {
   SEDPACK_ASSIGN_OR_RETURN(std::vector<std::byte> bytes,
-                           ReadFileBytes(JoinRoot(root, "dataset_info.json"), kMaxDatasetInfoBytes));
+                           ReadFileBytesBeneath(root, "dataset_info.json", kMaxDatasetInfoBytes));
   return Sha256Of(bytes);
 }
 
@@ -67,8 +67,14 @@ std::string DigestHex(const DatasetInfoDigest& digest) {
 }
 
 Status WriteSidecar(const std::string& root, std::string_view name, std::span<const std::byte> data) {
+  const std::string rel = std::string(kSidecarDirName) + "/" + std::string(name);
+  SEDPACK_RETURN_NOT_OK(CheckStaysBeneath(root, rel));
   SEDPACK_RETURN_NOT_OK(CreateDirectories(SidecarDir(root)));
   return WriteFileAtomic(SidecarPath(root, name), data);
+}
+
+Result<std::string> ReadSidecarText(const std::string& root, std::string_view name, std::uint64_t max_bytes) {
+  return ReadFileTextBeneath(root, std::string(kSidecarDirName) + "/" + std::string(name), max_bytes);
 }
 
 }  // namespace sedpack

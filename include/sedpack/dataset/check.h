@@ -93,6 +93,8 @@ void CheckShardFiles(const Dataset& dataset, const std::vector<ShardCheckTask>& 
                      const CheckOptions& options, CheckReport* report);
 
 /// Add an orphan warning for every file under the checked splits not in `listed`.
+/// A split folder that is a symbolic link out of the root is not scanned; it
+/// gets a path_escape problem instead.
 void FindOrphans(const Dataset& dataset, const CheckOptions& options,
                  const std::vector<std::string>& listed, CheckReport* report);
 

@@ -6,6 +6,7 @@
 #include <string_view>
 #include <vector>
 
+#include "sedpack/io/file.h"
 #include "sedpack/io/pack.h"
 #include "sedpack/metadata/models.h"
 #include "sedpack/status.h"
@@ -45,13 +46,21 @@ class Dataset {
   std::string PathOf(std::string_view relative) const;
 
   /// File access that works for folders and packs alike. `relative` is a
-  /// dataset-relative path (validated by the caller).
+  /// dataset-relative path; in a folder it is opened with OpenBeneath
+  /// (io/file.h), so neither the path nor a symbolic link in the tree can make
+  /// these read a file outside the root (InvalidArgument "... leads outside
+  /// the dataset root ...").
   Result<std::vector<std::byte>> ReadBytes(std::string_view relative,
                                            std::uint64_t max_bytes = (1ULL << 40)) const;
   Result<std::string> ReadText(std::string_view relative, std::uint64_t max_bytes) const;
   Result<std::uint64_t> SizeOf(std::string_view relative) const;
   /// Hashes of a file's bytes with the dataset's algorithms (streamed for folders).
   Result<std::vector<std::string>> HashOf(std::string_view relative) const;
+  /// Write `<root>/<relative>` atomically (WriteFileAtomic) once
+  /// CheckStaysBeneath has made sure the folder it goes into lies beneath the
+  /// root: a symbolic link in the tree never makes a writer write elsewhere.
+  Status WriteFile(std::string_view relative, std::string_view text,
+                   const AtomicWriteOptions& options = {}) const;
   /// The pack this dataset is read from, or nullptr for a folder.
   const PackReader* pack() const { return pack_.get(); }
 

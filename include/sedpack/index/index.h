@@ -74,6 +74,9 @@ class SampleIndex {
   /// Map `path` read-only and validate every header field, table, offset,
   /// count and path (the file is untrusted). Corruption names what is wrong.
   static Result<std::shared_ptr<const SampleIndex>> OpenFile(const std::string& path);
+  /// OpenFile of the dataset's sidecar `<root>/.sedpack-hpc/index.bin`, opened
+  /// with OpenBeneath (io/file.h): never through a link out of the root.
+  static Result<std::shared_ptr<const SampleIndex>> OpenInDataset(const std::string& root);
   /// Validate bytes held in memory (e.g. an index built but not written).
   static Result<std::shared_ptr<const SampleIndex>> FromBytes(std::vector<std::byte> bytes);
   static Result<std::shared_ptr<const SampleIndex>> FromContents(const IndexContents& contents);
@@ -112,6 +115,7 @@ class SampleIndex {
   };
   SampleIndex() = default;
   static Result<std::shared_ptr<const SampleIndex>> Validate(std::unique_ptr<SampleIndex> index);
+  static Result<std::shared_ptr<const SampleIndex>> MapFile(FileDescriptor fd, const std::string& path);
   const Table* table(Split split) const;
 
   std::vector<std::byte> owned_;
