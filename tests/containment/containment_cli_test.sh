@@ -15,7 +15,14 @@ T=$(realpath "$(mktemp -d)")   # canonical: messages print where links resolve t
 trap 'rm -rf "$T"' EXIT
 fail() { echo "FAIL: $*" >&2; exit 1; }
 tamper() { "$PYTHON" "$HERE/tamper.py" "$@"; }
-ulimit -v $((2 * 1024 * 1024))
+# A cap on address space turns an unbounded allocation into a failure. Sanitizer
+# builds reserve terabytes of shadow address space, so there the cap is left off
+# (the normal build runs this test with it).
+if [ -z "${SEDPACK_SANITIZED:-}" ]; then
+  ulimit -v $((2 * 1024 * 1024))
+else
+  echo "sanitizer build: no address-space cap"
+fi
 
 # run WANT_RC PATTERN ARGS...: `sedpack ARGS` exits WANT_RC and prints PATTERN
 # (stdout or stderr). The matching line is echoed for the log.
