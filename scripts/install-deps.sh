@@ -13,6 +13,10 @@ PACKAGES=(
   libgtest-dev libgmock-dev libbenchmark-dev
   libopenmpi-dev openmpi-bin
   libhdf5-dev
+  # Fuzzing (scripts/fuzz.sh): clang 14 and its runtimes. libclang-rt-14-dev holds
+  # libclang_rt.fuzzer*.a and clang's ASan/UBSan runtimes; it is only a
+  # Recommends of clang and so is not pulled in by --no-install-recommends.
+  clang libclang-rt-14-dev
 )
 
 missing=()

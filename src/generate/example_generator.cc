@@ -13,9 +13,12 @@
 #include "generate/half_convert.h"
 #include "sedpack/generate/generate.h"
 
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(__SANITIZE_THREAD__)
 // An AVX2 clone of the hot loop gets 8-lane 32-bit multiplies; the loader picks
 // the clone the CPU supports. Both clones compute bit-identical results.
+// Not under ThreadSanitizer: it instruments the ifunc resolver that picks the
+// clone, which the loader runs before the TSan runtime is set up, so every
+// binary linking this file crashed at startup.
 #define SEDPACK_TRACE_CLONES __attribute__((target_clones("avx2", "default")))
 #else
 #define SEDPACK_TRACE_CLONES

@@ -255,10 +255,15 @@ Result<RecompressSummary> Recompress(Comm& comm, const std::string& root, const 
   std::atomic<std::uint64_t> my_bytes{0}, my_after{0}, my_files{0};
   Status first_error;
   std::atomic<int> running{threads};
+  // Only the calling thread talks to `comm` (a Comm is not thread-safe, and MPI
+  // is initialized for calls from the main thread only): the workers learn of a
+  // failure on another rank through `stop`, and leave their own in
+  // `first_error`; the progress loop below relays both.
+  std::atomic<bool> stop{false};
   auto work = [&] {
     for (;;) {
       const std::size_t i = next.fetch_add(1);
-      if (i >= mine.size() || comm.PeerFailed()) break;
+      if (i >= mine.size() || stop.load(std::memory_order_relaxed)) break;
       {
         std::lock_guard<std::mutex> lock(mu);
         if (!first_error.ok()) break;
@@ -270,10 +275,7 @@ Result<RecompressSummary> Recompress(Comm& comm, const std::string& root, const 
                                                    : Result<std::vector<std::string>>(st);
       std::lock_guard<std::mutex> lock(mu);
       if (!h.ok()) {
-        if (first_error.ok()) {
-          first_error = h.status();
-          comm.NotifyFailure();
-        }
+        if (first_error.ok()) first_error = h.status();
         break;
       }
       new_hashes[mine[i].path] = std::move(h).value();
@@ -312,9 +314,23 @@ Result<RecompressSummary> Recompress(Comm& comm, const std::string& root, const 
     rp.finished = finished;
     o.progress(rp);
   };
+  bool notified = false;
+  auto relay_failures = [&] {
+    bool failed;
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      failed = !first_error.ok();
+    }
+    if (failed && !notified) {
+      comm.NotifyFailure();
+      notified = true;
+    }
+    if (comm.PeerFailed()) stop.store(true, std::memory_order_relaxed);
+  };
   auto last_send = Clock::now();
   while (running.load() > 0) {
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    relay_failures();
     if (rank == 0) {
       progress(false);
     } else if (Clock::now() - last_send > std::chrono::milliseconds(200)) {
@@ -323,6 +339,7 @@ Result<RecompressSummary> Recompress(Comm& comm, const std::string& root, const 
     }
   }
   for (auto& t : pool) t.join();
+  relay_failures();  // a failure in the last 50 ms
   if (rank != 0) {
     comm.SendProgress(0, static_cast<std::int64_t>(my_bytes.load()), true);
   } else {

@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include <atomic>
+#include <chrono>
+#include <condition_variable>
 #include <mutex>
 #include <thread>
 
@@ -34,11 +36,17 @@ Status ForEachShard(Comm& comm, const Dataset& ds, const CheckOptions& walk_opti
   if (threads_used) *threads_used = n;
   const DatasetStructure& st = ds.info().dataset_structure;
   std::atomic<std::size_t> next{0};
+  // Only this (the calling) thread talks to `comm`: a Comm is not thread-safe,
+  // and MPI is initialized for calls from the main thread only. The workers see
+  // a failure elsewhere through `stop`, and report their own through
+  // `first_error`; this thread relays both ways while they run.
+  std::atomic<bool> stop{false};
   std::mutex mu;
+  std::condition_variable cv;
+  int running = n;
   Status first_error;
   auto work = [&](int t) {
-    for (std::size_t i; (i = next.fetch_add(1)) < mine.size();) {
-      if (comm.PeerFailed()) return;
+    for (std::size_t i; !stop.load(std::memory_order_relaxed) && (i = next.fetch_add(1)) < mine.size();) {
       const ShardCheckTask& task = mine[i];
       Status s = [&]() -> Status {
         SEDPACK_ASSIGN_OR_RETURN(std::vector<std::byte> bytes, ds.ReadBytes(task.path));
@@ -57,16 +65,40 @@ Status ForEachShard(Comm& comm, const Dataset& ds, const CheckOptions& walk_opti
       }();
       if (!s.ok()) {
         std::lock_guard<std::mutex> lock(mu);
-        if (first_error.ok()) {
-          first_error = s;
-          comm.NotifyFailure();
-        }
-        return;
+        if (first_error.ok()) first_error = s;
+        stop.store(true, std::memory_order_relaxed);
+        break;
       }
     }
+    std::lock_guard<std::mutex> lock(mu);
+    --running;
+    cv.notify_all();
   };
   std::vector<std::thread> pool = internal::StartThreads(n, work);
+  {
+    // Threads the system refused never run `work`; with none at all, this thread does the work.
+    std::lock_guard<std::mutex> lock(mu);
+    running -= n - static_cast<int>(pool.size());
+    if (pool.empty()) running = 1;
+  }
   if (pool.empty()) work(0);
+  bool notified = false;
+  for (;;) {
+    bool done = false, failed = false;
+    {
+      // Wakes at once when the last worker ends; otherwise polls for peers' failures.
+      std::unique_lock<std::mutex> lock(mu);
+      cv.wait_for(lock, std::chrono::milliseconds(20), [&] { return running == 0; });
+      done = running == 0;
+      failed = !first_error.ok();
+    }
+    if (failed && !notified) {
+      comm.NotifyFailure();
+      notified = true;
+    }
+    if (done) break;
+    if (comm.PeerFailed()) stop.store(true, std::memory_order_relaxed);
+  }
   for (auto& t : pool) t.join();
   SEDPACK_RETURN_NOT_OK(comm.IdleBarrier());
   Status agreed = AgreeOnStatus(comm, first_error);

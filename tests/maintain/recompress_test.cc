@@ -5,11 +5,13 @@
 // rerun finishes. Runs serially and under mpirun with 1, 2 and 4 ranks.
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <filesystem>
 #include <fstream>
 #include <map>
 #include <memory>
 
+#include "mpi/calling_thread_comm.h"
 #include "mpi/shared_dir.h"
 #include "mpi/test_comm.h"
 #include "sedpack/dataset/check.h"
@@ -249,6 +251,29 @@ TEST(Recompress, InterruptedAtAnyStepTheDatasetStaysWhole) {
     EXPECT_EQ(Content(root), content);
     EXPECT_FALSE(fs::exists(RecompressStagingPath(root)));
   }
+}
+
+// The worker threads must not touch the Comm (not thread-safe; MPI runs
+// FUNNELED): they used to poll PeerFailed and call NotifyFailure themselves.
+TEST(Recompress, OnlyTheCallingThreadTalksToTheComm) {
+  SharedDir dir;
+  const std::string root = dir / "ds";
+  MakeDataset(root, ShardFileType::kFb, Compression::kLz4);
+  testing::CallingThreadComm comm(TestComm());
+  RecompressOptions o;
+  o.compression = Compression::kZstd;
+  o.threads = 3;
+  ASSERT_OK(Recompress(comm, root, o).status());
+  // A failing shard: the failure is announced to the other ranks.
+  std::atomic<int> seen{0};
+  o.compression = Compression::kGzip;
+  o.fault = [&](std::string_view step) -> Status {
+    if (step.rfind("shard ", 0) == 0 && ++seen == 2) return Status::IOError("injected failure at ", step);
+    return Status::OK();
+  };
+  const Status st = Recompress(comm, root, o).status();
+  if (comm.size() == 1) EXPECT_FALSE(st.ok());
+  EXPECT_EQ(comm.foreign_calls(), 0);
 }
 
 }  // namespace

@@ -8,6 +8,7 @@
 #include <fstream>
 #include <memory>
 
+#include "mpi/calling_thread_comm.h"
 #include "mpi/shared_dir.h"
 #include "mpi/test_comm.h"
 #include "sedpack/dataset/check.h"
@@ -154,6 +155,28 @@ TEST(SplitStats, CorruptShardIsRefused) {
   const Status st = ComputeSplitStats(TestComm(), dir / "ds", Split::kTrain).status();
   EXPECT_EQ(st.code(), StatusCode::kCorruption) << st.ToString();
   EXPECT_NE(st.message().find("does not match its recorded hashes"), std::string::npos) << st.ToString();
+}
+
+// The worker threads must not touch the Comm (not thread-safe; MPI runs
+// FUNNELED): they used to poll PeerFailed and call NotifyFailure themselves.
+TEST(SplitStats, OnlyTheCallingThreadTalksToTheComm) {
+  SharedDir dir;
+  MakeDataset(dir / "ds");
+  testing::CallingThreadComm comm(TestComm());
+  ASSERT_OK(ComputeSplitStats(comm, dir / "ds", Split::kTrain, 3).status());
+  if (comm.rank() == 0) {  // a corrupt shard: the failure is announced to the other ranks
+    auto ds = Dataset::Open(dir / "ds");
+    ASSERT_TRUE(ds.ok());
+    auto shards = ListShards(*ds, Split::kTrain);
+    ASSERT_TRUE(shards.ok());
+    std::fstream f(dir / "ds" + "/" + (*shards)[1].file_infos[0].file_path,
+                   std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(20);
+    f.put('\x02');
+  }
+  EXPECT_OK(comm.Barrier());
+  EXPECT_EQ(ComputeSplitStats(comm, dir / "ds", Split::kTrain, 3).status().code(), StatusCode::kCorruption);
+  EXPECT_EQ(comm.foreign_calls(), 0);
 }
 
 }  // namespace
