@@ -113,7 +113,12 @@ TEST(DistributedIndexTest, NestedTreeAndGoldenDatasetsGiveTheSerialBytes) {
     ASSERT_OK_AND_ASSIGN(std::vector<std::byte> bytes, EncodeIndex(built));
     EXPECT_EQ(bytes, SerialBytes(root)) << root;
   }
-  EXPECT_FALSE(std::filesystem::exists(SidecarDir(roots.back())));
+  // Nothing was written into the golden trees (the tree made above has a sidecar
+  // folder: its writer's commit lock).
+  for (const std::string& root : roots) {
+    if (root.rfind(dir.path(), 0) == 0) continue;
+    EXPECT_FALSE(std::filesystem::exists(SidecarDir(root))) << root;
+  }
 }
 
 TEST(DistributedIndexTest, ErrorsReachEveryRank) {
