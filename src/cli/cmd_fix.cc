@@ -195,7 +195,7 @@ int RunFix(const std::vector<std::string>& args) {
   if (!(*ds)->pack()) {
     // The root and the sidecar folder (a commit journal being written when a job
     // died leaves its temporary file there).
-    for (const std::string dir : {std::string(), std::string(kSidecarDirName) + "/"}) {
+    for (const std::string& dir : {std::string(), std::string(kSidecarDirName) + "/"}) {
       for (const auto& e : fs::directory_iterator(fs::path(root) / dir, ec)) {
         if (e.is_regular_file() && IsTemporaryName(e.path().filename().string())) {
           findings.push_back({"temporary", dir + e.path().filename().string()});

@@ -272,7 +272,9 @@ TEST(Recompress, OnlyTheCallingThreadTalksToTheComm) {
     return Status::OK();
   };
   const Status st = Recompress(comm, root, o).status();
-  if (comm.size() == 1) EXPECT_FALSE(st.ok());
+  if (comm.size() == 1) {
+    EXPECT_FALSE(st.ok());
+  }
   EXPECT_EQ(comm.foreign_calls(), 0);
 }
 
