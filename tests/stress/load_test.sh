@@ -11,7 +11,7 @@ WORK=$(mktemp -d)
 trap 'rm -rf "$WORK"' EXIT
 # Sanitizer builds (SEDPACK_SANITIZED) fetch far slower: 32 threads x 250
 # fetches took 76 s under ASan on 2 cores next to another test, against about
-# 8 s for 32 x 2000 in the normal build. There each thread fetches 125 examples;
+# 7 s for 32 x 2000 in the normal build. There each thread fetches 125 examples;
 # the checks are the same.
 FETCHES=2000
 [ -z "${SEDPACK_SANITIZED:-}" ] || FETCHES=125
