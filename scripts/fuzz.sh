@@ -11,7 +11,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 SECONDS_PER_TARGET="${1:-60}"
 B=build-fuzz
-GOLDEN="${SEDPACK_GOLDEN_DIR:-../shared/testdata/sedpack-golden}"
+GOLDEN="${SEDPACK_GOLDEN_DIR:-tests/data/golden}"
 GEN="-G Ninja"
 command -v ninja > /dev/null || GEN=""
 T0=$(date +%s)
