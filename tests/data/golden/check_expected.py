@@ -20,6 +20,8 @@ import lzma
 import sys
 from pathlib import Path
 
+# No __pycache__ in the source tree.
+sys.dont_write_bytecode = True
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import golden_values as gv  # noqa: E402
 
