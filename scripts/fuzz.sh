@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# Build the libFuzzer targets (clang, ASan+UBSan) in build-fuzz/ and run each
+# Build the libFuzzer targets (clang, ASan+UBSan) in build-asan/ and run each
 # for SECONDS (default 60) on seed corpora made from the golden datasets, a
 # freshly generated dataset and the shipped configs. Crashes are saved by
-# libFuzzer as build-fuzz/artifacts/<target>/crash-*; turn each into a
+# libFuzzer as build-asan/artifacts/<target>/crash-*; turn each into a
 # regression test. Longer runs: scripts/fuzz.sh 3600 (or one target:
 # FUZZ_TARGETS=fuzz_shard scripts/fuzz.sh 600). FUZZ_PARALLEL=N runs N
 # targets at once (default 2).
@@ -10,16 +10,14 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SECONDS_PER_TARGET="${1:-60}"
-B=build-fuzz
+B="${SEDPACK_FUZZ_BUILD_DIR:-build-asan}"
 GOLDEN="${SEDPACK_GOLDEN_DIR:-tests/data/golden}"
-GEN="-G Ninja"
-command -v ninja > /dev/null || GEN=""
 T0=$(date +%s)
-# -O1 and line tables only, as usual for libFuzzer builds: quick to compile,
-# and crash reports still name file and line.
-CC=clang CXX=clang++ cmake -S . -B "$B" $GEN -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-  -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1 -DNDEBUG" -DCMAKE_C_FLAGS_RELWITHDEBINFO="-O1 -g1 -DNDEBUG" \
-  -DSEDPACK_FUZZ=ON -DSEDPACK_BUILD_TESTS=OFF -DSEDPACK_BUILD_BENCH=OFF -DSEDPACK_WITH_MPI=OFF > /dev/null
+# The fuzz targets live in the ASan+UBSan tree of the hardening stage (same
+# configuration, scripts/sanitizer-trees.sh); only they are built here.
+# shellcheck source=scripts/sanitizer-trees.sh
+. ./scripts/sanitizer-trees.sh
+configure_asan_tree "$B" > /dev/null
 TARGETS="${FUZZ_TARGETS:-fuzz_metadata fuzz_shard fuzz_decompress fuzz_hdf5_mapping}"
 # The seed dataset is written by a `sedpack` binary: SEDPACK_SEED_CLI if given
 # (the test command passes the one it has just built, which saves compiling the

@@ -1,24 +1,35 @@
 #!/usr/bin/env bash
 # The hardening stage of the test command (scripts/run-tests.sh runs it after
-# the normal suite; CI runs both). Three stages, each in its own build tree:
+# the normal suite; CI runs both). Sanitizer time goes where bugs live -
+# parsers, decoders, MPI paths, threads - not to repeating slow end-to-end runs:
 #
-#   asan  build-asan/  ASan+UBSan build (SEDPACK_SANITIZE=ON, no benchmarks) of
-#                      the whole project; the WHOLE ctest suite, MPI runs included.
+#   asan  build-asan/  one clang tree with ASan+UBSan (SEDPACK_SANITIZE=ON) and
+#                      libFuzzer instrumentation (SEDPACK_FUZZ=ON), no benchmarks.
+#                      Runs every ctest test except those labelled `e2e`: the
+#                      unit, golden, containment, CLI, HDF5 and maintenance tests
+#                      and every MPI test at 1, 2 and 4 ranks. The `e2e` tests
+#                      (crash_test: SIGKILL at many points, load_test: 8 ranks
+#                      and 32 readers, slurm_generate_test, install_package)
+#                      repeat code that those tests already run, at the cost of
+#                      a process start or an MPI job per step; they run in the
+#                      normal build only. `ctest --test-dir build-asan -L e2e`
+#                      runs them under ASan by hand.
 #   tsan  build-tsan/  ThreadSanitizer build (SEDPACK_TSAN=ON, MPI off) of the
 #                      tests labelled `threads` only (target sedpack_threaded_tests:
 #                      Filler workers, fetch cache, generate, recompress/stats/digest,
 #                      HDF5 import, the CLI); ctest -L threads. MPI never runs under TSan.
-#   fuzz  build-fuzz/  scripts/fuzz.sh: every libFuzzer target for
-#                      SEDPACK_FUZZ_SECONDS (default 60) seconds, two at a time.
+#   fuzz  build-asan/  scripts/fuzz.sh on the asan tree (no second build):
+#                      every libFuzzer target for SEDPACK_FUZZ_SECONDS (default
+#                      45) seconds, two at a time.
 #
 # Every sanitizer finding fails its test: UBSan is built without recovery, ASan
 # and UBSan halt on the first error, LSan reports leaks at exit, TSan exits 66.
 # Leak reports from OpenMPI/HDF5 internals are suppressed by
 # tests/sanitizers/lsan.supp, which names third-party libraries only.
-# No test is excluded from any stage.
 #
-# Usage: scripts/run-hardening.sh [asan] [tsan] [fuzz]     (default: all three)
-# Environment: SEDPACK_JOBS (default 2), SEDPACK_FUZZ_SECONDS (default 60).
+# Usage: scripts/run-hardening.sh [asan] [tsan] [fuzz]     (default: all three;
+#        fuzz builds the asan tree's fuzz targets if asan did not run)
+# Environment: SEDPACK_JOBS (default 2), SEDPACK_FUZZ_SECONDS (default 45).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 JOBS="${SEDPACK_JOBS:-2}"
@@ -28,10 +39,10 @@ for s in "${STAGES[@]}"; do
   case "$s" in asan | tsan | fuzz) ;; *) echo "run-hardening: unknown stage '$s' (asan, tsan, fuzz)" >&2; exit 2 ;; esac
 done
 
+# shellcheck source=scripts/stages.sh
+. ./scripts/stages.sh
 ./scripts/install-deps.sh
 
-GEN=()
-command -v ninja > /dev/null 2>&1 && GEN=(-G Ninja)
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 # ctest's children inherit these; so do the ranks mpirun starts on this node
 # (Open MPI passes its environment on to local processes). Tests that start MPI
@@ -40,67 +51,27 @@ export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 export ASAN_OPTIONS="detect_leaks=1:halt_on_error=1:check_initialization_order=1:strict_init_order=1:detect_stack_use_after_return=1"
 export UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1"
 export TSAN_OPTIONS="second_deadlock_stack=1"
-# Sanitizer trees: -O1 and line tables only. They compile in about half the
-# time of -O2 -g, and reports still name file and line.
-SAN_FLAGS=(-DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1 -DNDEBUG"
-           -DCMAKE_C_FLAGS_RELWITHDEBINFO="-O1 -g1 -DNDEBUG" -DSEDPACK_BUILD_BENCH=OFF)
+# shellcheck source=scripts/sanitizer-trees.sh
+. ./scripts/sanitizer-trees.sh
+asan_build() { configure_asan_tree build-asan && cmake --build build-asan -j "$JOBS"; }
+tsan_build() { configure_tsan_tree build-tsan && cmake --build build-tsan -j "$JOBS" --target sedpack_threaded_tests; }
 
-TIMES=()
 status=0
-CPU_FILE=$(mktemp)
-trap 'rm -f "$CPU_FILE"' EXIT
-child_cpu() {  # CPU=seconds (user + sys) used so far by the finished children of this shell
-  times > "$CPU_FILE"  # run here: inside $(...) `times` would only see a subshell's children
-  CPU=$(tail -1 "$CPU_FILE" | awk '{ s = 0; for (i = 1; i <= 2; i++) { split($i, a, /[ms]/); s += a[1] * 60 + a[2] } printf "%d", s }')
-}
-timed() {  # timed LABEL COMMAND...: run, record wall and CPU time and outcome
-  local label=$1 start cpu rc=0
-  shift
-  start=$(date +%s)
-  child_cpu
-  cpu=$CPU
-  echo "== hardening: $label"
-  "$@" || rc=$?
-  child_cpu
-  TIMES+=("$(printf '%-12s wall %5ss  cpu %5ss  %s' "$label" "$(($(date +%s) - start))" "$((CPU - cpu))" \
-    "$([ $rc -eq 0 ] && echo ok || echo "FAILED ($rc)")")")
-  [ $rc -eq 0 ] || status=1
-  return $rc
-}
-
-configure() {  # configure DIR CMAKE_ARGS...
-  local dir=$1
-  shift
-  if [ ! -f "$dir/CMakeCache.txt" ]; then
-    cmake -S . -B "$dir" "${GEN[@]}" "$@"
-  else
-    cmake "$dir" "$@" > /dev/null
-  fi
-}
-asan_build() {
-  configure build-asan "${SAN_FLAGS[@]}" -DSEDPACK_SANITIZE=ON && cmake --build build-asan -j "$JOBS"
-}
-tsan_build() {
-  configure build-tsan "${SAN_FLAGS[@]}" -DSEDPACK_TSAN=ON -DSEDPACK_WITH_MPI=OFF &&
-    cmake --build build-tsan -j "$JOBS" --target sedpack_threaded_tests
-}
-
 for s in "${STAGES[@]}"; do
   case "$s" in
     asan)
-      timed "asan build" asan_build &&
-        timed "asan ctest" ctest --test-dir build-asan --output-on-failure -j "$JOBS" --timeout 900
+      stage "asan build" asan_build &&
+        stage "asan ctest" ctest --test-dir build-asan --output-on-failure -j "$JOBS" --timeout 900 -LE e2e
       ;;
     tsan)
-      timed "tsan build" tsan_build &&
-        timed "tsan ctest" ctest --test-dir build-tsan --output-on-failure -j "$JOBS" --timeout 900 -L threads
+      stage "tsan build" tsan_build &&
+        stage "tsan ctest" ctest --test-dir build-tsan --output-on-failure -j "$JOBS" --timeout 900 -L threads
       ;;
     fuzz)
-      timed "fuzz" ./scripts/fuzz.sh "${SEDPACK_FUZZ_SECONDS:-60}"
+      stage "fuzz" env SEDPACK_FUZZ_BUILD_DIR=build-asan ./scripts/fuzz.sh "${SEDPACK_FUZZ_SECONDS:-45}"
       ;;
-  esac || true  # a failed stage is recorded in $status; the other stages still run
+  esac || status=1  # a failed stage is recorded; the other stages still run
 done
-
-echo "== hardening: wall time per step"
-printf '%s\n' "${TIMES[@]}"
+# Standalone, print the table here; under run-tests.sh the caller prints it.
+[ -z "${SEDPACK_STAGE_OWNER:-}" ] || stage_table
 exit $status

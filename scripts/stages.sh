@@ -1,0 +1,46 @@
+# Sourced by run-tests.sh and run-hardening.sh: run named stages, record wall
+# and CPU time and outcome of each, and print them as one table at the end.
+#
+#   stage LABEL COMMAND...   run COMMAND, record a row; returns COMMAND's status
+#   stage_table              print every row recorded so far (this process and
+#                            any child that shared SEDPACK_STAGE_FILE)
+#
+# Rows go to the file named by SEDPACK_STAGE_FILE, so that run-hardening.sh
+# started by run-tests.sh adds its rows to the caller's table. The first script
+# that sources this file creates it (and removes it on exit).
+if [ -z "${SEDPACK_STAGE_FILE:-}" ]; then
+  SEDPACK_STAGE_FILE=$(mktemp)
+  export SEDPACK_STAGE_FILE
+  SEDPACK_STAGE_OWNER=1
+  trap 'rm -f "$SEDPACK_STAGE_FILE"' EXIT
+fi
+SEDPACK_STAGE_T0=${SEDPACK_STAGE_T0:-$(date +%s)}
+export SEDPACK_STAGE_T0
+
+_stage_cpu() {  # seconds of user + sys CPU used by the finished children of this shell
+  local f
+  f=$(mktemp)
+  times > "$f"  # run here: inside $(...) `times` would only see a subshell's children
+  tail -1 "$f" | awk '{ s = 0; for (i = 1; i <= 2; i++) { split($i, a, /[ms]/); s += a[1] * 60 + a[2] } printf "%d", s }'
+  rm -f "$f"
+}
+
+stage() {
+  local label=$1 start cpu0 cpu1 rc=0
+  shift
+  start=$(date +%s)
+  cpu0=$(_stage_cpu)
+  echo "== stage: $label"
+  "$@" || rc=$?
+  cpu1=$(_stage_cpu)
+  printf '%-14s %6s %6s  %s\n' "$label" "$(($(date +%s) - start))" "$((cpu1 - cpu0))" \
+    "$([ $rc -eq 0 ] && echo ok || echo "FAILED (exit $rc)")" >> "$SEDPACK_STAGE_FILE"
+  return $rc
+}
+
+stage_table() {
+  echo "== stage timing (seconds; cpu = user + sys of the stage's processes)"
+  printf '%-14s %6s %6s  %s\n' stage wall cpu result
+  cat "$SEDPACK_STAGE_FILE"
+  printf '%-14s %6s %6s\n' total "$(($(date +%s) - SEDPACK_STAGE_T0))" ""
+}
