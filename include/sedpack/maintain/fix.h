@@ -46,7 +46,7 @@ enum class ContentSidecarState {
 
 /// What DiagnoseDataset found. Only metadata is read; no shard is hashed.
 struct DatasetDiagnosis {
-  /// Orphans and temporary files under the splits (in path order), then
+  /// Orphans and temporary files under the splits (as the folders list them), then
   /// temporary files at the top and in the sidecar folder, then an interrupted
   /// recompress. Packed datasets have only orphans here (a pack has nothing else
   /// to leave behind).
