@@ -27,11 +27,31 @@ enum class StatusCode {
 /// Return the name of a status code ("Corruption", ...).
 std::string_view StatusCodeName(StatusCode code);
 
-/// Outcome of an operation: OK, or a code with a message. Cheap to copy when OK.
+/// A machine-readable refinement of the code, for callers that must tell
+/// errors apart: classify by code() and detail(), never by the message (which
+/// is for people and may change). The numbers are part of the wire format
+/// between ranks; append, never renumber.
+enum class StatusDetail {
+  kNone = 0,
+  /// Another rank of a collective operation failed; this one did not (its
+  /// message names the rank and that rank's reason).
+  kPeerAborted = 1,
+  /// Resolving a path inside a dataset led outside its root (a symbolic link
+  /// pointing out, an absolute path).
+  kOutsideRoot = 2,
+  /// A path read from metadata is absolute or has a ".." component.
+  kPathEscape = 3,
+};
+
+/// Return the name of a detail ("peer_aborted", ...); "unknown" if out of range.
+std::string_view StatusDetailName(StatusDetail detail);
+
+/// Outcome of an operation: OK, or a code with a message and an optional
+/// detail. Cheap to copy when OK.
 class [[nodiscard]] Status {
  public:
   Status() = default;
-  Status(StatusCode code, std::string message);
+  Status(StatusCode code, std::string message, StatusDetail detail = StatusDetail::kNone);
 
   static Status OK() { return {}; }
 
@@ -71,12 +91,16 @@ class [[nodiscard]] Status {
   bool ok() const { return state_ == nullptr; }
   StatusCode code() const { return state_ ? state_->code : StatusCode::kOk; }
   const std::string& message() const;
+  /// kNone for OK and for errors nobody refined.
+  StatusDetail detail() const { return state_ ? state_->detail : StatusDetail::kNone; }
 
   /// Return "OK" or "<CodeName>: <message>".
   std::string ToString() const;
 
-  /// Return a copy whose message is "<prefix><message>" (same code).
+  /// Return a copy whose message is "<prefix><message>" (same code and detail).
   Status WithPrefix(std::string_view prefix) const;
+  /// Return a copy with this detail (same code and message). OK stays OK.
+  Status WithDetail(StatusDetail detail) const;
 
  private:
   template <typename... Args>
@@ -89,6 +113,7 @@ class [[nodiscard]] Status {
   struct State {
     StatusCode code;
     std::string message;
+    StatusDetail detail;
   };
   std::shared_ptr<const State> state_;
 };

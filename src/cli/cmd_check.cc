@@ -6,14 +6,12 @@
 #include <mutex>
 #include <sstream>
 
-#include <fstream>
-#include <nlohmann/json.hpp>
-
 #include "cli/cli_comm.h"
 #include "cli/cli_common.h"
 #include "sedpack/maintain/content.h"
 #include "sedpack/io/pack.h"
 #include "sedpack/dataset/check.h"
+#include "sedpack/dataset/check_json.h"
 #include "sedpack/io/file.h"
 #include "sedpack/mpi/distributed_verify.h"
 
@@ -124,30 +122,6 @@ Result<std::vector<std::string>> ReadExpectFile(const std::string& path, const s
 
 namespace {
 
-nlohmann::json ReportJson(const CheckReport& r, const std::string& root, double seconds) {
-  nlohmann::json problems = nlohmann::json::array();
-  for (const CheckProblem& p : r.problems) {
-    nlohmann::json j = {{"severity", p.warning() ? "warning" : "error"},
-                        {"kind", std::string(CheckProblemKindName(p.kind))},
-                        {"path", p.path},
-                        {"message", p.message}};
-    if (!p.algorithm.empty()) j["algorithm"] = p.algorithm;
-    if (!p.expected.empty()) j["expected"] = p.expected;
-    if (!p.found.empty()) j["found"] = p.found;
-    problems.push_back(std::move(j));
-  }
-  return {{"dataset", root},
-          {"ok", r.ok()},
-          {"errors", r.error_count()},
-          {"warnings", r.problems.size() - r.error_count()},
-          {"files_checked", r.files_checked},
-          {"bytes_checked", r.bytes_checked},
-          {"shards_checked", r.shards_checked},
-          {"examples_checked", r.examples_checked},
-          {"seconds", seconds},
-          {"problems", std::move(problems)}};
-}
-
 int RunVerifyCommand(const CommandSpec& spec, const std::vector<std::string>& args) {
   po::options_description options("Options");
   options.add_options()
@@ -246,7 +220,7 @@ int RunVerifyCommand(const CommandSpec& spec, const std::vector<std::string>& ar
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   if (vm.count("json")) {
     const std::string path = vm["json"].as<std::string>();
-    Status st = WriteFileAtomic(path, ReportJson(*report, root, seconds).dump(2) + "\n");
+    Status st = WriteFileAtomic(path, CheckReportToJson(*report, root, seconds));
     if (!st.ok()) return ReportError(st);
   }
 

@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // `sedpack fix DATASET`: diagnose what dead jobs and deliberate edits leave
 // behind, and clean it up on request. Nothing here repairs corrupt data.
-#include <filesystem>
 #include <iostream>
 
 #include "cli/cli_common.h"
@@ -9,6 +8,7 @@
 #include "sedpack/index/index.h"
 #include "sedpack/io/file.h"
 #include "sedpack/maintain/content.h"
+#include "sedpack/maintain/fix.h"
 #include "sedpack/maintain/recompress.h"
 #include "sedpack/maintain/restamp.h"
 #include "sedpack/sidecar/sidecar.h"
@@ -48,30 +48,6 @@ const CommandSpec kFixSpec = {
     "Exit code 0: done (or nothing to do), 1: unsafe or unreadable paths (nothing removed),\n"
     "2: not a dataset or bad options, 3: a file could not be removed or written.\n",
 };
-
-namespace {
-
-namespace fs = std::filesystem;
-
-bool IsTemporaryName(const std::string& name) {
-  return name.rfind("update_", 0) == 0 && name.find("_of_") != std::string::npos;
-}
-
-// Remove `file` and the folders this leaves empty, up to (not including) `stop`.
-bool RemoveWithEmptyParents(const fs::path& file, const fs::path& stop) {
-  std::error_code ec;
-  if (!fs::remove(file, ec) || ec) {
-    std::cerr << "sedpack: cannot remove " << file.string() << ": " << ec.message() << "\n";
-    return false;
-  }
-  for (auto dir = file.parent_path(); dir != stop && dir.string().size() > stop.string().size();
-       dir = dir.parent_path()) {
-    if (!fs::is_empty(dir, ec) || ec || !fs::remove(dir, ec)) break;
-  }
-  return true;
-}
-
-}  // namespace
 
 int RunFix(const std::vector<std::string>& args) {
   po::options_description options("Options");
@@ -127,161 +103,75 @@ int RunFix(const std::vector<std::string>& args) {
     ds = std::move(reopened);
   }
 
-  // Orphans and temporary files under the splits, temporary files at the top.
-  CheckOptions check;
-  auto walk = WalkMetadata(**ds, check);
-  if (!walk.ok()) return ReportError(walk.status());
-  CheckReport orphans;
-  FindOrphans(**ds, check, walk->listed, &orphans);
-  struct Finding {
-    std::string kind, path;
-  };
-  std::vector<Finding> findings;
-  // Paths that lead outside the root (through metadata or a symbolic link):
-  // nothing is removed while there are any, since what looks like an orphan
-  // could then be someone else's file.
-  std::vector<CheckProblem> unsafe;
-  // Lists the walk could not follow: the files under them look like orphans
-  // but are not, so orphans are not removed while there are any.
-  std::vector<CheckProblem> unread;
-  for (const CheckProblem& p : walk->report.problems) {
-    if (p.kind == CheckProblem::Kind::kPathEscape) unsafe.push_back(p);
-    if (p.kind == CheckProblem::Kind::kMalformed || p.kind == CheckProblem::Kind::kMissingFile ||
-        p.kind == CheckProblem::Kind::kIOError) {
-      unread.push_back(p);
-    }
-  }
-  // The walk reads only lists; a listed shard that is a link out is found by
-  // opening it (O_PATH: nothing is read).
-  if (!(*ds)->pack()) {
-    for (const ShardCheckTask& t : walk->shards) {
-      auto fd = OpenBeneath(root, t.path, O_PATH);
-      if (!fd.ok() && IsOutsideRoot(fd.status())) {
-        CheckProblem p;
-        p.kind = CheckProblem::Kind::kPathEscape;
-        p.path = t.path;
-        p.message = fd.status().message();
-        unsafe.push_back(std::move(p));
-      }
-    }
-  }
-  for (const CheckProblem& p : orphans.problems) {
-    if (p.kind != CheckProblem::Kind::kOrphan) {
-      if (p.kind == CheckProblem::Kind::kPathEscape) unsafe.push_back(p);
-      continue;
-    }
-    const std::string name = fs::path(p.path).filename().string();
-    findings.push_back({IsTemporaryName(name) ? "temporary" : "orphan", p.path});
-  }
+  auto diagnosed = DiagnoseDataset(**ds);
+  if (!diagnosed.ok()) return ReportError(diagnosed.status());
+  const DatasetDiagnosis& d = *diagnosed;
   auto print = [](std::string_view kind, const CheckProblem& p) {
     std::string_view message = p.message;
     if (message.starts_with(p.path + ": ")) message.remove_prefix(p.path.size() + 2);
     std::cout << kind << " " << p.path << ": " << message << "\n";
   };
-  if (!unsafe.empty()) {
-    for (const CheckProblem& p : unsafe) print("unsafe", p);
-    std::cerr << "sedpack: " << root << " has " << unsafe.size() << " path" << (unsafe.size() == 1 ? "" : "s")
+  if (!d.unsafe.empty()) {
+    for (const CheckProblem& p : d.unsafe) print("unsafe", p);
+    std::cerr << "sedpack: " << root << " has " << d.unsafe.size() << " path" << (d.unsafe.size() == 1 ? "" : "s")
               << " leading outside the dataset root (listed above); nothing was removed or rewritten\n";
     return kExitProblems;
   }
-  if (!unread.empty() && !findings.empty()) {
-    for (const CheckProblem& p : unread) print("unreadable", p);
-    std::cerr << "sedpack: " << root << ": " << unread.size() << " metadata file" << (unread.size() == 1 ? "" : "s")
+  if (!d.SafeToCollect().ok()) {
+    for (const CheckProblem& p : d.unreadable) print("unreadable", p);
+    std::cerr << "sedpack: " << root << ": " << d.unreadable.size() << " metadata file"
+              << (d.unreadable.size() == 1 ? "" : "s")
               << " could not be followed (listed above), so the files they list look like orphans; nothing was "
                  "removed (run `sedpack verify`)\n";
     return kExitProblems;
   }
-  std::error_code ec;
-  if (!(*ds)->pack()) {
-    // The root and the sidecar folder (a commit journal being written when a job
-    // died leaves its temporary file there).
-    for (const std::string& dir : {std::string(), std::string(kSidecarDirName) + "/"}) {
-      for (const auto& e : fs::directory_iterator(fs::path(root) / dir, ec)) {
-        if (e.is_regular_file() && IsTemporaryName(e.path().filename().string())) {
-          findings.push_back({"temporary", dir + e.path().filename().string()});
-        }
-      }
-      ec.clear();
-    }
-  }
-  const std::string staging = RecompressStagingPath(root);
-  const bool interrupted = !(*ds)->pack() && fs::exists(staging, ec);
 
   // Sidecars.
-  if (!(*ds)->pack()) {
-    auto index = CheckIndex(root);
-    if (index.ok() && (index->freshness == IndexFreshness::kStale || index->freshness == IndexFreshness::kInvalid)) {
+  if (!d.packed) {
+    if (d.index_needs_rebuild()) {
       if (vm["rebuild-index"].as<bool>()) {
         auto built = BuildIndexFile(*ds);
         if (!built.ok()) return ReportError(built.status());
-        std::cout << "rebuilt " << index->path << "\n";
+        std::cout << "rebuilt " << d.index->path << "\n";
       } else {
-        std::cout << "sidecar " << index->path << ": " << IndexFreshnessName(index->freshness)
-                  << (index->message.empty() ? "" : " (" + index->message + ")")
+        std::cout << "sidecar " << d.index->path << ": " << IndexFreshnessName(d.index->freshness)
+                  << (d.index->message.empty() ? "" : " (" + d.index->message + ")")
                   << "; --rebuild-index rewrites it\n";
       }
     } else if (vm["rebuild-index"].as<bool>()) {
-      std::cout << "the sample index is " << (index.ok() ? IndexFreshnessName(index->freshness) : "unreadable")
+      std::cout << "the sample index is " << (d.index ? IndexFreshnessName(d.index->freshness) : "unreadable")
                 << "; nothing to rebuild\n";
     }
-    auto content = ReadContentDigests(root);
-    auto sha = DatasetInfoSha256(root);
-    if (content.ok() && sha.ok() && content->dataset_info_sha256 != DigestHex(*sha)) {
-      std::cout << "sidecar " << SidecarPath(root, kContentSidecarName)
+    if (d.content == ContentSidecarState::kStale) {
+      std::cout << "sidecar " << d.content_path
                 << ": recorded for another dataset_info.json (`sedpack verify --content` compares the data; "
                    "`sedpack digest` records it anew)\n";
-    } else if (!content.ok() && content.status().code() != StatusCode::kNotFound) {
-      std::cout << "sidecar " << SidecarPath(root, kContentSidecarName) << ": invalid ("
-                << content.status().message() << ")\n";
+    } else if (d.content == ContentSidecarState::kInvalid) {
+      std::cout << "sidecar " << d.content_path << ": invalid (" << d.content_message << ")\n";
     }
   }
 
-  int failures = 0;
-  std::uint64_t bytes = 0;
   const bool remove = gc && apply;
-  for (const Finding& f : findings) {
-    const fs::path file = (*ds)->PathOf(f.path);
-    bytes += fs::file_size(file, ec);
-    if (!remove) {
-      std::cout << f.kind << " " << f.path << "\n";
-      continue;
-    }
-    // FindOrphans does not enter links to folders, but the tree may have
-    // changed since: never remove anything through a folder that leads out.
-    if (Status beneath = CheckStaysBeneath(root, f.path); !beneath.ok()) {
-      std::cerr << "sedpack: not removed: " << beneath.message() << "\n";
-      ++failures;
-      continue;
-    }
-    const fs::path stop = f.path.find('/') == std::string::npos
-                              ? fs::path(root)
-                              : fs::path((*ds)->PathOf(f.path.substr(0, f.path.find('/'))));
-    if (!RemoveWithEmptyParents(file, stop)) {
-      ++failures;
-      continue;
-    }
-    std::cout << "removed " << f.kind << " " << f.path << "\n";
-  }
-  if (interrupted) {
-    if (remove) {
-      fs::remove_all(staging, ec);
-      if (ec) {
-        std::cerr << "sedpack: cannot remove " << staging << ": " << ec.message() << "\n";
-        ++failures;
-      } else {
-        std::cout << "removed recompress " << staging << "\n";
-      }
+  auto collected = CollectGarbage(**ds, d, remove);
+  if (!collected.ok()) return ReportError(collected.status());
+  for (const GarbageOutcome& o : collected->outcomes) {
+    const Leftover& l = o.leftover;
+    if (!o.error.ok()) {
+      std::cerr << "sedpack: " << o.error.message() << "\n";
+    } else if (o.removed) {
+      std::cout << "removed " << LeftoverKindName(l.kind) << " " << l.path << "\n";
+    } else if (l.kind == Leftover::Kind::kRecompress) {
+      std::cout << "recompress " << l.path << " (an interrupted `sedpack recompress`; the dataset is whole)\n";
     } else {
-      std::cout << "recompress " << staging << " (an interrupted `sedpack recompress`; the dataset is whole)\n";
+      std::cout << LeftoverKindName(l.kind) << " " << l.path << "\n";
     }
   }
-  std::size_t n_orphans = 0, n_temp = 0;
-  for (const Finding& f : findings) (f.kind == "orphan" ? n_orphans : n_temp)++;
+  const std::size_t n_orphans = d.count(Leftover::Kind::kOrphan), n_temp = d.count(Leftover::Kind::kTemporary);
   std::cout << n_orphans << " orphan file" << (n_orphans == 1 ? "" : "s") << " and " << n_temp << " temporary file"
-            << (n_temp == 1 ? "" : "s") << " (" << FormatBytes(static_cast<double>(bytes)) << ")"
-            << (remove ? " removed" : (findings.empty() && !interrupted) ? "" : "; rerun with --gc --apply to remove them")
+            << (n_temp == 1 ? "" : "s") << " (" << FormatBytes(static_cast<double>(d.leftover_bytes())) << ")"
+            << (remove ? " removed" : d.leftovers.empty() ? "" : "; rerun with --gc --apply to remove them")
             << "\n";
-  return failures ? kExitFailure : kExitOk;
+  return collected->failures() ? kExitFailure : kExitOk;
 }
 
 }  // namespace sedpack::cli

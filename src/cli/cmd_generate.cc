@@ -14,6 +14,7 @@
 #include "sedpack/dataset/dataset.h"
 #include "sedpack/mpi/distributed_write.h"
 #include "sedpack/generate/generate.h"
+#include "sedpack/generate/parallel.h"
 
 namespace sedpack::cli {
 
@@ -42,52 +43,6 @@ const CommandSpec kGenerateSpec = {
 };
 
 namespace {
-
-// A temporary file of WriteFileAtomic ("update_<time>_<hex>_of_<name>"): what a
-// job killed while creating the dataset leaves in an otherwise empty folder.
-bool IsWriterTempName(const std::string& name) {
-  return name.rfind("update_", 0) == 0 && name.find("_of_") != std::string::npos;
-}
-
-// OUT must be missing or empty. A folder that holds only temporary files of a
-// create that was killed counts as empty (they are removed), so the same command
-// can simply be run again.
-Status CheckOutputFree(const std::string& out) {
-  namespace fs = std::filesystem;
-  std::error_code ec;
-  if (!fs::exists(out, ec)) return Status::OK();
-  if (fs::exists(fs::path(out) / "dataset_info.json", ec)) {
-    return Status::AlreadyExists(out, " already holds a sedpack dataset; add examples to it with --append, "
-                                      "or choose a new folder");
-  }
-  if (!fs::is_directory(out, ec)) return Status::AlreadyExists(out, " exists and is not a folder");
-  std::vector<fs::path> temps;
-  for (const auto& e : fs::directory_iterator(out, ec)) {
-    if (!e.is_regular_file(ec) || !IsWriterTempName(e.path().filename().string())) {
-      return Status::AlreadyExists(
-          out, " already exists and is not empty; generate writes a new dataset, choose a new or empty folder");
-    }
-    temps.push_back(e.path());
-  }
-  for (const fs::path& t : temps) fs::remove(t, ec);
-  return Status::OK();
-}
-
-// --append: the job writes into the dataset at OUT with that dataset's own
-// structure (so its compression, shard type and hashes are kept), and each
-// split's indices continue from the count it holds. Fails, naming OUT, if the
-// dataset's schema is not one the generator can fill.
-Status PlanAppend(const std::string& out, GenerateConfig* config, std::array<std::uint64_t, 3>* base) {
-  auto ds = Dataset::Open(out);
-  if (!ds.ok()) return ds.status().WithPrefix("--append: ");
-  const DatasetInfo& info = (*ds)->info();
-  config->metadata = info.metadata;
-  config->structure = info.dataset_structure;
-  for (const auto& [split, list] : info.splits) {
-    (*base)[static_cast<int>(split)] = static_cast<std::uint64_t>(std::max<std::int64_t>(0, list.number_of_examples));
-  }
-  return ValidateGenerateConfig(*config).WithPrefix(out + ": cannot append generated examples: ");
-}
 
 std::uint64_t DiskUsage(const std::string& root) {
   std::uint64_t total = 0;
@@ -166,125 +121,40 @@ std::string ProgressLine(const GenerateProgress& p) {
   return buf;
 }
 
-// One rank of `mpirun -n N sedpack generate` (or any `generate --append`): rank r
-// writes the r-th contiguous block of every split's new indices under
-// <split>/<job>-r<r>/; rank 0 merges. Example content depends only on (seed,
-// split, index), so the dataset holds the same examples whatever N is. Every rank
-// makes the same collective calls in the same order whatever fails, so no rank
-// can hang.
-int RunGenerateParallel(CliComm& cc, GenerateConfig config, const std::string& out) {
-  Comm& comm = cc.comm();
-  const int rank = comm.rank(), size = comm.size();
-  const bool append = config.params.append;
-  std::array<std::uint64_t, 3> base{};
-  Status planned;
-  if (append) {
-    planned = PlanAppend(out, &config, &base);
-  } else if (rank == 0) {
-    planned = CheckOutputFree(out);
-  }
-  if (Status st = AgreeOnStatus(comm, planned); !st.ok()) {
-    return rank == 0 ? ReportError(st) : ExitCodeFor(st);
-  }
-
-  DistributedWriteOptions wo;
-  if (!append) {
-    wo.create_metadata = config.metadata;
-    wo.create_structure = config.structure;
-  }
-  wo.filler.concurrency = ResolveThreads(config.params.threads);
-  auto writer = DistributedWriter::Open(comm, out, wo);
-  if (!writer.ok()) {
-    return rank == 0 ? ReportError(writer.status()) : ExitCodeFor(writer.status());
-  }
-
-  GenerateOptions gen;
-  std::uint64_t total = 0;
-  for (Split s : AllSplits()) {
-    const int i = static_cast<int>(s);
-    const std::uint64_t n = config.examples(s);
-    total += n;
-    gen.ranges[i] = IndexRange{base[i] + n * rank / size, base[i] + n * (rank + 1) / size};
-    config.params.examples[i] = base[i] + n;  // ranges are clipped to this
-  }
-  gen.filler = wo.filler;
-  gen.sink = [&](Split s, std::span<const ValueView> v, const JsonValue* m) {
-    return (*writer)->WriteExample(s, v, m);
-  };
-  // Progress is printed once for the whole job, by rank 0: its own count plus
-  // what the other ranks send over the progress channel.
+// One rank of `mpirun -n N sedpack generate` (or any `generate --append`); see
+// GenerateOverComm. Progress and the summary are printed once, by rank 0; a
+// rank's own failure by that rank, another rank's only by rank 0.
+int RunGenerateParallel(CliComm& cc, const GenerateConfig& config, const std::string& out) {
+  const int rank = cc.comm().rank();
   ProgressPrinter printer(rank == 0 && (config.params.progress || StderrIsTty()));
-  std::uint64_t per_example = 0;
-  if (auto schema = config.structure.Schema(); schema.ok()) {
-    for (const auto& a : *schema) per_example += a.FixedByteSize().ValueOr(0);
+  ParallelGenerateOptions options;
+  if (printer.enabled()) {
+    options.progress = [&](const GenerateProgress& p) {
+      printer.Update(ProgressLine(p), p.finished);
+      if (p.finished) printer.Finish();
+    };
   }
-  bool others_final = false;
-  std::vector<std::int64_t> others(static_cast<std::size_t>(size), 0);
-  const auto start = std::chrono::steady_clock::now();
-  auto poll_others = [&] {
-    if (others_final) return;
-    auto p = comm.ReceiveProgress();
-    if (!p.ok()) return;
-    others = p->values;
-    others_final = p->all_final;  // the channel resets after this answer: latch it
-  };
-  auto print = [&](std::uint64_t mine, bool final) {
-    GenerateProgress p;
-    p.examples_done = mine;
-    for (std::size_t r = 1; r < others.size(); ++r) p.examples_done += static_cast<std::uint64_t>(others[r]);
-    p.examples_total = total;
-    p.bytes_done = p.examples_done * per_example;
-    p.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    p.finished = final;
-    printer.Update(ProgressLine(p), final);
-  };
-  auto last_send = start;
-  gen.progress = [&](const GenerateProgress& p) {
-    if (rank == 0) {
-      poll_others();
-      if (printer.enabled()) print(p.examples_done, false);
-    } else if (std::chrono::steady_clock::now() - last_send > std::chrono::milliseconds(200)) {
-      last_send = std::chrono::steady_clock::now();
-      comm.SendProgress(0, static_cast<std::int64_t>(p.examples_done), false);
+  auto job = GenerateOverComm(cc.comm(), config, out, options);
+  printer.Finish();
+  if (!job.ok()) {
+    if (!DistributedWriter::IsAbort(job.status())) {
+      std::cerr << cc.RankPrefix() << "sedpack: " << job.status().ToString() << "\n";
+    } else if (rank == 0) {
+      std::cerr << "sedpack: " << job.status().ToString() << "\n";
     }
-  };
-  auto summary = GenerateIntoDataset(config, (*writer)->dataset(), gen);
-  if (!summary.ok()) (*writer)->Fail(summary.status());
-  const std::uint64_t mine = summary.ok() ? summary->examples_total : 0;
-  if (rank != 0) {
-    comm.SendProgress(0, static_cast<std::int64_t>(mine), true);
-  } else {
-    while (!others_final) {
-      poll_others();
-      if (printer.enabled()) print(mine, false);
-      if (!others_final) std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    }
-    if (printer.enabled()) print(mine, true);
-    printer.Finish();
-  }
-  const Status finished = (*writer)->Finish();  // collective: agree, merge, broadcast
-  auto examples = comm.AllreduceSum(static_cast<std::int64_t>(mine));
-  auto bytes = comm.AllreduceSum(static_cast<std::int64_t>(summary.ok() ? summary->bytes : 0));
-  if (!finished.ok()) {
-    const bool own = !summary.ok() || finished.message().rfind("aborted:", 0) != 0;
-    if (own) std::cerr << cc.RankPrefix() << "sedpack: " << finished.ToString() << "\n";
-    else if (rank == 0) std::cerr << "sedpack: " << finished.ToString() << "\n";
-    return ExitCodeFor(finished);
+    return ExitCodeFor(job.status());
   }
   if (rank == 0) {
-    const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    std::printf("generated %lld examples %s %s with %d ranks (job %s)\n",
-                static_cast<long long>(examples.ValueOr(0)), append ? "appended to" : "into", out.c_str(), size,
-                (*writer)->job_id().c_str());
-    std::printf("  %s of values (%s on disk) in %s: %s/s\n",
-                FormatBytes(static_cast<double>(bytes.ValueOr(0))).c_str(),
-                FormatBytes(static_cast<double>(DiskUsage(out))).c_str(), FormatDuration(secs).c_str(),
-                FormatBytes(static_cast<double>(bytes.ValueOr(0)) / std::max(secs, 1e-9)).c_str());
-    auto sums = (*writer)->dataset()->MetadataChecksums();
-    const auto& algos = config.structure.hash_checksum_algorithms;
-    for (std::size_t i = 0; sums.ok() && i < sums->size() && i < algos.size(); ++i) {
-      std::printf("  dataset_info.json %s %s\n", std::string(HashAlgorithmName(algos[i])).c_str(),
-                  (*sums)[i].c_str());
+    const ParallelGenerateSummary& s = *job;
+    std::printf("generated %llu examples %s %s with %d ranks (job %s)\n",
+                static_cast<unsigned long long>(s.examples_total), s.appended ? "appended to" : "into", out.c_str(),
+                s.ranks, s.job_id.c_str());
+    std::printf("  %s of values (%s on disk) in %s: %s/s\n", FormatBytes(static_cast<double>(s.bytes)).c_str(),
+                FormatBytes(static_cast<double>(DiskUsage(out))).c_str(), FormatDuration(s.seconds).c_str(),
+                FormatBytes(static_cast<double>(s.bytes) / std::max(s.seconds, 1e-9)).c_str());
+    for (std::size_t i = 0; i < s.root_checksums.size() && i < s.checksum_algorithms.size(); ++i) {
+      std::printf("  dataset_info.json %s %s\n", std::string(HashAlgorithmName(s.checksum_algorithms[i])).c_str(),
+                  s.root_checksums[i].c_str());
     }
     std::fflush(stdout);
   }
@@ -347,7 +217,7 @@ int RunGenerate(const std::vector<std::string>& args) {
   if (!started.ok()) return ReportError(started.status());
   CliComm& cc = **started;
   if (cc.comm().size() > 1 || config.params.append) return RunGenerateParallel(cc, config, out);
-  if (Status st = CheckOutputFree(out); !st.ok()) return ReportError(st);
+  if (Status st = PrepareGenerateOutput(out); !st.ok()) return ReportError(st);
 
   ProgressPrinter printer(config.params.progress || StderrIsTty());
   GenerateOptions gen;

@@ -18,9 +18,19 @@ std::string_view StatusCodeName(StatusCode code) {
   return "Unknown";
 }
 
-Status::Status(StatusCode code, std::string message) {
+std::string_view StatusDetailName(StatusDetail detail) {
+  switch (detail) {
+    case StatusDetail::kNone: return "none";
+    case StatusDetail::kPeerAborted: return "peer_aborted";
+    case StatusDetail::kOutsideRoot: return "outside_root";
+    case StatusDetail::kPathEscape: return "path_escape";
+  }
+  return "unknown";
+}
+
+Status::Status(StatusCode code, std::string message, StatusDetail detail) {
   if (code != StatusCode::kOk) {
-    state_ = std::make_shared<const State>(State{code, std::move(message)});
+    state_ = std::make_shared<const State>(State{code, std::move(message), detail});
   }
 }
 
@@ -39,7 +49,12 @@ std::string Status::ToString() const {
 
 Status Status::WithPrefix(std::string_view prefix) const {
   if (ok()) return *this;
-  return Status(code(), std::string(prefix) + state_->message);
+  return Status(code(), std::string(prefix) + state_->message, state_->detail);
+}
+
+Status Status::WithDetail(StatusDetail detail) const {
+  if (ok()) return *this;
+  return Status(code(), state_->message, detail);
 }
 
 }  // namespace sedpack

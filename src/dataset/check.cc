@@ -218,10 +218,11 @@ class Walker {
     if (!HashAndCompare(ds_, rel, entry.shard_list_info_file.hash_checksums, options_, report)) return;
     auto list = LoadShardsList(ds_, rel);
     if (!list.ok()) {
-      const std::string& msg = list.status().message();
-      const bool escape = msg.find("\"..\"") != std::string::npos || msg.find("..") != std::string::npos ||
-                          msg.find("absolute") != std::string::npos || IsOutsideRoot(list.status());
-      AddProblem(report, escape ? CheckProblem::Kind::kPathEscape : CheckProblem::Kind::kMalformed, rel, msg);
+      // A path in the list that leaves the root (ValidateRelativePath) or the
+      // list file itself resolving outside it.
+      const bool escape = list.status().detail() == StatusDetail::kPathEscape || IsOutsideRoot(list.status());
+      AddProblem(report, escape ? CheckProblem::Kind::kPathEscape : CheckProblem::Kind::kMalformed, rel,
+                 list.status().message());
       return;
     }
     if (list->relative_path_self != rel) {

@@ -70,7 +70,8 @@ Status OutsideRoot(const std::string& root, const std::string& path, const std::
       path, " ", kOutsideRoot, " ", root.empty() ? "." : root, " (",
       resolved.empty() ? "through a symbolic link, an absolute path or \"..\""
                        : "it resolves to " + resolved,
-      "); not followed");
+      "); not followed")
+      .WithDetail(StatusDetail::kOutsideRoot);
 }
 
 // A missing component and a component that is not a folder both mean the file
@@ -251,8 +252,7 @@ Status CheckStaysBeneath(const std::string& root, std::string_view relative) {
 }
 
 bool IsOutsideRoot(const Status& status) {
-  return status.code() == StatusCode::kInvalidArgument &&
-         status.message().find(kOutsideRoot) != std::string::npos;
+  return status.detail() == StatusDetail::kOutsideRoot;
 }
 
 Result<std::vector<std::byte>> ReadAllBytes(int fd, std::uint64_t size, const std::string& path,
@@ -325,6 +325,10 @@ Status WriteFileAtomic(const std::string& path, std::string_view text,
                        const AtomicWriteOptions& options) {
   return WriteFileAtomic(path, std::as_bytes(std::span<const char>(text.data(), text.size())),
                          options);
+}
+
+bool IsAtomicWriteTempName(std::string_view file_name) {
+  return file_name.starts_with("update_") && file_name.find("_of_") != std::string_view::npos;
 }
 
 Status CreateDirectories(const std::string& path) {

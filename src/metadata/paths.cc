@@ -30,12 +30,13 @@ Status ValidateRelativePath(std::string_view path, std::string_view field) {
   const bool drive = path.size() >= 2 && path[1] == ':' &&
                      std::isalpha(static_cast<unsigned char>(path[0]));
   if (IsSeparator(path[0]) || drive) {
-    return Status::InvalidArgument(field, ": absolute paths are not allowed (\"", path, "\")");
+    return Status::InvalidArgument(field, ": absolute paths are not allowed (\"", path, "\")")
+        .WithDetail(StatusDetail::kPathEscape);
   }
   for (const std::string& c : PathComponents(path)) {
     if (c == "..") {
-      return Status::InvalidArgument(field, ": a \"..\" component is not allowed (\"", path,
-                                     "\")");
+      return Status::InvalidArgument(field, ": a \"..\" component is not allowed (\"", path, "\")")
+          .WithDetail(StatusDetail::kPathEscape);
     }
   }
   return Status::OK();

@@ -59,6 +59,10 @@ Result<std::unique_ptr<DistributedWriter>> DistributedWriter::Open(Comm& comm, c
   const auto last = payload.rfind('\n');
   Status opened = DecodeStatus(payload.substr(0, last));
   w->job_id_ = payload.substr(last + 1);
+  // Rank 0's failure to create or name the job: the others abort because of it.
+  if (!opened.ok() && comm.rank() != 0) {
+    opened = opened.WithPrefix("aborted: rank 0 failed: ").WithDetail(StatusDetail::kPeerAborted);
+  }
   if (opened.ok()) {
     auto ds = Dataset::Open(root);
     opened = ds.status();
@@ -76,7 +80,8 @@ Result<std::unique_ptr<DistributedWriter>> DistributedWriter::Open(Comm& comm, c
   SEDPACK_ASSIGN_OR_RETURN(std::int64_t first_bad, comm.AllreduceMin(opened.ok() ? comm.size() : comm.rank()));
   if (!opened.ok()) return opened;
   if (first_bad < comm.size()) {
-    return Status::IOError("aborted: rank ", first_bad, " could not open the dataset at ", root);
+    return Status::IOError("aborted: rank ", first_bad, " could not open the dataset at ", root)
+        .WithDetail(StatusDetail::kPeerAborted);
   }
   return w;
 }
@@ -88,7 +93,7 @@ std::string DistributedWriter::RankFolder() const { return job_id_ + "-r" + std:
 bool DistributedWriter::failed() { return !local_.ok() || comm_.PeerFailed(); }
 
 bool DistributedWriter::IsAbort(const Status& status) {
-  return !status.ok() && status.message().rfind("aborted: ", 0) == 0;
+  return status.detail() == StatusDetail::kPeerAborted;
 }
 
 void DistributedWriter::Fail(const Status& status) {
@@ -102,7 +107,9 @@ void DistributedWriter::Fail(const Status& status) {
 Status DistributedWriter::WriteExample(Split split, std::span<const ValueView> values,
                                        const JsonValue* custom_metadata) {
   if (!local_.ok()) return local_;
-  if (comm_.PeerFailed()) return Status::IOError("aborted: another rank failed");
+  if (comm_.PeerFailed()) {
+    return Status::IOError("aborted: another rank failed").WithDetail(StatusDetail::kPeerAborted);
+  }
   Status st = filler_->WriteExample(split, values, custom_metadata);
   if (!st.ok()) Fail(st);
   return st;
@@ -133,7 +140,7 @@ Status DistributedWriter::Finish() {
     std::string why = (comm_.rank() == first_bad) ? local_.message() : std::string();
     SEDPACK_RETURN_NOT_OK(comm_.Bcast(&why, static_cast<int>(first_bad)));
     if (!local_.ok()) return local_;
-    return Status::IOError("aborted: rank ", first_bad, " failed: ", why);
+    return Status::IOError("aborted: rank ", first_bad, " failed: ", why).WithDetail(StatusDetail::kPeerAborted);
   }
   // 4. Gather every rank's subtree infos on rank 0, merge, broadcast the outcome.
   SEDPACK_ASSIGN_OR_RETURN(std::vector<std::string> gathered, comm_.Gatherv(EncodeInfos(mine), 0));
@@ -152,7 +159,9 @@ Status DistributedWriter::Finish() {
   SEDPACK_RETURN_NOT_OK(comm_.Bcast(&outcome, 0));
   Status merged = DecodeStatus(outcome);
   if (!merged.ok()) {
-    return comm_.rank() == 0 ? merged : merged.WithPrefix("aborted: rank 0 failed to merge: ");
+    return comm_.rank() == 0
+               ? merged
+               : merged.WithPrefix("aborted: rank 0 failed to merge: ").WithDetail(StatusDetail::kPeerAborted);
   }
   if (comm_.rank() != 0) SEDPACK_RETURN_NOT_OK(dataset_->Reload());
   return Status::OK();

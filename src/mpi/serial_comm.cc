@@ -65,7 +65,8 @@ Status AgreeOnStatus(Comm& comm, const Status& mine) {
   SEDPACK_RETURN_NOT_OK(comm.Bcast(&wire, static_cast<int>(bad)));
   if (comm.rank() == bad) return mine;
   const Status theirs = internal::DecodeStatus(wire);
-  return Status(theirs.code(), "aborted: rank " + std::to_string(bad) + " failed: " + theirs.message());
+  return Status(theirs.code(), "aborted: rank " + std::to_string(bad) + " failed: " + theirs.message(),
+                StatusDetail::kPeerAborted);
 }
 
 }  // namespace sedpack

@@ -270,6 +270,32 @@ TEST_F(CliTest, CheckFindsCorruptShard) {
   EXPECT_EQ(r.code, 0) << r.out << r.err;
 }
 
+// `verify --json FILE`: the same problems as the text report, as JSON.
+TEST_F(CliTest, VerifyJsonReportNamesTheProblem) {
+  const std::string root = SmallDataset();
+  RunResult r = Sedpack("ls " + Quote(root) + " --split test");
+  ASSERT_EQ(r.code, 0);
+  std::istringstream cs(r.out.substr(0, r.out.find('\n')));
+  std::vector<std::string> cols;
+  for (std::string c; std::getline(cs, c, '\t');) cols.push_back(c);
+  ASSERT_GE(cols.size(), 3u);
+  const std::string shard = cols[2];
+  std::ofstream(root + "/" + shard, std::ios::app | std::ios::binary) << "tail";
+  r = Sedpack("verify " + Quote(root) + " --json " + Quote(Path("report.json")));
+  EXPECT_EQ(r.code, 1) << r.out << r.err;
+  std::ifstream in(Path("report.json"));
+  const Json j = Json::parse(std::string(std::istreambuf_iterator<char>(in), {}));
+  EXPECT_EQ(j["dataset"], root);
+  EXPECT_EQ(j["ok"], false);
+  EXPECT_GE(j["errors"].get<int>(), 1);
+  ASSERT_FALSE(j["problems"].empty());
+  bool named = false;
+  for (const Json& p : j["problems"]) {
+    if (p["path"] == shard && p["kind"] == "hash_mismatch" && p["severity"] == "error") named = true;
+  }
+  EXPECT_TRUE(named) << j.dump(2);
+}
+
 TEST_F(CliTest, GenerateConfigErrors) {
   std::ofstream(Path("typo.json")) << R"({"generate": {"seed": 1, "trace_lenght": 300}})";
   RunResult r = Sedpack("generate " + Quote(Path("typo.json")) + " " + Quote(Path("out")));

@@ -144,7 +144,19 @@ TEST_P(BeneathTest, WritersCheckTheFolderTheyWriteInto) {
   for (const char* rel : {"a/dir_link/new.txt", "a/dir_link/sub/new.txt", "../outside/new.txt", "/tmp/x"}) {
     Status s = CheckStaysBeneath(root_, rel);
     EXPECT_TRUE(IsOutsideRoot(s)) << rel << ": " << s.ToString();
+    EXPECT_EQ(s.detail(), StatusDetail::kOutsideRoot) << rel;
   }
+}
+
+// The classification is the status detail, not the wording: a message that
+// merely reads like the error is not it, and the error keeps its detail when
+// callers add context.
+TEST(OutsideRootTest, ClassifiedByDetailNotByMessage) {
+  EXPECT_FALSE(IsOutsideRoot(Status::InvalidArgument("x leads outside the dataset root . (...)")));
+  EXPECT_FALSE(IsOutsideRoot(Status::OK()));
+  const Status escaped = Status::IOError("reworded").WithDetail(StatusDetail::kOutsideRoot);
+  EXPECT_TRUE(IsOutsideRoot(escaped));
+  EXPECT_TRUE(IsOutsideRoot(escaped.WithPrefix("list: ")));
 }
 
 INSTANTIATE_TEST_SUITE_P(Openat2AndFallback, BeneathTest, ::testing::Values(false, true),

@@ -11,6 +11,7 @@
 #include "sedpack/io/file.h"
 #include "sedpack/mpi/distributed_verify.h"
 #include "sedpack/mpi/distributed_write.h"
+#include "mpi/status_wire_internal.h"
 #include <fstream>
 #include "support/test_support.h"
 
@@ -191,6 +192,8 @@ TEST(DistributedWriteTest, FailureOnOneRankFailsAllAndLeavesDatasetAsItWas) {
   if (!seen.ok()) w->Fail(seen);
   const Status finish = w->Finish();
   EXPECT_FALSE(finish.ok()) << "rank " << rank;
+  // The victim's own error, everyone else's an abort; told apart by the detail.
+  EXPECT_EQ(DistributedWriter::IsAbort(finish), rank != victim) << "rank " << rank << ": " << finish.ToString();
   EXPECT_NE(finish.message().find("\"x\""), std::string::npos) << "rank " << rank << ": " << finish.ToString();
   if (rank != victim) {
     EXPECT_NE(finish.message().find("rank " + std::to_string(victim)), std::string::npos)
@@ -213,6 +216,63 @@ TEST(DistributedWriteTest, FailureOnOneRankFailsAllAndLeavesDatasetAsItWas) {
     EXPECT_EQ(Ids(dir.path(), Split::kTrain), Range(0, 20));
     ExpectCleanCheck(dir.path());
   }
+}
+
+// ---- Statuses between ranks ----
+
+TEST(StatusWireTest, EveryCodeAndDetailRoundTrips) {
+  for (int c = 1; c <= static_cast<int>(StatusCode::kResourceExhausted); ++c) {
+    for (StatusDetail d : {StatusDetail::kNone, StatusDetail::kPeerAborted, StatusDetail::kOutsideRoot,
+                           StatusDetail::kPathEscape}) {
+      const Status sent(static_cast<StatusCode>(c), "line one\nline two: 3 2", d);
+      const Status got = internal::DecodeStatus(internal::EncodeStatus(sent));
+      EXPECT_EQ(got.code(), sent.code());
+      EXPECT_EQ(got.detail(), d) << StatusDetailName(d);
+      EXPECT_EQ(got.message(), sent.message());
+    }
+  }
+  EXPECT_TRUE(internal::DecodeStatus(internal::EncodeStatus(Status::OK())).ok());
+}
+
+TEST(StatusWireTest, MalformedInputIsAnInternalError) {
+  for (const char* bad : {"", "3", "3\nno detail", "x 0\nm", "3 x\nm", "3 0x\nm", "99 0\nm", "3 99\nm",
+                          "-1 0\nm", "3 -1\nm", "3 \nm", " 0\nm"}) {
+    const Status got = internal::DecodeStatus(bad);
+    EXPECT_EQ(got.code(), StatusCode::kInternal) << "\"" << bad << "\" -> " << got.ToString();
+  }
+}
+
+// Sent by one rank, the status arrives on every other with its code and detail.
+TEST(StatusWireTest, DetailSurvivesTheTripBetweenRanks) {
+  const int rank = TestComm().rank(), last = TestComm().size() - 1;
+  std::string wire;
+  if (rank == last) {
+    wire = internal::EncodeStatus(
+        Status::InvalidArgument("train/x leads outside the dataset root").WithDetail(StatusDetail::kOutsideRoot));
+  }
+  ASSERT_OK(TestComm().Bcast(&wire, last));
+  const Status got = internal::DecodeStatus(wire);
+  EXPECT_EQ(got.code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(got.detail(), StatusDetail::kOutsideRoot);
+  EXPECT_TRUE(IsOutsideRoot(got));
+}
+
+// AgreeOnStatus: the failing rank keeps its own status (detail included); the
+// others learn of it as an abort.
+TEST(StatusWireTest, AgreeOnStatusMarksOtherRanksAborted) {
+  const int rank = TestComm().rank(), last = TestComm().size() - 1;
+  const Status mine = rank == last ? Status::InvalidArgument("a \"..\" component").WithDetail(StatusDetail::kPathEscape)
+                                   : Status::OK();
+  const Status agreed = AgreeOnStatus(TestComm(), mine);
+  ASSERT_FALSE(agreed.ok());
+  EXPECT_EQ(agreed.code(), StatusCode::kInvalidArgument);
+  if (rank == last) {
+    EXPECT_EQ(agreed.detail(), StatusDetail::kPathEscape);
+  } else {
+    EXPECT_EQ(agreed.detail(), StatusDetail::kPeerAborted);
+    EXPECT_NE(agreed.message().find("component"), std::string::npos) << agreed.ToString();
+  }
+  EXPECT_OK(AgreeOnStatus(TestComm(), Status::OK()));
 }
 
 // A dataset with several shards written by every rank; returns its root checksums.

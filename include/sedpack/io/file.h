@@ -87,7 +87,8 @@ Result<std::uint64_t> FileSizeBeneath(const std::string& root, std::string_view 
 Status CheckStaysBeneath(const std::string& root, std::string_view relative);
 
 /// True for the error OpenBeneath and CheckStaysBeneath give for a path that
-/// leads outside the root (as opposed to a missing or unreadable file).
+/// leads outside the root (as opposed to a missing or unreadable file): its
+/// detail is StatusDetail::kOutsideRoot.
 bool IsOutsideRoot(const Status& status);
 
 /// Read the whole of an open regular file of `size` bytes (its size at open
@@ -118,6 +119,9 @@ Status WriteFileAtomic(const std::string& path, std::span<const std::byte> data,
                        const AtomicWriteOptions& options = {});
 Status WriteFileAtomic(const std::string& path, std::string_view text,
                        const AtomicWriteOptions& options = {});
+/// True for a file name WriteFileAtomic gives its temporary files
+/// ("update_*_of_*"): what a process killed in the middle of a write leaves.
+bool IsAtomicWriteTempName(std::string_view file_name);
 
 /// mkdir -p; IOError naming the path.
 Status CreateDirectories(const std::string& path);

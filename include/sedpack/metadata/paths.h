@@ -12,7 +12,8 @@
 namespace sedpack {
 
 /// Check a path read from metadata: relative, non-empty, no `..` component, no NUL.
-/// Backslashes are treated as separators. InvalidArgument naming `field` otherwise.
+/// Backslashes are treated as separators. InvalidArgument naming `field` otherwise;
+/// an absolute path or a `..` component also has StatusDetail::kPathEscape.
 Status ValidateRelativePath(std::string_view path, std::string_view field);
 
 /// Split a relative path into components ("a/b/c" -> {a,b,c}); "." and empty

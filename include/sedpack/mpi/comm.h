@@ -66,8 +66,8 @@ bool LaunchedUnderMpi();
 
 /// Collective: agree on the outcome of a step every rank ran. OK if every rank's
 /// `mine` is OK. Otherwise the lowest failing rank gets its own status back and
-/// every other rank gets the same code with the message
-/// "aborted: rank N failed: <its message>".
+/// every other rank gets the same code, StatusDetail::kPeerAborted and the
+/// message "aborted: rank N failed: <its message>".
 Status AgreeOnStatus(Comm& comm, const Status& mine);
 
 /// A one-rank communicator: collectives copy input to output.

@@ -37,6 +37,8 @@ struct DistributedWriteOptions {
 ///    `<split>/shards_list.json` and dataset_info.json, and broadcasts the outcome.
 class DistributedWriter {
  public:
+  /// Collective. Fails on every rank if any rank fails; a rank that did not
+  /// fail itself gets a StatusDetail::kPeerAborted error.
   static Result<std::unique_ptr<DistributedWriter>> Open(Comm& comm, const std::string& root,
                                                          DistributedWriteOptions options);
   ~DistributedWriter();
@@ -48,8 +50,8 @@ class DistributedWriter {
   /// Record a failure of this rank's own code; the other ranks learn of it at once.
   /// An abort status (IsAbort) passed back is ignored: it is not this rank's failure.
   void Fail(const Status& status);
-  /// True for the statuses the writer returns when another rank failed
-  /// (their message starts with "aborted: ").
+  /// True for the statuses the writer returns when another rank failed (their
+  /// detail is StatusDetail::kPeerAborted; the message starts with "aborted: ").
   static bool IsAbort(const Status& status);
   /// True once this rank or any other rank has failed.
   bool failed();

@@ -30,13 +30,18 @@ TEST(PathsTest, ValidateRelativePath) {
   for (const char* abs : {"/a", "\\a", "//server/share", "C:\\a", "c:/a", "Z:a"}) {
     EXPECT_STATUS(StatusCode::kInvalidArgument, "fld: absolute paths are not allowed",
                   ValidateRelativePath(abs, "fld"));
+    EXPECT_EQ(ValidateRelativePath(abs, "fld").detail(), StatusDetail::kPathEscape) << abs;
   }
   for (const char* dd : {"..", "../a", "a/..", "a/../b", "a\\..\\b", "a/./../b", "a//..//"}) {
     EXPECT_STATUS(StatusCode::kInvalidArgument, "fld: a \"..\" component is not allowed",
                   ValidateRelativePath(dd, "fld"));
+    EXPECT_EQ(ValidateRelativePath(dd, "fld").detail(), StatusDetail::kPathEscape) << dd;
   }
   EXPECT_STATUS(StatusCode::kInvalidArgument, "NUL",
                 ValidateRelativePath(std::string("a\0b", 3), "fld"));
+  // Invalid, but not an escape: callers that refuse escapes tell the two apart by the detail.
+  EXPECT_EQ(ValidateRelativePath(std::string("a\0b", 3), "fld").detail(), StatusDetail::kNone);
+  EXPECT_EQ(ValidateRelativePath("", "fld").detail(), StatusDetail::kNone);
 }
 
 TEST(PathsTest, ComponentsAndJoin) {

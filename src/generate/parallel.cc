@@ -1,0 +1,163 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "sedpack/generate/parallel.h"
+
+#include <algorithm>
+#include <array>
+#include <filesystem>
+#include <thread>
+
+#include "sedpack/dataset/dataset.h"
+#include "sedpack/io/file.h"
+#include "sedpack/mpi/distributed_write.h"
+
+namespace sedpack {
+namespace {
+
+// --append: the job writes into the dataset at `out` with that dataset's own
+// structure (so its compression, shard type and hashes are kept), and each
+// split's indices continue from the count it holds. Fails, naming `out`, if the
+// dataset's schema is not one the generator can fill.
+Status PlanAppend(const std::string& out, GenerateConfig* config, std::array<std::uint64_t, 3>* base) {
+  auto ds = Dataset::Open(out);
+  if (!ds.ok()) return ds.status().WithPrefix("--append: ");
+  const DatasetInfo& info = (*ds)->info();
+  config->metadata = info.metadata;
+  config->structure = info.dataset_structure;
+  for (const auto& [split, list] : info.splits) {
+    (*base)[static_cast<int>(split)] = static_cast<std::uint64_t>(std::max<std::int64_t>(0, list.number_of_examples));
+  }
+  return ValidateGenerateConfig(*config).WithPrefix(out + ": cannot append generated examples: ");
+}
+
+double SecondsSince(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+}  // namespace
+
+Status PrepareGenerateOutput(const std::string& out) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (!fs::exists(out, ec)) return Status::OK();
+  if (fs::exists(fs::path(out) / "dataset_info.json", ec)) {
+    return Status::AlreadyExists(out, " already holds a sedpack dataset; add examples to it with --append, "
+                                      "or choose a new folder");
+  }
+  if (!fs::is_directory(out, ec)) return Status::AlreadyExists(out, " exists and is not a folder");
+  std::vector<fs::path> temps;
+  for (const auto& e : fs::directory_iterator(out, ec)) {
+    if (!e.is_regular_file(ec) || !IsAtomicWriteTempName(e.path().filename().string())) {
+      return Status::AlreadyExists(
+          out, " already exists and is not empty; generate writes a new dataset, choose a new or empty folder");
+    }
+    temps.push_back(e.path());
+  }
+  for (const fs::path& t : temps) fs::remove(t, ec);
+  return Status::OK();
+}
+
+Result<ParallelGenerateSummary> GenerateOverComm(Comm& comm, GenerateConfig config, const std::string& out,
+                                                 const ParallelGenerateOptions& options) {
+  const int rank = comm.rank(), size = comm.size();
+  const bool append = config.params.append;
+  std::array<std::uint64_t, 3> base{};
+  Status planned;
+  if (append) {
+    planned = PlanAppend(out, &config, &base);
+  } else if (rank == 0) {
+    planned = PrepareGenerateOutput(out);
+  }
+  SEDPACK_RETURN_NOT_OK(AgreeOnStatus(comm, planned));
+
+  DistributedWriteOptions wo;
+  if (!append) {
+    wo.create_metadata = config.metadata;
+    wo.create_structure = config.structure;
+  }
+  wo.job_id = options.job_id;
+  wo.filler.concurrency = ResolveThreads(config.params.threads);
+  SEDPACK_ASSIGN_OR_RETURN(std::unique_ptr<DistributedWriter> writer, DistributedWriter::Open(comm, out, wo));
+
+  GenerateOptions gen;
+  std::uint64_t total = 0;
+  for (Split s : AllSplits()) {
+    const int i = static_cast<int>(s);
+    const std::uint64_t n = config.examples(s);
+    total += n;
+    gen.ranges[i] = IndexRange{base[i] + n * rank / size, base[i] + n * (rank + 1) / size};
+    config.params.examples[i] = base[i] + n;  // ranges are clipped to this
+  }
+  gen.filler = wo.filler;
+  gen.sink = [&](Split s, std::span<const ValueView> v, const JsonValue* m) { return writer->WriteExample(s, v, m); };
+
+  // Rank 0 sees the whole job: its own count plus what the other ranks send
+  // over the progress channel. It drains the channel whether or not anyone
+  // listens, so the other ranks' messages never pile up.
+  std::uint64_t per_example = 0;
+  if (auto schema = config.structure.Schema(); schema.ok()) {
+    for (const auto& a : *schema) per_example += a.FixedByteSize().ValueOr(0);
+  }
+  bool others_final = false;
+  std::vector<std::int64_t> others(static_cast<std::size_t>(size), 0);
+  const auto start = std::chrono::steady_clock::now();
+  auto poll_others = [&] {
+    if (others_final) return;
+    auto p = comm.ReceiveProgress();
+    if (!p.ok()) return;
+    others = p->values;
+    others_final = p->all_final;  // the channel resets after this answer: latch it
+  };
+  auto report = [&](std::uint64_t mine, bool final) {
+    if (!options.progress) return;
+    GenerateProgress p;
+    p.examples_done = mine;
+    for (std::size_t r = 1; r < others.size(); ++r) p.examples_done += static_cast<std::uint64_t>(others[r]);
+    p.examples_total = total;
+    p.bytes_done = p.examples_done * per_example;
+    p.seconds = SecondsSince(start);
+    p.finished = final;
+    options.progress(p);
+  };
+  auto last_send = start;
+  gen.progress = [&](const GenerateProgress& p) {
+    if (rank == 0) {
+      poll_others();
+      report(p.examples_done, false);
+    } else if (std::chrono::steady_clock::now() - last_send > options.report_interval) {
+      last_send = std::chrono::steady_clock::now();
+      comm.SendProgress(0, static_cast<std::int64_t>(p.examples_done), false);
+    }
+  };
+  auto summary = GenerateIntoDataset(config, writer->dataset(), gen);
+  // An abort this rank saw (another rank failed) is ignored by Fail: the
+  // failing rank's reason is what Finish reports.
+  if (!summary.ok()) writer->Fail(summary.status());
+  const std::uint64_t mine = summary.ok() ? summary->examples_total : 0;
+  if (rank != 0) {
+    comm.SendProgress(0, static_cast<std::int64_t>(mine), true);
+  } else {
+    while (!others_final) {
+      poll_others();
+      report(mine, false);
+      if (!others_final) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    report(mine, true);
+  }
+  const Status finished = writer->Finish();  // collective: agree, merge, broadcast
+  // Collective too: made whatever Finish said, so that every rank takes part.
+  auto examples = comm.AllreduceSum(static_cast<std::int64_t>(mine));
+  auto bytes = comm.AllreduceSum(static_cast<std::int64_t>(summary.ok() ? summary->bytes : 0));
+  SEDPACK_RETURN_NOT_OK(finished);
+  ParallelGenerateSummary out_summary;
+  out_summary.examples_total = static_cast<std::uint64_t>(examples.ValueOr(0));
+  out_summary.bytes = static_cast<std::uint64_t>(bytes.ValueOr(0));
+  out_summary.seconds = SecondsSince(start);
+  out_summary.ranks = size;
+  out_summary.appended = append;
+  out_summary.job_id = writer->job_id();
+  out_summary.root_checksums = writer->dataset()->MetadataChecksums().ValueOr({});
+  out_summary.checksum_algorithms = writer->dataset()->info().dataset_structure.hash_checksum_algorithms;
+  return out_summary;
+}
+
+}  // namespace sedpack

@@ -1,0 +1,215 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "sedpack/maintain/fix.h"
+
+#include <fcntl.h>
+
+#include <algorithm>
+#include <filesystem>
+
+#include "sedpack/io/file.h"
+#include "sedpack/io/pack.h"
+#include "sedpack/maintain/content.h"
+#include "sedpack/maintain/recompress.h"
+#include "sedpack/sidecar/sidecar.h"
+
+namespace sedpack {
+namespace {
+
+namespace fs = std::filesystem;
+
+// A leftover FindOrphans found (under a split folder), as opposed to the
+// temporary files at the top of the dataset and the recompress folder.
+bool UnderSplit(const Leftover& l) {
+  if (l.kind == Leftover::Kind::kRecompress) return false;
+  const std::string_view first = std::string_view(l.path).substr(0, l.path.find('/'));
+  const auto splits = AllSplits();
+  return std::any_of(splits.begin(), splits.end(), [&](Split s) { return SplitName(s) == first; });
+}
+
+// Remove `file` and the folders this leaves empty, up to (not including) `stop`.
+Status RemoveWithEmptyParents(const fs::path& file, const fs::path& stop) {
+  std::error_code ec;
+  if (!fs::remove(file, ec) || ec) {
+    return Status::IOError("cannot remove ", file.string(), ": ", ec.message());
+  }
+  for (auto dir = file.parent_path(); dir != stop && dir.string().size() > stop.string().size();
+       dir = dir.parent_path()) {
+    if (!fs::is_empty(dir, ec) || ec || !fs::remove(dir, ec)) break;
+  }
+  return Status::OK();
+}
+
+void DiagnoseSidecars(const std::string& root, DatasetDiagnosis* d) {
+  if (auto index = CheckIndex(root); index.ok()) d->index = std::move(index).value();
+  d->content_path = SidecarPath(root, kContentSidecarName);
+  auto content = ReadContentDigests(root);
+  if (!content.ok()) {
+    if (content.status().code() != StatusCode::kNotFound) {
+      d->content = ContentSidecarState::kInvalid;
+      d->content_message = content.status().message();
+    }
+    return;
+  }
+  // If dataset_info.json cannot be hashed now there is nothing to compare; the
+  // metadata walk reports that dataset_info.json itself.
+  auto sha = DatasetInfoSha256(root);
+  d->content = sha.ok() && content->dataset_info_sha256 != DigestHex(*sha) ? ContentSidecarState::kStale
+                                                                         : ContentSidecarState::kCurrent;
+}
+
+}  // namespace
+
+std::string_view LeftoverKindName(Leftover::Kind kind) {
+  switch (kind) {
+    case Leftover::Kind::kOrphan: return "orphan";
+    case Leftover::Kind::kTemporary: return "temporary";
+    case Leftover::Kind::kRecompress: return "recompress";
+  }
+  return "unknown";
+}
+
+bool DatasetDiagnosis::index_needs_rebuild() const {
+  return index && (index->freshness == IndexFreshness::kStale || index->freshness == IndexFreshness::kInvalid);
+}
+
+std::size_t DatasetDiagnosis::count(Leftover::Kind kind) const {
+  return static_cast<std::size_t>(
+      std::count_if(leftovers.begin(), leftovers.end(), [kind](const Leftover& l) { return l.kind == kind; }));
+}
+
+std::uint64_t DatasetDiagnosis::leftover_bytes() const {
+  std::uint64_t total = 0;
+  for (const Leftover& l : leftovers) total += l.bytes;
+  return total;
+}
+
+Status DatasetDiagnosis::SafeToCollect() const {
+  if (!unsafe.empty()) {
+    return Status::InvalidArgument(unsafe.size(), " path", unsafe.size() == 1 ? "" : "s",
+                                   " lead outside the dataset root (", unsafe.front().path, ": ",
+                                   unsafe.front().message, "); nothing is removed")
+        .WithDetail(StatusDetail::kPathEscape);
+  }
+  if (!unreadable.empty() && std::any_of(leftovers.begin(), leftovers.end(), UnderSplit)) {
+    return Status::InvalidArgument(unreadable.size(), " metadata file", unreadable.size() == 1 ? "" : "s",
+                                   " could not be followed (", unreadable.front().path,
+                                   "), so the files they list look like orphans; nothing is removed");
+  }
+  return Status::OK();
+}
+
+Result<DatasetDiagnosis> DiagnoseDataset(const Dataset& dataset) {
+  const std::string& root = dataset.root();
+  DatasetDiagnosis d;
+  d.packed = dataset.pack() != nullptr;
+  CheckOptions check;
+  SEDPACK_ASSIGN_OR_RETURN(MetadataWalk walk, WalkMetadata(dataset, check));
+  for (const CheckProblem& p : walk.report.problems) {
+    if (p.kind == CheckProblem::Kind::kPathEscape) d.unsafe.push_back(p);
+    if (p.kind == CheckProblem::Kind::kMalformed || p.kind == CheckProblem::Kind::kMissingFile ||
+        p.kind == CheckProblem::Kind::kIOError) {
+      d.unreadable.push_back(p);
+    }
+  }
+  // The walk reads only lists; a listed shard that is a link out is found by
+  // opening it (O_PATH: nothing is read).
+  if (!d.packed) {
+    for (const ShardCheckTask& t : walk.shards) {
+      auto fd = OpenBeneath(root, t.path, O_PATH);
+      if (!fd.ok() && IsOutsideRoot(fd.status())) {
+        CheckProblem p;
+        p.kind = CheckProblem::Kind::kPathEscape;
+        p.path = t.path;
+        p.message = fd.status().message();
+        d.unsafe.push_back(std::move(p));
+      }
+    }
+  }
+  CheckReport orphans;
+  FindOrphans(dataset, check, walk.listed, &orphans);
+  std::error_code ec;
+  auto add_file = [&](Leftover::Kind kind, std::string path) {
+    Leftover l;
+    l.kind = kind;
+    l.bytes = fs::file_size(dataset.PathOf(path), ec);
+    if (ec) l.bytes = 0;
+    l.path = std::move(path);
+    d.leftovers.push_back(std::move(l));
+  };
+  for (const CheckProblem& p : orphans.problems) {
+    if (p.kind != CheckProblem::Kind::kOrphan) {
+      if (p.kind == CheckProblem::Kind::kPathEscape) d.unsafe.push_back(p);
+      continue;
+    }
+    add_file(IsAtomicWriteTempName(fs::path(p.path).filename().string()) ? Leftover::Kind::kTemporary
+                                                                         : Leftover::Kind::kOrphan,
+             p.path);
+  }
+  if (d.packed) return d;
+  // The root and the sidecar folder (a commit journal being written when a job
+  // died leaves its temporary file there).
+  for (const std::string& dir : {std::string(), std::string(kSidecarDirName) + "/"}) {
+    std::vector<std::string> names;
+    for (const auto& e : fs::directory_iterator(fs::path(root) / dir, ec)) {
+      if (e.is_regular_file() && IsAtomicWriteTempName(e.path().filename().string())) {
+        names.push_back(dir + e.path().filename().string());
+      }
+    }
+    ec.clear();
+    for (std::string& n : names) add_file(Leftover::Kind::kTemporary, std::move(n));
+  }
+  const std::string staging = RecompressStagingPath(root);
+  if (fs::exists(staging, ec)) d.leftovers.push_back({Leftover::Kind::kRecompress, staging, 0});
+  DiagnoseSidecars(root, &d);
+  return d;
+}
+
+std::size_t GarbageReport::failures() const {
+  return static_cast<std::size_t>(
+      std::count_if(outcomes.begin(), outcomes.end(), [](const GarbageOutcome& o) { return !o.error.ok(); }));
+}
+
+Result<GarbageReport> CollectGarbage(const Dataset& dataset, const DatasetDiagnosis& diagnosis, bool apply) {
+  SEDPACK_RETURN_NOT_OK(diagnosis.SafeToCollect());
+  if (apply && dataset.pack()) {
+    return Status::InvalidArgument(dataset.root(), ": a packed dataset is read-only; unpack it first");
+  }
+  const std::string& root = dataset.root();
+  GarbageReport report;
+  report.applied = apply;
+  for (const Leftover& l : diagnosis.leftovers) {
+    GarbageOutcome& o = report.outcomes.emplace_back();
+    o.leftover = l;
+    if (!apply) continue;
+    if (l.kind == Leftover::Kind::kRecompress) {
+      std::error_code ec;
+      fs::remove_all(l.path, ec);
+      if (ec) {
+        o.error = Status::IOError("cannot remove ", l.path, ": ", ec.message());
+      } else {
+        o.removed = true;
+      }
+      continue;
+    }
+    // FindOrphans does not enter links to folders, but the tree may have
+    // changed since: never remove anything through a folder that leads out.
+    if (Status beneath = CheckStaysBeneath(root, l.path); !beneath.ok()) {
+      o.error = beneath.WithPrefix("not removed: ");
+      continue;
+    }
+    const fs::path stop = l.path.find('/') == std::string::npos
+                              ? fs::path(root)
+                              : fs::path(dataset.PathOf(l.path.substr(0, l.path.find('/'))));
+    o.error = RemoveWithEmptyParents(dataset.PathOf(l.path), stop);
+    o.removed = o.error.ok();
+  }
+  return report;
+}
+
+Result<GarbageReport> CollectGarbage(const std::string& root, bool apply) {
+  SEDPACK_ASSIGN_OR_RETURN(std::shared_ptr<Dataset> dataset, Dataset::Open(root));
+  SEDPACK_ASSIGN_OR_RETURN(DatasetDiagnosis diagnosis, DiagnoseDataset(*dataset));
+  return CollectGarbage(*dataset, diagnosis, apply);
+}
+
+}  // namespace sedpack
