@@ -90,7 +90,7 @@ class SerialComm final : public Comm {
   Result<std::int64_t> AllreduceMax(std::int64_t value) override { return value; }
   void NotifyFailure() override {}
   bool PeerFailed() override { return false; }
-  void SendProgress(int root, std::int64_t value, bool final) override {}
+  void SendProgress(int, std::int64_t, bool) override {}
   Result<Progress> ReceiveProgress() override { return Progress{{0}, true}; }
   Status DrainFailureNotices() override { return Status::OK(); }
 };
