@@ -5,7 +5,7 @@
 #include <memory>
 #include <string>
 
-#include "sedpack/mpi/comm.h"
+#include "sedpack/comm/comm.h"
 #include "sedpack/status.h"
 
 namespace sedpack::cli {

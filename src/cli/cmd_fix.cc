@@ -4,8 +4,10 @@
 #include <iostream>
 
 #include "cli/cli_common.h"
+#include "dataset/check_parts.h"
 #include "sedpack/dataset/check.h"
 #include "sedpack/index/index.h"
+#include "io/beneath.h"
 #include "sedpack/io/file.h"
 #include "sedpack/maintain/content.h"
 #include "sedpack/maintain/fix.h"

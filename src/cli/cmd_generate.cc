@@ -11,6 +11,7 @@
 
 #include "cli/cli_comm.h"
 #include "cli/cli_common.h"
+#include "parallel/worker_pool.h"
 #include "sedpack/dataset/dataset.h"
 #include "sedpack/mpi/distributed_write.h"
 #include "sedpack/generate/generate.h"

@@ -12,6 +12,7 @@
 #include <memory>
 
 #include "sedpack/codecs/hash.h"
+#include "codecs/hash_fd.h"
 
 namespace sedpack {
 namespace {

@@ -6,8 +6,10 @@
 #include <string>
 #include <unordered_set>
 
+#include "dataset/check_parts.h"
 #include "sedpack/codecs/hash.h"
 #include "sedpack/dataset/reader.h"
+#include "io/beneath.h"
 #include "sedpack/io/file.h"
 #include "sedpack/metadata/paths.h"
 #include "sedpack/sidecar/sidecar.h"

@@ -13,9 +13,11 @@
 #include <vector>
 
 #include "sedpack/io/file.h"
-#include "sedpack/io/kill_point.h"
+#include "io/kill_point.h"
 #include "sedpack/metadata/paths.h"
 #include "sedpack/sidecar/sidecar.h"
+#include "sidecar/sidecar_files.h"
+#include "dataset/commit_metadata.h"
 
 namespace sedpack {
 namespace {

@@ -5,7 +5,9 @@
 
 #include "sedpack/codecs/hash.h"
 #include "sedpack/dataset/commit.h"
+#include "io/beneath.h"
 #include "sedpack/io/file.h"
+#include "codecs/hash_fd.h"
 
 namespace sedpack {
 namespace {

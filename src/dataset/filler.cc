@@ -10,13 +10,13 @@
 #include <optional>
 #include <thread>
 
-#include "dataset/worker_pool_internal.h"
+#include "parallel/worker_pool.h"
 #include "sedpack/codecs/hash.h"
 #include "sedpack/io/file.h"
 #include "sedpack/metadata/paths.h"
 #include "sedpack/shard/shard.h"
 #include "codecs/byte_buffer.h"
-#include "shard/shard_internal.h"
+#include "shard/shard_buffer.h"
 
 namespace sedpack {
 
@@ -43,8 +43,7 @@ class Filler::Impl {
     if (rel.empty()) return Status::InvalidArgument("relative_path_from_split is empty");
     SEDPACK_RETURN_NOT_OK(ValidateRelativePath(rel, "relative_path_from_split"));
     rel_components_ = PathComponents(rel);
-    int threads = options_.concurrency;
-    if (threads <= 0) threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+    const int threads = ResolveThreads(options_.concurrency);
     int pending = options_.max_pending_shards > 0 ? options_.max_pending_shards : 2 * threads;
     pool_ = std::make_unique<internal::WorkerPool>(threads, pending);
     max_in_flight_ = std::max(1, pending);

@@ -14,6 +14,8 @@
 #include "sedpack/dataset/dataset.h"
 #include "sedpack/io/file.h"
 #include "sedpack/metadata/paths.h"
+#include "dataset/merge.h"
+#include "dataset/commit_metadata.h"
 
 namespace sedpack {
 namespace {

@@ -15,9 +15,10 @@
 #include <system_error>
 #include <thread>
 
+#include "io/beneath.h"
 #include "sedpack/io/file.h"
 #include "sedpack/metadata/paths.h"
-#include "shard/shard_internal.h"
+#include "shard/shard_buffer.h"
 
 namespace sedpack {
 namespace {

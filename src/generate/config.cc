@@ -6,7 +6,7 @@
 #include <string>
 
 #include "sedpack/generate/generate.h"
-#include "metadata/job_config_internal.h"
+#include "metadata/job_config.h"
 #include "sedpack/io/file.h"
 
 namespace sedpack {

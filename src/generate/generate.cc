@@ -11,7 +11,7 @@
 #include <optional>
 #include <thread>
 
-#include "dataset/worker_pool_internal.h"
+#include "parallel/worker_pool.h"
 #include "sedpack/generate/generate.h"
 #include "sedpack/metadata/json_value.h"
 
@@ -147,12 +147,6 @@ Status CheckStructureMatches(const DatasetStructure& want, const DatasetStructur
 }
 
 }  // namespace
-
-int ResolveThreads(int threads) {
-  if (threads > 0) return threads;
-  const unsigned hw = std::thread::hardware_concurrency();
-  return hw == 0 ? 1 : static_cast<int>(hw);
-}
 
 Result<GenerateSummary> GenerateIntoDataset(const GenerateConfig& config,
                                             std::shared_ptr<Dataset> dataset,

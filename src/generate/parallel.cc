@@ -8,6 +8,7 @@
 
 #include "sedpack/dataset/dataset.h"
 #include "sedpack/io/file.h"
+#include "parallel/worker_pool.h"
 #include "sedpack/mpi/distributed_write.h"
 
 namespace sedpack {

@@ -15,6 +15,7 @@
 
 #include "hdf5/convert_internal.h"
 #include "hdf5/h5_internal.h"
+#include "parallel/worker_pool.h"
 #include "sedpack/dataset/dataset.h"
 #include "sedpack/mpi/distributed_write.h"
 
@@ -175,9 +176,7 @@ struct Sizing {
 Sizing ChooseSizing(const Hdf5ImportConfig& config, const Plan& plan) {
   Sizing s;
   const std::uint64_t budget = config.params.memory_budget_bytes;
-  s.threads = config.params.threads > 0
-                  ? config.params.threads
-                  : std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+  s.threads = ResolveThreads(config.params.threads);
   // Half the budget for shards being filled, compressed and written (raw and
   // encoded copies of at most 2 * threads + 1 shards), half for read blocks.
   const std::uint64_t shard_share = budget / 2;

@@ -8,7 +8,7 @@
 #include <string>
 
 #include "sedpack/dataset/dataset.h"
-#include "metadata/job_config_internal.h"
+#include "metadata/job_config.h"
 #include "sedpack/io/file.h"
 
 namespace sedpack {

@@ -13,8 +13,11 @@
 #include <unordered_set>
 
 #include "sedpack/dataset/reader.h"
+#include "io/beneath.h"
 #include "sedpack/io/file.h"
 #include "sedpack/metadata/paths.h"
+#include "sidecar/sidecar_files.h"
+#include "index/subtree_walk.h"
 
 namespace sedpack {
 namespace {
@@ -217,24 +220,25 @@ Result<std::shared_ptr<const SampleIndex>> SampleIndex::OpenFile(const std::stri
     if (err == ENOENT) return Status::NotFound("cannot open ", path, ": ", std::strerror(err));
     return Status::IOError("cannot open ", path, ": ", std::strerror(err));
   }
-  return MapFile(FileDescriptor(fd), path);
+  const FileDescriptor owned(fd);
+  return MapFile(owned.get(), path);
 }
 
 Result<std::shared_ptr<const SampleIndex>> SampleIndex::OpenInDataset(const std::string& root) {
   const std::string rel = std::string(kSidecarDirName) + "/" + std::string(kIndexFileName);
   SEDPACK_ASSIGN_OR_RETURN(FileDescriptor fd, OpenBeneath(root, rel, O_RDONLY | O_NONBLOCK));
-  return MapFile(std::move(fd), JoinRoot(root, rel));
+  return MapFile(fd.get(), JoinRoot(root, rel));
 }
 
-Result<std::shared_ptr<const SampleIndex>> SampleIndex::MapFile(FileDescriptor fd, const std::string& path) {
+Result<std::shared_ptr<const SampleIndex>> SampleIndex::MapFile(int fd, const std::string& path) {
   struct stat st {};
-  if (::fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode)) {
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
     return Status::IOError("not a readable regular file: ", path);
   }
   std::unique_ptr<SampleIndex> index(new SampleIndex());
   index->size_ = static_cast<std::size_t>(st.st_size);
   if (index->size_ > 0) {
-    void* m = ::mmap(nullptr, index->size_, PROT_READ, MAP_PRIVATE, fd.get(), 0);
+    void* m = ::mmap(nullptr, index->size_, PROT_READ, MAP_PRIVATE, fd, 0);
     if (m == MAP_FAILED) {
       const int err = errno;
       return Status::IOError("cannot map ", path, ": ", std::strerror(err));
@@ -243,7 +247,6 @@ Result<std::shared_ptr<const SampleIndex>> SampleIndex::MapFile(FileDescriptor f
     index->map_size_ = index->size_;
     index->data_ = static_cast<const std::byte*>(m);
   }
-  fd.Reset();
   auto validated = Validate(std::move(index));
   if (!validated.ok()) return validated.status().WithPrefix(path + ": ");
   return validated;

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "sedpack/io/file.h"
 
-#include "sedpack/io/kill_point.h"
+#include "io/kill_point.h"
 
 #include <fcntl.h>
 #include <linux/openat2.h>
@@ -20,6 +20,7 @@
 #include <random>
 #include <system_error>
 
+#include "io/beneath.h"
 #include "io/file_internal.h"
 
 namespace sedpack {

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "sedpack/io/kill_point.h"
+#include "io/kill_point.h"
 
 #include <fcntl.h>
 #include <unistd.h>

@@ -10,6 +10,7 @@
 #include <cstring>
 #include <filesystem>
 
+#include "io/beneath.h"
 #include "sedpack/io/file.h"
 
 namespace sedpack {

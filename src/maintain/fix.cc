@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <filesystem>
 
+#include "dataset/check_parts.h"
+#include "io/beneath.h"
 #include "sedpack/io/file.h"
 #include "sedpack/io/pack.h"
 #include "sedpack/maintain/content.h"

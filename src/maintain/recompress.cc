@@ -17,12 +17,13 @@
 #include <sstream>
 #include <thread>
 
-#include "dataset/worker_pool_internal.h"
+#include "parallel/worker_pool.h"
+#include "dataset/check_parts.h"
 #include "sedpack/codecs/hash.h"
 #include "sedpack/dataset/check.h"
 #include "sedpack/dataset/dataset.h"
 #include "sedpack/io/file.h"
-#include "sedpack/io/kill_point.h"
+#include "io/kill_point.h"
 #include "sedpack/maintain/content.h"
 #include "sedpack/metadata/paths.h"
 #include "sedpack/shard/shard.h"
@@ -248,7 +249,7 @@ Result<RecompressSummary> Recompress(Comm& comm, const std::string& root, const 
   if (rank != 0) parts.clear();
   SEDPACK_ASSIGN_OR_RETURN(std::string mine_text, comm.Scatterv(parts, 0));
   SEDPACK_ASSIGN_OR_RETURN(std::vector<ShardCheckTask> mine, DecodeShardTasks(mine_text));
-  const int threads = o.threads > 0 ? o.threads : std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+  const int threads = ResolveThreads(o.threads);
   std::map<std::string, std::vector<std::string>> new_hashes, digests;
   std::mutex mu;
   std::atomic<std::size_t> next{0};

@@ -14,6 +14,8 @@
 #include "sedpack/io/file.h"
 #include "sedpack/metadata/paths.h"
 #include "sedpack/sidecar/sidecar.h"
+#include "sidecar/sidecar_files.h"
+#include "dataset/commit_metadata.h"
 
 namespace sedpack {
 namespace {

@@ -5,7 +5,7 @@
 #include <mutex>
 #include <thread>
 
-#include "dataset/worker_pool_internal.h"
+#include "parallel/worker_pool.h"
 #include "maintain/shard_tasks_internal.h"
 #include "sedpack/codecs/hash.h"
 #include "sedpack/io/file.h"
@@ -32,7 +32,7 @@ Status ForEachShard(Comm& comm, const Dataset& ds, const CheckOptions& walk_opti
   SEDPACK_RETURN_NOT_OK(AgreeOnStatus(comm, local));
   SEDPACK_ASSIGN_OR_RETURN(std::string mine_text, comm.Scatterv(parts, 0));
   SEDPACK_ASSIGN_OR_RETURN(std::vector<ShardCheckTask> mine, DecodeShardTasks(mine_text));
-  const int n = std::max(1, threads > 0 ? threads : static_cast<int>(std::thread::hardware_concurrency()));
+  const int n = ResolveThreads(threads);
   if (threads_used) *threads_used = n;
   const DatasetStructure& st = ds.info().dataset_structure;
   std::atomic<std::size_t> next{0};

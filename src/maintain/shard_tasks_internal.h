@@ -7,9 +7,9 @@
 
 #include <functional>
 
-#include "sedpack/dataset/check.h"
+#include "dataset/check_parts.h"
 #include "sedpack/dataset/dataset.h"
-#include "sedpack/mpi/comm.h"
+#include "sedpack/comm/comm.h"
 #include "sedpack/shard/shard.h"
 #include "sedpack/status.h"
 

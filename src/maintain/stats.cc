@@ -15,6 +15,7 @@
 #include "sedpack/dataset/dataset.h"
 #include "sedpack/dataset/reader.h"
 #include "maintain/shard_tasks_internal.h"
+#include "parallel/worker_pool.h"
 #include "sedpack/io/file.h"
 
 namespace sedpack {
@@ -114,7 +115,7 @@ Result<SplitStats> ComputeSplitStats(Comm& comm, const std::string& root, Split 
   CheckOptions walk;
   walk.splits = {split};
   // Each thread keeps its own moments; they are merged at the end.
-  const int max_threads = std::max(1, threads > 0 ? threads : static_cast<int>(std::thread::hardware_concurrency()));
+  const int max_threads = ResolveThreads(threads);
   std::vector<std::vector<Moments>> per_thread(static_cast<std::size_t>(max_threads),
                                                std::vector<Moments>(schema.size()));
   std::vector<std::uint64_t> examples(static_cast<std::size_t>(max_threads), 0);

@@ -26,6 +26,7 @@
 
 #include "metadata/json_internal.h"
 #include "sedpack/metadata/paths.h"
+#include "metadata/shard_list_info_wire.h"
 
 namespace sedpack {
 namespace {

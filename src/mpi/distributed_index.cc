@@ -5,8 +5,10 @@
 #include <charconv>
 #include <unordered_set>
 
-#include "mpi/status_wire_internal.h"
+#include "comm/status_wire.h"
 #include "sedpack/metadata/models.h"
+#include "sidecar/sidecar_files.h"
+#include "index/subtree_walk.h"
 
 namespace sedpack {
 namespace {

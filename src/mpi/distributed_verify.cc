@@ -6,7 +6,8 @@
 #include <numeric>
 #include <thread>
 
-#include "mpi/status_wire_internal.h"
+#include "comm/status_wire.h"
+#include "dataset/check_parts.h"
 
 namespace sedpack {
 namespace {

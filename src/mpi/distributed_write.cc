@@ -4,8 +4,10 @@
 #include <sstream>
 
 #include "sedpack/io/file.h"
-#include "mpi/status_wire_internal.h"
+#include "comm/status_wire.h"
 #include "sedpack/metadata/paths.h"
+#include "dataset/merge.h"
+#include "metadata/shard_list_info_wire.h"
 
 namespace sedpack {
 namespace {

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Private to the shard module: the per-format factories behind MakeShardWriter /
-// DecodeShard and the few helpers the fb, npz and tfrec code share.
+// DecodeShard and the few helpers the fb, npz and tfrec code share. What the
+// dataset module uses as well is in shard_buffer.h.
 #pragma once
 
 #include <cstddef>
@@ -12,6 +13,7 @@
 #include <vector>
 
 #include "codecs/byte_buffer.h"
+#include "shard/shard_buffer.h"
 #include "sedpack/shard/shard.h"
 #include "sedpack/status.h"
 #include "sedpack/types.h"
@@ -69,15 +71,6 @@ class BufferFinishable {
   /// Like Finish(), but the bytes end up in `*out` (pooled memory).
   virtual Status FinishToBuffer(codecs_internal::ByteBuffer* out) = 0;
 };
-
-/// writer.Finish() into `*out`; copy-free for compressed fb shards.
-Status FinishShardToBuffer(ShardWriter& writer, codecs_internal::ByteBuffer* out);
-
-/// DecodeShard() on bytes held in a ByteBuffer (e.g. read into pooled memory).
-Result<std::unique_ptr<DecodedShard>> DecodeShardBuffer(ShardFileType type, Compression compression,
-                                                        const std::vector<AttributeSpec>& schema,
-                                                        codecs_internal::ByteBuffer file_bytes,
-                                                        const ShardReadLimits& limits);
 
 // Per-format entry points (fb/fb_writer.cc, fb/fb_reader.cc, npz/npz_writer.cc,
 // npz/npz_reader.cc). The schema and compression were validated by the caller.

@@ -9,6 +9,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "io/beneath.h"
 #include "io/file_internal.h"
 #include "sedpack/dataset/check.h"
 #include "sedpack/dataset/filler.h"
@@ -19,6 +20,7 @@
 #include "sedpack/metadata/paths.h"
 #include "sedpack/sidecar/sidecar.h"
 #include "support/test_support.h"
+#include "sidecar/sidecar_files.h"
 
 namespace sedpack {
 namespace {

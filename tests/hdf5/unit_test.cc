@@ -11,7 +11,7 @@
 #include "sedpack/hdf5/import.h"
 #include "sedpack/hdf5/inspect.h"
 #include "sedpack/hdf5/mapping.h"
-#include "sedpack/mpi/comm.h"
+#include "sedpack/comm/comm.h"
 #include "support/h5_fixtures.h"
 #include "support/test_support.h"
 

@@ -10,7 +10,7 @@
 #include <atomic>
 #include <thread>
 
-#include "sedpack/mpi/comm.h"
+#include "sedpack/comm/comm.h"
 
 namespace sedpack::testing {
 

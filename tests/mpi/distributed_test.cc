@@ -11,7 +11,7 @@
 #include "sedpack/io/file.h"
 #include "sedpack/mpi/distributed_verify.h"
 #include "sedpack/mpi/distributed_write.h"
-#include "mpi/status_wire_internal.h"
+#include "comm/status_wire.h"
 #include <fstream>
 #include "support/test_support.h"
 

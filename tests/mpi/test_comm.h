@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
-#include "sedpack/mpi/comm.h"
+#include "sedpack/comm/comm.h"
 
 namespace sedpack::testing {
 /// The communicator the tests run on: serial, or MPI_COMM_WORLD under mpirun.

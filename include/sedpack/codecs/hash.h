@@ -45,9 +45,5 @@ Result<std::vector<std::string>> HashBytes(std::span<const HashAlgorithm> algori
 /// NotFound / IOError name the path.
 Result<std::vector<std::string>> HashFile(std::span<const HashAlgorithm> algorithms,
                                           const std::string& path);
-/// Hex digests of what is left to read of the open file `fd` (not closed);
-/// `path` is for messages.
-Result<std::vector<std::string>> HashFd(std::span<const HashAlgorithm> algorithms, int fd,
-                                        const std::string& path);
 
 }  // namespace sedpack

@@ -16,29 +16,12 @@
 // kernel when a process dies), so a reader never rolls back a commit in progress.
 #pragma once
 
-#include <optional>
-#include <span>
 #include <string>
+#include <string_view>
 
 #include "sedpack/status.h"
 
 namespace sedpack {
-
-/// One metadata file a commit replaces (a shards_list.json, dataset-relative).
-struct MetadataWrite {
-  std::string relative;
-  std::string text;
-  /// Its bytes before the commit; nullopt if it did not exist.
-  std::optional<std::string> previous;
-};
-
-/// Replace `lists` (children before parents) and then dataset_info.json with
-/// `dataset_info_text`, as one commit that survives the process dying at any
-/// instant (see above). A write that fails in this process is undone at once.
-/// With `dataset_info_text` null only lists that dataset_info.json does not reach
-/// yet are written (a parallel writer's own subtree), so no journal is needed.
-Status CommitMetadata(const std::string& root, std::span<const MetadataWrite> lists,
-                      const std::string* dataset_info_text);
 
 /// Finish a commit that a dead process left at `root` (roll back or drop the
 /// journal, see above). Returns whether there was one. Errors name the journal.

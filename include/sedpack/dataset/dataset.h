@@ -46,8 +46,8 @@ class Dataset {
   std::string PathOf(std::string_view relative) const;
 
   /// File access that works for folders and packs alike. `relative` is a
-  /// dataset-relative path; in a folder it is opened with OpenBeneath
-  /// (io/file.h), so neither the path nor a symbolic link in the tree can make
+  /// dataset-relative path; in a folder it is opened beneath the root
+  /// (io/file.h, ReadFileBytesBeneath), so neither the path nor a symbolic link in the tree can make
   /// these read a file outside the root (InvalidArgument "... leads outside
   /// the dataset root ...").
   Result<std::vector<std::byte>> ReadBytes(std::string_view relative,
@@ -88,16 +88,6 @@ class Dataset {
   DatasetInfo info_;
   std::vector<AttributeSpec> schema_;
 };
-
-/// Merge leaf/subtree lists up to the lists `levels` folders below the root
-/// (1 = `<split>/shards_list.json`, 2 = `<split>/<sub>/shards_list.json`, ...)
-/// without touching `dataset_info.json`. Returns one ShardListInfo per distinct
-/// prefix, in order of first appearance. Used by parallel writers to close their
-/// own subtree before a coordinator merges the tops. Lists are computed in memory
-/// and written children first; on a failed write the old contents are restored.
-Result<std::vector<ShardListInfo>> MergeSubtrees(const Dataset& dataset,
-                                                 const std::vector<ShardListInfo>& updated_infos,
-                                                 std::size_t levels);
 
 /// Read and parse `<root>/<relative>` as a shards_list.json (validated; errors name the file).
 Result<ShardsList> LoadShardsList(const Dataset& dataset, std::string_view relative);

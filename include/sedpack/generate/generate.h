@@ -241,7 +241,4 @@ Result<GenerateSummary> GenerateIntoDataset(const GenerateConfig& config,
                                             std::shared_ptr<Dataset> dataset,
                                             const GenerateOptions& options = {});
 
-/// Number of threads `threads` means (0 = hardware threads, at least 1).
-int ResolveThreads(int threads);
-
 }  // namespace sedpack

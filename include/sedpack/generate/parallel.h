@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "sedpack/generate/generate.h"
-#include "sedpack/mpi/comm.h"
+#include "sedpack/comm/comm.h"
 #include "sedpack/status.h"
 
 namespace sedpack {

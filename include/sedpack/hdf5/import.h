@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "sedpack/hdf5/mapping.h"
-#include "sedpack/mpi/comm.h"
+#include "sedpack/comm/comm.h"
 #include "sedpack/status.h"
 
 namespace sedpack {

@@ -52,14 +52,6 @@ Result<std::vector<std::byte>> EncodeIndex(const IndexContents& contents);
 /// (IOError) rather than record a tree it did not see.
 Result<IndexContents> BuildIndexContents(const std::shared_ptr<const Dataset>& dataset);
 
-/// The shards of the subtree rooted at the shards_list.json `list_path` in the
-/// reader's order (pre-order: a list's own shards, then its children). `depth`
-/// is the depth of `list_path` below the split (its list is depth 0); the same
-/// depth limit and cycle rule as ShardInfoIterator apply. `visited` collects the
-/// list paths read. Used to walk subtrees on different ranks.
-Status WalkShardsSubtree(const Dataset& dataset, const std::string& list_path, std::size_t depth,
-                         std::vector<std::string>* visited, IndexedSplit* out);
-
 /// Build the index of `dataset` and write it atomically to the sidecar folder.
 Result<IndexContents> BuildIndexFile(const std::shared_ptr<const Dataset>& dataset);
 
@@ -75,7 +67,7 @@ class SampleIndex {
   /// count and path (the file is untrusted). Corruption names what is wrong.
   static Result<std::shared_ptr<const SampleIndex>> OpenFile(const std::string& path);
   /// OpenFile of the dataset's sidecar `<root>/.sedpack-hpc/index.bin`, opened
-  /// with OpenBeneath (io/file.h): never through a link out of the root.
+  /// beneath the root (io/file.h): never through a link out of the root.
   static Result<std::shared_ptr<const SampleIndex>> OpenInDataset(const std::string& root);
   /// Validate bytes held in memory (e.g. an index built but not written).
   static Result<std::shared_ptr<const SampleIndex>> FromBytes(std::vector<std::byte> bytes);
@@ -115,7 +107,8 @@ class SampleIndex {
   };
   SampleIndex() = default;
   static Result<std::shared_ptr<const SampleIndex>> Validate(std::unique_ptr<SampleIndex> index);
-  static Result<std::shared_ptr<const SampleIndex>> MapFile(FileDescriptor fd, const std::string& path);
+  /// Map the open file `fd` (the caller closes it; the mapping outlives it).
+  static Result<std::shared_ptr<const SampleIndex>> MapFile(int fd, const std::string& path);
   const Table* table(Split split) const;
 
   std::vector<std::byte> owned_;

@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "sedpack/dataset/dataset.h"
-#include "sedpack/mpi/comm.h"
+#include "sedpack/comm/comm.h"
 #include "sedpack/shard/shard.h"
 #include "sedpack/status.h"
 

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "sedpack/mpi/comm.h"
+#include "sedpack/comm/comm.h"
 #include "sedpack/status.h"
 #include "sedpack/types.h"
 

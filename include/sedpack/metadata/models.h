@@ -110,10 +110,6 @@ Result<ShardsList> ParseShardsList(std::string_view text, std::string_view sourc
 /// Serialize as the reference does (indent=2, exclude_defaults=True).
 std::string SerializeShardsList(const ShardsList& list);
 
-/// Compact JSON for one ShardListInfo (all fields), for sending between processes.
-std::string SerializeShardListInfo(const ShardListInfo& info);
-Result<ShardListInfo> ParseShardListInfo(std::string_view text, std::string_view source);
-
 /// Parse a DatasetStructure / Metadata from JSON object text (configs use the same
 /// schema as dataset_info.json). Unknown keys are an error when `strict`.
 Result<DatasetStructure> ParseDatasetStructure(std::string_view text, std::string_view source,

@@ -4,7 +4,7 @@
 #include <string>
 
 #include "sedpack/index/index.h"
-#include "sedpack/mpi/comm.h"
+#include "sedpack/comm/comm.h"
 #include "sedpack/status.h"
 
 namespace sedpack {

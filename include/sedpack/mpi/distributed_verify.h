@@ -6,7 +6,7 @@
 #include <string>
 
 #include "sedpack/dataset/check.h"
-#include "sedpack/mpi/comm.h"
+#include "sedpack/comm/comm.h"
 #include "sedpack/status.h"
 
 namespace sedpack {

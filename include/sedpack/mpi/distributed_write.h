@@ -8,7 +8,7 @@
 
 #include "sedpack/dataset/dataset.h"
 #include "sedpack/dataset/filler.h"
-#include "sedpack/mpi/comm.h"
+#include "sedpack/comm/comm.h"
 #include "sedpack/status.h"
 #include "sedpack/value.h"
 

@@ -3,7 +3,7 @@
 
 #include <memory>
 
-#include "sedpack/mpi/comm.h"
+#include "sedpack/comm/comm.h"
 #include "sedpack/status.h"
 
 namespace sedpack {

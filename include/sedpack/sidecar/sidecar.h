@@ -11,8 +11,6 @@
 
 #include <array>
 #include <cstddef>
-#include <cstdint>
-#include <span>
 #include <string>
 #include <string_view>
 
@@ -38,18 +36,7 @@ bool IsSidecarPath(std::string_view relative);
 /// SHA-256 of the bytes of `<root>/dataset_info.json` as it is on disk now.
 /// NotFound / IOError name the file.
 Result<DatasetInfoDigest> DatasetInfoSha256(const std::string& root);
-/// Same, of bytes already read.
-DatasetInfoDigest Sha256Of(std::span<const std::byte> bytes);
-
 /// Lowercase hex of a digest.
 std::string DigestHex(const DatasetInfoDigest& digest);
-
-/// Write `<root>/.sedpack-hpc/<name>` atomically (io/file.h WriteFileAtomic),
-/// creating the folder if needed. Refused if the sidecar folder is a symbolic
-/// link out of the root (io/file.h CheckStaysBeneath).
-Status WriteSidecar(const std::string& root, std::string_view name, std::span<const std::byte> data);
-/// Read `<root>/.sedpack-hpc/<name>` (io/file.h OpenBeneath: not through a link
-/// out of the root). NotFound if it is not there.
-Result<std::string> ReadSidecarText(const std::string& root, std::string_view name, std::uint64_t max_bytes);
 
 }  // namespace sedpack

@@ -13,6 +13,8 @@
 #include "sedpack/io/file.h"
 #include "sedpack/sidecar/sidecar.h"
 #include "support/test_support.h"
+#include "sidecar/sidecar_files.h"
+#include "dataset/commit_metadata.h"
 
 namespace sedpack {
 namespace {

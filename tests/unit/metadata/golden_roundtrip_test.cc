@@ -11,6 +11,7 @@
 #include "sedpack/metadata/models.h"
 #include "sedpack/metadata/paths.h"
 #include "support/test_support.h"
+#include "metadata/shard_list_info_wire.h"
 
 namespace sedpack {
 namespace {

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "support/test_support.h"
+#include "metadata/shard_list_info_wire.h"
 
 namespace sedpack {
 namespace {

@@ -8,6 +8,7 @@
 #include "sedpack/io/file.h"
 #include "sedpack/sidecar/sidecar.h"
 #include "support/test_support.h"
+#include "sidecar/sidecar_files.h"
 
 namespace sedpack {
 namespace {

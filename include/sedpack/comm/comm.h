@@ -11,8 +11,8 @@
 namespace sedpack {
 
 /// The few collective operations the parallel writer and verifier need, so that
-/// the same logic runs under MPI (MakeMpiComm, module sedpack::mpi) and serially
-/// (MakeSerialComm, one rank, no MPI). Every rank must make the same collective
+/// the same logic runs under MPI (MpiSession, module sedpack::mpi) and serially
+/// (SerialComm, one rank, no MPI). Every rank must make the same collective
 /// calls in the same order. Not thread-safe: use from one thread per rank.
 class Comm {
  public:
@@ -70,7 +70,32 @@ bool LaunchedUnderMpi();
 /// message "aborted: rank N failed: <its message>".
 Status AgreeOnStatus(Comm& comm, const Status& mine);
 
-/// A one-rank communicator: collectives copy input to output.
+/// A one-rank communicator: collectives copy input to output. Pass one to the
+/// Comm-taking functions (VerifyDataset, DistributedWriter, Recompress, ...) to
+/// run them in a single process without MPI.
+class SerialComm final : public Comm {
+ public:
+  int rank() const override { return 0; }
+  int size() const override { return 1; }
+  bool IsMPI() const override { return false; }
+  Status Barrier() override { return Status::OK(); }
+  Status IdleBarrier() override { return Status::OK(); }
+  /// InvalidArgument unless `root` is 0 (as for every rooted collective here).
+  Status Bcast(std::string* data, int root) override;
+  Result<std::vector<std::string>> Gatherv(const std::string& mine, int root) override;
+  /// InvalidArgument unless `parts` holds exactly one part.
+  Result<std::string> Scatterv(const std::vector<std::string>& parts, int root) override;
+  Result<std::int64_t> AllreduceSum(std::int64_t value) override { return value; }
+  Result<std::int64_t> AllreduceMin(std::int64_t value) override { return value; }
+  Result<std::int64_t> AllreduceMax(std::int64_t value) override { return value; }
+  void NotifyFailure() override {}
+  bool PeerFailed() override { return false; }
+  void SendProgress(int, std::int64_t, bool) override {}
+  Result<Progress> ReceiveProgress() override { return Progress{{0}, true}; }
+  Status DrainFailureNotices() override { return Status::OK(); }
+};
+
+/// A SerialComm on the heap (for code that holds a std::unique_ptr<Comm>).
 std::unique_ptr<Comm> MakeSerialComm();
 
 }  // namespace sedpack

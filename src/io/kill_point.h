@@ -12,6 +12,7 @@
 // a test can first count a job's points and learn where its commit happens, then
 // rerun it killed at any chosen point. SIGKILL cannot be caught, so what is left
 // on disk is exactly what a crash at that instant leaves.
+// Project-private (src/io, not installed): a test facility, not API.
 #pragma once
 
 #include <string_view>

@@ -1,4 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
+// Threads for the modules that spread work over a process's cores (the
+// Filler's shard writers, the generator, the maintenance passes, the HDF5
+// importer). Project-private: reached through the src/ include directory,
+// never installed.
 #pragma once
 
 #include <condition_variable>
@@ -9,6 +13,14 @@
 #include <system_error>
 #include <thread>
 #include <vector>
+
+namespace sedpack {
+
+/// Number of threads a `threads` setting means: itself if positive, otherwise
+/// the number of hardware threads (at least 1, also where that is unknown).
+int ResolveThreads(int threads);
+
+}  // namespace sedpack
 
 namespace sedpack::internal {
 

@@ -1,0 +1,25 @@
+// SPDX-License-Identifier: Apache-2.0
+// One step of building the sample index, for the parallel builder
+// (sedpack_distributed) that walks subtrees on different ranks.
+// Project-private (src/ include directory), not installed.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include "sedpack/dataset/dataset.h"
+#include "sedpack/index/index.h"
+#include "sedpack/status.h"
+
+namespace sedpack {
+
+/// The shards of the subtree rooted at the shards_list.json `list_path` in the
+/// reader's order (pre-order: a list's own shards, then its children). `depth`
+/// is the depth of `list_path` below the split (its list is depth 0); the same
+/// depth limit and cycle rule as ShardInfoIterator apply. `visited` collects the
+/// list paths read. Used to walk subtrees on different ranks.
+Status WalkShardsSubtree(const Dataset& dataset, const std::string& list_path, std::size_t depth,
+                         std::vector<std::string>* visited, IndexedSplit* out);
+
+}  // namespace sedpack
