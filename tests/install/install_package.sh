@@ -67,7 +67,7 @@ step "write_traces / read_traces"
 "$EX/read_traces" "$WORK/traces"
 # write_traces refuses to overwrite a dataset, with a Status message and exit 1.
 if "$EX/write_traces" "$WORK/traces" 2> "$WORK/again.err"; then fail "write_traces overwrote a dataset"; fi
-grep -q "AlreadyExists" "$WORK/again.err" || { cat "$WORK/again.err"; fail "no AlreadyExists status"; }
+grep -q "Already exists" "$WORK/again.err" || { cat "$WORK/again.err"; fail "no "Already exists" status"; }
 
 step "installed sedpack verify"
 "$PREFIX/bin/sedpack" verify --deep "$WORK/traces"
