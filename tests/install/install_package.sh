@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
 # Driver of the install_package test (see CMakeLists.txt next to it).
-# Usage: install_package.sh CMAKE BUILD_DIR SOURCE_DIR WORK_DIR CXX GENERATOR PKG_CONFIG HAVE_HDF5 [MPIEXEC]
+# Usage: install_package.sh CMAKE BUILD_DIR SOURCE_DIR WORK_DIR CXX GENERATOR PKG_CONFIG LIBDIR HAVE_HDF5 [MPIEXEC]
 # Everything it writes goes under WORK_DIR (inside the build tree), which it
 # empties first; it reads only the build tree, the repository and WORK_DIR (plus
 # the compiler's and the dependencies' system files). Any failed step fails it.
 set -euo pipefail
-CMAKE=$1 BUILD=$2 SRC=$3 WORK=$4 CXX=$5 GENERATOR=$6 PKG_CONFIG=$7 HAVE_HDF5=$8 MPIEXEC=${9:-}
+CMAKE=$1 BUILD=$2 SRC=$3 WORK=$4 CXX=$5 GENERATOR=$6 PKG_CONFIG=$7 LIBDIR=$8 HAVE_HDF5=$9 MPIEXEC=${10:-}
 HERE=$SRC/tests/install
 PREFIX=$WORK/prefix
 
@@ -19,13 +19,13 @@ mkdir -p "$WORK"
 step "install $BUILD into $PREFIX"
 "$CMAKE" --install "$BUILD" --prefix "$PREFIX" > "$WORK/install.log" || { cat "$WORK/install.log"; fail "cmake --install"; }
 for f in bin/sedpack include/sedpack/status.h include/sedpack/dataset/filler.h include/sedpack/config.h \
-         lib/libsedpack_core.a lib/cmake/sedpack/sedpackConfig.cmake \
-         lib/cmake/sedpack/sedpackConfigVersion.cmake lib/cmake/sedpack/sedpackTargets.cmake \
-         lib/pkgconfig/sedpack.pc; do
+         "$LIBDIR/libsedpack_core.a" "$LIBDIR/cmake/sedpack/sedpackConfig.cmake" \
+         "$LIBDIR/cmake/sedpack/sedpackConfigVersion.cmake" "$LIBDIR/cmake/sedpack/sedpackTargets.cmake" \
+         "$LIBDIR/pkgconfig/sedpack.pc"; do
   [ -e "$PREFIX/$f" ] || fail "not installed: $f"
 done
 # A package that points back into the source or build tree only works on this machine.
-if grep -rlF -e "$SRC/" -e "$BUILD/" "$PREFIX/lib/cmake" "$PREFIX/lib/pkgconfig"; then
+if grep -rlF -e "$SRC/" -e "$BUILD/" "$PREFIX/$LIBDIR/cmake" "$PREFIX/$LIBDIR/pkgconfig"; then
   fail "the installed package refers to the source or build tree (files above)"
 fi
 
@@ -58,7 +58,7 @@ if [ "$HAVE_HDF5" = ON ]; then probe ok "" "hdf5"; else probe fail "" "hdf5" "ha
 step "examples/ as a separate project"
 EX=$WORK/examples
 "$CMAKE" -S "$SRC/examples" -B "$EX" "${CMAKE_ARGS[@]}" -DCMAKE_BUILD_TYPE=RelWithDebInfo
-grep -qxF "sedpack_DIR:PATH=$PREFIX/lib/cmake/sedpack" "$EX/CMakeCache.txt" \
+grep -qxF "sedpack_DIR:PATH=$PREFIX/$LIBDIR/cmake/sedpack" "$EX/CMakeCache.txt" \
   || fail "examples did not find the installed package"
 "$CMAKE" --build "$EX" -j 1
 
@@ -80,10 +80,10 @@ if [ -n "$MPIEXEC" ]; then
 fi
 
 step "pkg-config"
-export PKG_CONFIG_PATH=$PREFIX/lib/pkgconfig
+export PKG_CONFIG_PATH=$PREFIX/$LIBDIR/pkgconfig
 unset PKG_CONFIG_LIBDIR
 "$PKG_CONFIG" --exists --print-errors sedpack
-[ "$("$PKG_CONFIG" --modversion sedpack)" = "$(sed -n 's/^Version: //p' "$PREFIX/lib/pkgconfig/sedpack.pc")" ]
+[ "$("$PKG_CONFIG" --modversion sedpack)" = "$(sed -n 's/^Version: //p' "$PREFIX/$LIBDIR/pkgconfig/sedpack.pc")" ]
 # shellcheck disable=SC2046  # the flags are meant to be split
 "$CXX" -std=c++20 -o "$WORK/pkgconfig_prog" "$HERE/pkgconfig_prog.cc" \
   $("$PKG_CONFIG" --cflags --libs sedpack)
