@@ -50,8 +50,8 @@ function(sedpack_write_package_)
   include(GNUInstallDirs)
   set(SEDPACK_CMAKE_INSTALL_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/sedpack)
   get_property(_modules GLOBAL PROPERTY SEDPACK_MODULES)
-  # A module may depend on an optional one only through its own guard, so every
-  # module made with sedpack_module is a component.
+  # Every module made with sedpack_module is a component (mpi and hdf5 only when
+  # they were built).
   set(SEDPACK_PACKAGE_COMPONENTS ${_modules})
 
   # ---- headers: the public API, and the generated build configuration
