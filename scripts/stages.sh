@@ -17,11 +17,13 @@ fi
 SEDPACK_STAGE_T0=${SEDPACK_STAGE_T0:-$(date +%s)}
 export SEDPACK_STAGE_T0
 
-_stage_cpu() {  # seconds of user + sys CPU used by the finished children of this shell
+_stage_cpu() {  # STAGE_CPU=seconds of user + sys CPU used by the finished children of this shell
+  # `times` must run in this shell, not inside $(...), where it would only see
+  # the children of a subshell; its output goes through a file for that reason.
   local f
   f=$(mktemp)
-  times > "$f"  # run here: inside $(...) `times` would only see a subshell's children
-  tail -1 "$f" | awk '{ s = 0; for (i = 1; i <= 2; i++) { split($i, a, /[ms]/); s += a[1] * 60 + a[2] } printf "%d", s }'
+  times > "$f"
+  STAGE_CPU=$(tail -1 "$f" | awk '{ s = 0; for (i = 1; i <= 2; i++) { split($i, a, /[ms]/); s += a[1] * 60 + a[2] } printf "%d", s }')
   rm -f "$f"
 }
 
@@ -29,10 +31,12 @@ stage() {
   local label=$1 start cpu0 cpu1 rc=0
   shift
   start=$(date +%s)
-  cpu0=$(_stage_cpu)
+  _stage_cpu
+  cpu0=$STAGE_CPU
   echo "== stage: $label"
   "$@" || rc=$?
-  cpu1=$(_stage_cpu)
+  _stage_cpu
+  cpu1=$STAGE_CPU
   printf '%-14s %6s %6s  %s\n' "$label" "$(($(date +%s) - start))" "$((cpu1 - cpu0))" \
     "$([ $rc -eq 0 ] && echo ok || echo "FAILED (exit $rc)")" >> "$SEDPACK_STAGE_FILE"
   return $rc

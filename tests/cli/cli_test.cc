@@ -71,6 +71,15 @@ class CliTest : public ::testing::Test {
   }
 
   std::string Path(const std::string& name) { return tmp_.path() + "/" + name; }
+  // The path of the first shard `ls` lists for `split` ("" if none).
+  std::string FirstShard(const std::string& root, const std::string& split) {
+    RunResult r = Sedpack("ls " + Quote(root) + " --split " + split);
+    EXPECT_EQ(r.code, 0) << r.err;
+    std::istringstream cs(r.out.substr(0, r.out.find('\n')));
+    std::vector<std::string> cols;
+    for (std::string c; std::getline(cs, c, '\t');) cols.push_back(c);
+    return cols.size() >= 3 ? cols[2] : std::string();
+  }
 
   testing::TempDir tmp_;
 };
@@ -244,13 +253,9 @@ TEST_F(CliTest, GenerateAppendEqualsOneJobOfTheSummedCounts) {
 
 TEST_F(CliTest, CheckFindsCorruptShard) {
   const std::string root = SmallDataset();
-  RunResult r = Sedpack("ls " + Quote(root) + " --split test");
-  ASSERT_EQ(r.code, 0);
-  std::istringstream cs(r.out.substr(0, r.out.find('\n')));
-  std::vector<std::string> cols;
-  for (std::string c; std::getline(cs, c, '\t');) cols.push_back(c);
-  ASSERT_GE(cols.size(), 3u);
-  const std::string shard = cols[2];
+  const std::string shard = FirstShard(root, "test");
+  ASSERT_FALSE(shard.empty());
+  RunResult r;
   {
     std::fstream f(root + "/" + shard, std::ios::in | std::ios::out | std::ios::binary);
     ASSERT_TRUE(f.good());
@@ -273,13 +278,9 @@ TEST_F(CliTest, CheckFindsCorruptShard) {
 // `verify --json FILE`: the same problems as the text report, as JSON.
 TEST_F(CliTest, VerifyJsonReportNamesTheProblem) {
   const std::string root = SmallDataset();
-  RunResult r = Sedpack("ls " + Quote(root) + " --split test");
-  ASSERT_EQ(r.code, 0);
-  std::istringstream cs(r.out.substr(0, r.out.find('\n')));
-  std::vector<std::string> cols;
-  for (std::string c; std::getline(cs, c, '\t');) cols.push_back(c);
-  ASSERT_GE(cols.size(), 3u);
-  const std::string shard = cols[2];
+  const std::string shard = FirstShard(root, "test");
+  ASSERT_FALSE(shard.empty());
+  RunResult r;
   std::ofstream(root + "/" + shard, std::ios::app | std::ios::binary) << "tail";
   r = Sedpack("verify " + Quote(root) + " --json " + Quote(Path("report.json")));
   EXPECT_EQ(r.code, 1) << r.out << r.err;
