@@ -34,7 +34,7 @@ Status CheckParent(const std::string& path) {
     if (err == ENOENT || err == ENOTDIR) return Status::NotFound("no such folder: ", parent, " (for ", path, ")");
     return Status::IOError("cannot use the folder ", parent, " (for ", path, "): ", std::strerror(err));
   }
-  if (!S_ISDIR(st.st_mode)) return Status::NotFound("no such folder: ", parent, " is not a folder (for ", path, ")");
+  if (!S_ISDIR(st.st_mode)) return Status::NotFound("not a folder: ", parent, " (for ", path, ")");
   return Status::OK();
 }
 

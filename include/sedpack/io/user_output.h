@@ -17,7 +17,8 @@
 //                                fsync'ed, then renamed over the path: a crash
 //                                leaves the old file or the new one, never half
 //   a folder                     InvalidArgument "<path> is a folder ..."
-//   a missing parent folder      NotFound "no such folder: <parent> (for <path>)";
+//   a missing parent folder      NotFound "no such folder: <parent> (for <path>)"
+//                                ("not a folder: ..." for a file in its place);
 //                                folders are never created for it
 //   anything else (a socket)     InvalidArgument naming the path
 //

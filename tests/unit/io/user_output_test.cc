@@ -185,7 +185,8 @@ TEST(UserOutput, MissingParentFolderIsAnErrorAndNothingIsCreated) {
   EXPECT_TRUE(Names(dir.path()).empty());
   // A file where a folder should be.
   Spit(dir.path() + "/file", "");
-  EXPECT_STATUS(StatusCode::kNotFound, "no such folder", WriteUserOutput(dir.path() + "/file/report.json", "x"));
+  EXPECT_STATUS(StatusCode::kNotFound, "not a folder: " + dir.path() + "/file",
+                WriteUserOutput(dir.path() + "/file/report.json", "x"));
   EXPECT_EQ(Names(dir.path()), std::vector<std::string>{"file"});
 }
 
