@@ -19,6 +19,7 @@
 #include "sedpack/dataset/reader.h"
 #include "sedpack/io/file.h"
 #include "sedpack/io/pack.h"
+#include "sedpack/io/user_output.h"
 #include "sedpack/metadata/json_value.h"
 #include "sedpack/metadata/models.h"
 #include "sedpack/shard/shard.h"

@@ -13,6 +13,7 @@
 #include "sedpack/dataset/check.h"
 #include "sedpack/dataset/check_json.h"
 #include "sedpack/io/file.h"
+#include "sedpack/io/user_output.h"
 #include "sedpack/mpi/distributed_verify.h"
 
 namespace sedpack::cli {
@@ -47,7 +48,10 @@ const CommandSpec kVerifySpec = {
     "file), still hashing every list from the split down so the chain of hashes up to\n"
     "dataset_info.json is checked. --expect/--expect-file check dataset_info.json itself\n"
     "against checksums saved earlier (`sedpack checksums DATASET > FILE`).\n"
-    "--json FILE writes the report as JSON. Progress (bytes/s, ETA) goes to stderr.\n"
+    "--json FILE writes the report as JSON: FILE - is standard output (the text report\n"
+    "then goes to stderr); a symbolic link, named pipe or device (/dev/stdout) is written\n"
+    "through, never replaced; a regular file is replaced atomically; its folder must exist.\n"
+    "Progress (bytes/s, ETA) goes to stderr.\n"
     "Exit code 0: intact, 1: problems found, 2: could not run.\n",
 };
 
@@ -139,7 +143,7 @@ int RunVerifyCommand(const CommandSpec& spec, const std::vector<std::string>& ar
        "print progress on stderr (default: only when stderr is a terminal)")
       ("partial", po::value<std::vector<std::string>>()->multitoken()->value_name("PATH"),
        "only these parts: shards_list.json files, folders or shard files (dataset-relative)")
-      ("json", po::value<std::string>()->value_name("FILE"), "also write the report as JSON to FILE")
+      ("json", po::value<std::string>()->value_name("FILE"), "also write the report as JSON to FILE (- for standard output)")
       ("quiet,q", po::bool_switch(), "print only problems, no summary line");
   po::positional_options_description positional;
   positional.add("dataset", 1);
@@ -183,6 +187,21 @@ int RunVerifyCommand(const CommandSpec& spec, const std::vector<std::string>& ar
   if (!started.ok()) return ReportError(started.status());
   CliComm& cc = **started;
   const bool root_rank = cc.is_root();
+  const std::string json_path = vm.count("json") ? vm["json"].as<std::string>() : "";
+  // `--json -`: standard output holds only the JSON, the text report goes to stderr.
+  const bool json_to_stdout = json_path == "-";
+  if (vm.count("json")) {
+    // A bad --json path (a folder, a missing folder) fails now, not after hours
+    // of hashing. Rank 0 writes the report, so its answer counts for every rank.
+    Status usable;
+    std::string exit_code;  // empty: usable
+    if (root_rank) {
+      usable = CheckUserOutput(json_path).WithPrefix("--json: ");
+      if (!usable.ok()) exit_code = std::to_string(ExitCodeFor(usable));
+    }
+    if (Status st = cc.comm().Bcast(&exit_code, 0); !st.ok()) return ReportError(st);
+    if (!exit_code.empty()) return root_rank ? ReportError(usable) : std::stoi(exit_code);
+  }
   ProgressPrinter printer(progress && root_rank);
   const auto start = std::chrono::steady_clock::now();
   VerifyOptions verify;
@@ -219,10 +238,10 @@ int RunVerifyCommand(const CommandSpec& spec, const std::vector<std::string>& ar
   if (!root_rank) return kExitOk;  // rank 0 prints the one report
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   if (vm.count("json")) {
-    const std::string path = vm["json"].as<std::string>();
-    Status st = WriteFileAtomic(path, CheckReportToJson(*report, root, seconds));
-    if (!st.ok()) return ReportError(st);
+    Status st = WriteUserOutput(json_path, CheckReportToJson(*report, root, seconds));
+    if (!st.ok()) return ReportError(st.WithPrefix("--json: "));
   }
+  std::ostream& text = json_to_stdout ? std::cerr : std::cout;
 
   std::size_t warnings = 0;
   for (const CheckProblem& p : report->problems) {
@@ -230,48 +249,48 @@ int RunVerifyCommand(const CommandSpec& spec, const std::vector<std::string>& ar
     // Messages often start with the path already; print it once.
     std::string_view message = p.message;
     if (!p.path.empty() && message.starts_with(p.path + ": ")) message.remove_prefix(p.path.size() + 2);
-    std::cout << (p.warning() ? "WARNING " : "ERROR ") << CheckProblemKindName(p.kind) << " "
+    text << (p.warning() ? "WARNING " : "ERROR ") << CheckProblemKindName(p.kind) << " "
               << (p.path.empty() ? "." : p.path) << ": " << message;
     if (!p.algorithm.empty() && p.message.find(p.found) == std::string::npos) {
-      std::cout << " (" << p.algorithm << ": expected " << p.expected << ", found " << p.found
+      text << " (" << p.algorithm << ": expected " << p.expected << ", found " << p.found
                 << ")";
     }
-    std::cout << "\n";
+    text << "\n";
   }
   const std::size_t errors = report->error_count();
   if (!vm["quiet"].as<bool>()) {
     const double s =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    std::cout << "checked " << report->files_checked << " files ("
+    text << "checked " << report->files_checked << " files ("
               << FormatBytes(static_cast<double>(report->bytes_checked)) << ") in "
               << FormatDuration(s) << ", " << report->shards_checked << " shards";
-    if (cc.comm().size() > 1) std::cout << ", " << cc.comm().size() << " ranks";
-    if (check.deep) std::cout << ", " << report->examples_checked << " examples decoded";
-    std::cout << ": ";
+    if (cc.comm().size() > 1) text << ", " << cc.comm().size() << " ranks";
+    if (check.deep) text << ", " << report->examples_checked << " examples decoded";
+    text << ": ";
     if (errors == 0) {
-      std::cout << "OK";
+      text << "OK";
     } else {
-      std::cout << errors << " error" << (errors == 1 ? "" : "s");
+      text << errors << " error" << (errors == 1 ? "" : "s");
     }
-    if (warnings) std::cout << ", " << warnings << " warning" << (warnings == 1 ? "" : "s");
-    std::cout << "\n";
+    if (warnings) text << ", " << warnings << " warning" << (warnings == 1 ? "" : "s");
+    text << "\n";
   }
   bool content_ok = true;
   if (content) {
     for (const ContentMismatch& m : content->mismatches) {
-      std::cout << "ERROR content " << m.path << ": "
+      text << "ERROR content " << m.path << ": "
                 << (m.expected.empty() ? "no recorded content digest" : "content digest expected " + m.expected)
                 << ", found " << m.found << "\n";
     }
     for (const std::string& p : content->unlisted) {
-      std::cout << "ERROR content " << p << ": has a recorded digest but is not in the dataset\n";
+      text << "ERROR content " << p << ": has a recorded digest but is not in the dataset\n";
     }
     content_ok = content->ok();
-    std::cout << "content id " << content->current_id
+    text << "content id " << content->current_id
               << (content_ok ? " matches the recorded one" : " differs from the recorded " + content->recorded_id)
               << (content->sidecar_stale ? " (digests recorded for an earlier dataset_info.json)" : "") << "\n";
   }
-  std::cout << std::flush;
+  text << std::flush;
   return report->ok() && content_ok ? kExitOk : kExitProblems;
 }
 

@@ -12,8 +12,11 @@ const CommandSpec kPackSpec = {
     "put a whole dataset into one file (for file systems that dislike many files)",
     "Write every file of DATASET (metadata, shards, sidecars) into the single new file\n"
     "FILE. Shards are copied as raw bytes, nothing is decompressed or re-encoded, so\n"
-    "`sedpack unpack` restores the tree byte for byte. FILE appears complete or not at\n"
-    "all (written under a temporary name, then renamed).\n",
+    "`sedpack unpack` restores the tree byte for byte. FILE must not exist; it appears\n"
+    "complete or not at all (written under a temporary name beside it, fsync'ed, then\n"
+    "renamed). FILE - writes the pack to standard output; a named pipe, a device or a\n"
+    "symbolic link to a file not there yet is written through, never replaced. Its\n"
+    "folder must exist.\n",
 };
 
 const CommandSpec kUnpackSpec = {
@@ -28,7 +31,7 @@ int RunPack(const std::vector<std::string>& args) {
   po::options_description options("Options");
   options.add_options()
       ("dataset", po::value<std::string>()->value_name("DATASET"), "dataset folder")
-      ("output,o", po::value<std::string>()->value_name("FILE"), "pack file to create");
+      ("output,o", po::value<std::string>()->value_name("FILE"), "pack file to create (- for standard output)");
   po::positional_options_description positional;
   positional.add("dataset", 1);
   po::variables_map vm;
@@ -37,11 +40,13 @@ int RunPack(const std::vector<std::string>& args) {
   if (!vm.count("output")) return UsageError("pack", "missing -o FILE");
   const std::string root = vm["dataset"].as<std::string>();
   if (auto ds = OpenDatasetArg(root); !ds.ok()) return ReportError(ds.status(), /*input_stage=*/true);
-  auto s = PackTree(root, vm["output"].as<std::string>());
+  const std::string out = vm["output"].as<std::string>();
+  auto s = PackTree(root, out);
   if (!s.ok()) return ReportError(s.status(), /*input_stage=*/true);
-  std::printf("packed %llu files (%s) of %s into %s\n", static_cast<unsigned long long>(s->files),
-              FormatBytes(static_cast<double>(s->bytes)).c_str(), root.c_str(),
-              vm["output"].as<std::string>().c_str());
+  // With -o - the pack is standard output; the summary goes to stderr then.
+  std::fprintf(out == "-" ? stderr : stdout, "packed %llu files (%s) of %s into %s\n",
+               static_cast<unsigned long long>(s->files), FormatBytes(static_cast<double>(s->bytes)).c_str(),
+               root.c_str(), out == "-" ? "standard output" : out.c_str());
   return kExitOk;
 }
 

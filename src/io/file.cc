@@ -162,6 +162,7 @@ void FileDescriptor::Reset() {
 
 namespace io_internal {
 void SetOpenBeneathFallbackForTesting(bool on) { g_force_fallback.store(on); }
+std::string AtomicTempName(const std::string& path) { return TempNameFor(path); }
 }  // namespace io_internal
 
 Result<FileDescriptor> OpenBeneath(const std::string& root, std::string_view relative, int flags) {

@@ -1,7 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
+#include <string>
+
 namespace sedpack::io_internal {
+
+/// The temporary name WriteFileAtomic writes `path` under, in the same folder
+/// ("update_<time>_<32hex>_of_<name>"): fresh on every call.
+std::string AtomicTempName(const std::string& path);
 
 /// Make OpenBeneath take its fallback (canonical paths compared with realpath)
 /// even where openat2 works, so that tests exercise the fallback on every

@@ -12,6 +12,7 @@
 
 #include "io/beneath.h"
 #include "sedpack/io/file.h"
+#include "sedpack/io/user_output.h"
 
 namespace sedpack {
 namespace {
@@ -69,12 +70,21 @@ Status WriteAll(int fd, const void* buf, std::size_t size, const std::string& wh
 
 // Copy `size` bytes from `in` at `in_off` to the current position of `out`:
 // in the kernel where possible (no user-space buffer, no page faults on fresh
-// memory), else through a reused buffer.
-Status CopyRange(int in, std::uint64_t in_off, int out, std::uint64_t size, const std::string& what) {
+// memory), else through a reused buffer handed to `write` (errors of reading
+// name `what`; `write` names its own file). copy_file_range refuses pipes and
+// devices (EINVAL), which then take the buffer.
+template <typename WriteFn>
+Status CopyRange(int in, std::uint64_t in_off, int out, std::uint64_t size, const std::string& what,
+                 const std::string& out_path, const WriteFn& write) {
   loff_t off = static_cast<loff_t>(in_off);
   while (size > 0) {
     const ssize_t n = ::copy_file_range(in, &off, out, nullptr, std::min<std::uint64_t>(size, 1ULL << 30), 0);
     if (n < 0 && errno == EINTR) continue;
+    // Out of space is final; anything else may just be a pair of files the
+    // kernel cannot copy between, for which the buffer below is the way.
+    if (n < 0 && (errno == ENOSPC || errno == EDQUOT || errno == EIO)) {
+      return Status::IOError("cannot write to ", out_path, ": ", std::strerror(errno));
+    }
     if (n <= 0) break;
     size -= static_cast<std::uint64_t>(n);
   }
@@ -83,7 +93,7 @@ Status CopyRange(int in, std::uint64_t in_off, int out, std::uint64_t size, cons
   while (size > 0) {
     const std::uint64_t want = std::min<std::uint64_t>(size, buf.size());
     SEDPACK_RETURN_NOT_OK(PRead(in, buf.data(), want, static_cast<std::uint64_t>(off), what));
-    SEDPACK_RETURN_NOT_OK(WriteAll(out, buf.data(), want, what));
+    SEDPACK_RETURN_NOT_OK(write(buf.data(), want));
     off += static_cast<loff_t>(want);
     size -= want;
   }
@@ -194,11 +204,18 @@ Result<std::vector<std::byte>> PackReader::Read(std::string_view rel, std::uint6
 Result<PackSummary> PackTree(const std::string& root, const std::string& out) {
   std::error_code ec;
   if (!fs::is_directory(root, ec)) return Status::NotFound(root, ": not a folder");
-  if (fs::exists(out, ec)) return Status::AlreadyExists(out, " already exists");
-  const fs::path abs_root = fs::weakly_canonical(root, ec), abs_out = fs::weakly_canonical(out, ec);
-  const auto rel_out = abs_out.lexically_relative(abs_root);
-  if (!rel_out.empty() && *rel_out.begin() != "..") {
-    return Status::InvalidArgument(out, ": the pack cannot be written inside the tree it packs");
+  // The output path is the user's (sedpack/io/user_output.h): a new file is
+  // written atomically, a FIFO, device or link to nothing yet is written
+  // through (the pack is one sequential stream); a pack never overwrites a file.
+  UserOutputOptions output_options;
+  output_options.replace_existing = false;
+  SEDPACK_RETURN_NOT_OK(CheckUserOutput(out, output_options));
+  if (out != "-") {
+    const fs::path abs_root = fs::weakly_canonical(root, ec), abs_out = fs::weakly_canonical(out, ec);
+    const auto rel_out = abs_out.lexically_relative(abs_root);
+    if (!rel_out.empty() && *rel_out.begin() != "..") {
+      return Status::InvalidArgument(out, ": the pack cannot be written inside the tree it packs");
+    }
   }
   std::vector<std::string> files;
   for (auto it = fs::recursive_directory_iterator(root, ec); !ec && it != fs::recursive_directory_iterator();
@@ -210,49 +227,48 @@ Result<PackSummary> PackTree(const std::string& root, const std::string& out) {
   }
   if (ec) return Status::IOError(root, ": cannot list: ", ec.message());
   std::sort(files.begin(), files.end());
-  const std::string tmp = out + ".partial";
-  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) return Status::IOError(tmp, ": cannot create: ", std::strerror(errno));
+  SEDPACK_ASSIGN_OR_RETURN(UserOutput file, UserOutput::Open(out, output_options));
+  // Standard output (or a link) may lead to a regular file inside the tree:
+  // that file is the pack being written, not part of the dataset.
+  struct stat out_st {};
+  const bool out_regular = ::fstat(file.fd(), &out_st) == 0 && S_ISREG(out_st.st_mode);
+  const auto write = [&file](const void* data, std::size_t size) { return file.Write(data, size); };
   PackSummary summary;
-  Status st = [&]() -> Status {
-    SEDPACK_RETURN_NOT_OK(WriteAll(fd, kMagic, 16, tmp));
-    std::uint64_t offset = 16;
-    std::string index;
-    PutU64(&index, files.size());
-    const std::string zeros(kAlign, '\0');
-    for (const std::string& rel : files) {
-      const std::uint64_t pad = (kAlign - offset % kAlign) % kAlign;
-      SEDPACK_RETURN_NOT_OK(WriteAll(fd, zeros.data(), pad, tmp));
-      offset += pad;
-      // Links were refused while listing; opening beneath the root also covers
-      // one swapped in since.
-      SEDPACK_ASSIGN_OR_RETURN(BeneathFile in, OpenFileBeneath(root, rel));
-      const std::uint64_t size = in.size;
-      SEDPACK_RETURN_NOT_OK(CopyRange(in.fd.get(), 0, fd, size, in.path));
-      PutU32(&index, static_cast<std::uint32_t>(rel.size()));
-      index += rel;
-      PutU64(&index, offset);
-      PutU64(&index, size);
-      offset += size;
-      summary.bytes += size;
-      ++summary.files;
+  SEDPACK_RETURN_NOT_OK(file.Write(kMagic, 16));
+  std::uint64_t offset = 16;
+  std::string index;
+  PutU64(&index, files.size());
+  const std::string zeros(kAlign, '\0');
+  for (const std::string& rel : files) {
+    const std::uint64_t pad = (kAlign - offset % kAlign) % kAlign;
+    SEDPACK_RETURN_NOT_OK(file.Write(zeros.data(), pad));
+    offset += pad;
+    // Links were refused while listing; opening beneath the root also covers
+    // one swapped in since.
+    SEDPACK_ASSIGN_OR_RETURN(BeneathFile in, OpenFileBeneath(root, rel));
+    struct stat in_st {};
+    if (out_regular && ::fstat(in.fd.get(), &in_st) == 0 && in_st.st_dev == out_st.st_dev &&
+        in_st.st_ino == out_st.st_ino) {
+      return Status::InvalidArgument(file.path(), ": the pack cannot be written inside the tree it packs (",
+                                     in.path, ")");
     }
-    std::string footer;
-    PutU64(&footer, offset);
-    PutU64(&footer, index.size());
-    footer.append(kEndMagic, 16);
-    SEDPACK_RETURN_NOT_OK(WriteAll(fd, index.data(), index.size(), tmp));
-    SEDPACK_RETURN_NOT_OK(WriteAll(fd, footer.data(), footer.size(), tmp));
-    return Status::OK();
-  }();
-  ::close(fd);
-  if (st.ok() && ::rename(tmp.c_str(), out.c_str()) != 0) {
-    st = Status::IOError(out, ": cannot rename into place: ", std::strerror(errno));
+    const std::uint64_t size = in.size;
+    SEDPACK_RETURN_NOT_OK(CopyRange(in.fd.get(), 0, file.fd(), size, in.path, file.path(), write));
+    PutU32(&index, static_cast<std::uint32_t>(rel.size()));
+    index += rel;
+    PutU64(&index, offset);
+    PutU64(&index, size);
+    offset += size;
+    summary.bytes += size;
+    ++summary.files;
   }
-  if (!st.ok()) {
-    ::unlink(tmp.c_str());
-    return st;
-  }
+  std::string footer;
+  PutU64(&footer, offset);
+  PutU64(&footer, index.size());
+  footer.append(kEndMagic, 16);
+  SEDPACK_RETURN_NOT_OK(file.Write(index.data(), index.size()));
+  SEDPACK_RETURN_NOT_OK(file.Write(footer.data(), footer.size()));
+  SEDPACK_RETURN_NOT_OK(file.Commit());
   return summary;
 }
 
@@ -280,7 +296,8 @@ Result<PackSummary> UnpackTree(const std::string& pack, const std::string& out) 
         copied = Status::IOError(tmp, ": cannot create: ", std::strerror(errno));
         break;
       }
-      copied = CopyRange(in, e.offset, fd, e.size, pack + ": " + rel);
+      copied = CopyRange(in, e.offset, fd, e.size, pack + ": " + rel, tmp,
+                         [&](const void* data, std::size_t size) { return WriteAll(fd, data, size, tmp); });
       ::close(fd);
       if (copied.ok() && ::rename(tmp.c_str(), target.c_str()) != 0) {
         copied = Status::IOError(target, ": cannot rename into place: ", std::strerror(errno));

@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 // Runs the built `sedpack` binary as a child process and checks exit codes and output.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <nlohmann/json.hpp>
 
@@ -295,6 +297,99 @@ TEST_F(CliTest, VerifyJsonReportNamesTheProblem) {
     if (p["path"] == shard && p["kind"] == "hash_mismatch" && p["severity"] == "error") named = true;
   }
   EXPECT_TRUE(named) << j.dump(2);
+}
+
+// Output paths are the user's: "-" is standard output, links and devices are
+// written through (never replaced), a missing folder or a folder is refused
+// before any work, by name.
+TEST_F(CliTest, VerifyJsonToStandardOutput) {
+  const std::string root = SmallDataset();
+  RunResult r = Sedpack("verify " + Quote(root) + " --json -");
+  EXPECT_EQ(r.code, 0) << r.out << r.err;
+  // Only the JSON on stdout; the text report went to stderr.
+  const Json j = Json::parse(r.out);
+  EXPECT_EQ(j["dataset"], root);
+  EXPECT_EQ(j["ok"], true);
+  EXPECT_NE(r.err.find("checked "), std::string::npos) << r.err;
+}
+
+TEST_F(CliTest, VerifyJsonToDevStdoutKeepsTheLink) {
+  const std::string root = SmallDataset();
+  struct stat before {};
+  const bool dev_stdout_is_link = ::lstat("/dev/stdout", &before) == 0 && S_ISLNK(before.st_mode);
+  if (!dev_stdout_is_link) GTEST_SKIP() << "/dev/stdout is not a symbolic link here";
+  RunResult r = Sedpack("verify " + Quote(root) + " --json /dev/stdout");
+  EXPECT_EQ(r.code, 0) << r.out << r.err;
+  struct stat after {};
+  ASSERT_EQ(::lstat("/dev/stdout", &after), 0);
+  EXPECT_TRUE(S_ISLNK(after.st_mode)) << "/dev/stdout was replaced";
+  // stdout is a file here: the JSON comes first, the text report after it, both kept.
+  const std::size_t text = r.out.find("checked ");
+  ASSERT_NE(text, std::string::npos) << r.out;
+  const Json j = Json::parse(r.out.substr(0, text));
+  EXPECT_EQ(j["ok"], true);
+}
+
+TEST_F(CliTest, VerifyJsonThroughASymbolicLink) {
+  const std::string root = SmallDataset();
+  fs::create_directories(Path("reports"));
+  std::ofstream(Path("reports/latest.json")) << "an older and much longer report than the new one will be";
+  ASSERT_EQ(::symlink("reports/latest.json", Path("link.json").c_str()), 0);
+  RunResult r = Sedpack("verify " + Quote(root) + " --json " + Quote(Path("link.json")));
+  EXPECT_EQ(r.code, 0) << r.out << r.err;
+  struct stat st {};
+  ASSERT_EQ(::lstat(Path("link.json").c_str(), &st), 0);
+  EXPECT_TRUE(S_ISLNK(st.st_mode));
+  EXPECT_EQ(Json::parse(ReadText(Path("reports/latest.json")))["ok"], true);
+  EXPECT_EQ(fs::read_symlink(Path("link.json")), "reports/latest.json");
+}
+
+TEST_F(CliTest, VerifyJsonBadPathsAreUsageErrors) {
+  const std::string root = SmallDataset();
+  // Exit code 2 (usage or input error: a bad option value), before any hashing,
+  // and the folder is not created.
+  RunResult r = Sedpack("verify " + Quote(root) + " --json " + Quote(Path("no/such/report.json")));
+  EXPECT_EQ(r.code, 2) << r.out << r.err;
+  EXPECT_NE(r.err.find("no such folder: " + Path("no/such")), std::string::npos) << r.err;
+  EXPECT_EQ(r.out.find("checked "), std::string::npos) << r.out;
+  EXPECT_FALSE(fs::exists(Path("no")));
+  r = Sedpack("verify " + Quote(root) + " --json " + Quote(tmp_.path()));
+  EXPECT_EQ(r.code, 2) << r.out << r.err;
+  EXPECT_NE(r.err.find(tmp_.path() + " is a folder"), std::string::npos) << r.err;
+  // A failed write is an I/O failure: 3.
+  if (::access("/dev/full", W_OK) == 0) {
+    r = Sedpack("verify " + Quote(root) + " --json /dev/full");
+    EXPECT_EQ(r.code, 3) << r.out << r.err;
+    EXPECT_NE(r.err.find("/dev/full"), std::string::npos) << r.err;
+  }
+}
+
+TEST_F(CliTest, PackOutputPaths) {
+  const std::string root = SmallDataset();
+  // -o - : the pack on stdout, the summary on stderr; it unpacks.
+  RunResult r = Sedpack("pack " + Quote(root) + " -o -");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.out.compare(0, 12, "SEDPACK-PACK"), 0);
+  EXPECT_NE(r.err.find("into standard output"), std::string::npos) << r.err;
+  std::ofstream(Path("piped.pack"), std::ios::binary) << r.out;
+  r = Sedpack("unpack " + Quote(Path("piped.pack")) + " " + Quote(Path("back")));
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(Sedpack("verify " + Quote(Path("back"))).code, 0);
+  // A new file; then the same path again is refused (a pack never overwrites).
+  r = Sedpack("pack " + Quote(root) + " -o " + Quote(Path("x.pack")));
+  EXPECT_EQ(r.code, 0) << r.err;
+  r = Sedpack("pack " + Quote(root) + " -o " + Quote(Path("x.pack")));
+  EXPECT_EQ(r.code, 2) << r.err;
+  EXPECT_NE(r.err.find("already exists"), std::string::npos) << r.err;
+  r = Sedpack("pack " + Quote(root) + " -o " + Quote(Path("no/x.pack")));
+  EXPECT_EQ(r.code, 2) << r.err;
+  EXPECT_NE(r.err.find("no such folder"), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(Path("no")));
+  if (::access("/dev/full", W_OK) == 0) {
+    r = Sedpack("pack " + Quote(root) + " -o /dev/full");
+    EXPECT_EQ(r.code, 3) << r.err;
+    EXPECT_NE(r.err.find("/dev/full"), std::string::npos) << r.err;
+  }
 }
 
 TEST_F(CliTest, GenerateConfigErrors) {

@@ -60,9 +60,12 @@ struct PackSummary {
   std::uint64_t bytes = 0;
 };
 
-/// Pack every regular file under `root` into the new file `out` (written to a
-/// temporary name and renamed, so it appears complete or not at all). Symbolic
-/// links are refused (a pack holds one tree).
+/// Pack every regular file under `root` into `out`, a path under the rules of
+/// sedpack/io/user_output.h with replace_existing = false: a new file is written
+/// to a temporary name, fsync'ed and renamed, so it appears complete or not at
+/// all; "-", a FIFO, a device or a symbolic link to nothing yet is written
+/// through as one sequential stream; an existing file (also through a link) is
+/// AlreadyExists. Symbolic links in the tree are refused (a pack holds one tree).
 Result<PackSummary> PackTree(const std::string& root, const std::string& out);
 
 /// Write every file of the pack into the new folder `out` (must not exist or be
