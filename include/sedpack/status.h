@@ -41,6 +41,9 @@ enum class StatusDetail {
   kOutsideRoot = 2,
   /// A path read from metadata is absolute or has a ".." component.
   kPathEscape = 3,
+  /// A file's bytes do not match the hash checksum its parent metadata records
+  /// (or the metadata records the wrong number of checksums).
+  kHashMismatch = 4,
 };
 
 /// Return the name of a detail ("peer_aborted", ...); "unknown" if out of range.

@@ -18,7 +18,7 @@ namespace sedpack::cli {
 std::string_view ExitCodeHelp() {
   return "Exit codes:\n"
          "  0  success (check: the dataset is intact)\n"
-         "  1  check found problems in the dataset\n"
+         "  1  check found problems in the dataset; a file read does not match its recorded hash\n"
          "  2  usage or input error (bad option, missing or invalid config, not a dataset)\n"
          "  3  runtime or I/O failure\n"
          "  4  feature not built in or not supported yet (e.g. MPI)\n";
@@ -35,6 +35,9 @@ int ExitCodeFor(const Status& status, bool input_stage) {
     case StatusCode::kNotImplemented:
       return kExitNotBuilt;
     case StatusCode::kCorruption:
+      // A file that does not match the hash its metadata records is corrupt
+      // data, what `verify` reports with exit 1; a reader finding it says the same.
+      if (status.detail() == StatusDetail::kHashMismatch) return kExitProblems;
       // A config or dataset_info.json that does not parse is bad input; a shard
       // that turns out corrupt in the middle of the work is a runtime failure.
       return input_stage ? kExitUsage : kExitFailure;

@@ -10,7 +10,7 @@
 namespace sedpack::cli {
 
 const CommandSpec kGetSpec = {
-    "get", "DATASET --split S --index I [--index J ...] [--format jsonl]",
+    "get", "DATASET --split S --index I [--index J ...] [--format jsonl] [--no-verify]",
     "print examples by number (random access through the sample index)",
     "Print example I of a split: the I-th example (from 0) of the non-shuffled read\n"
     "order that `sedpack cat` prints, as the same JSON line. --index may be repeated;\n"
@@ -18,6 +18,10 @@ const CommandSpec kGetSpec = {
     "found with the sample index (DATASET/.sedpack-hpc/index.bin, see `sedpack index`);\n"
     "if it is missing the metadata is read instead, if it is stale or invalid a warning\n"
     "is printed and the metadata is read (--rebuild-index rewrites it instead).\n\n"
+    "Each shard read is checked against the hash the metadata records (and each\n"
+    "shards_list.json on the way to it against its parent's) before it is decoded.\n"
+    "A mismatch stops with exit code 1, naming the file and the algorithm;\n"
+    "--no-verify skips the check.\n\n"
     "Exit code 2 also for an example number out of range.\n",
 };
 
@@ -29,7 +33,8 @@ int RunGet(const std::vector<std::string>& args) {
       ("index,i", po::value<std::vector<std::string>>()->value_name("I"),
        "example number (0-based); repeatable; required")
       ("format", po::value<std::string>()->default_value("jsonl"), "output format: jsonl")
-      ("rebuild-index", po::bool_switch(), "rewrite a stale, invalid or missing index");
+      ("rebuild-index", po::bool_switch(), "rewrite a stale, invalid or missing index")
+      ("no-verify", po::bool_switch(), "do not check files against their recorded hashes");
   po::positional_options_description positional;
   positional.add("dataset", 1);
   po::variables_map vm;
@@ -61,7 +66,9 @@ int RunGet(const std::vector<std::string>& args) {
   if (!(*index)->HasSplit(split->front())) {
     return ReportError(Status::NotFound("the dataset has no split ", SplitName(split->front())));
   }
-  auto fetcher = ExampleFetcher::Make(ds, *index);
+  FetchOptions fetch;
+  fetch.verify_hashes = !vm["no-verify"].as<bool>();
+  auto fetcher = ExampleFetcher::Make(ds, *index, fetch);
   if (!fetcher.ok()) return ReportError(fetcher.status());
   const std::vector<std::string> keys = JsonObjectKeys(ds->schema());
   std::string out;

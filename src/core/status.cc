@@ -24,6 +24,7 @@ std::string_view StatusDetailName(StatusDetail detail) {
     case StatusDetail::kPeerAborted: return "peer_aborted";
     case StatusDetail::kOutsideRoot: return "outside_root";
     case StatusDetail::kPathEscape: return "path_escape";
+    case StatusDetail::kHashMismatch: return "hash_mismatch";
   }
   return "unknown";
 }

@@ -8,6 +8,7 @@
 #include "io/beneath.h"
 #include "sedpack/io/file.h"
 #include "codecs/hash_fd.h"
+#include "dataset/verified_read.h"
 
 namespace sedpack {
 namespace {
@@ -158,5 +159,68 @@ Result<ShardsList> LoadShardsList(const Dataset& dataset, std::string_view relat
   SEDPACK_ASSIGN_OR_RETURN(std::string text, dataset.ReadText(relative, kMaxMetadataBytes));
   return ParseShardsList(text, relative);
 }
+
+namespace dataset_internal {
+
+std::size_t ReadCheckAlgorithm(std::span<const HashAlgorithm> algorithms) {
+  // Rough single-core speed order of the implementations behind hasher.cc:
+  // XXH3-128 and XXH64 run at memory speed, XXH32 at half that; then MD5 and
+  // SHA-1, SHA-512/384 (64-bit words) before SHA-256/224, SHA-3 last.
+  auto rank = [](HashAlgorithm a) {
+    switch (a) {
+      case HashAlgorithm::kXxh128: return 0;
+      case HashAlgorithm::kXxh64: return 1;
+      case HashAlgorithm::kXxh32: return 2;
+      case HashAlgorithm::kMd5: return 3;
+      case HashAlgorithm::kSha1: return 4;
+      case HashAlgorithm::kSha512: return 5;
+      case HashAlgorithm::kSha384: return 6;
+      case HashAlgorithm::kSha256: return 7;
+      case HashAlgorithm::kSha224: return 8;
+      case HashAlgorithm::kSha3_224: return 9;
+      case HashAlgorithm::kSha3_256: return 10;
+      case HashAlgorithm::kSha3_384: return 11;
+      case HashAlgorithm::kSha3_512: return 12;
+    }
+    return 13;
+  };
+  std::size_t best = 0;
+  for (std::size_t i = 1; i < algorithms.size(); ++i) {
+    if (rank(algorithms[i]) < rank(algorithms[best])) best = i;
+  }
+  return best;
+}
+
+Status CheckRecordedHash(const Dataset& dataset, std::string_view relative,
+                         const std::vector<std::string>& recorded, std::span<const std::byte> bytes) {
+  const auto& algos = dataset.info().dataset_structure.hash_checksum_algorithms;
+  if (algos.empty()) return Status::OK();
+  if (recorded.size() != algos.size()) {
+    return Status(StatusCode::kCorruption,
+                  std::string(relative) + ": the metadata records " + std::to_string(recorded.size()) +
+                      " hash checksums for " + std::to_string(algos.size()) + " algorithms",
+                  StatusDetail::kHashMismatch);
+  }
+  const std::size_t i = ReadCheckAlgorithm(algos);
+  SEDPACK_ASSIGN_OR_RETURN(std::unique_ptr<Hasher> hasher, MakeHasher(algos[i]));
+  hasher->Update(bytes);
+  const std::string computed = hasher->FinishHex();
+  if (computed == recorded[i]) return Status::OK();
+  return Status(StatusCode::kCorruption,
+                std::string(relative) + ": " + std::string(HashAlgorithmName(algos[i])) +
+                    " mismatch (recorded " + recorded[i] + ", computed " + computed + ")",
+                StatusDetail::kHashMismatch);
+}
+
+Result<ShardsList> LoadShardsListVerified(const Dataset& dataset, const FileInfo& file) {
+  const std::string& relative = file.file_path;
+  SEDPACK_ASSIGN_OR_RETURN(std::string text, dataset.ReadText(relative, kMaxMetadataBytes));
+  SEDPACK_RETURN_NOT_OK(CheckRecordedHash(
+      dataset, relative, file.hash_checksums,
+      std::span<const std::byte>(reinterpret_cast<const std::byte*>(text.data()), text.size())));
+  return ParseShardsList(text, relative);
+}
+
+}  // namespace dataset_internal
 
 }  // namespace sedpack

@@ -15,6 +15,7 @@
 #include <system_error>
 #include <thread>
 
+#include "dataset/verified_read.h"
 #include "io/beneath.h"
 #include "sedpack/io/file.h"
 #include "sedpack/metadata/paths.h"
@@ -59,13 +60,17 @@ Status ReadFileInto(const Dataset& dataset, std::string_view relative, std::uint
 }  // namespace
 
 Result<std::unique_ptr<ShardInfoIterator>> ShardInfoIterator::Make(
-    std::shared_ptr<const Dataset> dataset, Split split) {
+    std::shared_ptr<const Dataset> dataset, Split split, bool verify_hashes) {
   const ShardListInfo* root = dataset->info().FindSplit(split);
   if (!root) return Status::NotFound("there is no shard in ", SplitName(split));
   std::unique_ptr<ShardInfoIterator> it(new ShardInfoIterator());
   it->dataset_ = std::move(dataset);
+  it->verify_hashes_ = verify_hashes;
   const std::string& path = root->shard_list_info_file.file_path;
-  SEDPACK_ASSIGN_OR_RETURN(ShardsList list, LoadShardsList(*it->dataset_, path));
+  SEDPACK_ASSIGN_OR_RETURN(ShardsList list,
+                           verify_hashes
+                               ? dataset_internal::LoadShardsListVerified(*it->dataset_, root->shard_list_info_file)
+                               : LoadShardsList(*it->dataset_, path));
   it->visited_.push_back(path);
   it->stack_.push_back(Frame{std::move(list)});
   return it;
@@ -83,8 +88,9 @@ Result<std::optional<ShardInfo>> ShardInfoIterator::Next() {
       return std::optional<ShardInfo>(shard);
     }
     if (top.next_child < top.list.children_shard_lists.size()) {
-      const std::string path =
-          top.list.children_shard_lists[top.next_child++].shard_list_info_file.file_path;
+      // A copy: loading the child pushes onto stack_, which may move `top`.
+      const FileInfo file = top.list.children_shard_lists[top.next_child++].shard_list_info_file;
+      const std::string& path = file.file_path;
       if (stack_.size() >= kMaxListDepth) {
         return Status::Corruption(path, ": shards_list tree deeper than ", kMaxListDepth, " levels");
       }
@@ -92,7 +98,9 @@ Result<std::optional<ShardInfo>> ShardInfoIterator::Next() {
         return Status::Corruption(path, " is listed more than once (a cycle or a repeated child)");
       }
       visited_.push_back(path);
-      SEDPACK_ASSIGN_OR_RETURN(ShardsList child, LoadShardsList(*dataset_, path));
+      SEDPACK_ASSIGN_OR_RETURN(ShardsList child,
+                               verify_hashes_ ? dataset_internal::LoadShardsListVerified(*dataset_, file)
+                                              : LoadShardsList(*dataset_, path));
       stack_.push_back(Frame{std::move(child)});
       continue;
     }
@@ -101,8 +109,9 @@ Result<std::optional<ShardInfo>> ShardInfoIterator::Next() {
   return std::optional<ShardInfo>();
 }
 
-Result<std::vector<ShardInfo>> ListShards(const std::shared_ptr<const Dataset>& dataset, Split split) {
-  SEDPACK_ASSIGN_OR_RETURN(auto it, ShardInfoIterator::Make(dataset, split));
+Result<std::vector<ShardInfo>> ListShards(const std::shared_ptr<const Dataset>& dataset, Split split,
+                                          bool verify_hashes) {
+  SEDPACK_ASSIGN_OR_RETURN(auto it, ShardInfoIterator::Make(dataset, split, verify_hashes));
   std::vector<ShardInfo> out;
   for (;;) {
     SEDPACK_ASSIGN_OR_RETURN(std::optional<ShardInfo> next, it->Next());
@@ -113,7 +122,7 @@ Result<std::vector<ShardInfo>> ListShards(const std::shared_ptr<const Dataset>& 
 }
 
 Result<std::shared_ptr<const DecodedShard>> ReadShard(const Dataset& dataset, const ShardInfo& shard,
-                                                      const ShardReadLimits& limits) {
+                                                      const ShardReadLimits& limits, bool verify_hashes) {
   if (shard.file_infos.empty()) return Status::Corruption("shard entry without file_infos");
   const std::string& rel = shard.file_infos[0].file_path;
   SEDPACK_RETURN_NOT_OK(ValidateRelativePath(rel, "file_path"));
@@ -126,6 +135,13 @@ Result<std::shared_ptr<const DecodedShard>> ReadShard(const Dataset& dataset, co
     bytes = codecs_internal::ByteBuffer(std::move(packed));
   } else {
     SEDPACK_RETURN_NOT_OK(ReadFileInto(dataset, rel, limits.max_decompressed_bytes, &bytes));
+  }
+  // The bytes about to be decoded are the ones hashed: no second read, and no
+  // window for the file to change between the check and the decode.
+  if (verify_hashes) {
+    SEDPACK_RETURN_NOT_OK(dataset_internal::CheckRecordedHash(
+        dataset, rel, shard.file_infos[0].hash_checksums,
+        std::span<const std::byte>(bytes.data(), bytes.size())));
   }
   auto decoded = shard_internal::DecodeShardBuffer(structure.shard_file_type, structure.compression,
                                                    dataset.schema(), std::move(bytes), limits);
@@ -144,7 +160,7 @@ class ExampleReader::Impl {
   }
 
   Status Init(Split split) {
-    SEDPACK_ASSIGN_OR_RETURN(std::vector<ShardInfo> all, ListShards(dataset_, split));
+    SEDPACK_ASSIGN_OR_RETURN(std::vector<ShardInfo> all, ListShards(dataset_, split, options_.verify_hashes));
     std::map<std::string, std::size_t> per_type;
     for (ShardInfo& s : all) {
       if (options_.shard_filter && !options_.shard_filter(s)) continue;
@@ -204,12 +220,13 @@ class ExampleReader::Impl {
       const ShardInfo& shard = shards_[order_[next_to_schedule_++]];
       auto dataset = dataset_;
       auto limits = options_.limits;
+      const bool verify = options_.verify_hashes;
       if (options_.prefetch_shards <= 0) {
         std::promise<Result<std::shared_ptr<const DecodedShard>>> p;
-        p.set_value(ReadShard(*dataset, shard, limits));
+        p.set_value(ReadShard(*dataset, shard, limits, verify));
         inflight_.push_back(p.get_future());
       } else {
-        auto task = [dataset, shard, limits] { return ReadShard(*dataset, shard, limits); };
+        auto task = [dataset, shard, limits, verify] { return ReadShard(*dataset, shard, limits, verify); };
         try {
           inflight_.push_back(std::async(std::launch::async, task));
         } catch (const std::system_error&) {

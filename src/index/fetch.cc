@@ -9,6 +9,8 @@
 #include <thread>
 #include <unordered_map>
 
+#include "index/recorded_shards.h"
+
 namespace sedpack {
 
 using ShardResult = Result<std::shared_ptr<const DecodedShard>>;
@@ -25,7 +27,10 @@ class ExampleFetcher::Impl {
  public:
   Impl(std::shared_ptr<const Dataset> dataset, std::shared_ptr<const SampleIndex> index,
        FetchOptions options)
-      : dataset_(std::move(dataset)), index_(std::move(index)), options_(options) {}
+      : dataset_(std::move(dataset)),
+        index_(std::move(index)),
+        options_(options),
+        recorded_(index_internal::MakeRecordedShards(dataset_, options_.verify_hashes)) {}
 
   ShardResult Shard(Split split, std::uint64_t shard) {
     if (!index_->HasSplit(split)) return Status::NotFound("the index has no split ", SplitName(split));
@@ -133,19 +138,18 @@ class ExampleFetcher::Impl {
   }
 
   ShardResult Decode(Split split, std::uint64_t shard) {
-    ShardInfo info;
-    info.file_infos.push_back(FileInfo{std::string(index_->shard_path(split, shard)), {}});
-    info.number_of_examples = static_cast<std::int64_t>(index_->shard_examples(split, shard));
-    SEDPACK_ASSIGN_OR_RETURN(std::shared_ptr<const DecodedShard> decoded,
-                             ReadShard(*dataset_, info, options_.limits));
+    const std::string_view path = index_->shard_path(split, shard);
+    SEDPACK_ASSIGN_OR_RETURN(
+        std::shared_ptr<const DecodedShard> decoded,
+        index_internal::ReadIndexedShard(*dataset_, *index_, recorded_.get(), split, shard, options_.limits));
     // Lookups are only right if the shard holds what the metadata (and so the
     // index) says; a mismatch would shift every later example.
     if (decoded->num_examples() != index_->shard_examples(split, shard)) {
-      return Status::Corruption(info.file_infos[0].file_path, " holds ", decoded->num_examples(),
+      return Status::Corruption(path, " holds ", decoded->num_examples(),
                                 " examples, the metadata records ", index_->shard_examples(split, shard));
     }
     if (decoded->num_attributes() != dataset_->schema().size()) {
-      return Status::Corruption(info.file_infos[0].file_path, " has ", decoded->num_attributes(),
+      return Status::Corruption(path, " has ", decoded->num_attributes(),
                                 " attributes, the schema ", dataset_->schema().size());
     }
     return decoded;
@@ -175,6 +179,7 @@ class ExampleFetcher::Impl {
   std::shared_ptr<const Dataset> dataset_;
   std::shared_ptr<const SampleIndex> index_;
   FetchOptions options_;
+  std::shared_ptr<index_internal::RecordedShards> recorded_;  // null: reads unchecked
   mutable std::shared_mutex mu_;
   std::list<Key> lru_;  // front: most recently placed
   std::unordered_map<Key, Entry> entries_;

@@ -7,6 +7,8 @@
 #include <future>
 #include <system_error>
 
+#include "index/recorded_shards.h"
+
 namespace sedpack {
 
 using ShardResult = Result<std::shared_ptr<const DecodedShard>>;
@@ -162,7 +164,11 @@ class ElasticReader::Impl {
  public:
   Impl(std::shared_ptr<const Dataset> dataset, std::shared_ptr<const SampleIndex> index, Split split,
        ElasticReadOptions options)
-      : dataset_(std::move(dataset)), index_(std::move(index)), split_(split), options_(options) {}
+      : dataset_(std::move(dataset)),
+        index_(std::move(index)),
+        split_(split),
+        options_(options),
+        recorded_(index_internal::MakeRecordedShards(dataset_, options_.verify_hashes)) {}
 
   ~Impl() { pending_.clear(); }  // futures of std::async wait for their decode
 
@@ -247,15 +253,32 @@ class ElasticReader::Impl {
       }
       const std::uint64_t s = shards[sched_shard_++];
       ShardInfo info;
-      info.file_infos.push_back(FileInfo{std::string(index_->shard_path(split_, s)), {}});
+      bool verify = false;
+      if (recorded_) {
+        // The recorded entry (walking the lists as far as needed) here, on the
+        // caller's thread; only the read, hash and decode go to the prefetch.
+        auto found = recorded_->Lookup(split_, s, index_->shard_path(split_, s));
+        if (!found.ok()) {
+          std::promise<ShardResult> p;
+          p.set_value(found.status());
+          pending_.push_back(p.get_future());
+          continue;
+        }
+        info = std::move(found).value();
+        verify = true;
+      } else {
+        info.file_infos.push_back(FileInfo{std::string(index_->shard_path(split_, s)), {}});
+      }
       auto dataset = dataset_;
       auto limits = options_.limits;
       if (options_.prefetch_shards <= 0) {
         std::promise<ShardResult> p;
-        p.set_value(ReadShard(*dataset, info, limits));
+        p.set_value(ReadShard(*dataset, info, limits, verify));
         pending_.push_back(p.get_future());
       } else {
-        auto task = [dataset, info = std::move(info), limits] { return ReadShard(*dataset, info, limits); };
+        auto task = [dataset, info = std::move(info), limits, verify] {
+          return ReadShard(*dataset, info, limits, verify);
+        };
         try {
           pending_.push_back(std::async(std::launch::async, task));
         } catch (const std::system_error&) {
@@ -307,6 +330,7 @@ class ElasticReader::Impl {
   std::shared_ptr<const SampleIndex> index_;
   Split split_;
   ElasticReadOptions options_;
+  std::shared_ptr<index_internal::RecordedShards> recorded_;  // null: reads unchecked
   std::optional<EpochOrder> order_;
   std::vector<std::uint64_t> mine_;    // my blocks, increasing
   std::vector<std::uint64_t> prefix_;  // my examples before each of my blocks

@@ -726,5 +726,44 @@ TEST_F(CliTest, GetMatchesCatOnGoldenFixtures) {
   }
 }
 
+// A flipped byte in a shard of a reference-written dataset: `cat` and `get`
+// refuse it (exit 1, the shard and the algorithm named) unless --no-verify.
+TEST_F(CliTest, CatAndGetRefuseCorruptShardUnlessNoVerify) {
+  const std::string root = Path("fb_none");
+  testing::CopyTree(testing::GoldenDir() + "/fb_none/dataset", root);
+  const std::string shard = FirstShard(root, "train");
+  ASSERT_FALSE(shard.empty());
+  RunResult r = Sedpack("cat " + Quote(root) + " --split train");
+  ASSERT_EQ(r.code, 0) << r.err;
+  const std::string intact = r.out;
+  {
+    std::fstream f(root + "/" + shard, std::ios::in | std::ios::out | std::ios::binary);
+    ASSERT_TRUE(f.good());
+    const auto at = static_cast<std::streamoff>(fs::file_size(root + "/" + shard) / 2);
+    f.seekg(at);
+    char c = 0;
+    f.read(&c, 1);
+    f.seekp(at);
+    c = static_cast<char>(c ^ 0x20);
+    f.write(&c, 1);
+  }
+  for (const std::string cmd : {"cat " + Quote(root) + " --split train",
+                                "get " + Quote(root) + " --split train --index 0"}) {
+    SCOPED_TRACE(cmd);
+    r = Sedpack(cmd);
+    EXPECT_EQ(r.code, 1) << r.out << r.err;
+    EXPECT_NE(r.err.find(shard + ": xxh128 mismatch (recorded "), std::string::npos) << r.err;
+    EXPECT_EQ(r.out, "");
+    r = Sedpack(cmd + " --no-verify");
+    EXPECT_TRUE(r.code == 0 || r.code == 3) << r.code << ": " << r.err;
+    EXPECT_EQ(r.err.find("mismatch (recorded"), std::string::npos) << r.err;
+    if (r.code == 0) EXPECT_NE(r.out, "");
+  }
+  r = Sedpack("cat --help");
+  EXPECT_NE(r.out.find("--no-verify"), std::string::npos);
+  r = Sedpack("get --help");
+  EXPECT_NE(r.out.find("--no-verify"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace sedpack

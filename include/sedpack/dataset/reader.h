@@ -18,10 +18,15 @@ namespace sedpack {
 /// Walks a split's tree of `shards_list.json` lazily in the reference's order:
 /// depth-first, pre-order (a list's own shards, then its children in order).
 /// Each list is read only when reached. Guards against cycles and runaway depth.
+/// With `verify_hashes`, each list is checked against the hash its parent
+/// records (the split entry of dataset_info.json, or the parent list's
+/// children entry) before it is parsed: Corruption (StatusDetail::kHashMismatch)
+/// naming the list and the algorithm on a mismatch. The fastest recorded
+/// algorithm is used; a dataset that records none is walked unchecked.
 class ShardInfoIterator {
  public:
   static Result<std::unique_ptr<ShardInfoIterator>> Make(std::shared_ptr<const Dataset> dataset,
-                                                         Split split);
+                                                         Split split, bool verify_hashes = false);
   /// The next shard, or nullopt at the end.
   Result<std::optional<ShardInfo>> Next();
 
@@ -35,10 +40,12 @@ class ShardInfoIterator {
   std::shared_ptr<const Dataset> dataset_;
   std::vector<Frame> stack_;
   std::vector<std::string> visited_;  // list paths seen, to refuse cycles
+  bool verify_hashes_ = false;
 };
 
-/// All shards of a split, in traversal order.
-Result<std::vector<ShardInfo>> ListShards(const std::shared_ptr<const Dataset>& dataset, Split split);
+/// All shards of a split, in traversal order (`verify_hashes`: as ShardInfoIterator).
+Result<std::vector<ShardInfo>> ListShards(const std::shared_ptr<const Dataset>& dataset, Split split,
+                                          bool verify_hashes = false);
 
 /// One example: values are views into a decoded shard kept alive by this object.
 struct Example {
@@ -66,6 +73,12 @@ struct ReadOptions {
   /// (0 = decode inline on the caller's thread).
   int prefetch_shards = 2;
   ShardReadLimits limits;
+  /// Check every shards_list.json and shard file against the hash its parent
+  /// records before parsing or decoding it (the fastest recorded algorithm;
+  /// the bytes read for decoding are hashed, the file is not read twice).
+  /// A mismatch is Corruption (StatusDetail::kHashMismatch) naming the file
+  /// and the algorithm. Datasets recording no algorithms read unchecked.
+  bool verify_hashes = true;
 };
 
 /// Iterates the examples of one split.
@@ -88,8 +101,11 @@ class ExampleReader {
   std::unique_ptr<Impl> impl_;
 };
 
-/// Read and decode one shard file named by `shard` (file_infos[0]).
+/// Read and decode one shard file named by `shard` (file_infos[0]). With
+/// `verify_hashes`, the bytes read are first checked against
+/// file_infos[0].hash_checksums (as ReadOptions::verify_hashes says).
 Result<std::shared_ptr<const DecodedShard>> ReadShard(const Dataset& dataset, const ShardInfo& shard,
-                                                      const ShardReadLimits& limits = {});
+                                                      const ShardReadLimits& limits = {},
+                                                      bool verify_hashes = true);
 
 }  // namespace sedpack

@@ -19,6 +19,12 @@ struct FetchOptions {
   /// and decodes its shard. A shard larger than the bound is not kept.
   std::uint64_t cache_bytes = std::uint64_t{256} << 20;
   ShardReadLimits limits;
+  /// Check each shard read against the hash checksum the metadata records, as
+  /// ReadOptions::verify_hashes does. The index holds no hashes: they are taken
+  /// from the split's shards_list.json tree (each list checked against its
+  /// parent), walked once per fetcher and only as far as the shards fetched.
+  /// Corruption (StatusDetail::kHashMismatch) names the file and algorithm.
+  bool verify_hashes = true;
 };
 
 /// Thread-safe random access to examples through a SampleIndex. Threads asking
@@ -32,7 +38,8 @@ class ExampleFetcher {
 
   /// Example `example` of `split` (its number in sequential read order).
   /// InvalidArgument out of range; Corruption if the shard does not hold the
-  /// number of examples the metadata records.
+  /// number of examples the metadata records, or (verify_hashes) its bytes or a
+  /// list on the way to it do not match the recorded hash.
   Result<Example> Get(Split split, std::uint64_t example);
   /// Shard `shard` (ordinal in read order) of `split`, decoded (from the cache if there).
   Result<std::shared_ptr<const DecodedShard>> Shard(Split split, std::uint64_t shard);

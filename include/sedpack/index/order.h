@@ -111,6 +111,9 @@ struct ElasticReadOptions {
   /// (0: decode on the caller's thread).
   int prefetch_shards = 2;
   ShardReadLimits limits;
+  /// Check each shard against the hash checksum the metadata records
+  /// (FetchOptions::verify_hashes; the lists are walked on the caller's thread).
+  bool verify_hashes = true;
 };
 
 /// One example of an elastic reader, with where it sits in the epoch order.

@@ -53,6 +53,7 @@ TEST(StatusDetailTest, Names) {
   EXPECT_EQ(StatusDetailName(StatusDetail::kPeerAborted), "peer_aborted");
   EXPECT_EQ(StatusDetailName(StatusDetail::kOutsideRoot), "outside_root");
   EXPECT_EQ(StatusDetailName(StatusDetail::kPathEscape), "path_escape");
+  EXPECT_EQ(StatusDetailName(StatusDetail::kHashMismatch), "hash_mismatch");
   EXPECT_EQ(StatusDetailName(static_cast<StatusDetail>(99)), "unknown");
 }
 

@@ -3,11 +3,13 @@
 // the file format round-trips and rejects malformed bytes, stale indexes are found.
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <random>
 #include <thread>
 
 #include "unit/index/index_test_util.h"
 #include "sedpack/index/fetch.h"
+#include "sedpack/index/order.h"
 #include "sedpack/io/file.h"
 
 namespace sedpack {
@@ -384,6 +386,79 @@ TEST(FetchTest, ShardWithFewerExamplesThanRecordedIsCorruption) {
   ASSERT_OK_AND_ASSIGN(auto index, SampleIndex::FromContents(contents));
   ASSERT_OK_AND_ASSIGN(auto f, ExampleFetcher::Make(ds, index));
   EXPECT_STATUS(StatusCode::kCorruption, "the metadata records 5", f->Get(Split::kTrain, 0));
+}
+
+// Fetches through the index check what they read against the recorded hashes
+// (the index holds none: they come from the lists, themselves checked).
+TEST(IndexVerifyTest, FetcherAndElasticReaderRefuseCorruptFiles) {
+  const std::string fixture = GoldenDir() + "/fb_none/dataset";
+  for (const bool flip_list : {false, true}) {
+    SCOPED_TRACE(flip_list ? "changed child list" : "flipped shard byte");
+    TempDir tmp;
+    const std::string root = tmp.path() + "/ds";
+    testing::CopyTree(fixture, root);
+    ASSERT_OK_AND_ASSIGN(std::shared_ptr<Dataset> ds, Dataset::Open(root));
+    ASSERT_OK_AND_ASSIGN(IndexContents contents, BuildIndexContents(ds));
+    ASSERT_OK_AND_ASSIGN(auto index, SampleIndex::FromContents(contents));
+    const Split split = ds->info().splits.front().first;
+    ASSERT_OK_AND_ASSIGN(std::vector<ShardInfo> shards, ListShards(ds, split));
+    const std::uint64_t last = shards.size() - 1;
+    std::string damaged;
+    if (flip_list) {
+      ASSERT_OK_AND_ASSIGN(ShardsList top,
+                           LoadShardsList(*ds, ds->info().splits.front().second.shard_list_info_file.file_path));
+      ASSERT_FALSE(top.children_shard_lists.empty());
+      damaged = top.children_shard_lists.front().shard_list_info_file.file_path;
+      std::ofstream(root + "/" + damaged, std::ios::app | std::ios::binary) << "\n";
+    } else {
+      damaged = shards[last].file_infos[0].file_path;
+      const std::string path = root + "/" + damaged;
+      std::string bytes;
+      {
+        std::ifstream in(path, std::ios::binary);
+        bytes.assign(std::istreambuf_iterator<char>(in), {});
+      }
+      ASSERT_FALSE(bytes.empty());
+      bytes[bytes.size() / 2] ^= 0x20;
+      std::ofstream(path, std::ios::binary | std::ios::trunc) << bytes;
+    }
+    auto expect_refused = [&](const Status& st) {
+      EXPECT_EQ(st.code(), StatusCode::kCorruption) << st.ToString();
+      EXPECT_EQ(st.detail(), StatusDetail::kHashMismatch) << st.ToString();
+      EXPECT_EQ(st.message().rfind(damaged + ": xxh128 mismatch (recorded ", 0), 0u) << st.message();
+    };
+    ASSERT_OK_AND_ASSIGN(auto fetcher, ExampleFetcher::Make(ds, index));
+    expect_refused(fetcher->Shard(split, last).status());
+    FetchOptions off;
+    off.verify_hashes = false;
+    ASSERT_OK_AND_ASSIGN(auto unchecked, ExampleFetcher::Make(ds, index, off));
+    auto r = unchecked->Shard(split, last);
+    if (!r.ok()) EXPECT_NE(r.status().detail(), StatusDetail::kHashMismatch) << r.status().ToString();
+
+    for (const bool verify : {true, false}) {
+      ElasticReadOptions o;
+      o.verify_hashes = verify;
+      ASSERT_OK_AND_ASSIGN(auto reader, ElasticReader::Make(ds, index, split, o));
+      Status st;
+      std::uint64_t n = 0;
+      for (;;) {
+        auto next = reader->Next();
+        if (!next.ok()) {
+          st = next.status();
+          break;
+        }
+        if (!next->has_value()) break;
+        ++n;
+      }
+      if (verify) {
+        expect_refused(st);
+      } else if (!st.ok()) {
+        EXPECT_NE(st.detail(), StatusDetail::kHashMismatch) << st.ToString();
+      } else {
+        EXPECT_EQ(n, index->num_examples(split));
+      }
+    }
+  }
 }
 
 }  // namespace
