@@ -747,7 +747,7 @@ TEST_F(CliTest, CatAndGetRefuseCorruptShardUnlessNoVerify) {
     c = static_cast<char>(c ^ 0x20);
     f.write(&c, 1);
   }
-  for (const std::string cmd : {"cat " + Quote(root) + " --split train",
+  for (const std::string& cmd : {"cat " + Quote(root) + " --split train",
                                 "get " + Quote(root) + " --split train --index 0"}) {
     SCOPED_TRACE(cmd);
     r = Sedpack(cmd);
@@ -757,7 +757,9 @@ TEST_F(CliTest, CatAndGetRefuseCorruptShardUnlessNoVerify) {
     r = Sedpack(cmd + " --no-verify");
     EXPECT_TRUE(r.code == 0 || r.code == 3) << r.code << ": " << r.err;
     EXPECT_EQ(r.err.find("mismatch (recorded"), std::string::npos) << r.err;
-    if (r.code == 0) EXPECT_NE(r.out, "");
+    if (r.code == 0) {
+      EXPECT_NE(r.out, "");
+    }
   }
   r = Sedpack("cat --help");
   EXPECT_NE(r.out.find("--no-verify"), std::string::npos);

@@ -85,7 +85,9 @@ TEST_P(FlippedShardTest, ReaderNamesShardAndFastestAlgorithm) {
   // ReadShard alone checks the same way, and only when asked to.
   EXPECT_EQ(ReadShard(*ds, shards.back()).status().detail(), StatusDetail::kHashMismatch);
   auto unchecked = ReadShard(*ds, shards.back(), {}, /*verify_hashes=*/false);
-  if (!unchecked.ok()) EXPECT_NE(unchecked.status().detail(), StatusDetail::kHashMismatch);
+  if (!unchecked.ok()) {
+    EXPECT_NE(unchecked.status().detail(), StatusDetail::kHashMismatch);
+  }
 
   // Without the check: the reader reads (maybe wrong values) or fails in the
   // decode, never with a hash error, and does not crash.

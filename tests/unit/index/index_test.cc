@@ -433,7 +433,9 @@ TEST(IndexVerifyTest, FetcherAndElasticReaderRefuseCorruptFiles) {
     off.verify_hashes = false;
     ASSERT_OK_AND_ASSIGN(auto unchecked, ExampleFetcher::Make(ds, index, off));
     auto r = unchecked->Shard(split, last);
-    if (!r.ok()) EXPECT_NE(r.status().detail(), StatusDetail::kHashMismatch) << r.status().ToString();
+    if (!r.ok()) {
+      EXPECT_NE(r.status().detail(), StatusDetail::kHashMismatch) << r.status().ToString();
+    }
 
     for (const bool verify : {true, false}) {
       ElasticReadOptions o;
