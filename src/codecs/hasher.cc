@@ -12,6 +12,7 @@
 #include <memory>
 
 #include "sedpack/codecs/hash.h"
+#include "sedpack/io/file_system.h"
 #include "codecs/hash_fd.h"
 
 namespace sedpack {
@@ -239,7 +240,7 @@ Result<std::vector<std::string>> HashBytes(std::span<const HashAlgorithm> algori
 
 Result<std::vector<std::string>> HashFile(std::span<const HashAlgorithm> algorithms,
                                           const std::string& path) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  const int fd = CurrentFileSystem().Open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) {
     const int err = errno;
     if (err == ENOENT || err == ENOTDIR) {
@@ -249,7 +250,7 @@ Result<std::vector<std::string>> HashFile(std::span<const HashAlgorithm> algorit
   }
   struct FdCloser {
     int fd;
-    ~FdCloser() { ::close(fd); }
+    ~FdCloser() { CurrentFileSystem().Close(fd); }
   } closer{fd};
   return HashFd(algorithms, fd, path);
 }
@@ -260,7 +261,7 @@ Result<std::vector<std::string>> HashFd(std::span<const HashAlgorithm> algorithm
   ::posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
   auto buffer = std::make_unique_for_overwrite<std::byte[]>(kFileChunk);
   for (;;) {
-    const ssize_t n = ::read(fd, buffer.get(), kFileChunk);
+    const ssize_t n = CurrentFileSystem().Read(fd, buffer.get(), kFileChunk);
     if (n < 0) {
       if (errno == EINTR) continue;
       return Status::IOError("cannot read ", path, ": ", std::strerror(errno));

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "sedpack/dataset/commit.h"
+#include "sedpack/io/file_system.h"
 
 #include <fcntl.h>
 #include <sys/file.h>
@@ -116,12 +117,12 @@ class CommitLock {
     SEDPACK_RETURN_NOT_OK(CheckStaysBeneath(root, kLockPath));
     SEDPACK_RETURN_NOT_OK(CreateDirectories(SidecarDir(root)));
     const std::string path = JoinRoot(root, kLockPath);
-    const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    const int fd = CurrentFileSystem().Open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
     if (fd < 0) return Status::IOError("cannot open ", path, ": ", std::strerror(errno));
     while (::flock(fd, LOCK_EX) != 0) {
       if (errno == EINTR) continue;
       const int err = errno;
-      ::close(fd);
+      CurrentFileSystem().Close(fd);
       return Status::IOError("cannot lock ", path, ": ", std::strerror(err));
     }
     return CommitLock(fd);
@@ -129,7 +130,7 @@ class CommitLock {
   CommitLock(CommitLock&& o) noexcept : fd_(o.fd_) { o.fd_ = -1; }
   CommitLock(const CommitLock&) = delete;
   ~CommitLock() {
-    if (fd_ >= 0) ::close(fd_);
+    if (fd_ >= 0) CurrentFileSystem().Close(fd_);
   }
 
  private:
@@ -138,7 +139,7 @@ class CommitLock {
 };
 
 Status RemoveJournal(const std::string& journal) {
-  if (::unlink(journal.c_str()) != 0 && errno != ENOENT) {
+  if (CurrentFileSystem().Unlink(journal.c_str()) != 0 && errno != ENOENT) {
     return Status::IOError("cannot remove ", journal, ": ", std::strerror(errno));
   }
   KillPoint("remove", journal);
@@ -154,7 +155,7 @@ Status RestoreLists(const std::string& root, const std::vector<MetadataWrite>& f
     SEDPACK_RETURN_NOT_OK(CheckStaysBeneath(root, f.relative));
     if (f.previous) {
       SEDPACK_RETURN_NOT_OK(WriteFileAtomic(path, *f.previous));
-    } else if (::unlink(path.c_str()) != 0 && errno != ENOENT) {
+    } else if (CurrentFileSystem().Unlink(path.c_str()) != 0 && errno != ENOENT) {
       return Status::IOError("cannot remove ", path, ": ", std::strerror(errno));
     } else {
       KillPoint("remove", path);
@@ -224,11 +225,16 @@ Status CommitMetadata(const std::string& root, std::span<const MetadataWrite> li
   }
   if (st.ok() && dataset_info_text) st = CheckStaysBeneath(root, kInfoName);
   if (st.ok() && dataset_info_text) st = WriteFileAtomic(JoinRoot(root, kInfoName), *dataset_info_text);
-  if (st.ok()) return journal.empty() ? st : RemoveJournal(journal);
-  // Undo in this process what was written; the journal covers a death meanwhile.
+  if (st.ok()) {
+    // Committed. A journal that cannot be removed now is removed by the next
+    // recovery (dataset_info.json is the one it was writing): the commit stands.
+    if (!journal.empty()) (void)RemoveJournal(journal);
+    return st;
+  }
+  // Undo in this process what was written. If that fails too, the journal
+  // stays, and the next open with write access rolls the commit back.
   std::vector<MetadataWrite> written(lists.begin(), lists.begin() + static_cast<long>(done));
-  (void)RestoreLists(root, written);
-  if (!journal.empty()) (void)RemoveJournal(journal);
+  if (RestoreLists(root, written).ok() && !journal.empty()) (void)RemoveJournal(journal);
   return st;
 }
 

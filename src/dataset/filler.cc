@@ -8,11 +8,13 @@
 #include <mutex>
 #include <new>
 #include <optional>
+#include <set>
 #include <thread>
 
 #include "parallel/worker_pool.h"
 #include "sedpack/codecs/hash.h"
 #include "sedpack/io/file.h"
+#include "sedpack/io/file_system.h"
 #include "sedpack/metadata/paths.h"
 #include "sedpack/shard/shard.h"
 #include "codecs/byte_buffer.h"
@@ -30,11 +32,13 @@ class Filler::Impl {
       : dataset_(std::move(dataset)), options_(std::move(options)) {}
 
   ~Impl() {
-    // Let queued shard writes end before the buffers they use go away. Without
-    // Finish the shards stay unreferenced by any metadata. (Nothing is left in
-    // io_queue_: workers hand writes over only while this thread waits in
-    // WaitInFlightBelow, which drains the queue before it returns.)
+    // Let queued shard writes end before the buffers they use go away. (Nothing
+    // is left in io_queue_: workers hand writes over only while this thread
+    // waits in WaitInFlightBelow, which drains the queue before it returns.)
     pool_.reset();
+    // Dropped without a successful Finish: what was written is referenced by no
+    // metadata and never will be.
+    if (!handed_over_) RemoveUncommitted();
   }
 
   Status Init() {
@@ -103,8 +107,19 @@ class Filler::Impl {
   }
 
   Status Finish() {
-    SEDPACK_RETURN_NOT_OK(Sticky());
     if (finished_) return Status::InvalidArgument("Finish called twice");
+    Status st = FinishWrites();
+    if (!st.ok()) {
+      // No worker may write after this, then nothing of this filler stays.
+      WaitInFlightBelow(1);
+      pool_->Wait();
+      RemoveUncommitted();
+    }
+    return st;
+  }
+
+  Status FinishWrites() {
+    SEDPACK_RETURN_NOT_OK(Sticky());
     finished_ = true;
     for (auto& [split, st] : splits_) {
       if (st.writer && st.writer->num_examples() > 0) SEDPACK_RETURN_NOT_OK(CloseShard(split, st));
@@ -122,6 +137,8 @@ class Filler::Impl {
       const std::string list_path = st.first_dir + "/" + std::string(kListName);
       if (PathExists(dataset_->PathOf(list_path))) {
         SEDPACK_ASSIGN_OR_RETURN(list, LoadShardsList(*dataset_, list_path));
+      SEDPACK_ASSIGN_OR_RETURN(std::string previous, dataset_->ReadText(list_path, 1ULL << 32));
+      previous_lists_[list_path] = std::move(previous);
       } else {
         list.relative_path_self = list_path;
       }
@@ -132,6 +149,7 @@ class Filler::Impl {
       const std::string text = SerializeShardsList(list);
       AtomicWriteOptions wopts;
       wopts.sync = options_.sync;
+      written_lists_.push_back(list_path);
       SEDPACK_RETURN_NOT_OK(SetSticky(dataset_->WriteFile(list_path, text, wopts)));
       ShardListInfo info;
       info.shard_list_info_file.file_path = list_path;
@@ -145,9 +163,48 @@ class Filler::Impl {
       updated_.push_back(std::move(info));
     }
     if (options_.auto_update_dataset && !updated_.empty()) {
+      // WriteConfig either commits or leaves the metadata as it was.
       SEDPACK_RETURN_NOT_OK(SetSticky(dataset_->WriteConfig(updated_).status()));
     }
+    // Committed, or (without auto_update_dataset) the caller's to commit.
+    handed_over_ = true;
     return Status::OK();
+  }
+
+  // Remove the shards and leaf lists this filler wrote (putting back a list it
+  // extended), then the folders that leaves empty below the split folders. Best
+  // effort: a file that cannot be removed is an orphan for `sedpack fix --gc`.
+  void RemoveUncommitted() {
+    std::vector<std::string> files;
+    {
+      std::lock_guard<std::mutex> lock(io_mu_);
+      files.swap(written_shards_);
+    }
+    for (const std::string& rel : written_lists_) {
+      auto previous = previous_lists_.find(rel);
+      if (previous != previous_lists_.end()) {
+        (void)dataset_->WriteFile(rel, previous->second);
+      } else {
+        files.push_back(rel);
+      }
+    }
+    written_lists_.clear();
+    std::set<std::string> folders;
+    for (const std::string& rel : files) {
+      (void)RemoveTree(dataset_->PathOf(rel));
+      for (std::string dir = ParentOf(rel); dir.find('/') != std::string::npos; dir = ParentOf(dir)) {
+        folders.insert(dir);
+      }
+    }
+    // Deepest first; a folder still holding something stays.
+    for (auto it = folders.rbegin(); it != folders.rend(); ++it) {
+      (void)CurrentFileSystem().Rmdir(dataset_->PathOf(*it).c_str());
+    }
+  }
+
+  static std::string ParentOf(const std::string& rel) {
+    const std::size_t slash = rel.rfind('/');
+    return slash == std::string::npos ? std::string() : rel.substr(0, slash);
   }
 
   const std::vector<ShardListInfo>& updated() const { return updated_; }
@@ -255,6 +312,8 @@ class Filler::Impl {
       if (s.ok()) s = WriteFileAtomic(w.path, w.bytes.span(), wopts);
       if (s.ok()) {
         w.slot->file_infos[0].hash_checksums = std::move(w.hashes);
+        std::lock_guard<std::mutex> lock(io_mu_);
+        written_shards_.push_back(w.rel_path);
       } else {
         (void)SetSticky(s);
       }
@@ -318,6 +377,12 @@ class Filler::Impl {
   int max_in_flight_ = 1;
   int caller_waiting_ = 0;
   std::deque<PendingWrite> io_queue_;
+  // Dataset-relative paths of the shards written so far (under io_mu_) and the
+  // leaf lists written by Finish, with the previous text of a list it extended.
+  std::vector<std::string> written_shards_;
+  std::vector<std::string> written_lists_;
+  std::map<std::string, std::string> previous_lists_;
+  bool handed_over_ = false;
   std::mutex status_mu_;
   Status status_;
   bool finished_ = false;

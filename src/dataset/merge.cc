@@ -111,7 +111,9 @@ class Merger {
     out.shard_list_info_file.hash_checksums = std::move(hashes);
     out.number_of_examples = list.number_of_examples;
     out.number_of_shards = shards;
-    pending_.push_back(MetadataWrite{list_path, text, std::move(previous)});
+    // A list that comes out as it was (a leaf list its writer has just written)
+    // is not rewritten, and so not part of the commit that a rollback undoes.
+    if (!previous || *previous != text) pending_.push_back(MetadataWrite{list_path, text, std::move(previous)});
     return out;
   }
 

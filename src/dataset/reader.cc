@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "sedpack/dataset/reader.h"
+#include "sedpack/io/file_system.h"
 
 #include <unistd.h>
 
@@ -46,7 +47,7 @@ Status ReadFileInto(const Dataset& dataset, std::string_view relative, std::uint
   std::size_t done = 0;
   while (done < size) {
     const ssize_t n =
-        ::read(file.fd.get(), out->data() + done, std::min<std::uint64_t>(size - done, 1u << 30));
+        CurrentFileSystem().Read(file.fd.get(), out->data() + done, std::min<std::uint64_t>(size - done, 1u << 30));
     if (n < 0) {
       if (errno == EINTR) continue;
       return Status::IOError("cannot read ", file.path, ": ", std::strerror(errno));

@@ -53,7 +53,7 @@ Status PrepareGenerateOutput(const std::string& out) {
     }
     temps.push_back(e.path());
   }
-  for (const fs::path& t : temps) fs::remove(t, ec);
+  for (const fs::path& t : temps) (void)RemoveTree(t.string());
   return Status::OK();
 }
 

@@ -475,13 +475,10 @@ Status CheckOutputFree(const std::string& out, bool* existed) {
 void RemoveOutput(const std::string& out, bool existed) {
   std::error_code ec;
   if (!existed) {
-    std::filesystem::remove_all(out, ec);
+    (void)RemoveTree(out);
     return;
   }
-  for (const auto& e : std::filesystem::directory_iterator(out, ec)) {
-    std::error_code ec2;
-    std::filesystem::remove_all(e.path(), ec2);
-  }
+  for (const auto& e : std::filesystem::directory_iterator(out, ec)) (void)RemoveTree(e.path().string());
 }
 
 }  // namespace
@@ -521,9 +518,8 @@ Result<Hdf5ImportSummary> ImportHdf5(Comm& comm, const Hdf5ImportConfig& config,
   Status finished = (*writer)->Finish();
   if (!finished.ok()) {
     // Every rank removes its own shards, then rank 0 the dataset it created.
-    std::error_code ec;
     for (Split s : AllSplits()) {
-      std::filesystem::remove_all(std::filesystem::path(out) / SplitName(s) / (*writer)->RankFolder(), ec);
+      (void)RemoveTree((std::filesystem::path(out) / SplitName(s) / (*writer)->RankFolder()).string());
     }
     (void)comm.Barrier();
     if (comm.rank() == 0) RemoveOutput(out, existed);

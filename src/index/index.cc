@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "sedpack/index/index.h"
+#include "sedpack/io/file_system.h"
 
 #include <fcntl.h>
 #include <sys/mman.h>
@@ -214,7 +215,7 @@ SampleIndex::~SampleIndex() {
 }
 
 Result<std::shared_ptr<const SampleIndex>> SampleIndex::OpenFile(const std::string& path) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  const int fd = CurrentFileSystem().Open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) {
     const int err = errno;
     if (err == ENOENT) return Status::NotFound("cannot open ", path, ": ", std::strerror(err));

@@ -22,6 +22,7 @@
 
 #include "io/beneath.h"
 #include "io/file_internal.h"
+#include "sedpack/io/file_system.h"
 
 namespace sedpack {
 namespace {
@@ -39,11 +40,9 @@ std::atomic<bool> g_no_openat2{false};
 std::atomic<bool> g_force_fallback{false};
 
 long OpenAt2(int dirfd, const std::string& path, int flags, std::uint64_t resolve) {
-  struct open_how how {};
-  how.flags = static_cast<std::uint64_t>(flags | O_CLOEXEC);
-  how.resolve = resolve;
+  const auto how_flags = static_cast<std::uint64_t>(flags | O_CLOEXEC);
   for (int attempt = 0;; ++attempt) {
-    const long fd = ::syscall(SYS_openat2, dirfd, path.c_str(), &how, sizeof(how));
+    const long fd = CurrentFileSystem().OpenAt2(dirfd, path.c_str(), how_flags, resolve);
     if (fd >= 0) return fd;
     // EAGAIN: a rename elsewhere raced with the lookup and the kernel could not
     // be sure a ".." stayed beneath; asking again settles it.
@@ -105,7 +104,7 @@ Result<FileDescriptor> OpenCanonicalBeneath(int root_fd, const std::string& root
     fd = OpenAt2(root_fd, rel, flags, RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS);
   } else {
     do {
-      fd = ::openat(root_fd, rel.c_str(), flags | O_CLOEXEC | O_NOFOLLOW);
+      fd = CurrentFileSystem().OpenAt(root_fd, rel.c_str(), flags | O_CLOEXEC | O_NOFOLLOW);
     } while (fd < 0 && errno == EINTR);
   }
   if (fd < 0) {
@@ -134,7 +133,7 @@ std::string TempNameFor(const std::string& path) {
 Status WriteAll(int fd, const std::byte* data, std::size_t size, const std::string& path) {
   while (size > 0) {
     const std::size_t chunk = std::min<std::size_t>(size, 1u << 30);
-    const ssize_t n = ::write(fd, data, chunk);
+    const long n = CurrentFileSystem().Write(fd, data, chunk);
     if (n < 0) {
       if (errno == EINTR) continue;
       return ErrnoStatus("cannot write", path, errno);
@@ -156,7 +155,7 @@ FileDescriptor& FileDescriptor::operator=(FileDescriptor&& other) noexcept {
 }
 
 void FileDescriptor::Reset() {
-  if (fd_ >= 0) ::close(fd_);
+  if (fd_ >= 0) CurrentFileSystem().Close(fd_);
   fd_ = -1;
 }
 
@@ -174,7 +173,7 @@ Result<FileDescriptor> OpenBeneath(const std::string& root, std::string_view rel
   // root by realpath: refuse it up front so both ways agree.
   if (!relative.empty() && relative.front() == '/') return OutsideRoot(root, path, "");
   const std::string rel = relative.empty() ? "." : std::string(relative);
-  FileDescriptor dir(::open(root.empty() ? "." : root.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
+  FileDescriptor dir(CurrentFileSystem().Open(root.empty() ? "." : root.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
   if (!dir.valid()) return OpenError(root.empty() ? "." : root, errno);
   bool have_openat2 =
       !g_no_openat2.load(std::memory_order_relaxed) && !g_force_fallback.load(std::memory_order_relaxed);
@@ -266,7 +265,7 @@ Result<std::vector<std::byte>> ReadAllBytes(int fd, std::uint64_t size, const st
   std::vector<std::byte> out(size);
   std::size_t done = 0;
   while (done < size) {
-    const ssize_t n = ::read(fd, out.data() + done, std::min<std::uint64_t>(size - done, 1u << 30));
+    const long n = CurrentFileSystem().Read(fd, out.data() + done, std::min<std::uint64_t>(size - done, 1u << 30));
     if (n < 0) {
       if (errno == EINTR) continue;
       return ErrnoStatus("cannot read", path, errno);
@@ -278,7 +277,7 @@ Result<std::vector<std::byte>> ReadAllBytes(int fd, std::uint64_t size, const st
 }
 
 Result<std::vector<std::byte>> ReadFileBytes(const std::string& path, std::uint64_t max_bytes) {
-  FileDescriptor fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  FileDescriptor fd(CurrentFileSystem().Open(path.c_str(), O_RDONLY | O_CLOEXEC));
   if (fd.get() < 0) return ErrnoStatus("cannot open", path, errno);
   struct stat st {};
   if (::fstat(fd.get(), &st) != 0) return ErrnoStatus("cannot stat", path, errno);
@@ -296,28 +295,39 @@ Status WriteFileAtomic(const std::string& path, std::span<const std::byte> data,
   const std::filesystem::path p(path);
   if (p.has_parent_path()) SEDPACK_RETURN_NOT_OK(CreateDirectories(p.parent_path().string()));
   const std::string tmp = TempNameFor(path);
-  FileDescriptor fd(::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644));
+  FileSystem& files = CurrentFileSystem();
+  FileDescriptor fd(files.Open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644));
   if (fd.get() < 0) return ErrnoStatus("cannot create", tmp, errno);
   Status st = WriteAll(fd.get(), data.data(), data.size(), tmp);
-  if (st.ok() && options.sync && ::fsync(fd.get()) != 0) st = ErrnoStatus("cannot fsync", tmp, errno);
-  if (st.ok() && ::close(fd.Release()) != 0) st = ErrnoStatus("cannot close", tmp, errno);
+  if (st.ok() && options.sync && files.Fsync(fd.get()) != 0) st = ErrnoStatus("cannot fsync", tmp, errno);
+  if (st.ok() && files.Close(fd.Release()) != 0) st = ErrnoStatus("cannot close", tmp, errno);
   if (st.ok()) KillPoint("write-temp", tmp);
   if (st.ok()) {
     if (options.no_replace) {
-      // link() fails if the target exists, which gives create-exclusive semantics.
-      if (::link(tmp.c_str(), path.c_str()) != 0) st = ErrnoStatus("cannot create", path, errno);
-      ::unlink(tmp.c_str());
-    } else if (::rename(tmp.c_str(), path.c_str()) != 0) {
+      // Create-exclusive: a rename that refuses an existing target, or where the
+      // file system has none (NFS: EINVAL), link(), which fails if the target
+      // exists, and then removing the temporary name.
+      if (files.RenameNoReplace(tmp.c_str(), path.c_str()) != 0) {
+        if (errno == EINVAL || errno == ENOSYS) {
+          if (files.Link(tmp.c_str(), path.c_str()) != 0) st = ErrnoStatus("cannot create", path, errno);
+          files.Unlink(tmp.c_str());
+        } else {
+          st = ErrnoStatus("cannot create", path, errno);
+        }
+      }
+    } else if (files.Rename(tmp.c_str(), path.c_str()) != 0) {
       st = ErrnoStatus("cannot rename onto", path, errno);
     }
   }
   if (!st.ok()) {
-    ::unlink(tmp.c_str());
+    files.Unlink(tmp.c_str());
     return st;
   }
   if (options.sync && p.has_parent_path()) {
-    FileDescriptor dir(::open(p.parent_path().c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
-    if (dir.get() >= 0) ::fsync(dir.get());
+    FileDescriptor dir(files.Open(p.parent_path().c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+    // Best effort: the file is in place by now, and an error here would report
+    // a write as failed that readers already see.
+    if (dir.get() >= 0) files.Fsync(dir.get());
   }
   KillPoint("rename", path);
   return Status::OK();
@@ -334,9 +344,53 @@ bool IsAtomicWriteTempName(std::string_view file_name) {
 }
 
 Status CreateDirectories(const std::string& path) {
-  std::error_code ec;
-  if (std::filesystem::create_directories(path, ec)) KillPoint("mkdir", path);
-  if (ec) return Status::IOError("cannot create folder ", path, ": ", ec.message());
+  // mkdir of every missing component, parents first; one that exists (made by
+  // someone else meanwhile, too) is fine if it is a folder.
+  std::vector<std::string> missing;
+  std::filesystem::path p = std::filesystem::path(path).lexically_normal();
+  while (!p.empty() && p != p.root_path()) {
+    struct stat st {};
+    if (::stat(p.c_str(), &st) == 0) {
+      if (!S_ISDIR(st.st_mode)) return Status::IOError("cannot create folder ", path, ": ", p.string(), " is not a folder");
+      break;
+    }
+    if (errno != ENOENT) return ErrnoStatus("cannot create folder", path, errno);
+    if (p.filename().empty()) {  // a trailing '/'
+      p = p.parent_path();
+      continue;
+    }
+    missing.push_back(p.string());
+    p = p.parent_path();
+  }
+  bool made = false;
+  for (std::size_t i = missing.size(); i-- > 0;) {
+    if (CurrentFileSystem().Mkdir(missing[i].c_str(), 0777) == 0) {
+      made = true;
+    } else if (errno != EEXIST) {
+      return ErrnoStatus("cannot create folder", missing[i], errno);
+    }
+  }
+  if (made) KillPoint("mkdir", path);
+  return Status::OK();
+}
+
+Status RemoveTree(const std::string& path) {
+  FileSystem& files = CurrentFileSystem();
+  struct stat st {};
+  if (::lstat(path.c_str(), &st) != 0) {
+    if (errno == ENOENT) return Status::OK();
+    return ErrnoStatus("cannot remove", path, errno);
+  }
+  if (S_ISDIR(st.st_mode)) {
+    std::error_code ec;
+    std::vector<std::string> entries;
+    for (const auto& e : std::filesystem::directory_iterator(path, ec)) entries.push_back(e.path().string());
+    if (ec) return Status::IOError("cannot list ", path, ": ", ec.message());
+    for (const std::string& e : entries) SEDPACK_RETURN_NOT_OK(RemoveTree(e));
+    if (files.Rmdir(path.c_str()) != 0 && errno != ENOENT) return ErrnoStatus("cannot remove", path, errno);
+  } else if (files.Unlink(path.c_str()) != 0 && errno != ENOENT) {
+    return ErrnoStatus("cannot remove", path, errno);
+  }
   return Status::OK();
 }
 

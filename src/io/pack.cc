@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "sedpack/io/pack.h"
+#include "sedpack/io/file_system.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -46,7 +47,7 @@ std::uint32_t GetU32(const unsigned char* p) {
 Status PRead(int fd, void* buf, std::uint64_t size, std::uint64_t offset, const std::string& what) {
   auto* p = static_cast<char*>(buf);
   while (size > 0) {
-    const ssize_t n = ::pread(fd, p, std::min<std::uint64_t>(size, 1ULL << 30), static_cast<off_t>(offset));
+    const ssize_t n = CurrentFileSystem().Pread(fd, p, std::min<std::uint64_t>(size, 1ULL << 30), static_cast<off_t>(offset));
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) return Status::IOError(what, ": short read at offset ", offset);
     p += n;
@@ -59,7 +60,7 @@ Status PRead(int fd, void* buf, std::uint64_t size, std::uint64_t offset, const 
 Status WriteAll(int fd, const void* buf, std::size_t size, const std::string& what) {
   const auto* p = static_cast<const char*>(buf);
   while (size > 0) {
-    const ssize_t n = ::write(fd, p, size);
+    const ssize_t n = CurrentFileSystem().Write(fd, p, size);
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) return Status::IOError(what, ": write failed: ", std::strerror(errno));
     p += n;
@@ -76,9 +77,9 @@ Status WriteAll(int fd, const void* buf, std::size_t size, const std::string& wh
 template <typename WriteFn>
 Status CopyRange(int in, std::uint64_t in_off, int out, std::uint64_t size, const std::string& what,
                  const std::string& out_path, const WriteFn& write) {
-  loff_t off = static_cast<loff_t>(in_off);
+  std::int64_t off = static_cast<std::int64_t>(in_off);
   while (size > 0) {
-    const ssize_t n = ::copy_file_range(in, &off, out, nullptr, std::min<std::uint64_t>(size, 1ULL << 30), 0);
+    const long n = CurrentFileSystem().CopyFileRange(in, &off, out, std::min<std::uint64_t>(size, 1ULL << 30));
     if (n < 0 && errno == EINTR) continue;
     // Out of space is final; anything else may just be a pair of files the
     // kernel cannot copy between, for which the buffer below is the way.
@@ -94,7 +95,7 @@ Status CopyRange(int in, std::uint64_t in_off, int out, std::uint64_t size, cons
     const std::uint64_t want = std::min<std::uint64_t>(size, buf.size());
     SEDPACK_RETURN_NOT_OK(PRead(in, buf.data(), want, static_cast<std::uint64_t>(off), what));
     SEDPACK_RETURN_NOT_OK(write(buf.data(), want));
-    off += static_cast<loff_t>(want);
+    off += static_cast<std::int64_t>(want);
     size -= want;
   }
   return Status::OK();
@@ -116,22 +117,22 @@ bool SafeRelative(std::string_view p) {
 }  // namespace
 
 PackReader::~PackReader() {
-  if (fd_ >= 0) ::close(fd_);
+  if (fd_ >= 0) CurrentFileSystem().Close(fd_);
 }
 
 bool PackReader::IsPack(const std::string& path) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  const int fd = CurrentFileSystem().Open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return false;
   char buf[16];
-  const bool ok = ::pread(fd, buf, 16, 0) == 16 && std::memcmp(buf, kMagic, 16) == 0;
-  ::close(fd);
+  const bool ok = CurrentFileSystem().Pread(fd, buf, 16, 0) == 16 && std::memcmp(buf, kMagic, 16) == 0;
+  CurrentFileSystem().Close(fd);
   return ok;
 }
 
 Result<std::unique_ptr<PackReader>> PackReader::Open(const std::string& path) {
   std::unique_ptr<PackReader> r(new PackReader());
   r->path_ = path;
-  r->fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  r->fd_ = CurrentFileSystem().Open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (r->fd_ < 0) {
     if (errno == ENOENT) return Status::NotFound(path, ": no such file");
     return Status::IOError(path, ": cannot open: ", std::strerror(errno));
@@ -282,7 +283,7 @@ Result<PackSummary> UnpackTree(const std::string& pack, const std::string& out) 
   PackSummary summary;
   Status st = [&]() -> Status {
     SEDPACK_RETURN_NOT_OK(CreateDirectories(out));
-    const int in = ::open(pack.c_str(), O_RDONLY | O_CLOEXEC);
+    const int in = CurrentFileSystem().Open(pack.c_str(), O_RDONLY | O_CLOEXEC);
     if (in < 0) return Status::IOError(pack, ": cannot open: ", std::strerror(errno));
     Status copied;
     for (const auto& [rel, e] : r->entries()) {
@@ -291,33 +292,33 @@ Result<PackSummary> UnpackTree(const std::string& pack, const std::string& out) 
       copied = CreateDirectories(fs::path(target).parent_path().string());
       if (!copied.ok()) break;
       const std::string tmp = target + ".unpacking";
-      const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+      const int fd = CurrentFileSystem().Open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
       if (fd < 0) {
         copied = Status::IOError(tmp, ": cannot create: ", std::strerror(errno));
         break;
       }
       copied = CopyRange(in, e.offset, fd, e.size, pack + ": " + rel, tmp,
                          [&](const void* data, std::size_t size) { return WriteAll(fd, data, size, tmp); });
-      ::close(fd);
-      if (copied.ok() && ::rename(tmp.c_str(), target.c_str()) != 0) {
+      CurrentFileSystem().Close(fd);
+      if (copied.ok() && CurrentFileSystem().Rename(tmp.c_str(), target.c_str()) != 0) {
         copied = Status::IOError(target, ": cannot rename into place: ", std::strerror(errno));
       }
       if (!copied.ok()) {
-        ::unlink(tmp.c_str());
+        CurrentFileSystem().Unlink(tmp.c_str());
         break;
       }
       summary.bytes += e.size;
       ++summary.files;
     }
-    ::close(in);
+    CurrentFileSystem().Close(in);
     SEDPACK_RETURN_NOT_OK(copied);
     return Status::OK();
   }();
   if (!st.ok()) {
     if (existed) {
-      for (const auto& e : fs::directory_iterator(out, ec)) fs::remove_all(e.path(), ec);
+      for (const auto& e : fs::directory_iterator(out, ec)) (void)RemoveTree(e.path().string());
     } else {
-      fs::remove_all(out, ec);
+      (void)RemoveTree(out);
     }
     return st;
   }

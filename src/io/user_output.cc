@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "sedpack/io/user_output.h"
+#include "sedpack/io/file_system.h"
 
 #include <fcntl.h>
 #include <pthread.h>
@@ -132,7 +133,7 @@ Result<UserOutput> UserOutput::Open(const std::string& path, const UserOutputOpt
       break;
     case Target::kAtomic: {
       out.temp_ = io_internal::AtomicTempName(path);
-      out.fd_ = ::open(out.temp_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+      out.fd_ = CurrentFileSystem().Open(out.temp_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
       if (out.fd_ < 0) {
         const int err = errno;
         out.temp_.clear();
@@ -148,7 +149,7 @@ Result<UserOutput> UserOutput::Open(const std::string& path, const UserOutputOpt
       // Not O_TRUNC yet: the file may be our own standard output (below).
       int fd;
       do {
-        fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC | O_NOCTTY, 0666);
+        fd = CurrentFileSystem().Open(path.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC | O_NOCTTY, 0666);
       } while (fd < 0 && errno == EINTR);
       if (fd < 0) {
         const int err = errno;
@@ -169,13 +170,13 @@ Result<UserOutput> UserOutput::Open(const std::string& path, const UserOutputOpt
           struct stat std_st {};
           if (::fstat(std_fd, &std_st) == 0 && std_st.st_dev == st.st_dev && std_st.st_ino == st.st_ino) {
             std::fflush(std_fd == STDOUT_FILENO ? stdout : stderr);
-            ::close(fd);
+            CurrentFileSystem().Close(fd);
             out.fd_ = std_fd;
             out.owns_fd_ = false;
             break;
           }
         }
-        if (out.owns_fd_ && ::ftruncate(fd, 0) != 0) {
+        if (out.owns_fd_ && CurrentFileSystem().Ftruncate(fd, 0) != 0) {
           return Status::IOError("cannot truncate ", path, " for writing: ", std::strerror(errno));
         }
       }
@@ -210,9 +211,9 @@ UserOutput::~UserOutput() { Abandon(); }
 void UserOutput::Abandon() {
   if (done_) return;
   done_ = true;
-  if (owns_fd_ && fd_ >= 0) ::close(fd_);
+  if (owns_fd_ && fd_ >= 0) CurrentFileSystem().Close(fd_);
   fd_ = -1;
-  if (!temp_.empty()) ::unlink(temp_.c_str());
+  if (!temp_.empty()) CurrentFileSystem().Unlink(temp_.c_str());
 }
 
 Status UserOutput::Write(const void* data, std::size_t size) {
@@ -221,7 +222,7 @@ Status UserOutput::Write(const void* data, std::size_t size) {
   std::optional<SigpipeBlocked> blocked;
   if (!regular_) blocked.emplace();
   while (size > 0) {
-    const ssize_t n = ::write(fd_, p, std::min<std::size_t>(size, 1u << 30));
+    const ssize_t n = CurrentFileSystem().Write(fd_, p, std::min<std::size_t>(size, 1u << 30));
     if (n < 0) {
       const int err = errno;
       if (err == EINTR) continue;
@@ -243,27 +244,27 @@ Status UserOutput::Commit() {
   Status st;
   // Only a regular file has anything to flush to a disk; a device or pipe may
   // refuse fsync (EINVAL), which says nothing about the bytes.
-  if (sync_ && regular_ && ::fsync(fd) != 0) {
+  if (sync_ && regular_ && CurrentFileSystem().Fsync(fd) != 0) {
     st = Status::IOError("cannot write to ", display_, " (fsync): ", std::strerror(errno));
   }
-  if (::close(fd) != 0 && st.ok()) {
+  if (CurrentFileSystem().Close(fd) != 0 && st.ok()) {
     st = Status::IOError("cannot write to ", display_, " (close): ", std::strerror(errno));
   }
   if (temp_.empty()) return st;
-  if (st.ok() && ::rename(temp_.c_str(), path_.c_str()) != 0) {
+  if (st.ok() && CurrentFileSystem().Rename(temp_.c_str(), path_.c_str()) != 0) {
     st = Status::IOError("cannot rename the temporary file onto ", display_, ": ", std::strerror(errno));
   }
   if (!st.ok()) {
-    ::unlink(temp_.c_str());
+    CurrentFileSystem().Unlink(temp_.c_str());
     return st;
   }
   if (sync_) {
     std::string parent = std::filesystem::path(path_).parent_path().string();
     if (parent.empty()) parent = ".";
-    const int dir = ::open(parent.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    const int dir = CurrentFileSystem().Open(parent.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (dir >= 0) {
-      ::fsync(dir);
-      ::close(dir);
+      CurrentFileSystem().Fsync(dir);
+      CurrentFileSystem().Close(dir);
     }
   }
   return Status::OK();

@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "sedpack/maintain/fix.h"
+#include "sedpack/io/file_system.h"
 
 #include <fcntl.h>
 
 #include <algorithm>
+#include <cstring>
 #include <filesystem>
 
 #include "dataset/check_parts.h"
@@ -30,13 +32,13 @@ bool UnderSplit(const Leftover& l) {
 
 // Remove `file` and the folders this leaves empty, up to (not including) `stop`.
 Status RemoveWithEmptyParents(const fs::path& file, const fs::path& stop) {
-  std::error_code ec;
-  if (!fs::remove(file, ec) || ec) {
-    return Status::IOError("cannot remove ", file.string(), ": ", ec.message());
+  if (CurrentFileSystem().Unlink(file.c_str()) != 0) {
+    return Status::IOError("cannot remove ", file.string(), ": ", std::strerror(errno));
   }
+  std::error_code ec;
   for (auto dir = file.parent_path(); dir != stop && dir.string().size() > stop.string().size();
        dir = dir.parent_path()) {
-    if (!fs::is_empty(dir, ec) || ec || !fs::remove(dir, ec)) break;
+    if (!fs::is_empty(dir, ec) || ec || CurrentFileSystem().Rmdir(dir.c_str()) != 0) break;
   }
   return Status::OK();
 }
@@ -184,10 +186,8 @@ Result<GarbageReport> CollectGarbage(const Dataset& dataset, const DatasetDiagno
     o.leftover = l;
     if (!apply) continue;
     if (l.kind == Leftover::Kind::kRecompress) {
-      std::error_code ec;
-      fs::remove_all(l.path, ec);
-      if (ec) {
-        o.error = Status::IOError("cannot remove ", l.path, ": ", ec.message());
+      if (Status removed = RemoveTree(l.path); !removed.ok()) {
+        o.error = removed;
       } else {
         o.removed = true;
       }

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "sedpack/maintain/recompress.h"
+#include "sedpack/io/file_system.h"
 
 #include <fcntl.h>
 #include <stdio.h>
@@ -151,26 +152,35 @@ Status CarryOver(const Dataset& ds, const std::string& staging) {
       continue;
     }
     const fs::path target = fs::path(staging) / rel;
+    const auto carry_error = [&](const std::string& why) {
+      return Status::IOError(it->path().string(), ": cannot carry over: ", why);
+    };
     if (it->is_symlink()) {
       // Carried over as the link it is: copying what it points to could read a
       // file outside the dataset into it.
-      fs::create_directories(target.parent_path(), ec);
-      if (!ec) fs::copy_symlink(it->path(), target, ec);
+      SEDPACK_RETURN_NOT_OK(CreateDirectories(target.parent_path().string()));
+      const fs::path link_target = fs::read_symlink(it->path(), ec);
+      if (ec) return carry_error(ec.message());
+      if (CurrentFileSystem().Symlink(link_target.c_str(), target.c_str()) != 0) {
+        return carry_error(std::strerror(errno));
+      }
     } else if (it->is_directory()) {
-      fs::create_directories(target, ec);
+      SEDPACK_RETURN_NOT_OK(CreateDirectories(target.string()));
     } else if (it->is_regular_file()) {
-      fs::create_directories(target.parent_path(), ec);
-      std::error_code link_ec;
-      fs::create_hard_link(it->path(), target, link_ec);
-      if (link_ec) fs::copy_file(it->path(), target, fs::copy_options::overwrite_existing, ec);
+      SEDPACK_RETURN_NOT_OK(CreateDirectories(target.parent_path().string()));
+      if (CurrentFileSystem().Link(it->path().c_str(), target.c_str()) != 0) {
+        // Another file system under the staging folder: copy.
+        SEDPACK_ASSIGN_OR_RETURN(std::vector<std::byte> bytes, ReadFileBytes(it->path().string()));
+        SEDPACK_RETURN_NOT_OK(WriteFileAtomic(target.string(), bytes));
+      }
     }
-    if (ec) return Status::IOError(it->path().string(), ": cannot carry over: ", ec.message());
+    if (ec) return carry_error(ec.message());
   }
   return Status::OK();
 }
 
 Status Exchange(const std::string& a, const std::string& b) {
-  if (::renameat2(AT_FDCWD, a.c_str(), AT_FDCWD, b.c_str(), RENAME_EXCHANGE) != 0) {
+  if (CurrentFileSystem().RenameExchange(a.c_str(), b.c_str()) != 0) {
     const int err = errno;
     return Status::IOError("cannot swap ", a, " and ", b, " atomically (renameat2 RENAME_EXCHANGE: ",
                            std::strerror(err), "); use --out DIR to write a recompressed copy instead");
@@ -197,7 +207,16 @@ std::string RecompressStagingPath(const std::string& root) {
   return (p.parent_path() / ("." + p.filename().string() + ".recompress")).string();
 }
 
-Result<RecompressSummary> Recompress(Comm& comm, const std::string& root, const RecompressOptions& o) {
+namespace {
+
+// What rank 0 made that a failed job must take away again.
+struct StagingState {
+  bool ours = false;         // the staging folder is this job's to remove
+  bool out_existed = false;  // --out named an existing (empty) folder: keep it, empty
+};
+
+Result<RecompressSummary> RecompressJob(Comm& comm, const std::string& root, const RecompressOptions& o,
+                                        StagingState& made) {
   const auto start = Clock::now();
   const int rank = comm.rank();
   RecompressSummary summary;
@@ -226,10 +245,12 @@ Result<RecompressSummary> Recompress(Comm& comm, const std::string& root, const 
       }
       std::error_code ec;
       if (in_place) {
-        fs::remove_all(staging, ec);  // left by an interrupted run
+        SEDPACK_RETURN_NOT_OK(RemoveTree(staging));  // left by an interrupted run
       } else if (fs::exists(staging, ec) && !(fs::is_directory(staging, ec) && fs::is_empty(staging, ec))) {
         return Status::AlreadyExists(staging, " already exists; choose a new or empty folder");
       }
+      made.out_existed = !in_place && fs::exists(staging, ec);
+      made.ours = true;
       SEDPACK_RETURN_NOT_OK(CreateDirectories(staging));
       for (auto& p : PartitionShardTasks(walk.shards, comm.size())) parts.push_back(EncodeShardTasks(p));
       return Status::OK();
@@ -393,9 +414,9 @@ Result<RecompressSummary> Recompress(Comm& comm, const std::string& root, const 
       if (!in_place) return Status::OK();
       if (o.fault) SEDPACK_RETURN_NOT_OK(o.fault("exchange"));
       SEDPACK_RETURN_NOT_OK(Exchange(staging, fs::absolute(root).lexically_normal().string()));
+      made.ours = false;  // the staging path now holds the old tree, removed just below
       KillPoint("exchange", root);
-      std::error_code ec;
-      fs::remove_all(staging, ec);  // now the old tree
+      (void)RemoveTree(staging);  // now the old tree
       KillPoint("remove", staging);
       return Status::OK();
     }();
@@ -407,6 +428,24 @@ Result<RecompressSummary> Recompress(Comm& comm, const std::string& root, const 
   summary.seconds = std::chrono::duration<double>(Clock::now() - start).count();
   if (rank == 0) progress(true);
   return summary;
+}
+
+}  // namespace
+
+Result<RecompressSummary> Recompress(Comm& comm, const std::string& root, const RecompressOptions& o) {
+  StagingState made;
+  Result<RecompressSummary> result = RecompressJob(comm, root, o, made);
+  if (!result.ok() && made.ours) {
+    // The dataset was not touched; what the job wrote beside it goes.
+    const std::string staging = o.out.empty() ? RecompressStagingPath(root) : o.out;
+    if (made.out_existed) {
+      std::error_code ec;
+      for (const auto& e : fs::directory_iterator(staging, ec)) (void)RemoveTree(e.path().string());
+    } else {
+      (void)RemoveTree(staging);
+    }
+  }
+  return result;
 }
 
 }  // namespace sedpack

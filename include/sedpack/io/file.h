@@ -73,6 +73,10 @@ bool IsAtomicWriteTempName(std::string_view file_name);
 
 /// mkdir -p; IOError naming the path.
 Status CreateDirectories(const std::string& path);
+/// rm -r: removes `path` and, if it is a folder, everything in it; symbolic
+/// links are removed, never followed. A missing `path` is OK. IOError naming
+/// the first entry that could not be removed.
+Status RemoveTree(const std::string& path);
 bool PathExists(const std::string& path);
 /// Size of a regular file; NotFound / IOError.
 Result<std::uint64_t> FileSize(const std::string& path);
