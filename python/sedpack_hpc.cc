@@ -353,7 +353,8 @@ py::array ExactArray(const sp::AttributeSpec& spec, py::handle obj, const py::dt
                                    ") does not convert exactly to " + std::string(sp::DTypeName(spec.dtype)));
     }
   }
-  return np.attr("ascontiguousarray")(converted);
+  // (not ascontiguousarray: it turns a 0-d array into a 1-d one)
+  return np.attr("asarray")(converted, py::arg("order") = "C");
 }
 
 void AddValue(const sp::AttributeSpec& spec, py::handle obj, ExampleValues* out) {
