@@ -27,6 +27,11 @@
 #include "sedpack/index/index.h"
 #include "sedpack/index/order.h"
 #include "sedpack/sedpack.h"
+#ifdef SEDPACK_HAVE_MPI
+#include "sedpack/mpi/distributed_verify.h"
+#include "sedpack/mpi/distributed_write.h"
+#include "sedpack/mpi/mpi_comm.h"
+#endif
 
 namespace py = pybind11;
 namespace sp = sedpack;
@@ -37,6 +42,7 @@ namespace {
 
 PyObject* g_exists_error = nullptr;      // DatasetExistsError(FileExistsError)
 PyObject* g_corruption_error = nullptr;  // CorruptionError(ValueError)
+PyObject* g_peer_error = nullptr;        // PeerAbortedError(RuntimeError)
 
 /// Raise the Python exception for a failed Status (GIL held).
 [[noreturn]] void Raise(const sp::Status& st) {
@@ -64,6 +70,8 @@ PyObject* g_corruption_error = nullptr;  // CorruptionError(ValueError)
     default:
       break;
   }
+  // Another rank of a collective failed: the same exception on every such rank.
+  if (st.detail() == sp::StatusDetail::kPeerAborted) type = g_peer_error;
   PyErr_SetString(type, st.message().c_str());
   throw py::error_already_set();
 }
@@ -309,6 +317,7 @@ struct ExampleValues {
   std::vector<py::object> keep;
   std::vector<std::int64_t> ints;
   std::vector<sp::ValueView> views;
+  std::optional<sp::JsonValue> meta;
 };
 
 py::module_ Numpy() { return py::module_::import("numpy"); }
@@ -423,6 +432,29 @@ void AddValue(const sp::AttributeSpec& spec, py::handle obj, ExampleValues* out)
       return;
     }
   }
+}
+
+/// The views of one example (`values[name]` for each attribute of `schema`).
+ExampleValues ConvertExample(const std::vector<sp::AttributeSpec>& schema, const py::dict& values,
+                             py::handle custom_metadata) {
+  ExampleValues ex;
+  ex.ints.reserve(schema.size());
+  ex.views.reserve(schema.size());
+  for (const auto& spec : schema) {
+    PyObject* v = PyDict_GetItemString(values.ptr(), spec.name.c_str());
+    if (!v) ValueErrorFor(spec.name, "missing from values");
+    AddValue(spec, v, &ex);
+  }
+  if (static_cast<std::size_t>(py::len(values)) != schema.size()) {
+    for (auto [k, v] : values) {
+      const std::string key = py::str(k);
+      bool known = false;
+      for (const auto& spec : schema) known = known || spec.name == key;
+      if (!known) ValueErrorFor(key, "not in the dataset's saved_data_description");
+    }
+  }
+  if (!custom_metadata.is_none()) ex.meta = PyToJson(custom_metadata);
+  return ex;
 }
 
 }  // namespace
@@ -618,29 +650,11 @@ class PyFiller {
   void WriteExample(const py::dict& values, const std::string& split, py::handle custom_metadata) {
     if (!filler_) throw std::runtime_error("write_example: use the filler in a `with` block");
     const sp::Split s = ToSplit(split);
-    const auto& schema = ds_->schema();
-    ExampleValues ex;
-    ex.ints.reserve(schema.size());
-    ex.views.reserve(schema.size());
-    for (const auto& spec : schema) {
-      PyObject* v = PyDict_GetItemString(values.ptr(), spec.name.c_str());
-      if (!v) ValueErrorFor(spec.name, "missing from values");
-      AddValue(spec, v, &ex);
-    }
-    if (static_cast<std::size_t>(py::len(values)) != schema.size()) {
-      for (auto [k, v] : values) {
-        const std::string key = py::str(k);
-        bool known = false;
-        for (const auto& spec : schema) known = known || spec.name == key;
-        if (!known) ValueErrorFor(key, "not in the dataset's saved_data_description");
-      }
-    }
-    std::optional<sp::JsonValue> meta;
-    if (!custom_metadata.is_none()) meta = PyToJson(custom_metadata);
+    ExampleValues ex = ConvertExample(ds_->schema(), values, custom_metadata);
     sp::Status st;
     {
       py::gil_scoped_release nogil;
-      st = filler_->WriteExample(s, ex.views, meta ? &*meta : nullptr);
+      st = filler_->WriteExample(s, ex.views, ex.meta ? &*ex.meta : nullptr);
     }
     Check(st);
   }
@@ -779,6 +793,142 @@ class PyDataset {
   std::shared_ptr<const sp::SampleIndex> index_;
   std::shared_ptr<sp::ExampleFetcher> fetcher_;
 };
+
+#ifdef SEDPACK_HAVE_MPI
+// ---- MPI: one session per process, started on first use ---------------------------
+
+std::unique_ptr<sp::MpiSession>& MpiSessionSlot() {
+  static auto* slot = new std::unique_ptr<sp::MpiSession>();  // never destroyed: atexit ends it
+  return *slot;
+}
+
+/// The world communicator. MPI is initialised here unless the application (or
+/// mpi4py) already did; MpiSession checks MPI_Initialized, so MPI is never
+/// initialised twice, and finalised at exit only if it was initialised here.
+sp::Comm& MpiWorld() {
+  auto& slot = MpiSessionSlot();
+  if (!slot) {
+    slot = Unwrap(sp::MpiSession::Start(nullptr, nullptr));
+    py::module_::import("atexit").attr("register")(py::cpp_function([] { MpiSessionSlot().reset(); }));
+  }
+  return slot->comm();
+}
+
+/// `with sedpack_hpc.distributed_filler(path, ...) as f:` on every rank of an
+/// MPI job: each rank writes its own subtree; leaving the block is the
+/// collective Finish (merge on rank 0). A rank leaving by an exception marks
+/// itself failed, so every rank raises and nothing is published.
+class PyDistributedFiller {
+ public:
+  PyDistributedFiller(std::string root, sp::DistributedWriteOptions options)
+      : root_(std::move(root)), options_(std::move(options)) {}
+
+  PyDistributedFiller& Enter() {
+    if (writer_) throw std::runtime_error("distributed_filler: already entered");
+    sp::Comm& comm = MpiWorld();
+    std::optional<sp::Result<std::unique_ptr<sp::DistributedWriter>>> made;
+    {
+      py::gil_scoped_release nogil;
+      made = sp::DistributedWriter::Open(comm, root_, options_);
+    }
+    writer_ = Unwrap(std::move(*made));
+    return *this;
+  }
+
+  void WriteExample(const py::dict& values, const std::string& split, py::handle custom_metadata) {
+    if (!writer_) throw std::runtime_error("write_example: use the filler in a `with` block");
+    const sp::Split s = ToSplit(split);
+    ExampleValues ex = ConvertExample(writer_->dataset()->schema(), values, custom_metadata);
+    sp::Status st;
+    {
+      py::gil_scoped_release nogil;
+      st = writer_->WriteExample(s, ex.views, ex.meta ? &*ex.meta : nullptr);
+    }
+    Check(st);
+  }
+
+  bool Exit(py::handle exc_type, py::handle exc, py::handle) {
+    std::unique_ptr<sp::DistributedWriter> writer = std::move(writer_);
+    if (!writer) return false;
+    if (!exc_type.is_none() && !writer->failed()) {
+      writer->Fail(sp::Status::Internal("Python exception: " + std::string(py::str(exc))));
+    }
+    sp::Status st;
+    {
+      py::gil_scoped_release nogil;
+      st = writer->Finish();  // collective
+      writer.reset();
+    }
+    if (exc_type.is_none()) Check(st);
+    return false;
+  }
+
+  std::string job_id() const { return writer_ ? writer_->job_id() : std::string(); }
+
+ private:
+  std::string root_;
+  sp::DistributedWriteOptions options_;
+  std::unique_ptr<sp::DistributedWriter> writer_;
+};
+
+void BindMpi(py::module_& m) {
+  py::class_<PyDistributedFiller>(m, "DistributedFiller")
+      .def("__enter__", &PyDistributedFiller::Enter, py::return_value_policy::reference_internal)
+      .def("__exit__", &PyDistributedFiller::Exit)
+      .def("write_example", &PyDistributedFiller::WriteExample, py::arg("values"), py::arg("split"),
+           py::arg("custom_metadata") = py::none())
+      .def_property_readonly("job_id", &PyDistributedFiller::job_id);
+  m.def(
+      "distributed_filler",
+      [](py::handle path, py::handle metadata, py::handle dataset_structure, int concurrency, std::string job_id) {
+        sp::DistributedWriteOptions o;
+        o.filler.concurrency = concurrency;
+        o.job_id = std::move(job_id);
+        if (!dataset_structure.is_none()) {
+          o.create_metadata = ToMetadata(metadata);
+          o.create_structure = ToStructure(dataset_structure);
+        }
+        return std::make_unique<PyDistributedFiller>(PathString(path), std::move(o));
+      },
+      "Collective: a filler for every rank of the MPI job (creates the dataset if it does not exist "
+      "and dataset_structure is given).",
+      py::arg("path"), py::arg("metadata") = py::none(), py::arg("dataset_structure") = py::none(),
+      py::arg("concurrency") = 0, py::arg("job_id") = "");
+  m.def(
+      "distributed_check",
+      [](py::handle path, py::handle hash_checksums_values) {
+        sp::VerifyOptions o;
+        for (py::handle h : hash_checksums_values) o.check.expected_root_checksums.push_back(py::str(h));
+        sp::Comm& comm = MpiWorld();
+        const std::string root = PathString(path);
+        std::optional<sp::Result<sp::CheckReport>> r;
+        {
+          py::gil_scoped_release nogil;
+          r = sp::VerifyDataset(comm, root, o);
+        }
+        const sp::CheckReport report = Unwrap(std::move(*r));
+        if (report.ok()) return;
+        std::string msg = "dataset check failed (" + std::to_string(report.error_count()) + " problems):";
+        for (const auto& p : report.problems) {
+          if (!p.warning()) msg += "\n  " + p.path + ": " + p.message;
+        }
+        throw py::value_error(msg);
+      },
+      "Collective: Dataset.check() with the files split between the ranks.", py::arg("path"),
+      py::arg("hash_checksums_values") = py::tuple());
+  m.def("mpi_rank", [] { return MpiWorld().rank(); });
+  m.def("mpi_size", [] { return MpiWorld().size(); });
+  m.def("mpi_barrier", [] {
+    sp::Comm& comm = MpiWorld();
+    sp::Status st;
+    {
+      py::gil_scoped_release nogil;
+      st = comm.Barrier();
+    }
+    Check(st);
+  });
+}
+#endif  // SEDPACK_HAVE_MPI
 
 // ---- Model classes ---------------------------------------------------------------
 
@@ -925,8 +1075,16 @@ PYBIND11_MODULE(_sedpack_hpc, m) {
   m.add_object("DatasetExistsError", py::handle(g_exists_error));
   g_corruption_error = PyErr_NewException("sedpack_hpc.CorruptionError", PyExc_ValueError, nullptr);
   m.add_object("CorruptionError", py::handle(g_corruption_error));
+  g_peer_error = PyErr_NewException("sedpack_hpc.PeerAbortedError", PyExc_RuntimeError, nullptr);
+  m.add_object("PeerAbortedError", py::handle(g_peer_error));
 
   BindModels(m);
+#ifdef SEDPACK_HAVE_MPI
+  BindMpi(m);
+  m.attr("HAVE_MPI") = true;
+#else
+  m.attr("HAVE_MPI") = false;
+#endif
 
   py::class_<NumpyIterator>(m, "NumpyIterator")
       .def("__iter__", [](NumpyIterator& it) -> NumpyIterator& { return it; })
