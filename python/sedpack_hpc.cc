@@ -16,6 +16,7 @@
 
 #include <cstring>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <random>
 #include <string>
@@ -513,6 +514,7 @@ class NumpyIterator {
       std::optional<sp::Result<std::optional<sp::Example>>> next;
       {
         py::gil_scoped_release nogil;
+        std::lock_guard<std::mutex> lock(mu_);
         next = reader_->Next();
       }
       std::optional<sp::Example> e = Unwrap(std::move(*next));
@@ -523,6 +525,7 @@ class NumpyIterator {
     std::optional<sp::Result<std::vector<sp::Example>>> next;
     {
       py::gil_scoped_release nogil;
+      std::lock_guard<std::mutex> lock(mu_);
       next = reader_->NextBatch(batch_size_);
     }
     std::vector<sp::Example> batch = Unwrap(std::move(*next));
@@ -540,6 +543,7 @@ class NumpyIterator {
   py::object process_;
   std::size_t batch_size_;
   std::uint64_t seed_;
+  std::mutex mu_;  // the reader is not thread-safe; Python threads may share the iterator
   std::unique_ptr<sp::ExampleReader> reader_;
 };
 
@@ -562,6 +566,7 @@ class ElasticIterator {
     std::optional<sp::Result<std::optional<sp::OrderedExample>>> next;
     {
       py::gil_scoped_release nogil;
+      std::lock_guard<std::mutex> lock(mu_);
       next = reader_->Next();
     }
     std::optional<sp::OrderedExample> e = Unwrap(std::move(*next));
@@ -570,8 +575,13 @@ class ElasticIterator {
     return process_.is_none() ? d : process_(d);
   }
 
-  py::dict StateDict() const {
-    const sp::ReaderState s = reader_->state();
+  py::dict StateDict() {
+    sp::ReaderState s;
+    {
+      py::gil_scoped_release nogil;
+      std::lock_guard<std::mutex> lock(mu_);
+      s = reader_->state();
+    }
     py::dict d;
     d["seed"] = s.seed;
     d["epoch"] = s.epoch;
@@ -595,12 +605,14 @@ class ElasticIterator {
       s.rank = d["rank"].cast<std::uint32_t>();
       s.num_readers = d["num_readers"].cast<std::uint32_t>();
     }
-    std::optional<sp::Result<std::unique_ptr<sp::ElasticReader>>> made;
-    {
+    auto resumed = [&] {
       py::gil_scoped_release nogil;
-      made = sp::ElasticReader::Resume(ds_, index_, split_, s, options_);
-    }
-    reader_ = Unwrap(std::move(*made));
+      return sp::ElasticReader::Resume(ds_, index_, split_, s, options_);
+    }();
+    std::unique_ptr<sp::ElasticReader> fresh = Unwrap(std::move(resumed));
+    py::gil_scoped_release nogil;
+    std::lock_guard<std::mutex> lock(mu_);
+    reader_ = std::move(fresh);
   }
 
   std::uint64_t epoch_size() const { return reader_->epoch_size(); }
@@ -612,6 +624,7 @@ class ElasticIterator {
   sp::ElasticReadOptions options_;
   ExampleConverter converter_;
   py::object process_;
+  std::mutex mu_;
   std::unique_ptr<sp::ElasticReader> reader_;
 };
 
@@ -635,7 +648,12 @@ class PyFiller {
   }
 
   bool Exit(py::handle exc_type, py::handle, py::handle) {
-    std::unique_ptr<sp::Filler> filler = std::move(filler_);
+    std::unique_ptr<sp::Filler> filler;
+    {
+      py::gil_scoped_release nogil;
+      std::lock_guard<std::mutex> lock(mu_);
+      filler = std::move(filler_);
+    }
     if (!filler) return false;
     sp::Status st;
     {
@@ -654,7 +672,9 @@ class PyFiller {
     sp::Status st;
     {
       py::gil_scoped_release nogil;
-      st = filler_->WriteExample(s, ex.views, ex.meta ? &*ex.meta : nullptr);
+      std::lock_guard<std::mutex> lock(mu_);  // Filler is not thread-safe
+      st = filler_ ? filler_->WriteExample(s, ex.views, ex.meta ? &*ex.meta : nullptr)
+                   : sp::Status::InvalidArgument("write_example: the filler was closed");
     }
     Check(st);
   }
@@ -664,6 +684,7 @@ class PyFiller {
  private:
   std::shared_ptr<sp::Dataset> ds_;
   sp::FillerOptions options_;
+  std::mutex mu_;
   std::unique_ptr<sp::Filler> filler_;
 };
 

@@ -70,3 +70,33 @@ def test_get_random_access(dataset):
     for i in (0, 59, 31, 4, 5):
         e = dataset.get("train", i)
         assert e["k"] == i and e["v"].tolist() == [i, 2 * i]
+
+
+def test_threads_share_an_iterator_and_a_filler(dataset, tmp_path):
+    import threading
+    it = dataset.as_numpy_iterator(split="train", shuffle=0, repeat=False)
+    got = [[], [], []]
+
+    def drain(out):
+        for e in it:
+            out.append(e["k"])
+
+    threads = [threading.Thread(target=drain, args=(g,)) for g in got]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert sorted(got[0] + got[1] + got[2]) == list(range(60))
+
+    ds = Dataset.create(tmp_path / "t", metadata={}, dataset_structure={
+        "saved_data_description": [{"name": "k", "dtype": "int", "shape": []}], "examples_per_shard": 3})
+    with ds.filler() as f:
+        def fill(start):
+            for k in range(start, start + 20):
+                f.write_example(values={"k": k}, split="train")
+        threads = [threading.Thread(target=fill, args=(s,)) for s in (0, 20, 40)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    assert sorted(e["k"] for e in ds.as_numpy_iterator(split="train", shuffle=0, repeat=False)) == list(range(60))
