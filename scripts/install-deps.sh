@@ -9,6 +9,8 @@ PACKAGES=(
   nlohmann-json3-dev libflatbuffers-dev flatbuffers-compiler flatbuffers-compiler-dev
   libprotobuf-dev protobuf-compiler
   python3
+  # The Python module sedpack_hpc (python/) and its tests.
+  python3-dev python3-numpy pybind11-dev python3-pytest python3-mpi4py
   libboost-program-options-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   libopenmpi-dev openmpi-bin
