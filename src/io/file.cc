@@ -362,15 +362,16 @@ Status CreateDirectories(const std::string& path) {
     missing.push_back(p.string());
     p = p.parent_path();
   }
-  bool made = false;
+  // One kill point when `path` itself is made: however the threads of a job
+  // (or the ranks, for shared parents) race to make the same folders, each
+  // folder a job asks for is made once, so its count of disk changes is fixed.
   for (std::size_t i = missing.size(); i-- > 0;) {
     if (CurrentFileSystem().Mkdir(missing[i].c_str(), 0777) == 0) {
-      made = true;
+      if (i == 0) KillPoint("mkdir", path);
     } else if (errno != EEXIST) {
       return ErrnoStatus("cannot create folder", missing[i], errno);
     }
   }
-  if (made) KillPoint("mkdir", path);
   return Status::OK();
 }
 
