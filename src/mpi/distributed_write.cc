@@ -120,6 +120,20 @@ Status DistributedWriter::WriteExample(Split split, std::span<const ValueView> v
 Status DistributedWriter::Finish() {
   if (finished_) return Status::InvalidArgument("DistributedWriter::Finish called twice");
   finished_ = true;
+  bool may_be_committed = false;
+  Status st = FinishJob(&may_be_committed);
+  if (!st.ok() && !may_be_committed) {
+    // Nothing refers to this rank's folders: they go (the filler already
+    // removed its files if it was the one that failed).
+    filler_.reset();
+    for (Split s : AllSplits()) {
+      (void)RemoveTree(dataset_->PathOf(std::string(SplitName(s)) + "/" + RankFolder()));
+    }
+  }
+  return st;
+}
+
+Status DistributedWriter::FinishJob(bool* may_be_committed) {
   // 2. Close this rank's shards and its own subtree lists (<split>/<job>-r<rank>/...).
   std::vector<ShardListInfo> mine;
   if (local_.ok() && !comm_.PeerFailed()) {
@@ -158,8 +172,12 @@ Status DistributedWriter::Finish() {
     if (st.ok() && !all.empty()) st = dataset_->WriteConfig(all).status();
     outcome = EncodeStatus(st);
   }
+  // From here a failure to hear the outcome says nothing about the commit.
+  *may_be_committed = true;
   SEDPACK_RETURN_NOT_OK(comm_.Bcast(&outcome, 0));
   Status merged = DecodeStatus(outcome);
+  // WriteConfig either commits or leaves the metadata as it was.
+  if (!merged.ok()) *may_be_committed = false;
   if (!merged.ok()) {
     return comm_.rank() == 0
                ? merged

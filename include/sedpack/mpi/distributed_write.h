@@ -35,6 +35,8 @@ struct DistributedWriteOptions {
 ///    dataset_info.json and the split lists stay byte-identical;
 /// 4. rank 0 gathers the subtree ShardListInfos (Gatherv), merges them into
 ///    `<split>/shards_list.json` and dataset_info.json, and broadcasts the outcome.
+/// A job that fails before its commit removes what it wrote: every rank its own
+/// `<split>/<job-id>-r<rank>/` folders.
 class DistributedWriter {
  public:
   /// Collective. Fails on every rank if any rank fails; a rank that did not
@@ -68,6 +70,9 @@ class DistributedWriter {
 
  private:
   DistributedWriter(Comm& comm) : comm_(comm) {}
+  // Finish without the clean-up; *committed tells whether the job's metadata
+  // may have reached dataset_info.json (then nothing may be removed).
+  Status FinishJob(bool* may_be_committed);
   Comm& comm_;
   std::shared_ptr<Dataset> dataset_;
   std::unique_ptr<Filler> filler_;

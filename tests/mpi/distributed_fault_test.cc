@@ -1,0 +1,175 @@
+// SPDX-License-Identifier: Apache-2.0
+// I/O faults (support/fault_fs.h) on one rank of the parallel writer, serially
+// and under mpirun: the last rank's file system fails its n-th write, create,
+// mkdir or rename. Every rank then fails, the dataset keeps its last commit
+// and checks clean, and no rank leaves a file behind.
+#include <algorithm>
+#include <cerrno>
+#include <filesystem>
+#include <optional>
+#include <set>
+
+#include "mpi/shared_dir.h"
+#include "mpi/test_comm.h"
+#include "sedpack/dataset/check.h"
+#include "sedpack/dataset/reader.h"
+#include "sedpack/maintain/fix.h"
+#include "sedpack/mpi/distributed_write.h"
+#include "support/fault_fs.h"
+#include "support/test_support.h"
+
+namespace sedpack {
+namespace {
+
+namespace fs = std::filesystem;
+using testing::FaultFileSystem;
+using testing::FaultOp;
+using testing::FaultPlan;
+using testing::ScopedFileSystem;
+using testing::SharedDir;
+using testing::TestComm;
+
+DistributedWriteOptions Options() {
+  DistributedWriteOptions o;
+  DatasetStructure s;
+  s.saved_data_description = {{"x", "int64", {2}, {}}};
+  s.compression = Compression::kLz4;
+  s.examples_per_shard = 3;
+  s.hash_checksum_algorithms = {HashAlgorithm::kSha256};
+  o.create_structure = s;
+  o.filler.concurrency = 2;
+  return o;
+}
+
+// Every rank writes its share of [first, last) into the dataset at `root`.
+Status Job(const std::string& root, std::int64_t first, std::int64_t last) {
+  const int rank = TestComm().rank(), size = TestComm().size();
+  SEDPACK_ASSIGN_OR_RETURN(auto w, DistributedWriter::Open(TestComm(), root, Options()));
+  Status st;
+  for (std::int64_t k = first + rank; k < last && st.ok(); k += size) {
+    std::vector<std::int64_t> x = {k, -k};
+    std::vector<ValueView> v = {ValueView::Array(x, {2})};
+    st = w->WriteExample(k % 3 == 2 ? Split::kTest : Split::kTrain, v);
+  }
+  if (!st.ok()) w->Fail(st);
+  return w->Finish();
+}
+
+// The ids of both splits, sorted, or a note of what could not be read.
+std::vector<std::int64_t> Ids(const std::string& root) {
+  std::vector<std::int64_t> out;
+  auto ds = Dataset::Open(root);
+  if (!ds.ok()) return {-1};
+  for (Split s : {Split::kTrain, Split::kTest}) {
+    if (!(*ds)->info().FindSplit(s)) continue;
+    auto r = ExampleReader::Make(*ds, s);
+    if (!r.ok()) return {-2};
+    for (;;) {
+      auto e = (*r)->Next();
+      if (!e.ok()) return {-3};
+      if (!*e) break;
+      out.push_back((*e)->Get(0).At<std::int64_t>(0));
+    }
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+std::vector<std::int64_t> Range(std::int64_t a, std::int64_t b) {
+  std::vector<std::int64_t> v;
+  for (auto i = a; i < b; ++i) v.push_back(i);
+  return v;
+}
+
+void ExpectNothingLeft(const std::string& root, const std::string& context) {
+  auto report = CheckDataset(root);
+  ASSERT_TRUE(report.ok()) << context << ": " << report.status().ToString();
+  for (const auto& p : report->problems) ADD_FAILURE() << context << ": " << p.path << ": " << p.message;
+  auto ds = Dataset::Open(root);
+  ASSERT_TRUE(ds.ok()) << context;
+  auto diagnosis = DiagnoseDataset(**ds);
+  ASSERT_TRUE(diagnosis.ok()) << context;
+  for (const Leftover& l : diagnosis->leftovers) {
+    ADD_FAILURE() << context << ": left behind: " << LeftoverKindName(l.kind) << " " << l.path;
+  }
+}
+
+TEST(DistributedFaultTest, AFaultOnOneRankFailsTheJobAndLeavesNothing) {
+  SharedDir dir;
+  const int rank = TestComm().rank(), size = TestComm().size();
+  const int victim = size - 1;
+  const std::string pristine = dir.path() + "/pristine";
+  ASSERT_OK(Job(pristine, 0, 12));
+
+  // A healthy append counts the victim's calls.
+  FaultFileSystem counter;
+  {
+    const std::string root = dir.path() + "/count";
+    if (rank == 0) testing::CopyTree(pristine, root);
+    ASSERT_OK(TestComm().Barrier());
+    {
+      std::optional<ScopedFileSystem> installed;
+      if (rank == victim) installed.emplace(&counter);
+      ASSERT_OK(Job(root, 100, 130));
+    }
+    if (rank == 0) ExpectNothingLeft(root, "healthy run");
+  }
+  // Every rank takes the victim's counts, so that all run the same plan.
+  std::vector<std::int64_t> counts;
+  for (FaultOp op : {FaultOp::kWrite, FaultOp::kCreate, FaultOp::kMkdir, FaultOp::kRename}) {
+    std::int64_t n = rank == victim ? counter.count(op) : 0;
+    ASSERT_OK_AND_ASSIGN(n, TestComm().AllreduceSum(n));
+    counts.push_back(n);
+  }
+  int tried = 0, failed = 0, run = 0;
+  const FaultOp ops[] = {FaultOp::kWrite, FaultOp::kCreate, FaultOp::kMkdir, FaultOp::kRename};
+  for (std::size_t o = 0; o < 4; ++o) {
+    const std::int64_t n = counts[o];
+    std::set<std::int64_t> points = {1, n / 3, (2 * n) / 3, n};
+    for (std::int64_t at : points) {
+      if (at < 1 || at > n) continue;
+      const std::string root = dir.path() + "/run" + std::to_string(run++);
+      if (rank == 0) testing::CopyTree(pristine, root);
+      ASSERT_OK(TestComm().Barrier());
+      FaultPlan plan;
+      plan.op = ops[o];
+      plan.at = at;
+      plan.error = ops[o] == FaultOp::kWrite ? ENOSPC : EIO;
+      FaultFileSystem faulty(plan);
+      Status st;
+      {
+        std::optional<ScopedFileSystem> installed;
+        if (rank == victim) installed.emplace(&faulty);
+        st = Job(root, 100, 130);
+      }
+      const std::string context = std::string(testing::FaultOpName(ops[o])) + " #" + std::to_string(at) + " of " +
+                                  std::to_string(n) + " on rank " + std::to_string(victim) + " (" +
+                                  (st.ok() ? "succeeded" : st.ToString()) + ")";
+      ++tried;
+      // All ranks agree on the outcome.
+      ASSERT_OK_AND_ASSIGN(std::int64_t oks, TestComm().AllreduceSum(std::int64_t{st.ok() ? 1 : 0}));
+      EXPECT_TRUE(oks == 0 || oks == size) << context;
+      if (!st.ok()) ++failed;
+      ASSERT_OK(TestComm().Barrier());
+      if (rank == 0) {
+        if (st.ok()) {
+          std::vector<std::int64_t> want = Range(0, 12);
+          for (std::int64_t k : Range(100, 130)) want.push_back(k);
+          EXPECT_EQ(Ids(root), want) << context;
+        } else {
+          EXPECT_EQ(Ids(root), Range(0, 12)) << context;
+        }
+        ExpectNothingLeft(root, context);
+        fs::remove_all(root);
+      }
+      ASSERT_OK(TestComm().Barrier());
+    }
+  }
+  if (rank == 0) {
+    std::printf("[faults] parallel writer, %d ranks: %d fault points on rank %d, %d failed the job\n", size, tried,
+                victim, failed);
+  }
+}
+
+}  // namespace
+}  // namespace sedpack
