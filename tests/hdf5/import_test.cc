@@ -9,6 +9,8 @@
 #include <filesystem>
 #include <fstream>
 #include <memory>
+#include <optional>
+#include <set>
 #include <sstream>
 #include <tuple>
 
@@ -19,6 +21,7 @@
 #include "sedpack/dataset/check.h"
 #include "sedpack/hdf5/import.h"
 #include "sedpack/io/file.h"
+#include "support/fault_fs.h"
 #include "support/h5_fixtures.h"
 #include "support/test_support.h"
 
@@ -489,6 +492,60 @@ TEST(Hdf5ImportErrors, ExistingDatasetIsNotTouched) {
   ASSERT_TRUE(text.ok());
   EXPECT_EQ(*text, "precious");
   EXPECT_EQ(std::distance(std::filesystem::directory_iterator(f.dir / "out"), {}), 1);
+}
+
+// I/O faults on the last rank while it writes the imported dataset (the HDF5
+// files are read by libhdf5, outside sedpack's FileSystem): every rank fails,
+// and the new output folder is gone, so that the same import runs again.
+TEST(Hdf5ImportFaults, AFaultOnOneRankRemovesTheNewDataset) {
+  SharedDir dir;
+  H5FixtureSpec spec;
+  spec.trace_len = 700;  // the shape import_ascad_v1_fixed.json expects
+  spec.profiling_rows = 60;
+  spec.attack_rows = 20;
+  spec.fixed_key = true;
+  OnRoot([&] { testing::WriteAscadV1(dir / "ascad.h5", spec); });
+  Hdf5ImportConfig config = LoadConfig("import_ascad_v1_fixed.json");
+  config.structure.examples_per_shard = 8;
+  const int rank = TestComm().rank(), victim = TestComm().size() - 1;
+  testing::FaultFileSystem counter;
+  {
+    std::optional<testing::ScopedFileSystem> installed;
+    if (rank == victim) installed.emplace(&counter);
+    ASSERT_OK(ImportHdf5(TestComm(), config, {dir / "ascad.h5"}, dir / "healthy").status());
+  }
+  ExpectChecksClean(dir / "healthy");
+  int tried = 0, run = 0;
+  for (testing::FaultOp op : {testing::FaultOp::kWrite, testing::FaultOp::kCreate, testing::FaultOp::kMkdir,
+                              testing::FaultOp::kRename}) {
+    std::int64_t n = rank == victim ? counter.count(op) : 0;
+    ASSERT_OK_AND_ASSIGN(n, TestComm().AllreduceSum(n));
+    for (std::int64_t at : std::set<std::int64_t>{1, n / 2, n}) {
+      if (at < 1) continue;
+      const std::string out = dir / ("out" + std::to_string(run++));
+      testing::FaultPlan plan;
+      plan.op = op;
+      plan.at = at;
+      plan.error = op == testing::FaultOp::kWrite ? ENOSPC : EIO;
+      testing::FaultFileSystem faulty(plan);
+      Status st;
+      {
+        std::optional<testing::ScopedFileSystem> installed;
+        if (rank == victim) installed.emplace(&faulty);
+        st = ImportHdf5(TestComm(), config, {dir / "ascad.h5"}, out).status();
+      }
+      ++tried;
+      const std::string context = std::string(testing::FaultOpName(op)) + " #" + std::to_string(at) + " of " +
+                                  std::to_string(n) + ": " + st.ToString();
+      EXPECT_FALSE(st.ok()) << context;
+      ASSERT_OK(TestComm().Barrier());
+      if (rank == 0) {
+        EXPECT_FALSE(std::filesystem::exists(out)) << context << ": the failed import left " << out;
+      }
+      ASSERT_OK(TestComm().Barrier());
+    }
+  }
+  if (rank == 0) std::printf("[faults] import-hdf5, %d ranks: %d fault points\n", TestComm().size(), tried);
 }
 
 }  // namespace
