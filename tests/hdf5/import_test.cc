@@ -534,9 +534,16 @@ TEST(Hdf5ImportFaults, AFaultOnOneRankRemovesTheNewDataset) {
         if (rank == victim) installed.emplace(&faulty);
         st = ImportHdf5(TestComm(), config, {dir / "ascad.h5"}, out).status();
       }
-      ++tried;
       const std::string context = std::string(testing::FaultOpName(op)) + " #" + std::to_string(at) + " of " +
                                   std::to_string(n) + ": " + st.ToString();
+      // Threads racing for the same folders make the number of mkdir calls
+      // vary by a few: a point past this run's last call does not fire.
+      ASSERT_OK_AND_ASSIGN(std::int64_t fired, TestComm().AllreduceSum(std::int64_t{faulty.fired() ? 1 : 0}));
+      if (fired == 0) {
+        EXPECT_TRUE(st.ok()) << context;
+        continue;
+      }
+      ++tried;
       EXPECT_FALSE(st.ok()) << context;
       ASSERT_OK(TestComm().Barrier());
       if (rank == 0) {
