@@ -21,6 +21,15 @@ namespace sedpack {
 namespace {
 
 constexpr std::string_view kListName = "shards_list.json";
+constexpr std::string_view kInfoName = "dataset_info.json";
+constexpr std::uint64_t kMaxInfoBytes = 1ULL << 30;
+
+// The structure part of dataset_info.json as text, for comparing two structures.
+std::string SerializeStructure(const DatasetStructure& structure) {
+  DatasetInfo only;
+  only.dataset_structure = structure;
+  return SerializeDatasetInfo(only);
+}
 // Deeper trees than this are not produced by any writer; refusing them bounds recursion.
 constexpr std::size_t kMaxTreeDepth = 64;
 
@@ -37,7 +46,10 @@ class Merger {
   explicit Merger(const Dataset& ds) : ds_(ds) {}
 
   Status Commit(const std::string* dataset_info_text) {
-    return CommitMetadata(ds_.root(), pending_, dataset_info_text);
+    return CommitMetadata(ds_.root(), pending_, dataset_info_text, ds_.commit_lock_options());
+  }
+  Status CommitLocked(const std::string& dataset_info_text, const LockFile& held) {
+    return CommitMetadataLocked(ds_.root(), pending_, dataset_info_text, held);
   }
 
   Result<ShardListInfo> Merge(std::vector<Update> updates, std::size_t common) {
@@ -153,8 +165,20 @@ Result<std::vector<std::pair<std::string, std::vector<Update>>>> GroupByPrefix(
 Result<FileInfo> Dataset::WriteConfig(const std::vector<ShardListInfo>& updated_infos) {
   if (pack_) return Status::InvalidArgument(root_, ": a packed dataset is read-only (sedpack unpack it first)");
   SEDPACK_ASSIGN_OR_RETURN(auto groups, GroupByPrefix(updated_infos, 1));
+  // Other jobs may have committed since this one opened the dataset: read what
+  // is there now, under the lock, and merge into that (commit.h), never into
+  // the state this object read at Open.
+  SEDPACK_ASSIGN_OR_RETURN(std::unique_ptr<LockFile> lock, TakeCommitLock(root_, lock_options_));
+  SEDPACK_ASSIGN_OR_RETURN(std::string current, ReadText(kInfoName, kMaxInfoBytes));
+  SEDPACK_ASSIGN_OR_RETURN(DatasetInfo fresh, ParseDatasetInfo(current, PathOf(kInfoName)));
+  // The shards were written with the structure read at Open; a structure
+  // changed meanwhile (recompress, restamp of the algorithms) would not fit them.
+  if (SerializeStructure(fresh.dataset_structure) != SerializeStructure(info_.dataset_structure)) {
+    return Status::InvalidArgument(PathOf(kInfoName), ": the dataset_structure changed while this job wrote ",
+                                   "(another process recompressed or restructured the dataset); nothing was added");
+  }
   Merger merger(*this);
-  DatasetInfo next = info_;
+  DatasetInfo next = std::move(fresh);
   for (auto& [split_name, updates] : groups) {
     const Split split = *ParseSplit(split_name);
     SEDPACK_ASSIGN_OR_RETURN(ShardListInfo merged, merger.Merge(std::move(updates), 1));
@@ -165,7 +189,8 @@ Result<FileInfo> Dataset::WriteConfig(const std::vector<ShardListInfo>& updated_
     }
   }
   const std::string text = SerializeDatasetInfo(next);
-  SEDPACK_RETURN_NOT_OK(merger.Commit(&text));
+  SEDPACK_RETURN_NOT_OK(merger.CommitLocked(text, *lock));
+  (void)lock->Release();  // a lock left behind is stale once this process is gone
   info_ = std::move(next);
   FileInfo out;
   out.file_path = "dataset_info.json";
