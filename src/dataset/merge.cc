@@ -36,6 +36,7 @@ constexpr std::size_t kMaxTreeDepth = 64;
 struct Update {
   ShardListInfo info;
   std::vector<std::string> components;
+  bool existing = false;  // a child the list already records, not a new subtree
 };
 
 // Computes every list of a merge in memory first; Commit() then hands them to
@@ -86,7 +87,7 @@ class Merger {
     std::vector<Update> deeper;
     for (const ShardListInfo& child : list.children_shard_lists) {
       list.number_of_examples -= child.number_of_examples;
-      Update u{child, PathComponents(child.shard_list_info_file.file_path)};
+      Update u{child, PathComponents(child.shard_list_info_file.file_path), true};
       deeper.push_back(std::move(u));
     }
     list.children_shard_lists.clear();
@@ -108,7 +109,17 @@ class Merger {
     }
     std::int64_t shards = static_cast<std::int64_t>(list.shard_files.size());
     for (const std::string& key : order) {
-      SEDPACK_ASSIGN_OR_RETURN(ShardListInfo child, Merge(std::move(groups[key]), common + 1));
+      std::vector<Update>& group = groups[key];
+      // A subtree nothing new goes into keeps its recorded entry: not reading and
+      // rewriting every other job's lists keeps a commit (and the time it holds
+      // the commit lock) proportional to what it adds, not to the dataset.
+      if (group.size() == 1 && group.front().existing) {
+        list.number_of_examples += group.front().info.number_of_examples;
+        shards += group.front().info.number_of_shards;
+        list.children_shard_lists.push_back(std::move(group.front().info));
+        continue;
+      }
+      SEDPACK_ASSIGN_OR_RETURN(ShardListInfo child, Merge(std::move(group), common + 1));
       list.number_of_examples += child.number_of_examples;
       shards += child.number_of_shards;
       list.children_shard_lists.push_back(std::move(child));

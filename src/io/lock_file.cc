@@ -194,6 +194,7 @@ std::string Seconds(std::chrono::steady_clock::duration d) {
 }
 
 std::string Holder(const Seen& s) {
+  if (s.raw.empty()) return "no owner";
   return s.owner ? DescribeLockOwner(*s.owner) : std::string("an unreadable owner record");
 }
 
@@ -310,7 +311,11 @@ Result<std::unique_ptr<LockFile>> LockFile::Acquire(const std::string& path, con
     if (!seen->exists) continue;  // released between our link and our look
     const auto now = std::chrono::steady_clock::now();
     std::string stale;
-    if (seen->owner && SameHost(*seen->owner)) {
+    if (seen->raw.empty()) {
+      // Never a lock of ours (its record is written before the link): the
+      // empty file that versions locking with flock(2) left in place.
+      stale = "an empty lock file, as older versions (flock) left it";
+    } else if (seen->owner && SameHost(*seen->owner)) {
       stale = DeadReason(*seen->owner);
     } else {
       const std::string key = seen->raw + "\n" + std::to_string(seen->st.st_ino) + ":" +
@@ -420,6 +425,11 @@ LockInspection InspectLockFile(const std::string& path, std::chrono::millisecond
     return out;
   }
   if (!seen->exists) return out;
+  if (seen->raw.empty()) {
+    out.state = LockInspection::State::kStale;
+    out.reason = "an empty lock file, as older versions (flock) left it";
+    return out;
+  }
   if (seen->owner) out.owner = *seen->owner;
   if (seen->owner && SameHost(*seen->owner)) {
     out.reason = DeadReason(*seen->owner);
@@ -445,6 +455,7 @@ Status BreakLockFile(const std::string& path, const LockOwner& seen) {
   auto now = Look(path);
   if (!now.ok()) return now.status();
   if (!now->exists) return Status::NotFound(path, ": already gone");
+  if (now->raw.empty() && seen.token.empty()) return BreakIfSame(path, now->raw);
   if (!now->owner || now->owner->token != seen.token) {
     return Status::AlreadyExists(path, ": held by another holder now (", Holder(*now), "); not broken");
   }

@@ -38,12 +38,7 @@ def counts_of(ds):
     with open(os.path.join(ds, "dataset_info.json")) as f:
         info = json.load(f)
     out = {s: 0 for s in SPLITS}
-    for entry in info["splits"]:
-        # [split, ShardListInfo] pairs or {split: info}: accept both layouts.
-        if isinstance(entry, list):
-            split, sli = entry
-        else:
-            split, sli = entry["split"], entry
+    for split, sli in info["splits"].items():
         out[split] = sli["number_of_examples"]
     return out
 
@@ -76,7 +71,7 @@ def main():
     shutil.rmtree(args.workdir, ignore_errors=True)
     os.makedirs(args.workdir)
     ds = os.path.join(args.workdir, "ds")
-    small = ["--trace-length", "64", "-j", "1"]
+    small = ["--trace-length", "256", "-j", "1"]
 
     def run(argv, timeout=120):
         p = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=timeout)

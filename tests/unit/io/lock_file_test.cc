@@ -235,6 +235,20 @@ TEST(LockFileTest, MutualExclusionBetweenManyThreads) {
   EXPECT_EQ(*text, std::to_string(kThreads * kRounds));
 }
 
+TEST(LockFileTest, TheEmptyFileOfAnOlderVersionIsReplacedAtOnce) {
+  testing::TempDir dir;
+  const std::string path = dir.path() + "/commit.lock";
+  std::ofstream(path).close();  // what flock-based versions left behind
+  EXPECT_EQ(InspectLockFile(path, milliseconds(60000)).state, LockInspection::State::kStale);
+  std::vector<std::string> messages;
+  LockFileOptions o = Quick(milliseconds(0));
+  o.on_break = [&](const std::string& m) { messages.push_back(m); };
+  auto lock = LockFile::Acquire(path, o);
+  ASSERT_TRUE(lock.ok()) << lock.status().ToString();
+  ASSERT_EQ(messages.size(), 1u);
+  EXPECT_NE(messages[0].find("older versions"), std::string::npos) << messages[0];
+}
+
 TEST(LockFileTest, LeftoverNames) {
   EXPECT_TRUE(IsLockLeftoverName("commit.lock.pending-0123456789abcdef0123456789abcdef"));
   EXPECT_TRUE(IsLockLeftoverName("a1b2.lock.broken-0123456789abcdef0123456789abcdef"));
