@@ -67,8 +67,9 @@ std::string BootId() {
 }
 
 // Start time of `pid` in clock ticks since boot (field 22 of /proc/<pid>/stat),
-// which tells a live owner from a later process that reuses its pid. 0 if unknown.
-std::uint64_t ProcessStart(long pid) {
+// which tells a live owner from a later process that reuses its pid. 0 if
+// unknown. `state` (field 3) gets the process state letter if not null.
+std::uint64_t ProcessStart(long pid, char* state = nullptr) {
   const std::string path = "/proc/" + std::to_string(pid) + "/stat";
   std::FILE* f = std::fopen(path.c_str(), "re");
   if (!f) return 0;
@@ -81,6 +82,7 @@ std::uint64_t ProcessStart(long pid) {
   std::istringstream in{std::string(text.substr(close + 1))};
   std::string field;
   for (int i = 3; i <= 22 && (in >> field); ++i) {
+    if (i == 3 && state && !field.empty()) *state = field[0];
     if (i == 22) {
       std::uint64_t v = 0;
       auto [p, ec] = std::from_chars(field.data(), field.data() + field.size(), v);
@@ -180,7 +182,13 @@ std::string DeadReason(const LockOwner& o) {
   if (::kill(static_cast<pid_t>(o.pid), 0) != 0 && errno == ESRCH) {
     return "process " + std::to_string(o.pid) + " is not running on this host";
   }
-  const std::uint64_t start = ProcessStart(o.pid);
+  char state = '?';
+  const std::uint64_t start = ProcessStart(o.pid, &state);
+  // A zombie (dead, not yet reaped: an MPI rank whose mpirun is gone, in a
+  // container whose init reaps late) answers kill(0) but holds nothing.
+  if (state == 'Z' || state == 'X') {
+    return "process " + std::to_string(o.pid) + " has exited (it is a zombie)";
+  }
   if (o.pid_start != 0 && start != 0 && start != o.pid_start) {
     return "process " + std::to_string(o.pid) + " is not running on this host (the pid belongs to a newer process)";
   }
