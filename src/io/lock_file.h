@@ -26,7 +26,8 @@
 // breaker can win that rename), the renamed file is checked to be the very lock
 // judged stale (same token), and only then removed; had a new holder taken the
 // lock in between, its file is linked back. Breaking prints a line on stderr
-// naming the lock and its owner.
+// naming the lock and its owner. A waiter retries with exponential backoff (5 ms
+// doubling up to 200 ms, plus jitter) until its wait timeout.
 // Project-private (src/io, not installed).
 #pragma once
 

@@ -15,7 +15,10 @@ round:
      count for that split (so no job's commit replaced another's);
   4. `sedpack verify` passes with no orphan warning, and no lock is left
      (.sedpack-hpc/commit.lock, .sedpack-hpc/jobs/*).
-Finally `sedpack cat` reads every example back.
+Finally `sedpack cat` reads every example back, and planted locks check the
+stale-lock handling through the CLI: a dead job's lock is reported and removed by
+`fix --gc --apply` and broken (with a message) by the next append; another host's
+fresh lock is left alone by fix and makes an append time out naming its holder.
 Usage: concurrent_append_test.py SEDPACK CONFIG WORKDIR [--mpirun MPIRUN] [--rounds N]
 """
 import argparse
@@ -23,6 +26,7 @@ import json
 import os
 import re
 import shutil
+import socket
 import subprocess
 import sys
 import time
@@ -160,7 +164,59 @@ def main():
         lines = sum(1 for line in out.splitlines() if line.strip())
         if lines != expected[s]:
             raise Failure("sedpack cat --split %s printed %d examples, expected %d" % (s, lines, expected[s]))
+    check_fix_and_locks(sedpack, ds, run)
     print("ok: %d jobs over %d rounds, final counts %s" % (len(all_jobs), args.rounds, expected))
+
+
+def lock_record(token, host, boot_id, pid):
+    return ("sedpack-hpc lock 1\ntoken %s\nhost %s\nboot_id %s\npid %d\npid_start 0\njob \nstarted %d\n"
+            % (token, host, boot_id, pid, int(time.time())))
+
+
+def check_fix_and_locks(sedpack, ds, run):
+    """A dead job's commit lock is broken by the next writer (with a message) and
+    removed by `fix --gc --apply`; a live other host's lock is left alone."""
+    host = socket.gethostname()
+    with open("/proc/sys/kernel/random/boot_id") as f:
+        boot = f.read().strip()
+    dead = subprocess.Popen(["true"])
+    dead.wait()  # its pid is now free: a job that died holding the lock
+    sidecar = os.path.join(ds, ".sedpack-hpc")
+    lock = os.path.join(sidecar, "commit.lock")
+    with open(lock, "w") as f:
+        f.write(lock_record("a" * 32, host, boot, dead.pid))
+    rc, out, err = run([sedpack, "fix", ds])
+    if rc != 0 or "stale lock" not in out:
+        raise Failure("fix does not report the dead job's lock (%d):\n%s%s" % (rc, out, err))
+    rc, out, err = run([sedpack, "fix", ds, "--gc", "--apply"])
+    if rc != 0 or "removed lock .sedpack-hpc/commit.lock" not in out or os.path.exists(lock):
+        raise Failure("fix --gc --apply did not remove the dead job's lock (%d):\n%s%s" % (rc, out, err))
+    # The next writer breaks such a lock itself, naming it.
+    with open(lock, "w") as f:
+        f.write(lock_record("b" * 32, host, boot, dead.pid))
+    before = counts_of(ds)
+    rc, out, err = run([sedpack, "generate", sys.argv[2], ds, "--append", "--seed", "99", "--examples-train", "3",
+                        "--examples-test", "0", "--examples-holdout", "0", "--trace-length", "256", "-j", "1"])
+    if rc != 0 or ("breaking the stale lock " + lock) not in err or ("pid %d" % dead.pid) not in err:
+        raise Failure("an append did not break the dead job's lock with a message (%d):\n%s%s" % (rc, out, err))
+    if counts_of(ds)["train"] != before["train"] + 3:
+        raise Failure("the append after breaking the lock is missing")
+    # A lock of another host with a fresh heartbeat is presumed live: listed, kept.
+    with open(lock, "w") as f:
+        f.write(lock_record("c" * 32, "some-other-node", "x", 4242))
+    rc, out, err = run([sedpack, "fix", ds, "--gc", "--apply"])
+    if rc != 0 or "held by host some-other-node pid 4242" not in out or not os.path.exists(lock):
+        raise Failure("fix --gc --apply touched a live lock (%d):\n%s%s" % (rc, out, err))
+    rc, out, err = run([sedpack, "generate", sys.argv[2], ds, "--append", "--seed", "98", "--examples-train", "3",
+                        "--examples-test", "0", "--examples-holdout", "0", "--trace-length", "256", "-j", "1",
+                        "--lock-wait", "1"])
+    if rc == 0 or "is held by host some-other-node pid 4242" not in err:
+        raise Failure("an append did not time out naming the holder (%d):\n%s%s" % (rc, out, err))
+    os.remove(lock)
+    rc, out, err = run([sedpack, "fix", ds, "--gc", "--apply"])  # the timed-out job's shards
+    rc, out, err = run([sedpack, "verify", ds])
+    if rc != 0 or "orphan" in (out + err).lower():
+        raise Failure("verify after the lock checks (%d):\n%s%s" % (rc, out, err))
 
 
 if __name__ == "__main__":
