@@ -28,11 +28,15 @@ const CommandSpec kFixSpec = {
     "              job that died before rank 0 merged it\n"
     "  temporary   temporary files of an interrupted atomic write (update_*_of_*)\n"
     "  recompress  the folder of an interrupted `sedpack recompress` beside DATASET\n"
+    "  lock        a lock of a dead job (.sedpack-hpc/commit.lock or jobs/*.lock): its\n"
+    "              process is gone from this host, or its heartbeat is older than 60 s;\n"
+    "              a live job's lock is listed and left alone\n"
     "  sidecar     a stale or invalid sample index or content digest file\n\n"
     "A commit that a killed writer left half done (.sedpack-hpc/commit-journal) is\n"
     "rolled back to the last completed commit whenever the dataset is opened, by this\n"
     "command or any other; `fix` reports when it did so.\n\n"
-    "--gc removes the orphans, temporary files and interrupted-recompress folder; it\n"
+    "--gc removes the orphans, temporary files, stale locks and interrupted-recompress\n"
+    "folder; it\n"
     "only lists them (a dry run) unless --apply is given. --remove-orphans is\n"
     "--gc --apply (kept for scripts). Listed files and metadata are never touched.\n"
     "--rebuild-index rewrites a stale or invalid sample index.\n"
@@ -153,6 +157,7 @@ int RunFix(const std::vector<std::string>& args) {
     }
   }
 
+  for (const std::string& held : d.held_locks) std::cout << "lock " << held << "; left alone\n";
   const bool remove = gc && apply;
   auto collected = CollectGarbage(**ds, d, remove);
   if (!collected.ok()) return ReportError(collected.status());
@@ -169,6 +174,10 @@ int RunFix(const std::vector<std::string>& args) {
     }
   }
   const std::size_t n_orphans = d.count(Leftover::Kind::kOrphan), n_temp = d.count(Leftover::Kind::kTemporary);
+  if (const std::size_t n_locks = d.count(Leftover::Kind::kLock); n_locks > 0) {
+    std::cout << n_locks << " stale lock file" << (n_locks == 1 ? "" : "s") << " of dead jobs"
+              << (remove ? " removed" : "; rerun with --gc --apply to remove them") << "\n";
+  }
   std::cout << n_orphans << " orphan file" << (n_orphans == 1 ? "" : "s") << " and " << n_temp << " temporary file"
             << (n_temp == 1 ? "" : "s") << " (" << FormatBytes(static_cast<double>(d.leftover_bytes())) << ")"
             << (remove ? " removed" : d.leftovers.empty() ? "" : "; rerun with --gc --apply to remove them")

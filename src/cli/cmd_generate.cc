@@ -40,7 +40,15 @@ const CommandSpec kGenerateSpec = {
     "Crash safety: shards are written first and the metadata last, as one journaled\n"
     "commit, so a job that is killed leaves the dataset as it was (or, for a new\n"
     "dataset, empty or absent). `sedpack fix OUT --gc --apply` removes the shards of a\n"
-    "killed job; then rerun the same command (with --append if OUT holds a dataset).\n",
+    "killed job; then rerun the same command (with --append if OUT holds a dataset).\n"
+    "\n"
+    "Concurrent appends: any number of `generate --append` jobs (each with any number\n"
+    "of ranks, on any hosts) may write into one dataset at the same time; each commits\n"
+    "under the dataset's lock (.sedpack-hpc/commit.lock) into the metadata as it is\n"
+    "then, so every job that reports success is in the dataset. Give each job its own\n"
+    "--seed: jobs started together continue from the same count. A lock left by a\n"
+    "killed job is broken (same host: its process is gone; other host: no heartbeat\n"
+    "for --lock-stale seconds).\n",
 };
 
 namespace {
@@ -125,10 +133,12 @@ std::string ProgressLine(const GenerateProgress& p) {
 // One rank of `mpirun -n N sedpack generate` (or any `generate --append`); see
 // GenerateOverComm. Progress and the summary are printed once, by rank 0; a
 // rank's own failure by that rank, another rank's only by rank 0.
-int RunGenerateParallel(CliComm& cc, const GenerateConfig& config, const std::string& out) {
+int RunGenerateParallel(CliComm& cc, const GenerateConfig& config, const std::string& out,
+                        const CommitLockOptions& lock) {
   const int rank = cc.comm().rank();
   ProgressPrinter printer(rank == 0 && (config.params.progress || StderrIsTty()));
   ParallelGenerateOptions options;
+  options.commit_lock = lock;
   if (printer.enabled()) {
     options.progress = [&](const GenerateProgress& p) {
       printer.Update(ProgressLine(p), p.finished);
@@ -185,7 +195,11 @@ int RunGenerate(const std::vector<std::string>& args) {
        "progress on stderr even when it is not a terminal (generate.progress)")
       ("append", po::value<std::string>()->value_name("BOOL")->implicit_value("true"),
        "add the examples to the existing dataset OUT (its structure is kept; each split's indices "
-       "continue from its current count) (generate.append)");
+       "continue from its current count) (generate.append)")
+      ("lock-wait", po::value<std::string>()->value_name("SECONDS"),
+       "give up waiting for the dataset's commit lock after this long (default 600)")
+      ("lock-stale", po::value<std::string>()->value_name("SECONDS"),
+       "a lock holder on another host whose heartbeat stopped this long ago is dead (default 60)");
   AddStructureOptions(&options);
   po::positional_options_description positional;
   positional.add("config", 1).add("out", 1);
@@ -214,10 +228,17 @@ int RunGenerate(const std::vector<std::string>& args) {
   if (out.empty()) {
     return UsageError("generate", "missing OUT argument (or generate.output in the config)");
   }
+  CommitLockOptions lock;
+  for (auto [name, field] : {std::pair{"lock-wait", &lock.wait_timeout}, std::pair{"lock-stale", &lock.stale_timeout}}) {
+    if (!vm.count(name)) continue;
+    auto seconds = ParseUInt(vm[name].as<std::string>(), std::string("--") + name);
+    if (!seconds.ok()) return UsageError("generate", seconds.status().message());
+    *field = std::chrono::seconds(std::min<std::uint64_t>(*seconds, 1ULL << 31));
+  }
   auto started = StartComm();
   if (!started.ok()) return ReportError(started.status());
   CliComm& cc = **started;
-  if (cc.comm().size() > 1 || config.params.append) return RunGenerateParallel(cc, config, out);
+  if (cc.comm().size() > 1 || config.params.append) return RunGenerateParallel(cc, config, out, lock);
   if (Status st = PrepareGenerateOutput(out); !st.ok()) return ReportError(st);
 
   ProgressPrinter printer(config.params.progress || StderrIsTty());

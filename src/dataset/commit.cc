@@ -2,8 +2,6 @@
 #include "sedpack/dataset/commit.h"
 #include "sedpack/io/file_system.h"
 
-#include <fcntl.h>
-#include <sys/file.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -26,7 +24,6 @@ namespace {
 constexpr std::string_view kMagic = "sedpack-hpc commit journal 1\n";
 constexpr std::string_view kInfoName = "dataset_info.json";
 constexpr std::uint64_t kMaxJournalBytes = 1ULL << 31;
-constexpr std::string_view kLockPath = ".sedpack-hpc/commit.lock";
 
 std::string HexOf(std::string_view bytes) {
   return DigestHex(Sha256Of(std::as_bytes(std::span<const char>(bytes.data(), bytes.size()))));
@@ -109,35 +106,6 @@ Result<Journal> Parse(std::string_view text, const std::string& where) {
   return j;
 }
 
-// The dataset's commit lock: an flock on .sedpack-hpc/commit.lock, held for the
-// whole commit or recovery. The kernel drops it when the holder dies.
-class CommitLock {
- public:
-  static Result<CommitLock> Take(const std::string& root) {
-    SEDPACK_RETURN_NOT_OK(CheckStaysBeneath(root, kLockPath));
-    SEDPACK_RETURN_NOT_OK(CreateDirectories(SidecarDir(root)));
-    const std::string path = JoinRoot(root, kLockPath);
-    const int fd = CurrentFileSystem().Open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-    if (fd < 0) return Status::IOError("cannot open ", path, ": ", std::strerror(errno));
-    while (::flock(fd, LOCK_EX) != 0) {
-      if (errno == EINTR) continue;
-      const int err = errno;
-      CurrentFileSystem().Close(fd);
-      return Status::IOError("cannot lock ", path, ": ", std::strerror(err));
-    }
-    return CommitLock(fd);
-  }
-  CommitLock(CommitLock&& o) noexcept : fd_(o.fd_) { o.fd_ = -1; }
-  CommitLock(const CommitLock&) = delete;
-  ~CommitLock() {
-    if (fd_ >= 0) CurrentFileSystem().Close(fd_);
-  }
-
- private:
-  explicit CommitLock(int fd) : fd_(fd) {}
-  int fd_;
-};
-
 Status RemoveJournal(const std::string& journal) {
   if (CurrentFileSystem().Unlink(journal.c_str()) != 0 && errno != ENOENT) {
     return Status::IOError("cannot remove ", journal, ": ", std::strerror(errno));
@@ -188,25 +156,43 @@ Result<bool> RecoverLocked(const std::string& root) {
 
 }  // namespace
 
-Result<bool> RecoverInterruptedCommit(const std::string& root) {
+Result<std::unique_ptr<LockFile>> TakeCommitLock(const std::string& root, const CommitLockOptions& options) {
+  SEDPACK_RETURN_NOT_OK(CheckStaysBeneath(root, kCommitLockPath));
+  SEDPACK_RETURN_NOT_OK(CreateDirectories(SidecarDir(root)));
+  LockFileOptions lo;
+  lo.wait_timeout = options.wait_timeout;
+  lo.stale_timeout = options.stale_timeout;
+  SEDPACK_ASSIGN_OR_RETURN(std::unique_ptr<LockFile> lock, LockFile::Acquire(JoinRoot(root, kCommitLockPath), lo));
+  SEDPACK_RETURN_NOT_OK(RecoverLocked(root).status());
+  return lock;
+}
+
+Result<bool> RecoverInterruptedCommit(const std::string& root, const CommitLockOptions& options) {
   const std::string journal = JoinRoot(root, kCommitJournalPath);
   if (!PathExists(journal)) return false;
-  auto lock = CommitLock::Take(root);
+  SEDPACK_RETURN_NOT_OK(CheckStaysBeneath(root, kCommitLockPath));
+  SEDPACK_RETURN_NOT_OK(CreateDirectories(SidecarDir(root)));
+  LockFileOptions lo;
+  lo.wait_timeout = options.wait_timeout;
+  lo.stale_timeout = options.stale_timeout;
+  auto lock = LockFile::Acquire(JoinRoot(root, kCommitLockPath), lo);
   if (!lock.ok()) {
     return lock.status().WithPrefix(journal + ": a killed writer left a commit half done; it is undone on the first "
                                     "open with write access (e.g. `sedpack fix`), which failed: ");
   }
-  return RecoverLocked(root);
+  auto recovered = RecoverLocked(root);
+  (void)(*lock)->Release();
+  return recovered;
 }
 
-Status CommitMetadata(const std::string& root, std::span<const MetadataWrite> lists,
-                      const std::string* dataset_info_text) {
-  std::optional<CommitLock> lock;
+namespace {
+
+// The commit itself, with the lock held (or, without dataset_info_text, for a
+// subtree no other writer touches).
+Status WriteCommit(const std::string& root, std::span<const MetadataWrite> lists,
+                   const std::string* dataset_info_text, const LockFile* held) {
   std::string journal;
   if (dataset_info_text) {
-    SEDPACK_ASSIGN_OR_RETURN(CommitLock taken, CommitLock::Take(root));
-    lock.emplace(std::move(taken));
-    SEDPACK_RETURN_NOT_OK(RecoverLocked(root).status());
     SEDPACK_ASSIGN_OR_RETURN(std::string info, ReadFileTextBeneath(root, kInfoName, kMaxJournalBytes));
     Journal j;
     j.before = HexOf(info);
@@ -224,6 +210,9 @@ Status CommitMetadata(const std::string& root, std::span<const MetadataWrite> li
     if (!st.ok()) break;
   }
   if (st.ok() && dataset_info_text) st = CheckStaysBeneath(root, kInfoName);
+  // Last look before the commit point: had another process wrongly broken the
+  // lock, committing now could overwrite its commit.
+  if (st.ok() && held) st = held->StillHeld();
   if (st.ok() && dataset_info_text) st = WriteFileAtomic(JoinRoot(root, kInfoName), *dataset_info_text);
   if (st.ok()) {
     // Committed. A journal that cannot be removed now is removed by the next
@@ -235,6 +224,24 @@ Status CommitMetadata(const std::string& root, std::span<const MetadataWrite> li
   // stays, and the next open with write access rolls the commit back.
   std::vector<MetadataWrite> written(lists.begin(), lists.begin() + static_cast<long>(done));
   if (RestoreLists(root, written).ok() && !journal.empty()) (void)RemoveJournal(journal);
+  return st;
+}
+
+}  // namespace
+
+Status CommitMetadataLocked(const std::string& root, std::span<const MetadataWrite> lists,
+                            const std::string& dataset_info_text, const LockFile& held) {
+  return WriteCommit(root, lists, &dataset_info_text, &held);
+}
+
+Status CommitMetadata(const std::string& root, std::span<const MetadataWrite> lists,
+                      const std::string* dataset_info_text, const CommitLockOptions& options) {
+  if (!dataset_info_text) return WriteCommit(root, lists, nullptr, nullptr);
+  SEDPACK_ASSIGN_OR_RETURN(std::unique_ptr<LockFile> lock, TakeCommitLock(root, options));
+  // The outcome is the commit's: a lock that could not be removed is stale
+  // once this process is gone, and the next writer breaks it.
+  Status st = WriteCommit(root, lists, dataset_info_text, lock.get());
+  (void)lock->Release();
   return st;
 }
 

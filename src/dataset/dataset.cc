@@ -83,13 +83,14 @@ Result<std::shared_ptr<Dataset>> Dataset::Create(const std::string& root, Metada
 Result<std::shared_ptr<Dataset>> Dataset::Open(const std::string& root, const OpenOptions& options) {
   std::shared_ptr<Dataset> ds(new Dataset());
   ds->root_ = root;
+  ds->lock_options_ = options.commit_lock;
   if (PackReader::IsPack(root)) {
     SEDPACK_ASSIGN_OR_RETURN(auto pack, PackReader::Open(root));
     ds->pack_ = std::move(pack);
   } else {
     // A writer that died mid-commit left a journal: put the dataset back to its
     // last completed commit before reading anything (commit.h).
-    SEDPACK_RETURN_NOT_OK(RecoverInterruptedCommit(root).status());
+    SEDPACK_RETURN_NOT_OK(RecoverInterruptedCommit(root, options.commit_lock).status());
   }
   const std::string path = ds->PathOf(kDatasetInfoName);
   auto text = ds->ReadText(kDatasetInfoName, kMaxMetadataBytes);
@@ -145,7 +146,9 @@ Status Dataset::WriteFile(std::string_view relative, std::string_view text,
 }
 
 Status Dataset::Reload() {
-  SEDPACK_ASSIGN_OR_RETURN(std::shared_ptr<Dataset> fresh, Open(root_));
+  OpenOptions options;
+  options.commit_lock = lock_options_;
+  SEDPACK_ASSIGN_OR_RETURN(std::shared_ptr<Dataset> fresh, Open(root_, options));
   info_ = fresh->info_;
   schema_ = fresh->schema_;
   return Status::OK();

@@ -21,12 +21,22 @@ namespace sedpack {
 namespace {
 
 constexpr std::string_view kListName = "shards_list.json";
+constexpr std::string_view kInfoName = "dataset_info.json";
+constexpr std::uint64_t kMaxInfoBytes = 1ULL << 30;
+
+// The structure part of dataset_info.json as text, for comparing two structures.
+std::string SerializeStructure(const DatasetStructure& structure) {
+  DatasetInfo only;
+  only.dataset_structure = structure;
+  return SerializeDatasetInfo(only);
+}
 // Deeper trees than this are not produced by any writer; refusing them bounds recursion.
 constexpr std::size_t kMaxTreeDepth = 64;
 
 struct Update {
   ShardListInfo info;
   std::vector<std::string> components;
+  bool existing = false;  // a child the list already records, not a new subtree
 };
 
 // Computes every list of a merge in memory first; Commit() then hands them to
@@ -37,7 +47,10 @@ class Merger {
   explicit Merger(const Dataset& ds) : ds_(ds) {}
 
   Status Commit(const std::string* dataset_info_text) {
-    return CommitMetadata(ds_.root(), pending_, dataset_info_text);
+    return CommitMetadata(ds_.root(), pending_, dataset_info_text, ds_.commit_lock_options());
+  }
+  Status CommitLocked(const std::string& dataset_info_text, const LockFile& held) {
+    return CommitMetadataLocked(ds_.root(), pending_, dataset_info_text, held);
   }
 
   Result<ShardListInfo> Merge(std::vector<Update> updates, std::size_t common) {
@@ -74,7 +87,7 @@ class Merger {
     std::vector<Update> deeper;
     for (const ShardListInfo& child : list.children_shard_lists) {
       list.number_of_examples -= child.number_of_examples;
-      Update u{child, PathComponents(child.shard_list_info_file.file_path)};
+      Update u{child, PathComponents(child.shard_list_info_file.file_path), true};
       deeper.push_back(std::move(u));
     }
     list.children_shard_lists.clear();
@@ -96,7 +109,17 @@ class Merger {
     }
     std::int64_t shards = static_cast<std::int64_t>(list.shard_files.size());
     for (const std::string& key : order) {
-      SEDPACK_ASSIGN_OR_RETURN(ShardListInfo child, Merge(std::move(groups[key]), common + 1));
+      std::vector<Update>& group = groups[key];
+      // A subtree nothing new goes into keeps its recorded entry: not reading and
+      // rewriting every other job's lists keeps a commit (and the time it holds
+      // the commit lock) proportional to what it adds, not to the dataset.
+      if (group.size() == 1 && group.front().existing) {
+        list.number_of_examples += group.front().info.number_of_examples;
+        shards += group.front().info.number_of_shards;
+        list.children_shard_lists.push_back(std::move(group.front().info));
+        continue;
+      }
+      SEDPACK_ASSIGN_OR_RETURN(ShardListInfo child, Merge(std::move(group), common + 1));
       list.number_of_examples += child.number_of_examples;
       shards += child.number_of_shards;
       list.children_shard_lists.push_back(std::move(child));
@@ -155,8 +178,20 @@ Result<std::vector<std::pair<std::string, std::vector<Update>>>> GroupByPrefix(
 Result<FileInfo> Dataset::WriteConfig(const std::vector<ShardListInfo>& updated_infos) {
   if (pack_) return Status::InvalidArgument(root_, ": a packed dataset is read-only (sedpack unpack it first)");
   SEDPACK_ASSIGN_OR_RETURN(auto groups, GroupByPrefix(updated_infos, 1));
+  // Other jobs may have committed since this one opened the dataset: read what
+  // is there now, under the lock, and merge into that (commit.h), never into
+  // the state this object read at Open.
+  SEDPACK_ASSIGN_OR_RETURN(std::unique_ptr<LockFile> lock, TakeCommitLock(root_, lock_options_));
+  SEDPACK_ASSIGN_OR_RETURN(std::string current, ReadText(kInfoName, kMaxInfoBytes));
+  SEDPACK_ASSIGN_OR_RETURN(DatasetInfo fresh, ParseDatasetInfo(current, PathOf(kInfoName)));
+  // The shards were written with the structure read at Open; a structure
+  // changed meanwhile (recompress, restamp of the algorithms) would not fit them.
+  if (SerializeStructure(fresh.dataset_structure) != SerializeStructure(info_.dataset_structure)) {
+    return Status::InvalidArgument(PathOf(kInfoName), ": the dataset_structure changed while this job wrote ",
+                                   "(another process recompressed or restructured the dataset); nothing was added");
+  }
   Merger merger(*this);
-  DatasetInfo next = info_;
+  DatasetInfo next = std::move(fresh);
   for (auto& [split_name, updates] : groups) {
     const Split split = *ParseSplit(split_name);
     SEDPACK_ASSIGN_OR_RETURN(ShardListInfo merged, merger.Merge(std::move(updates), 1));
@@ -167,7 +202,8 @@ Result<FileInfo> Dataset::WriteConfig(const std::vector<ShardListInfo>& updated_
     }
   }
   const std::string text = SerializeDatasetInfo(next);
-  SEDPACK_RETURN_NOT_OK(merger.Commit(&text));
+  SEDPACK_RETURN_NOT_OK(merger.CommitLocked(text, *lock));
+  (void)lock->Release();  // a lock left behind is stale once this process is gone
   info_ = std::move(next);
   FileInfo out;
   out.file_path = "dataset_info.json";

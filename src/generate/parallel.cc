@@ -18,8 +18,11 @@ namespace {
 // structure (so its compression, shard type and hashes are kept), and each
 // split's indices continue from the count it holds. Fails, naming `out`, if the
 // dataset's schema is not one the generator can fill.
-Status PlanAppend(const std::string& out, GenerateConfig* config, std::array<std::uint64_t, 3>* base) {
-  auto ds = Dataset::Open(out);
+Status PlanAppend(const std::string& out, const CommitLockOptions& lock, GenerateConfig* config,
+                  std::array<std::uint64_t, 3>* base) {
+  OpenOptions oo;
+  oo.commit_lock = lock;
+  auto ds = Dataset::Open(out, oo);
   if (!ds.ok()) return ds.status().WithPrefix("--append: ");
   const DatasetInfo& info = (*ds)->info();
   config->metadata = info.metadata;
@@ -64,7 +67,7 @@ Result<ParallelGenerateSummary> GenerateOverComm(Comm& comm, GenerateConfig conf
   std::array<std::uint64_t, 3> base{};
   Status planned;
   if (append) {
-    planned = PlanAppend(out, &config, &base);
+    planned = PlanAppend(out, options.commit_lock, &config, &base);
   } else if (rank == 0) {
     planned = PrepareGenerateOutput(out);
   }
@@ -76,6 +79,7 @@ Result<ParallelGenerateSummary> GenerateOverComm(Comm& comm, GenerateConfig conf
     wo.create_structure = config.structure;
   }
   wo.job_id = options.job_id;
+  wo.commit_lock = options.commit_lock;
   wo.filler.concurrency = ResolveThreads(config.params.threads);
   SEDPACK_ASSIGN_OR_RETURN(std::unique_ptr<DistributedWriter> writer, DistributedWriter::Open(comm, out, wo));
 

@@ -10,6 +10,8 @@
 
 #include "dataset/check_parts.h"
 #include "io/beneath.h"
+#include "io/lock_file.h"
+#include "sedpack/dataset/commit.h"
 #include "sedpack/io/file.h"
 #include "sedpack/io/pack.h"
 #include "sedpack/maintain/content.h"
@@ -43,6 +45,40 @@ Status RemoveWithEmptyParents(const fs::path& file, const fs::path& stop) {
   return Status::OK();
 }
 
+// The commit lock, the job reservations and what taking or breaking them left:
+// a lock is a leftover only when it is provably stale (InspectLockFile: its
+// process is gone from this host, or its heartbeat is older than the stale
+// timeout); a live one is reported and left alone.
+void DiagnoseLocks(const Dataset& dataset, DatasetDiagnosis* d) {
+  const std::string& root = dataset.root();
+  const auto stale = dataset.commit_lock_options().stale_timeout;
+  std::vector<std::string> candidates;
+  std::error_code ec;
+  for (const std::string dir : {std::string(kSidecarDirName), std::string(kJobLockDir)}) {
+    for (const auto& e : fs::directory_iterator(fs::path(root) / dir, ec)) {
+      const std::string name = e.path().filename().string();
+      const bool lock = dir == kJobLockDir ? name.ends_with(".lock") : dir + "/" + name == kCommitLockPath;
+      if (e.is_regular_file(ec) && (lock || IsLockLeftoverName(name))) candidates.push_back(dir + "/" + name);
+    }
+    ec.clear();
+  }
+  std::sort(candidates.begin(), candidates.end());
+  for (const std::string& rel : candidates) {
+    const LockInspection look = InspectLockFile(dataset.PathOf(rel), stale);
+    if (look.state == LockInspection::State::kAbsent) continue;
+    if (look.state == LockInspection::State::kStale) {
+      Leftover l;
+      l.kind = Leftover::Kind::kLock;
+      l.path = rel;
+      l.bytes = fs::file_size(dataset.PathOf(rel), ec);
+      if (ec) l.bytes = 0;
+      d->leftovers.push_back(std::move(l));
+    } else {
+      d->held_locks.push_back(rel + ": held by " + DescribeLockOwner(look.owner) + "; " + look.reason);
+    }
+  }
+}
+
 void DiagnoseSidecars(const std::string& root, DatasetDiagnosis* d) {
   if (auto index = CheckIndex(root); index.ok()) d->index = std::move(index).value();
   d->content_path = SidecarPath(root, kContentSidecarName);
@@ -68,6 +104,7 @@ std::string_view LeftoverKindName(Leftover::Kind kind) {
     case Leftover::Kind::kOrphan: return "orphan";
     case Leftover::Kind::kTemporary: return "temporary";
     case Leftover::Kind::kRecompress: return "recompress";
+    case Leftover::Kind::kLock: return "lock";
   }
   return "unknown";
 }
@@ -162,6 +199,7 @@ Result<DatasetDiagnosis> DiagnoseDataset(const Dataset& dataset) {
     ec.clear();
     for (std::string& n : names) add_file(Leftover::Kind::kTemporary, std::move(n));
   }
+  DiagnoseLocks(dataset, &d);
   const std::string staging = RecompressStagingPath(root);
   if (fs::exists(staging, ec)) d.leftovers.push_back({Leftover::Kind::kRecompress, staging, 0});
   DiagnoseSidecars(root, &d);
@@ -197,6 +235,26 @@ Result<GarbageReport> CollectGarbage(const Dataset& dataset, const DatasetDiagno
     // changed since: never remove anything through a folder that leads out.
     if (Status beneath = CheckStaysBeneath(root, l.path); !beneath.ok()) {
       o.error = beneath.WithPrefix("not removed: ");
+      continue;
+    }
+    if (l.kind == Leftover::Kind::kLock) {
+      // Judged again now, and broken only if it is still that very lock: a job
+      // may have taken the lock since the diagnosis.
+      const std::string path = dataset.PathOf(l.path);
+      const LockInspection look = InspectLockFile(path, dataset.commit_lock_options().stale_timeout);
+      if (look.state == LockInspection::State::kAbsent) {
+        o.removed = true;
+      } else if (look.state != LockInspection::State::kStale) {
+        o.error = Status::AlreadyExists(path, ": not removed, held by ", DescribeLockOwner(look.owner), " (",
+                                        look.reason, ")");
+      } else if (IsLockLeftoverName(fs::path(l.path).filename().string())) {
+        o.error = RemoveWithEmptyParents(path, fs::path(root) / std::string(kSidecarDirName));
+        o.removed = o.error.ok();
+      } else {
+        o.error = BreakLockFile(path, look.owner);
+        if (o.error.code() == StatusCode::kNotFound) o.error = Status::OK();
+        o.removed = o.error.ok();
+      }
       continue;
     }
     const fs::path stop = l.path.find('/') == std::string::npos

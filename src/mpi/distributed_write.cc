@@ -4,9 +4,11 @@
 #include <sstream>
 
 #include "sedpack/io/file.h"
+#include "sedpack/sidecar/sidecar.h"
 #include "comm/status_wire.h"
 #include "sedpack/metadata/paths.h"
 #include "dataset/merge.h"
+#include "io/lock_file.h"
 #include "metadata/shard_list_info_wire.h"
 
 namespace sedpack {
@@ -37,6 +39,40 @@ Result<std::vector<ShardListInfo>> DecodeInfos(const std::string& text, int from
   return out;
 }
 
+// Whether a committed job already used `job_id`: its rank-0 folder in any split.
+bool JobFoldersExist(const std::string& root, const std::string& job_id) {
+  for (Split s : AllSplits()) {
+    if (PathExists(JoinRoot(root, std::string(SplitName(s)) + "/" + job_id + "-r0"))) return true;
+  }
+  return false;
+}
+
+// Rank 0 reserves the job id for the job's whole life (commit.h kJobLockDir),
+// so that two jobs writing at the same time never share shard folders. A random
+// id that is taken (reserved by a live job, or used by a committed one) is
+// drawn again; a given id waits for a live job that has it, and takes over the
+// reservation of a dead one.
+Result<std::unique_ptr<LockFile>> ReserveJobId(const std::string& root, bool random, std::string* job_id,
+                                               const CommitLockOptions& lock) {
+  const std::string dir(kJobLockDir);
+  SEDPACK_RETURN_NOT_OK(CheckStaysBeneath(root, dir + "/x.lock"));
+  SEDPACK_RETURN_NOT_OK(CreateDirectories(JoinRoot(root, dir)));
+  LockFileOptions lo;
+  lo.stale_timeout = lock.stale_timeout;
+  lo.wait_timeout = random ? std::chrono::milliseconds(0) : lock.wait_timeout;
+  for (int attempt = 0;; ++attempt) {
+    if (!random || !JobFoldersExist(root, *job_id)) {
+      auto reserved = LockFile::Acquire(JoinRoot(root, dir + "/" + *job_id + ".lock"), lo);
+      if (reserved.ok() || !random || reserved.status().code() != StatusCode::kAlreadyExists) {
+        if (!reserved.ok()) return reserved.status().WithPrefix("job id " + *job_id + ": ");
+        return reserved;
+      }
+    }
+    if (attempt >= 64) return Status::Internal("no free random job id after ", attempt, " tries in ", root);
+    *job_id = RandomHex32().substr(0, 12);
+  }
+}
+
 }  // namespace
 
 Result<std::unique_ptr<DistributedWriter>> DistributedWriter::Open(Comm& comm, const std::string& root,
@@ -55,6 +91,11 @@ Result<std::unique_ptr<DistributedWriter>> DistributedWriter::Open(Comm& comm, c
                                      *options.create_structure);
       st = created.status();
     }
+    if (st.ok()) {
+      auto reserved = ReserveJobId(root, options.job_id.empty(), &w->job_id_, options.commit_lock);
+      st = reserved.status();
+      if (reserved.ok()) w->reservation_ = std::move(reserved).value();
+    }
     payload = EncodeStatus(st) + "\n" + w->job_id_;
   }
   SEDPACK_RETURN_NOT_OK(comm.Bcast(&payload, 0));
@@ -66,7 +107,9 @@ Result<std::unique_ptr<DistributedWriter>> DistributedWriter::Open(Comm& comm, c
     opened = opened.WithPrefix("aborted: rank 0 failed: ").WithDetail(StatusDetail::kPeerAborted);
   }
   if (opened.ok()) {
-    auto ds = Dataset::Open(root);
+    OpenOptions oo;
+    oo.commit_lock = options.commit_lock;
+    auto ds = Dataset::Open(root, oo);
     opened = ds.status();
     if (ds.ok()) w->dataset_ = std::move(ds).value();
   }
@@ -88,6 +131,7 @@ Result<std::unique_ptr<DistributedWriter>> DistributedWriter::Open(Comm& comm, c
   return w;
 }
 
+DistributedWriter::DistributedWriter(Comm& comm) : comm_(comm) {}
 DistributedWriter::~DistributedWriter() = default;
 
 std::string DistributedWriter::RankFolder() const { return job_id_ + "-r" + std::to_string(comm_.rank()); }
@@ -184,6 +228,7 @@ Status DistributedWriter::FinishJob(bool* may_be_committed) {
                : merged.WithPrefix("aborted: rank 0 failed to merge: ").WithDetail(StatusDetail::kPeerAborted);
   }
   if (comm_.rank() != 0) SEDPACK_RETURN_NOT_OK(dataset_->Reload());
+  if (reservation_) (void)reservation_->Release();  // the job's folders now name it
   return Status::OK();
 }
 

@@ -13,7 +13,9 @@ so the process dies by SIGKILL right after its k-th change, and:
   2. every split holds exactly the examples of the last completed commit (the new
      ones if k is at or after the commit point, else the old ones), compared value
      for value with `sedpack cat` of an uninterrupted run;
-  3. `sedpack fix --gc --apply` leaves no orphan, temporary file or staging folder;
+  3. `sedpack fix --gc --apply` leaves no orphan, temporary file, staging folder
+     or lock file (a job killed holding the commit lock or its job reservation
+     leaves it behind; its pid is gone, so it is provably stale);
   4. rerunning the job (or --append for a writer whose dataset already exists)
      gives exactly the examples of an uninterrupted run, and check passes.
 
@@ -96,8 +98,17 @@ class Harness:
     def assert_clean_after_gc(self, ds, job):
         self.sp("fix", ds, "--gc", "--apply")
         out = self.sp("fix", ds)
-        if "0 orphan files and 0 temporary files" not in out or "\nrecompress " in "\n" + out:
+        if ("0 orphan files and 0 temporary files" not in out or "\nrecompress " in "\n" + out or
+                "stale lock" in out or "\nlock " in "\n" + out):
             raise Failure("fix --gc --apply left something behind:\n" + out)
+        # A job killed while it held the commit lock or its job reservation left
+        # them (its pid is gone): gc removes them, as provably stale.
+        sidecar = os.path.join(ds, ".sedpack-hpc")
+        left = [n for n in (os.listdir(sidecar) if os.path.isdir(sidecar) else []) if ".lock" in n]
+        jobs_dir = os.path.join(sidecar, "jobs")
+        left += ["jobs/" + n for n in (os.listdir(jobs_dir) if os.path.isdir(jobs_dir) else [])]
+        if left:
+            raise Failure("fix --gc --apply left lock files behind: %s\n%s" % (left, out))
         staging = os.path.join(os.path.dirname(ds), "." + os.path.basename(ds) + ".recompress")
         if os.path.exists(staging):
             raise Failure("the recompress staging folder is still there: " + staging)

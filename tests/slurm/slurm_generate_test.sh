@@ -3,6 +3,10 @@
 # End-to-end SLURM test: start a local single-node SLURM (scripts/slurm/start-local-slurm.sh),
 # submit jobs/generate.sbatch for configs/generate_small.json with NTASKS tasks, wait for
 # it, and require a clean `sedpack check` and the configured example counts from `sedpack info`.
+# Then concurrent appends: submit jobs/append.sbatch as an array of ARRAY_TASKS tasks
+# into that dataset and jobs/verify.sbatch after it (--dependency=afterok), and require
+# every task's examples in the dataset (exact counts, each task's own folders) and a
+# clean verify without orphans.
 #
 #   slurm_generate_test.sh SEDPACK_BIN REPO_DIR
 #
@@ -36,7 +40,8 @@ done
 TMP=$(mktemp -d /tmp/sedpack-slurm-test.XXXXXX)
 JOBID=""
 cleanup() {
-  if [ -n "$JOBID" ]; then scancel "$JOBID" 2>/dev/null || true; fi
+  # shellcheck disable=SC2086  # JOBID may hold several job ids
+  if [ -n "$JOBID" ]; then scancel $JOBID 2>/dev/null || true; fi
   rm -rf "$TMP"
   if [ "$started_here" = 1 ] && [ "${SEDPACK_SLURM_KEEP:-0}" != 1 ]; then
     "$REPO/scripts/slurm/stop-local-slurm.sh" >/dev/null 2>&1 || true
@@ -61,17 +66,30 @@ JOBID=${JOBID%%;*}
 echo "submitted job $JOBID ($NTASKS tasks): generate $CONFIG -> $OUT"
 
 # Poll the controller (no accounting database here, so scontrol rather than sacct).
-state=""
-deadline=$((SECONDS + JOB_TIMEOUT))
-while [ $SECONDS -lt $deadline ]; do
-  info=$(scontrol -o show job "$JOBID" 2>/dev/null)
-  state=$(sed -n 's/.*JobState=\([A-Z_]*\).*/\1/p' <<<"$info")
-  case "$state" in
-    COMPLETED|FAILED|CANCELLED|TIMEOUT|NODE_FAIL|OUT_OF_MEMORY|BOOT_FAIL|DEADLINE|PREEMPTED) break ;;
-  esac
-  sleep 1
-done
-exitcode=$(sed -n 's/.* ExitCode=\([0-9:]*\).*/\1/p' <<<"$info")
+# wait_job ID: sets state and exitcode once the job (every task of an array) ended.
+wait_job() {
+  local id=$1 deadline=$((SECONDS + JOB_TIMEOUT)) states s
+  state=""
+  while [ $SECONDS -lt $deadline ]; do
+    info=$(scontrol -o show job "$id" 2>/dev/null)
+    states=$(sed -n 's/.*JobState=\([A-Z_]*\).*/\1/p' <<<"$info" | sort -u)
+    state=""
+    for s in $states; do
+      case "$s" in
+        COMPLETED) state=${state:-COMPLETED} ;;
+        FAILED|CANCELLED|TIMEOUT|NODE_FAIL|OUT_OF_MEMORY|BOOT_FAIL|DEADLINE|PREEMPTED) state=$s ;;
+        *) state=RUNNING; break ;;
+      esac
+    done
+    case "$state" in
+      ""|RUNNING) ;;
+      *) break ;;
+    esac
+    sleep 1
+  done
+  exitcode=$(sed -n 's/.* ExitCode=\([0-9:]*\).*/\1/p' <<<"$info" | sort -u | tr '\n' ' ')
+}
+wait_job "$JOBID"
 echo "---- job $JOBID output ($TMP/job.out)"
 cat "$TMP/job.out" 2>/dev/null
 echo "---- end of job output"
@@ -94,4 +112,49 @@ if [ "$NTASKS" -gt 1 ]; then
   [ -n "$r1" ] || { find "$OUT" -maxdepth 2 >&2; fail "no <split>/<job-id>-r$((NTASKS - 1)) subtree: the $NTASKS tasks did not split the work"; }
 fi
 
-echo "PASS: job $DONE_JOB with $NTASKS tasks generated ${EXPECT[total]} examples; check clean"
+echo "generate: job $DONE_JOB with $NTASKS tasks generated ${EXPECT[total]} examples; check clean"
+
+# ---- concurrent appends: a job array into the same dataset, then verify after it.
+ARRAY_TASKS="${SEDPACK_SLURM_TEST_ARRAY:-4}"
+declare -A PER_TASK=([train]=8 [test]=4 [holdout]=2)
+ARRAY=$(sbatch --parsable --array=0-$((ARRAY_TASKS - 1)) --time=5 --chdir="$TMP" \
+          --output="$TMP/append-%a.out" --job-name=sedpack-slurm-append \
+          --export=ALL,SEDPACK_BIN="$BIN",SEED_BASE=5000,APPEND_ARGS="--examples-train ${PER_TASK[train]} --examples-test ${PER_TASK[test]} --examples-holdout ${PER_TASK[holdout]}" \
+          "$REPO/jobs/append.sbatch" "$OUT" "$CONFIG") || fail "sbatch of the append array failed"
+ARRAY=${ARRAY%%;*}
+JOBID=$ARRAY
+VERIFY=$(sbatch --parsable --dependency=afterok:"$ARRAY" --ntasks=1 --time=5 --chdir="$TMP" \
+           --output="$TMP/verify.out" --job-name=sedpack-slurm-verify --export=ALL,SEDPACK_BIN="$BIN" \
+           "$REPO/jobs/verify.sbatch" "$OUT") || fail "sbatch of the verify step failed"
+VERIFY=${VERIFY%%;*}
+JOBID="$ARRAY $VERIFY"
+echo "submitted array $ARRAY ($ARRAY_TASKS tasks): generate --append into $OUT; verify $VERIFY after it"
+wait_job "$ARRAY"
+for ((t = 0; t < ARRAY_TASKS; t++)); do
+  echo "---- array task $t output"; cat "$TMP/append-$t.out" 2>/dev/null
+done
+[ "$state" = COMPLETED ] || fail "array $ARRAY ended as '${state:-unknown}' (ExitCode=${exitcode:-?})"
+JOBID=$VERIFY
+wait_job "$VERIFY"
+echo "---- verify output"; cat "$TMP/verify.out" 2>/dev/null
+[ "$state" = COMPLETED ] || fail "verify job $VERIFY ended as '${state:-unknown}' (ExitCode=${exitcode:-?})"
+JOBID=""
+if grep -qi orphan "$TMP/verify.out"; then fail "verify after the appends reports orphans"; fi
+
+info_out=$("$BIN" info "$OUT") || fail "sedpack info $OUT failed"
+total=0
+for split in train test holdout; do
+  want=$((EXPECT[$split] + ARRAY_TASKS * PER_TASK[$split]))
+  total=$((total + want))
+  got=$(awk -v s="$split" '$1 == s && $3 == "examples" { print $2 }' <<<"$info_out")
+  [ "$got" = "$want" ] || { echo "$info_out" >&2; fail "after the appends $split has '$got' examples, expected $want (a task's commit was lost)"; }
+done
+# Each task is in the dataset under its own job folder.
+for ((t = 0; t < ARRAY_TASKS; t++)); do
+  job=$(sed -n 's/.*appended to .* (job \([0-9a-zA-Z_-]*\)).*/\1/p' "$TMP/append-$t.out")
+  [ -n "$job" ] || fail "array task $t printed no job id"
+  [ -d "$OUT/train/$job-r0" ] && grep -q "\"train/$job-r0/shards_list.json\"" "$OUT/train/shards_list.json" ||
+    fail "array task $t (job $job) is not in $OUT/train/shards_list.json"
+done
+
+echo "PASS: job $DONE_JOB with $NTASKS tasks generated ${EXPECT[total]} examples; array $ARRAY of $ARRAY_TASKS tasks appended, $total examples in all; check and verify clean"

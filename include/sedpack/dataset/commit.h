@@ -16,6 +16,7 @@
 // kernel when a process dies), so a reader never rolls back a commit in progress.
 #pragma once
 
+#include <chrono>
 #include <string>
 #include <string_view>
 
@@ -23,11 +24,27 @@
 
 namespace sedpack {
 
+/// How long a writer waits for the commit lock, and when a holder counts as dead.
+struct CommitLockOptions {
+  /// Total wait for a live holder; then an IOError naming the holder.
+  std::chrono::milliseconds wait_timeout{std::chrono::minutes(10)};
+  /// A holder on another host whose heartbeat (refreshed every sixth of this
+  /// while it holds the lock) did not change for this long is dead. A holder on
+  /// this host is dead as soon as its process is.
+  std::chrono::milliseconds stale_timeout{std::chrono::seconds(60)};
+};
+
 /// Finish a commit that a dead process left at `root` (roll back or drop the
 /// journal, see above). Returns whether there was one. Errors name the journal.
-Result<bool> RecoverInterruptedCommit(const std::string& root);
+Result<bool> RecoverInterruptedCommit(const std::string& root, const CommitLockOptions& lock = {});
 
 /// Dataset-relative path of the journal (for tools that list a dataset's files).
 inline constexpr std::string_view kCommitJournalPath = ".sedpack-hpc/commit-journal";
+/// Dataset-relative path of the commit lock.
+inline constexpr std::string_view kCommitLockPath = ".sedpack-hpc/commit.lock";
+/// Folder of the job reservations: `<job-id>.lock`, held by a parallel writer
+/// (DistributedWriter) from Open to its end, so no two live jobs share a job id
+/// and with it the shard folders `<split>/<job-id>-r<rank>/`.
+inline constexpr std::string_view kJobLockDir = ".sedpack-hpc/jobs";
 
 }  // namespace sedpack

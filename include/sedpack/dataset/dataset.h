@@ -6,6 +6,7 @@
 #include <string_view>
 #include <vector>
 
+#include "sedpack/dataset/commit.h"
 #include "sedpack/io/file.h"
 #include "sedpack/io/pack.h"
 #include "sedpack/metadata/models.h"
@@ -19,6 +20,9 @@ struct OpenOptions {
   /// Reader version used for the reference's version rule (the dataset's
   /// sedpack_version must not be newer).
   std::string reader_version = std::string(kReaderSedpackVersion);
+  /// Waiting for the commit lock and breaking a dead holder's (commit.h), for
+  /// WriteConfig and for recovering a commit a killed writer left.
+  CommitLockOptions commit_lock;
 };
 
 /// A dataset on disk: its root folder and its parsed `dataset_info.json`.
@@ -69,6 +73,13 @@ class Dataset {
   /// rewrite `dataset_info.json` atomically. If any write fails, the lists and
   /// dataset_info.json that were replaced are restored. Returns the FileInfo of
   /// dataset_info.json.
+  ///
+  /// Safe against other processes and hosts writing the same dataset at the
+  /// same time: it takes the commit lock (commit.h), re-reads dataset_info.json
+  /// and the lists it merges into under the lock, and merges into those, so the
+  /// examples other writers committed meanwhile are kept; info() is then the
+  /// merged state. The updated lists must be this writer's own (a subtree no
+  /// other writer touches, as Filler and DistributedWriter make).
   Result<FileInfo> WriteConfig(const std::vector<ShardListInfo>& updated_infos);
 
   /// Re-read dataset_info.json (after another process changed it).
@@ -77,6 +88,10 @@ class Dataset {
   /// Hashes of the current dataset_info.json bytes, in algorithm order (the
   /// reference's current_metadata_checksums()).
   Result<std::vector<std::string>> MetadataChecksums() const;
+
+  /// The commit lock options it was opened with.
+  const CommitLockOptions& commit_lock_options() const { return lock_options_; }
+  void set_commit_lock_options(const CommitLockOptions& options) { lock_options_ = options; }
 
   /// Validate a structure as Create does.
   static Status ValidateStructure(const DatasetStructure& structure);
@@ -87,6 +102,7 @@ class Dataset {
   std::shared_ptr<const PackReader> pack_;
   DatasetInfo info_;
   std::vector<AttributeSpec> schema_;
+  CommitLockOptions lock_options_;
 };
 
 /// Read and parse `<root>/<relative>` as a shards_list.json (validated; errors name the file).

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "sedpack/dataset/commit.h"
 #include "sedpack/generate/generate.h"
 #include "sedpack/comm/comm.h"
 #include "sedpack/status.h"
@@ -35,6 +36,9 @@ struct ParallelGenerateOptions {
   std::chrono::milliseconds report_interval{200};
   /// DistributedWriteOptions::job_id: names the job's folders. Empty: random.
   std::string job_id;
+  /// Waiting for the dataset's commit lock (many jobs may append at once) and
+  /// when a holder counts as dead (sedpack/dataset/commit.h).
+  CommitLockOptions commit_lock;
 };
 
 /// What a GenerateOverComm job did (the same on every rank).

@@ -24,6 +24,8 @@ struct Leftover {
     kOrphan,      ///< a file under a split that no shards_list.json lists (a dead job's shard)
     kTemporary,   ///< a temporary file of an interrupted atomic write (update_*_of_*)
     kRecompress,  ///< the staging folder of an interrupted recompress, beside the dataset
+    kLock,        ///< a provably stale lock (.sedpack-hpc/commit.lock, .sedpack-hpc/jobs/*.lock) of a
+                  ///< dead job, or what breaking or taking a lock left (*.lock.pending-*, *.lock.broken-*)
   };
   Kind kind = Kind::kOrphan;
   /// Dataset-relative for orphans and temporary files; for kRecompress the
@@ -33,7 +35,7 @@ struct Leftover {
   std::uint64_t bytes = 0;
 };
 
-/// "orphan", "temporary", "recompress".
+/// "orphan", "temporary", "recompress", "lock".
 std::string_view LeftoverKindName(Leftover::Kind kind);
 
 /// State of the content digest sidecar (.sedpack-hpc/content.json).
@@ -64,6 +66,9 @@ struct DatasetDiagnosis {
   std::string content_path;     ///< the content sidecar's path
   std::string content_message;  ///< why it is invalid
   bool packed = false;
+  /// Locks held by a live (or presumed live) job, which fix leaves alone: one
+  /// line each, "<dataset-relative path>: held by <owner>; <why it counts as live>".
+  std::vector<std::string> held_locks;
 
   /// The index exists but is stale or invalid (BuildIndexFile rewrites it).
   bool index_needs_rebuild() const;

@@ -14,6 +14,8 @@
 
 namespace sedpack {
 
+class LockFile;  // project-private (src/io/lock_file.h)
+
 /// Options for a parallel write.
 struct DistributedWriteOptions {
   /// Per-rank filler settings; relative_path_from_split and auto_update_dataset
@@ -25,16 +27,23 @@ struct DistributedWriteOptions {
   /// If set and the dataset does not exist yet, rank 0 creates it with these.
   std::optional<Metadata> create_metadata;
   std::optional<DatasetStructure> create_structure;
+  /// Waiting for the dataset's commit lock (and for a given job_id that a live
+  /// job has reserved), and when a holder counts as dead (commit.h).
+  CommitLockOptions commit_lock;
 };
 
 /// Writes one dataset from many ranks (DESIGN.md "MPI protocol (writing)"):
-/// 1. Open (collective): rank 0 creates or opens the dataset and broadcasts the job id;
+/// 1. Open (collective): rank 0 creates or opens the dataset, reserves the job id
+///    (`.sedpack-hpc/jobs/<job-id>.lock`, so jobs writing at the same time never
+///    share folders) and broadcasts it;
 /// 2. every rank fills shards under `<split>/<job-id>-r<rank>/` and, on Finish,
 ///    writes its own subtree's shards_list.json files;
 /// 3. all ranks agree on success; on any failure nothing is merged and
 ///    dataset_info.json and the split lists stay byte-identical;
 /// 4. rank 0 gathers the subtree ShardListInfos (Gatherv), merges them into
-///    `<split>/shards_list.json` and dataset_info.json, and broadcasts the outcome.
+///    `<split>/shards_list.json` and dataset_info.json under the commit lock
+///    (Dataset::WriteConfig: into the metadata as it is then, so other jobs that
+///    committed meanwhile are kept), and broadcasts the outcome.
 /// A job that fails before its commit removes what it wrote: every rank its own
 /// `<split>/<job-id>-r<rank>/` folders.
 class DistributedWriter {
@@ -69,13 +78,14 @@ class DistributedWriter {
   std::string RankFolder() const;
 
  private:
-  DistributedWriter(Comm& comm) : comm_(comm) {}
-  // Finish without the clean-up; *committed tells whether the job's metadata
-  // may have reached dataset_info.json (then nothing may be removed).
+  explicit DistributedWriter(Comm& comm);
+  // Finish without the clean-up; *may_be_committed tells whether the job's
+  // metadata may have reached dataset_info.json (then nothing may be removed).
   Status FinishJob(bool* may_be_committed);
   Comm& comm_;
   std::shared_ptr<Dataset> dataset_;
   std::unique_ptr<Filler> filler_;
+  std::unique_ptr<LockFile> reservation_;  // rank 0: the job id's reservation
   std::string job_id_;
   Status local_;
   bool finished_ = false;

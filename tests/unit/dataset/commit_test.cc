@@ -10,6 +10,7 @@
 #include "sedpack/dataset/check.h"
 #include "sedpack/dataset/commit.h"
 #include "sedpack/dataset/dataset.h"
+#include "sedpack/dataset/filler.h"
 #include "sedpack/io/file.h"
 #include "sedpack/sidecar/sidecar.h"
 #include "support/test_support.h"
@@ -160,6 +161,62 @@ TEST_F(CommitJournalTest, CommitMetadataLeavesNoJournalAndUndoesAFailedWrite) {
   EXPECT_EQ(Slurp(root_ + "/dataset_info.json"), info_);
   EXPECT_FALSE(PathExists(journal_));
   EXPECT_TRUE(Clean());
+}
+
+}  // namespace
+}  // namespace sedpack
+
+namespace sedpack {
+namespace {
+
+// Two writers that opened the dataset before either committed (each holds the
+// dataset_info.json of then): each commit merges into what is on disk under
+// the commit lock, so neither replaces the other's examples.
+TEST(ConcurrentCommitTest, WritersOpenedTogetherBothLand) {
+  TempDir tmp;
+  const std::string root = tmp.path() + "/ds";
+  DatasetStructure structure;
+  Attribute a;
+  a.name = "x";
+  a.dtype = "int";
+  a.shape = {};
+  structure.saved_data_description = {a};
+  structure.examples_per_shard = 4;
+  structure.compression = Compression::kNone;
+  structure.shard_file_type = ShardFileType::kFb;
+  ASSERT_TRUE(Dataset::Create(root, Metadata{}, structure).ok());
+  auto first = Dataset::Open(root);
+  auto second = Dataset::Open(root);
+  ASSERT_TRUE(first.ok() && second.ok());
+  auto write = [&](std::shared_ptr<Dataset> ds, int n, std::int64_t base, bool with_test) {
+    FillerOptions o;
+    o.concurrency = 1;
+    auto filler = Filler::Make(std::move(ds), o);
+    ASSERT_TRUE(filler.ok()) << filler.status().ToString();
+    for (int i = 0; i < n; ++i) {
+      const std::int64_t v = base + i;
+      const ValueView values[] = {ValueView::Int(v)};
+      ASSERT_TRUE((*filler)->WriteExample(Split::kTrain, values).ok());
+      if (with_test) ASSERT_TRUE((*filler)->WriteExample(Split::kTest, values).ok());
+    }
+    ASSERT_TRUE((*filler)->Finish().ok());
+  };
+  write(*first, 10, 0, true);
+  // Opened before the first commit, so its dataset_info.json has no split yet:
+  // merged into that, the first writer's test split would be lost.
+  write(*second, 7, 100, false);
+  EXPECT_EQ((*second)->info().FindSplit(Split::kTrain)->number_of_examples, 17);
+  ASSERT_OK_AND_ASSIGN(auto reopened, Dataset::Open(root));
+  ASSERT_NE(reopened->info().FindSplit(Split::kTrain), nullptr);
+  ASSERT_NE(reopened->info().FindSplit(Split::kTest), nullptr) << "the first writer's test split was lost";
+  EXPECT_EQ(reopened->info().FindSplit(Split::kTrain)->number_of_examples, 17);
+  EXPECT_EQ(reopened->info().FindSplit(Split::kTest)->number_of_examples, 10);
+  CheckOptions check;
+  check.find_orphans = true;
+  ASSERT_OK_AND_ASSIGN(CheckReport report, CheckDataset(root, check));
+  EXPECT_TRUE(report.problems.empty()) << (report.problems.empty() ? "" : report.problems.front().message);
+  // No lock is left behind.
+  EXPECT_FALSE(std::filesystem::exists(root + "/" + std::string(kCommitLockPath)));
 }
 
 }  // namespace
