@@ -24,6 +24,8 @@
 #include "sedpack/dataset/dataset.h"
 #include "sedpack/io/file.h"
 #include "io/kill_point.h"
+#include "io/output_folder.h"
+#include "sedpack/cancel.h"
 #include "sedpack/maintain/content.h"
 #include "sedpack/metadata/paths.h"
 #include "sedpack/shard/shard.h"
@@ -197,7 +199,17 @@ std::string RecompressStagingPath(const std::string& root) {
   return (p.parent_path() / ("." + p.filename().string() + ".recompress")).string();
 }
 
-Result<RecompressSummary> Recompress(Comm& comm, const std::string& root, const RecompressOptions& o) {
+namespace {
+
+// What Recompress made on rank 0 that a failed or interrupted run must take away.
+struct StagingState {
+  bool ours = false;       // the staging folder was prepared by this run
+  bool existed = false;    // ... and was there (empty) before it
+  bool exchanged = false;  // the new tree is in place: nothing to undo
+};
+
+Result<RecompressSummary> RecompressSteps(Comm& comm, const std::string& root, const RecompressOptions& o,
+                                          StagingState* state) {
   const auto start = Clock::now();
   const int rank = comm.rank();
   RecompressSummary summary;
@@ -230,6 +242,9 @@ Result<RecompressSummary> Recompress(Comm& comm, const std::string& root, const 
       } else if (fs::exists(staging, ec) && !(fs::is_directory(staging, ec) && fs::is_empty(staging, ec))) {
         return Status::AlreadyExists(staging, " already exists; choose a new or empty folder");
       }
+      SEDPACK_RETURN_NOT_OK(CheckCancelled());
+      state->existed = io_internal::OutputExists(staging);
+      state->ours = true;
       SEDPACK_RETURN_NOT_OK(CreateDirectories(staging));
       for (auto& p : PartitionShardTasks(walk.shards, comm.size())) parts.push_back(EncodeShardTasks(p));
       return Status::OK();
@@ -269,7 +284,8 @@ Result<RecompressSummary> Recompress(Comm& comm, const std::string& root, const 
         std::lock_guard<std::mutex> lock(mu);
         if (!first_error.ok()) break;
       }
-      Status st = o.fault ? o.fault("shard " + mine[i].path) : Status::OK();
+      Status st = CheckCancelled();
+      if (st.ok() && o.fault) st = o.fault("shard " + mine[i].path);
       std::uint64_t after = 0;
       std::string digest;
       Result<std::vector<std::string>> h = st.ok() ? RecompressShard(*ds, mine[i], o.compression, staging, &after, &digest)
@@ -371,6 +387,7 @@ Result<RecompressSummary> Recompress(Comm& comm, const std::string& root, const 
                                  RewriteList(*ds, list_info.shard_list_info_file.file_path, all, staging, o, 0));
       }
       if (o.fault) SEDPACK_RETURN_NOT_OK(o.fault("dataset_info"));
+      SEDPACK_RETURN_NOT_OK(CheckCancelled());
       SEDPACK_RETURN_NOT_OK(CarryOver(*ds, staging));
       SEDPACK_RETURN_NOT_OK(WriteFileAtomic(JoinRoot(staging, "dataset_info.json"), SerializeDatasetInfo(info)));
       // Content digests survive recompression: check them against the sidecar
@@ -392,7 +409,10 @@ Result<RecompressSummary> Recompress(Comm& comm, const std::string& root, const 
       }
       if (!in_place) return Status::OK();
       if (o.fault) SEDPACK_RETURN_NOT_OK(o.fault("exchange"));
+      // The last moment to stop: after the exchange the job is done.
+      SEDPACK_RETURN_NOT_OK(CheckCancelled());
       SEDPACK_RETURN_NOT_OK(Exchange(staging, fs::absolute(root).lexically_normal().string()));
+      state->exchanged = true;
       KillPoint("exchange", root);
       std::error_code ec;
       fs::remove_all(staging, ec);  // now the old tree
@@ -406,6 +426,20 @@ Result<RecompressSummary> Recompress(Comm& comm, const std::string& root, const 
   summary.bytes_after = static_cast<std::uint64_t>(after_all);
   summary.seconds = std::chrono::duration<double>(Clock::now() - start).count();
   if (rank == 0) progress(true);
+  return summary;
+}
+
+}  // namespace
+
+Result<RecompressSummary> Recompress(Comm& comm, const std::string& root, const RecompressOptions& o) {
+  StagingState state;
+  auto summary = RecompressSteps(comm, root, o, &state);
+  // Every rank's workers have ended before any step returns after the staging
+  // folder was made (they are joined before the agreement on step 2), so rank 0
+  // can put it back: the dataset stays as it was, a new --out folder goes.
+  if (!summary.ok() && state.ours && !state.exchanged) {
+    io_internal::RestoreOutputFolder(o.out.empty() ? RecompressStagingPath(root) : o.out, state.existed);
+  }
   return summary;
 }
 
