@@ -50,9 +50,11 @@ int ReportInterrupted() {
   const int sig = CancellationSignal() != 0 ? CancellationSignal() : SIGINT;
   if (g_rank == 0) {
     const char* name = sig == SIGINT ? "SIGINT" : sig == SIGTERM ? "SIGTERM" : nullptr;
-    std::cerr << "sedpack" << (g_command.empty() ? "" : " " + g_command) << ": interrupted ("
-              << (name ? std::string(name) : "signal " + std::to_string(sig))
-              << "); nothing was committed\n";
+    // One write, so that mpirun does not interleave it with other ranks' output.
+    const std::string line = "sedpack" + (g_command.empty() ? "" : " " + g_command) + ": interrupted (" +
+                             (name ? std::string(name) : "signal " + std::to_string(sig)) +
+                             "); nothing was committed\n";
+    std::cerr << line << std::flush;
   }
   return 128 + sig;
 }

@@ -68,10 +68,9 @@ Result<ParallelGenerateSummary> GenerateOverComm(Comm& comm, GenerateConfig conf
   // Rank 0 notes whether a new dataset's folder was there, so that a failed or
   // interrupted job can put it back (remove the folder it created).
   bool existed = true;
-  if (!planned.ok()) {
-  } else if (append) {
+  if (planned.ok() && append) {
     planned = PlanAppend(out, &config, &base);
-  } else if (rank == 0) {
+  } else if (planned.ok() && rank == 0) {
     existed = io_internal::OutputExists(out);
     planned = PrepareGenerateOutput(out);
   }

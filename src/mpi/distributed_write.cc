@@ -111,6 +111,7 @@ void DistributedWriter::Fail(const Status& status) {
 Status DistributedWriter::WriteExample(Split split, std::span<const ValueView> values,
                                        const JsonValue* custom_metadata) {
   if (!local_.ok()) return local_;
+  if (!filler_) return Status::InvalidArgument("the distributed writer is finished");
   if (Status c = CheckCancelled(); !c.ok()) {
     Fail(c);
     return c;
