@@ -11,6 +11,7 @@
 // sedpack/mpi/mpi_comm.h (sedpack::mpi) and sedpack/hdf5/ (sedpack::hdf5).
 #pragma once
 
+#include "sedpack/cancel.h"
 #include "sedpack/comm/comm.h"
 #include "sedpack/dataset/check.h"
 #include "sedpack/dataset/commit.h"

@@ -22,6 +22,9 @@ enum class StatusCode {
   kAlreadyExists = 6,
   kInternal = 7,
   kResourceExhausted = 8,
+  /// The operation stopped because cancellation was requested (sedpack/cancel.h:
+  /// SIGINT, SIGTERM); what it had not committed was undone.
+  kCancelled = 9,
 };
 
 /// Return the name of a status code ("Corruption", ...).
@@ -85,6 +88,10 @@ class [[nodiscard]] Status {
   template <typename... Args>
   static Status Internal(Args&&... args) {
     return Make(StatusCode::kInternal, std::forward<Args>(args)...);
+  }
+  template <typename... Args>
+  static Status Cancelled(Args&&... args) {
+    return Make(StatusCode::kCancelled, std::forward<Args>(args)...);
   }
   template <typename... Args>
   static Status ResourceExhausted(Args&&... args) {

@@ -41,6 +41,7 @@ std::string CliComm::RankPrefix() {
 }
 
 int CliComm::ReportFailure(const Status& status) {
+  if (IsInterrupted(status)) return ReportInterrupted();  // once, by rank 0
   if (!DistributedWriter::IsAbort(status)) {
     std::cerr << RankPrefix() << "sedpack: " << status.ToString() << "\n";
   } else if (is_root()) {
@@ -53,6 +54,7 @@ Result<std::unique_ptr<CliComm>> StartComm() {
   if (!LaunchedUnderMpi()) return std::unique_ptr<CliComm>(new SerialCliComm());
 #ifdef SEDPACK_HAVE_MPI
   SEDPACK_ASSIGN_OR_RETURN(auto session, MpiSession::Start(nullptr, nullptr));
+  SetReportingRank(session->comm().rank());
   return std::unique_ptr<CliComm>(new MpiCliComm(std::move(session)));
 #else
   return Status::NotImplemented(

@@ -3,6 +3,7 @@
 
 #include "sedpack/io/pack.h"
 
+#include <signal.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -11,9 +12,52 @@
 #include <cstdio>
 #include <iostream>
 
+#include "sedpack/cancel.h"
 #include "sedpack/io/file.h"
 
 namespace sedpack::cli {
+namespace {
+
+std::string g_command;  // for the "interrupted" line
+int g_rank = 0;
+
+extern "C" void OnInterruptSignal(int signal_number) {
+  // Nothing else is safe here: the work notices the flag at its next check.
+  RequestCancellation(signal_number);
+}
+
+}  // namespace
+
+void InstallInterruptHandlers(std::string_view command) {
+  g_command = command;
+  struct sigaction sa {};
+  sa.sa_handler = &OnInterruptSignal;
+  sigemptyset(&sa.sa_mask);
+  // No SA_RESTART: a blocking call (a read, a wait) returns EINTR, so that a
+  // thread blocked in one notices the request without waiting for the call.
+  sa.sa_flags = 0;
+  ::sigaction(SIGINT, &sa, nullptr);
+  ::sigaction(SIGTERM, &sa, nullptr);
+}
+
+bool IsInterrupted(const Status& status) {
+  return !status.ok() && (IsCancelled(status) || CancellationRequested());
+}
+
+void SetReportingRank(int rank) { g_rank = rank; }
+
+int ReportInterrupted() {
+  const int sig = CancellationSignal() != 0 ? CancellationSignal() : SIGINT;
+  if (g_rank == 0) {
+    const char* name = sig == SIGINT ? "SIGINT" : sig == SIGTERM ? "SIGTERM" : nullptr;
+    // One write, so that mpirun does not interleave it with other ranks' output.
+    const std::string line = "sedpack" + (g_command.empty() ? "" : " " + g_command) + ": interrupted (" +
+                             (name ? std::string(name) : "signal " + std::to_string(sig)) +
+                             "); nothing was committed\n";
+    std::cerr << line << std::flush;
+  }
+  return 128 + sig;
+}
 
 std::string_view ExitCodeHelp() {
   return "Exit codes:\n"
@@ -21,10 +65,12 @@ std::string_view ExitCodeHelp() {
          "  1  check found problems in the dataset; a file read does not match its recorded hash\n"
          "  2  usage or input error (bad option, missing or invalid config, not a dataset)\n"
          "  3  runtime or I/O failure\n"
-         "  4  feature not built in or not supported yet (e.g. MPI)\n";
+         "  4  feature not built in or not supported yet (e.g. MPI)\n"
+         "  130, 143  interrupted by SIGINT or SIGTERM; what was not committed was removed\n";
 }
 
 int ExitCodeFor(const Status& status, bool input_stage) {
+  if (IsInterrupted(status)) return 128 + (CancellationSignal() != 0 ? CancellationSignal() : SIGINT);
   switch (status.code()) {
     case StatusCode::kOk:
       return kExitOk;
@@ -44,12 +90,14 @@ int ExitCodeFor(const Status& status, bool input_stage) {
     case StatusCode::kIOError:
     case StatusCode::kInternal:
     case StatusCode::kResourceExhausted:
+    case StatusCode::kCancelled:
       return kExitFailure;
   }
   return kExitFailure;
 }
 
 int ReportError(const Status& status, bool input_stage) {
+  if (IsInterrupted(status)) return ReportInterrupted();
   std::cerr << "sedpack: " << status.ToString() << "\n";
   if (status.code() == StatusCode::kNotImplemented) {
     std::cerr << "sedpack: (this build does not support it; see `sedpack --version`)\n";

@@ -29,7 +29,30 @@ enum ExitCode : int {
   kExitUsage = 2,     ///< usage or input error: bad option, missing/invalid config, not a dataset
   kExitFailure = 3,   ///< runtime or I/O failure while working
   kExitNotBuilt = 4,  ///< feature not built in or not supported yet (MPI, ...)
+  // 128 + the signal number when a writing command was interrupted by SIGINT
+  // (130) or SIGTERM (143) and undid what it had not committed.
+  kExitSigint = 130,
+  kExitSigterm = 143,
 };
+
+/// Install the SIGINT/SIGTERM handlers of the writing commands: the handler only
+/// requests cancellation (sedpack/cancel.h); the work stops at its next check,
+/// cleans up, and the command exits 130/143 with one "interrupted" line.
+/// `command` names the command in that line.
+void InstallInterruptHandlers(std::string_view command);
+
+/// True if `status` is the failure of interrupted work: a kCancelled status, or
+/// any failure once cancellation was requested (a system call the signal broke
+/// off may fail with EINTR before a cancellation check is reached).
+bool IsInterrupted(const Status& status);
+
+/// Print the one "sedpack <command>: interrupted (SIGTERM); nothing was
+/// committed" line (on rank 0 only under MPI) and return 128 + the signal.
+int ReportInterrupted();
+
+/// This process's rank under MPI (StartComm sets it); 0 otherwise. Used so that
+/// a line every rank would print is printed once.
+void SetReportingRank(int rank);
 
 /// The exit-code table as printed by `sedpack --help`.
 std::string_view ExitCodeHelp();
@@ -137,6 +160,9 @@ int RunGet(const std::vector<std::string>& args);
 struct Subcommand {
   const CommandSpec* spec;
   int (*run)(const std::vector<std::string>& args);
+  /// The command writes (a dataset, a sidecar, a pack): SIGINT/SIGTERM cancel
+  /// it cleanly (InstallInterruptHandlers) instead of killing it.
+  bool writes = false;
 };
 std::span<const Subcommand> Subcommands();
 

@@ -39,8 +39,10 @@ const CommandSpec kGenerateSpec = {
     "\n"
     "Crash safety: shards are written first and the metadata last, as one journaled\n"
     "commit, so a job that is killed leaves the dataset as it was (or, for a new\n"
-    "dataset, empty or absent). `sedpack fix OUT --gc --apply` removes the shards of a\n"
-    "killed job; then rerun the same command (with --append if OUT holds a dataset).\n"
+    "dataset, empty or absent). A job that fails or is interrupted (SIGINT, SIGTERM;\n"
+    "exit 130/143) removes what it wrote: a new OUT is removed, an existing dataset\n"
+    "stays at its last commit; rerun the same command. After a SIGKILL,\n"
+    "`sedpack fix OUT --gc --apply` removes the shards of the killed job.\n"
     "\n"
     "Concurrent appends: any number of `generate --append` jobs (each with any number\n"
     "of ranks, on any hosts) may write into one dataset at the same time; each commits\n"
@@ -148,6 +150,7 @@ int RunGenerateParallel(CliComm& cc, const GenerateConfig& config, const std::st
   auto job = GenerateOverComm(cc.comm(), config, out, options);
   printer.Finish();
   if (!job.ok()) {
+    if (IsInterrupted(job.status())) return ReportInterrupted();  // once, by rank 0
     if (!DistributedWriter::IsAbort(job.status())) {
       std::cerr << cc.RankPrefix() << "sedpack: " << job.status().ToString() << "\n";
     } else if (rank == 0) {

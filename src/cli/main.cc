@@ -19,12 +19,12 @@ namespace sedpack::cli {
 std::span<const Subcommand> Subcommands() {
   static const Subcommand kTable[] = {
       {&kInfoSpec, &RunInfo}, {&kLsSpec, &RunLs},   {&kCheckSpec, &RunCheck},
-      {&kCatSpec, &RunCat},   {&kGenerateSpec, &RunGenerate}, {&kVerifySpec, &RunVerify},
-      {&kChecksumsSpec, &RunChecksums}, {&kFixSpec, &RunFix},
-      {&kIndexSpec, &RunIndex}, {&kGetSpec, &RunGet},
-      {&kRecompressSpec, &RunRecompress}, {&kDigestSpec, &RunDigest}, {&kStatsSpec, &RunStats},
-      {&kPackSpec, &RunPack}, {&kUnpackSpec, &RunUnpack},
-      {&kImportHdf5Spec, &RunImportHdf5}, {&kInspectHdf5Spec, &RunInspectHdf5},
+      {&kCatSpec, &RunCat},   {&kGenerateSpec, &RunGenerate, true}, {&kVerifySpec, &RunVerify},
+      {&kChecksumsSpec, &RunChecksums}, {&kFixSpec, &RunFix, true},
+      {&kIndexSpec, &RunIndex, true}, {&kGetSpec, &RunGet},
+      {&kRecompressSpec, &RunRecompress, true}, {&kDigestSpec, &RunDigest, true},
+      {&kStatsSpec, &RunStats, true}, {&kPackSpec, &RunPack, true}, {&kUnpackSpec, &RunUnpack, true},
+      {&kImportHdf5Spec, &RunImportHdf5, true}, {&kInspectHdf5Spec, &RunInspectHdf5},
   };
   return kTable;
 }
@@ -87,7 +87,9 @@ int main(int argc, char** argv) {
   }
   const std::vector<std::string> args(argv + 2, argv + argc);
   for (const Subcommand& c : Subcommands()) {
-    if (c.spec->name == command) return c.run(args);
+    if (c.spec->name != command) continue;
+    if (c.writes) InstallInterruptHandlers(command);
+    return c.run(args);
   }
   if (!command.empty() && command[0] == '-') {
     return UsageError("", "unknown option '" + std::string(command) + "' (a command comes first)");

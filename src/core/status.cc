@@ -14,6 +14,7 @@ std::string_view StatusCodeName(StatusCode code) {
     case StatusCode::kAlreadyExists: return "Already exists";
     case StatusCode::kInternal: return "Internal error";
     case StatusCode::kResourceExhausted: return "Resource exhausted";
+    case StatusCode::kCancelled: return "Cancelled";
   }
   return "Unknown";
 }

@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "parallel/worker_pool.h"
+#include "sedpack/cancel.h"
 #include "sedpack/codecs/hash.h"
 #include "sedpack/io/file.h"
 #include "sedpack/io/file_system.h"
@@ -58,6 +59,9 @@ class Filler::Impl {
                       const JsonValue* custom_metadata) {
     SEDPACK_RETURN_NOT_OK(Sticky());
     if (finished_) return Status::InvalidArgument("the filler is finished");
+    // Cancellation stops the filler like a failure: no more shards, nothing added
+    // to the metadata.
+    SEDPACK_RETURN_NOT_OK(SetSticky(CheckCancelled()));
     const auto& schema = dataset_->schema();
     if (values.size() != schema.size()) {
       return Status::InvalidArgument("example has ", values.size(), " values but the schema has ",
@@ -128,6 +132,7 @@ class Filler::Impl {
     WaitInFlightBelow(1);  // Doing the last file writes on this thread.
     pool_->Wait();
     SEDPACK_RETURN_NOT_OK(Sticky());
+    SEDPACK_RETURN_NOT_OK(SetSticky(CheckCancelled()));
 
     const auto& algos = dataset_->info().dataset_structure.hash_checksum_algorithms;
     for (Split split : split_order_) {
@@ -260,6 +265,10 @@ class Filler::Impl {
     pool_->Submit([this, writer, slot, rel_path, abs_path, algos] {
       PendingWrite w{rel_path, abs_path, {}, {}, slot};
       if (!Sticky().ok()) return ShardDone();  // another shard already failed: do no more work
+      if (Status c = CheckCancelled(); !c.ok()) {
+        (void)SetSticky(c);
+        return ShardDone();
+      }
       // Compressed straight into pooled memory, hashed from it once; the
       // write() then goes from the same memory, without any copy.
       Status st = shard_internal::FinishShardToBuffer(*writer, &w.bytes);

@@ -12,6 +12,8 @@
 #include <thread>
 
 #include "parallel/worker_pool.h"
+#include "sedpack/cancel.h"
+#include "io/output_folder.h"
 #include "sedpack/generate/generate.h"
 #include "sedpack/metadata/json_value.h"
 
@@ -105,7 +107,8 @@ class Pipeline {
     slot.examples.resize(job.count);
     Status st;
     for (std::uint64_t k = 0; k < job.count && st.ok(); ++k) {
-      st = generator_.Generate(job.split, job.first + k, &slot.examples[k]);
+      st = CheckCancelled();
+      if (st.ok()) st = generator_.Generate(job.split, job.first + k, &slot.examples[k]);
     }
     std::lock_guard<std::mutex> lock(mu_);
     slot.status = std::move(st);
@@ -194,6 +197,7 @@ Result<GenerateSummary> GenerateIntoDataset(const GenerateConfig& config,
     for (std::uint64_t j = 0; j < pipeline.num_jobs(); ++j) {
       Slot& slot = pipeline.Wait(j);
       SEDPACK_RETURN_NOT_OK(slot.status);
+      SEDPACK_RETURN_NOT_OK(CheckCancelled());
       const Job& job = pipeline.job(j);
       for (std::uint64_t k = 0; k < job.count; ++k) {
         const ExampleBuffers& ex = slot.examples[k];
@@ -244,9 +248,19 @@ Result<GenerateSummary> GenerateDataset(const GenerateConfig& config, const std:
                                         const GenerateOptions& options) {
   // Validate before creating anything, so a bad config leaves no folder behind.
   SEDPACK_RETURN_NOT_OK(ValidateGenerateConfig(config));
-  SEDPACK_ASSIGN_OR_RETURN(std::shared_ptr<Dataset> dataset,
-                           Dataset::Create(out_root, config.metadata, config.structure));
-  return GenerateIntoDataset(config, std::move(dataset), options);
+  SEDPACK_RETURN_NOT_OK(CheckCancelled());
+  // A failed or interrupted job leaves no dataset behind: the folder goes back
+  // to how it was (absent, or empty as PrepareGenerateOutput requires).
+  const bool existed = io_internal::OutputExists(out_root);
+  auto dataset = Dataset::Create(out_root, config.metadata, config.structure);
+  if (!dataset.ok()) {
+    // AlreadyExists: another dataset is there, which is not this job's to remove.
+    if (dataset.status().code() != StatusCode::kAlreadyExists) io_internal::RestoreOutputFolder(out_root, existed);
+    return dataset.status();
+  }
+  auto summary = GenerateIntoDataset(config, std::move(dataset).value(), options);
+  if (!summary.ok()) io_internal::RestoreOutputFolder(out_root, existed);
+  return summary;
 }
 
 }  // namespace sedpack

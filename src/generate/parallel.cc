@@ -9,6 +9,8 @@
 #include "sedpack/dataset/dataset.h"
 #include "sedpack/io/file.h"
 #include "parallel/worker_pool.h"
+#include "io/output_folder.h"
+#include "sedpack/cancel.h"
 #include "sedpack/mpi/distributed_write.h"
 
 namespace sedpack {
@@ -65,13 +67,19 @@ Result<ParallelGenerateSummary> GenerateOverComm(Comm& comm, GenerateConfig conf
   const int rank = comm.rank(), size = comm.size();
   const bool append = config.params.append;
   std::array<std::uint64_t, 3> base{};
-  Status planned;
-  if (append) {
+  Status planned = CheckCancelled();
+  // Rank 0 notes whether a new dataset's folder was there, so that a failed or
+  // interrupted job can put it back (remove the folder it created).
+  bool existed = true;
+  if (planned.ok() && append) {
     planned = PlanAppend(out, options.commit_lock, &config, &base);
-  } else if (rank == 0) {
+  } else if (planned.ok() && rank == 0) {
+    existed = io_internal::OutputExists(out);
     planned = PrepareGenerateOutput(out);
   }
   SEDPACK_RETURN_NOT_OK(AgreeOnStatus(comm, planned));
+  // Only a job that found no dataset there removes what it made.
+  const bool fresh = !append && rank == 0;
 
   DistributedWriteOptions wo;
   if (!append) {
@@ -81,7 +89,12 @@ Result<ParallelGenerateSummary> GenerateOverComm(Comm& comm, GenerateConfig conf
   wo.job_id = options.job_id;
   wo.commit_lock = options.commit_lock;
   wo.filler.concurrency = ResolveThreads(config.params.threads);
-  SEDPACK_ASSIGN_OR_RETURN(std::unique_ptr<DistributedWriter> writer, DistributedWriter::Open(comm, out, wo));
+  auto opened = DistributedWriter::Open(comm, out, wo);
+  if (!opened.ok()) {
+    if (fresh && opened.status().code() != StatusCode::kAlreadyExists) io_internal::RestoreOutputFolder(out, existed);
+    return opened.status();
+  }
+  std::unique_ptr<DistributedWriter> writer = std::move(opened).value();
 
   GenerateOptions gen;
   std::uint64_t total = 0;
@@ -152,7 +165,13 @@ Result<ParallelGenerateSummary> GenerateOverComm(Comm& comm, GenerateConfig conf
   // Collective too: made whatever Finish said, so that every rank takes part.
   auto examples = comm.AllreduceSum(static_cast<std::int64_t>(mine));
   auto bytes = comm.AllreduceSum(static_cast<std::int64_t>(summary.ok() ? summary->bytes : 0));
-  SEDPACK_RETURN_NOT_OK(finished);
+  if (!finished.ok()) {
+    // Finish removed every rank's own shard folders before it returned on any
+    // rank: rank 0 can take away the dataset it created.
+    writer.reset();
+    if (fresh) io_internal::RestoreOutputFolder(out, existed);
+    return finished;
+  }
   ParallelGenerateSummary out_summary;
   out_summary.examples_total = static_cast<std::uint64_t>(examples.ValueOr(0));
   out_summary.bytes = static_cast<std::uint64_t>(bytes.ValueOr(0));

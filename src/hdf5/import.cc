@@ -15,6 +15,7 @@
 
 #include "hdf5/convert_internal.h"
 #include "hdf5/h5_internal.h"
+#include "sedpack/cancel.h"
 #include "parallel/worker_pool.h"
 #include "sedpack/dataset/dataset.h"
 #include "sedpack/mpi/distributed_write.h"
@@ -323,6 +324,7 @@ class Importer {
     JsonValue meta_json;
     std::string meta_json_text;
     for (std::uint64_t r = lo; r < hi;) {
+      SEDPACK_RETURN_NOT_OK(CheckCancelled());
       const std::uint64_t end = BlockEnd(r, hi, sizing_.block_rows, chunk_rows);
       const std::uint64_t n = end - r;
       for (std::size_t a = 0; a < na; ++a) {

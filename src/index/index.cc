@@ -15,6 +15,7 @@
 
 #include "sedpack/dataset/reader.h"
 #include "io/beneath.h"
+#include "sedpack/cancel.h"
 #include "sedpack/io/file.h"
 #include "sedpack/metadata/paths.h"
 #include "sidecar/sidecar_files.h"
@@ -184,6 +185,7 @@ Result<IndexContents> BuildIndexContents(const std::shared_ptr<const Dataset>& d
     IndexedSplit s;
     s.split = split;
     for (;;) {
+      SEDPACK_RETURN_NOT_OK(CheckCancelled());
       SEDPACK_ASSIGN_OR_RETURN(std::optional<ShardInfo> shard, it->Next());
       if (!shard) break;
       if (shard->number_of_examples < 0) {
@@ -204,6 +206,7 @@ Result<IndexContents> BuildIndexContents(const std::shared_ptr<const Dataset>& d
 Result<IndexContents> BuildIndexFile(const std::shared_ptr<const Dataset>& dataset) {
   SEDPACK_ASSIGN_OR_RETURN(IndexContents contents, BuildIndexContents(dataset));
   SEDPACK_ASSIGN_OR_RETURN(std::vector<std::byte> bytes, EncodeIndex(contents));
+  SEDPACK_RETURN_NOT_OK(CheckCancelled());
   SEDPACK_RETURN_NOT_OK(WriteSidecar(dataset->root(), kIndexFileName, bytes));
   return contents;
 }

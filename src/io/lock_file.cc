@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "io/lock_file.h"
+#include "sedpack/io/file_system.h"
 
 #include <fcntl.h>
 #include <signal.h>
@@ -150,7 +151,7 @@ struct Seen {
 
 Result<Seen> Look(const std::string& path) {
   Seen s;
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+  const int fd = CurrentFileSystem().Open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
   if (fd < 0) {
     if (errno == ENOENT) return s;
     return Status::IOError("cannot read the lock ", path, ": ", std::strerror(errno));
@@ -159,13 +160,13 @@ Result<Seen> Look(const std::string& path) {
   char buf[kMaxLockBytes];
   std::size_t got = 0;
   while (got < sizeof(buf)) {
-    const ssize_t n = ::read(fd, buf + got, sizeof(buf) - got);
+    const ssize_t n = CurrentFileSystem().Read(fd, buf + got, sizeof(buf) - got);
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) break;
     got += static_cast<std::size_t>(n);
   }
   ::fstat(fd, &s.st);
-  ::close(fd);
+  CurrentFileSystem().Close(fd);
   s.raw.assign(buf, got);
   s.owner = Parse(s.raw);
   return s;
@@ -211,7 +212,7 @@ std::string Holder(const Seen& s) {
 // put it back. NotFound: it was gone already.
 Status BreakIfSame(const std::string& path, const std::string& raw) {
   const std::string broken = path + ".broken-" + RandomToken();
-  if (::rename(path.c_str(), broken.c_str()) != 0) {
+  if (CurrentFileSystem().Rename(path.c_str(), broken.c_str()) != 0) {
     if (errno == ENOENT) return Status::NotFound(path, ": already gone");
     return Status::IOError("cannot break the lock ", path, ": rename to ", broken, ": ", std::strerror(errno));
   }
@@ -219,11 +220,11 @@ Status BreakIfSame(const std::string& path, const std::string& raw) {
   auto moved = Look(broken);
   if (moved.ok() && moved->exists && moved->raw != raw) {
     // Link back, not rename: link never replaces a lock someone took meanwhile.
-    (void)::link(broken.c_str(), path.c_str());
-    ::unlink(broken.c_str());
+    (void)CurrentFileSystem().Link(broken.c_str(), path.c_str());
+    CurrentFileSystem().Unlink(broken.c_str());
     return Status::AlreadyExists(path, ": taken by another holder meanwhile; not broken");
   }
-  if (::unlink(broken.c_str()) != 0 && errno != ENOENT) {
+  if (CurrentFileSystem().Unlink(broken.c_str()) != 0 && errno != ENOENT) {
     return Status::IOError("cannot remove the broken lock ", broken, ": ", std::strerror(errno));
   }
   KillPoint("remove", broken);
@@ -269,16 +270,16 @@ Result<std::unique_ptr<LockFile>> LockFile::Acquire(const std::string& path, con
   // The record goes to a private file first, so the lock name only ever names
   // a complete record.
   const std::string pending = path + ".pending-" + me.token;
-  const int fd = ::open(pending.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  const int fd = CurrentFileSystem().Open(pending.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
   if (fd < 0) return Status::IOError("cannot create ", pending, ": ", std::strerror(errno));
   KillPoint("create", pending);
   auto drop_pending = [&] {
-    ::close(fd);
-    ::unlink(pending.c_str());
+    CurrentFileSystem().Close(fd);
+    CurrentFileSystem().Unlink(pending.c_str());
   };
   std::size_t done = 0;
   while (done < record.size()) {
-    const ssize_t n = ::write(fd, record.data() + done, record.size() - done);
+    const ssize_t n = CurrentFileSystem().Write(fd, record.data() + done, record.size() - done);
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) {
       const int err = errno;
@@ -287,7 +288,7 @@ Result<std::unique_ptr<LockFile>> LockFile::Acquire(const std::string& path, con
     }
     done += static_cast<std::size_t>(n);
   }
-  if (::fsync(fd) != 0) {
+  if (CurrentFileSystem().Fsync(fd) != 0) {
     const int err = errno;
     drop_pending();
     return Status::IOError("cannot fsync ", pending, ": ", std::strerror(err));
@@ -301,7 +302,7 @@ Result<std::unique_ptr<LockFile>> LockFile::Acquire(const std::string& path, con
   std::string watched_key;
   auto watched_since = start;
   for (;;) {
-    const int rc = ::link(pending.c_str(), path.c_str());
+    const int rc = CurrentFileSystem().Link(pending.c_str(), path.c_str());
     const int err = errno;
     struct stat st {};
     // A link() whose reply was lost (NFS retransmission) reports an error yet
@@ -368,7 +369,7 @@ Result<std::unique_ptr<LockFile>> LockFile::Acquire(const std::string& path, con
     backoff = std::min(backoff * 2, std::chrono::milliseconds(200));
   }
   KillPoint("lock", path);
-  ::unlink(pending.c_str());
+  CurrentFileSystem().Unlink(pending.c_str());
   KillPoint("remove", pending);
   lock->fd_ = fd;
   auto interval = options.heartbeat_interval.count() > 0 ? options.heartbeat_interval : options.stale_timeout / 6;
@@ -411,13 +412,13 @@ Status LockFile::Release() {
   }
   Status st = StillHeld();
   if (st.ok()) {
-    if (::unlink(path_.c_str()) != 0 && errno != ENOENT) {
+    if (CurrentFileSystem().Unlink(path_.c_str()) != 0 && errno != ENOENT) {
       st = Status::IOError("cannot remove the lock ", path_, ": ", std::strerror(errno));
     } else {
       KillPoint("remove", path_);
     }
   }
-  ::close(fd_);
+  CurrentFileSystem().Close(fd_);
   fd_ = -1;
   return st;
 }

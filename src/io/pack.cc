@@ -12,6 +12,7 @@
 #include <filesystem>
 
 #include "io/beneath.h"
+#include "sedpack/cancel.h"
 #include "sedpack/io/file.h"
 #include "sedpack/io/user_output.h"
 
@@ -79,7 +80,9 @@ Status CopyRange(int in, std::uint64_t in_off, int out, std::uint64_t size, cons
                  const std::string& out_path, const WriteFn& write) {
   std::int64_t off = static_cast<std::int64_t>(in_off);
   while (size > 0) {
-    const long n = CurrentFileSystem().CopyFileRange(in, &off, out, std::min<std::uint64_t>(size, 1ULL << 30));
+    // In steps of 64 MiB, so that a cancellation is seen within moments.
+    SEDPACK_RETURN_NOT_OK(CheckCancelled());
+    const long n = CurrentFileSystem().CopyFileRange(in, &off, out, std::min<std::uint64_t>(size, 64ULL << 20));
     if (n < 0 && errno == EINTR) continue;
     // Out of space is final; anything else may just be a pair of files the
     // kernel cannot copy between, for which the buffer below is the way.
@@ -92,6 +95,7 @@ Status CopyRange(int in, std::uint64_t in_off, int out, std::uint64_t size, cons
   if (size == 0) return Status::OK();
   std::vector<char> buf(std::min<std::uint64_t>(size, 4ULL << 20));
   while (size > 0) {
+    SEDPACK_RETURN_NOT_OK(CheckCancelled());
     const std::uint64_t want = std::min<std::uint64_t>(size, buf.size());
     SEDPACK_RETURN_NOT_OK(PRead(in, buf.data(), want, static_cast<std::uint64_t>(off), what));
     SEDPACK_RETURN_NOT_OK(write(buf.data(), want));
@@ -241,6 +245,7 @@ Result<PackSummary> PackTree(const std::string& root, const std::string& out) {
   PutU64(&index, files.size());
   const std::string zeros(kAlign, '\0');
   for (const std::string& rel : files) {
+    SEDPACK_RETURN_NOT_OK(CheckCancelled());
     const std::uint64_t pad = (kAlign - offset % kAlign) % kAlign;
     SEDPACK_RETURN_NOT_OK(file.Write(zeros.data(), pad));
     offset += pad;
@@ -267,6 +272,7 @@ Result<PackSummary> PackTree(const std::string& root, const std::string& out) {
   PutU64(&footer, offset);
   PutU64(&footer, index.size());
   footer.append(kEndMagic, 16);
+  SEDPACK_RETURN_NOT_OK(CheckCancelled());
   SEDPACK_RETURN_NOT_OK(file.Write(index.data(), index.size()));
   SEDPACK_RETURN_NOT_OK(file.Write(footer.data(), footer.size()));
   SEDPACK_RETURN_NOT_OK(file.Commit());
@@ -287,6 +293,8 @@ Result<PackSummary> UnpackTree(const std::string& pack, const std::string& out) 
     if (in < 0) return Status::IOError(pack, ": cannot open: ", std::strerror(errno));
     Status copied;
     for (const auto& [rel, e] : r->entries()) {
+      copied = CheckCancelled();
+      if (!copied.ok()) break;
       // Each file appears complete or not at all: a temporary name, then rename.
       const std::string target = JoinRoot(out, rel);
       copied = CreateDirectories(fs::path(target).parent_path().string());

@@ -18,6 +18,7 @@
 #include <utility>
 
 #include "io/file_internal.h"
+#include "sedpack/cancel.h"
 
 namespace sedpack {
 namespace {
@@ -150,7 +151,9 @@ Result<UserOutput> UserOutput::Open(const std::string& path, const UserOutputOpt
       int fd;
       do {
         fd = CurrentFileSystem().Open(path.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC | O_NOCTTY, 0666);
-      } while (fd < 0 && errno == EINTR);
+        // A FIFO without a reader blocks here; SIGINT/SIGTERM break the wait off.
+      } while (fd < 0 && errno == EINTR && !CancellationRequested());
+      if (fd < 0 && errno == EINTR) return CheckCancelled();
       if (fd < 0) {
         const int err = errno;
         if (err == EISDIR) return Status::InvalidArgument(path, " leads to a folder; give a file name to write");
@@ -225,7 +228,11 @@ Status UserOutput::Write(const void* data, std::size_t size) {
     const ssize_t n = CurrentFileSystem().Write(fd_, p, std::min<std::size_t>(size, 1u << 30));
     if (n < 0) {
       const int err = errno;
-      if (err == EINTR) continue;
+      if (err == EINTR) {
+        // A pipe or device that does not drain must not hold an interrupted job.
+        if (CancellationRequested()) return CheckCancelled();
+        continue;
+      }
       if (err == EPIPE && blocked) blocked->GotEpipe();
       return Status::IOError("cannot write to ", display_, ": ", std::strerror(err));
     }

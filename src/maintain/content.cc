@@ -7,6 +7,7 @@
 #include <set>
 
 #include "maintain/shard_tasks_internal.h"
+#include "sedpack/cancel.h"
 #include "sedpack/codecs/hash.h"
 #include "sedpack/dataset/reader.h"
 #include "sedpack/io/file.h"
@@ -158,6 +159,7 @@ Result<ContentDigests> ComputeContentDigests(Comm& comm, const std::string& root
 }
 
 Status WriteContentDigests(const std::string& root, ContentDigests digests) {
+  SEDPACK_RETURN_NOT_OK(CheckCancelled());
   SEDPACK_ASSIGN_OR_RETURN(DatasetInfoDigest sha, DatasetInfoSha256(root));
   digests.dataset_info_sha256 = DigestHex(sha);
   const std::string text = SerializeContentDigests(digests);

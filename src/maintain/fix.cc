@@ -12,6 +12,7 @@
 #include "io/beneath.h"
 #include "io/lock_file.h"
 #include "sedpack/dataset/commit.h"
+#include "sedpack/cancel.h"
 #include "sedpack/io/file.h"
 #include "sedpack/io/pack.h"
 #include "sedpack/maintain/content.h"
@@ -220,6 +221,9 @@ Result<GarbageReport> CollectGarbage(const Dataset& dataset, const DatasetDiagno
   GarbageReport report;
   report.applied = apply;
   for (const Leftover& l : diagnosis.leftovers) {
+    // Each removal stands on its own (garbage is garbage): an interrupted run
+    // just leaves the rest for the next.
+    if (apply) SEDPACK_RETURN_NOT_OK(CheckCancelled());
     GarbageOutcome& o = report.outcomes.emplace_back();
     o.leftover = l;
     if (!apply) continue;

@@ -25,6 +25,8 @@
 #include "sedpack/dataset/dataset.h"
 #include "sedpack/io/file.h"
 #include "io/kill_point.h"
+#include "io/output_folder.h"
+#include "sedpack/cancel.h"
 #include "sedpack/maintain/content.h"
 #include "sedpack/metadata/paths.h"
 #include "sedpack/shard/shard.h"
@@ -209,14 +211,15 @@ std::string RecompressStagingPath(const std::string& root) {
 
 namespace {
 
-// What rank 0 made that a failed job must take away again.
+// What Recompress made on rank 0 that a failed or interrupted run must take away.
 struct StagingState {
-  bool ours = false;         // the staging folder is this job's to remove
-  bool out_existed = false;  // --out named an existing (empty) folder: keep it, empty
+  bool ours = false;       // the staging folder was prepared by this run
+  bool existed = false;    // ... and was there (empty) before it
+  bool exchanged = false;  // the new tree is in place: nothing to undo
 };
 
-Result<RecompressSummary> RecompressJob(Comm& comm, const std::string& root, const RecompressOptions& o,
-                                        StagingState& made) {
+Result<RecompressSummary> RecompressSteps(Comm& comm, const std::string& root, const RecompressOptions& o,
+                                          StagingState* state) {
   const auto start = Clock::now();
   const int rank = comm.rank();
   RecompressSummary summary;
@@ -249,8 +252,9 @@ Result<RecompressSummary> RecompressJob(Comm& comm, const std::string& root, con
       } else if (fs::exists(staging, ec) && !(fs::is_directory(staging, ec) && fs::is_empty(staging, ec))) {
         return Status::AlreadyExists(staging, " already exists; choose a new or empty folder");
       }
-      made.out_existed = !in_place && fs::exists(staging, ec);
-      made.ours = true;
+      SEDPACK_RETURN_NOT_OK(CheckCancelled());
+      state->existed = io_internal::OutputExists(staging);
+      state->ours = true;
       SEDPACK_RETURN_NOT_OK(CreateDirectories(staging));
       for (auto& p : PartitionShardTasks(walk.shards, comm.size())) parts.push_back(EncodeShardTasks(p));
       return Status::OK();
@@ -290,7 +294,8 @@ Result<RecompressSummary> RecompressJob(Comm& comm, const std::string& root, con
         std::lock_guard<std::mutex> lock(mu);
         if (!first_error.ok()) break;
       }
-      Status st = o.fault ? o.fault("shard " + mine[i].path) : Status::OK();
+      Status st = CheckCancelled();
+      if (st.ok() && o.fault) st = o.fault("shard " + mine[i].path);
       std::uint64_t after = 0;
       std::string digest;
       Result<std::vector<std::string>> h = st.ok() ? RecompressShard(*ds, mine[i], o.compression, staging, &after, &digest)
@@ -392,6 +397,7 @@ Result<RecompressSummary> RecompressJob(Comm& comm, const std::string& root, con
                                  RewriteList(*ds, list_info.shard_list_info_file.file_path, all, staging, o, 0));
       }
       if (o.fault) SEDPACK_RETURN_NOT_OK(o.fault("dataset_info"));
+      SEDPACK_RETURN_NOT_OK(CheckCancelled());
       SEDPACK_RETURN_NOT_OK(CarryOver(*ds, staging));
       SEDPACK_RETURN_NOT_OK(WriteFileAtomic(JoinRoot(staging, "dataset_info.json"), SerializeDatasetInfo(info)));
       // Content digests survive recompression: check them against the sidecar
@@ -413,8 +419,10 @@ Result<RecompressSummary> RecompressJob(Comm& comm, const std::string& root, con
       }
       if (!in_place) return Status::OK();
       if (o.fault) SEDPACK_RETURN_NOT_OK(o.fault("exchange"));
+      // The last moment to stop: after the exchange the job is done.
+      SEDPACK_RETURN_NOT_OK(CheckCancelled());
       SEDPACK_RETURN_NOT_OK(Exchange(staging, fs::absolute(root).lexically_normal().string()));
-      made.ours = false;  // the staging path now holds the old tree, removed just below
+      state->exchanged = true;
       KillPoint("exchange", root);
       (void)RemoveTree(staging);  // now the old tree
       KillPoint("remove", staging);
@@ -433,19 +441,15 @@ Result<RecompressSummary> RecompressJob(Comm& comm, const std::string& root, con
 }  // namespace
 
 Result<RecompressSummary> Recompress(Comm& comm, const std::string& root, const RecompressOptions& o) {
-  StagingState made;
-  Result<RecompressSummary> result = RecompressJob(comm, root, o, made);
-  if (!result.ok() && made.ours) {
-    // The dataset was not touched; what the job wrote beside it goes.
-    const std::string staging = o.out.empty() ? RecompressStagingPath(root) : o.out;
-    if (made.out_existed) {
-      std::error_code ec;
-      for (const auto& e : fs::directory_iterator(staging, ec)) (void)RemoveTree(e.path().string());
-    } else {
-      (void)RemoveTree(staging);
-    }
+  StagingState state;
+  auto summary = RecompressSteps(comm, root, o, &state);
+  // Every rank's workers have ended before any step returns after the staging
+  // folder was made (they are joined before the agreement on step 2), so rank 0
+  // can put it back: the dataset stays as it was, a new --out folder goes.
+  if (!summary.ok() && state.ours && !state.exchanged) {
+    io_internal::RestoreOutputFolder(o.out.empty() ? RecompressStagingPath(root) : o.out, state.existed);
   }
-  return result;
+  return summary;
 }
 
 }  // namespace sedpack

@@ -6,6 +6,7 @@
 #include <thread>
 
 #include "parallel/worker_pool.h"
+#include "sedpack/cancel.h"
 #include "maintain/shard_tasks_internal.h"
 #include "sedpack/codecs/hash.h"
 #include "sedpack/io/file.h"
@@ -49,6 +50,7 @@ Status ForEachShard(Comm& comm, const Dataset& ds, const CheckOptions& walk_opti
     for (std::size_t i; !stop.load(std::memory_order_relaxed) && (i = next.fetch_add(1)) < mine.size();) {
       const ShardCheckTask& task = mine[i];
       Status s = [&]() -> Status {
+        SEDPACK_RETURN_NOT_OK(CheckCancelled());
         SEDPACK_ASSIGN_OR_RETURN(std::vector<std::byte> bytes, ds.ReadBytes(task.path));
         SEDPACK_ASSIGN_OR_RETURN(std::vector<std::string> hashes, HashBytes(st.hash_checksum_algorithms, bytes));
         if (hashes != task.expected) {

@@ -14,6 +14,7 @@
 #include "sedpack/dataset/check.h"
 #include "sedpack/dataset/dataset.h"
 #include "sedpack/dataset/reader.h"
+#include "sedpack/cancel.h"
 #include "maintain/shard_tasks_internal.h"
 #include "parallel/worker_pool.h"
 #include "sedpack/io/file.h"
@@ -171,6 +172,7 @@ Result<SplitStats> ComputeSplitStats(Comm& comm, const std::string& root, Split 
 }
 
 Status WriteMinMax(const std::string& root, const SplitStats& stats) {
+  SEDPACK_RETURN_NOT_OK(CheckCancelled());
   SEDPACK_ASSIGN_OR_RETURN(std::shared_ptr<Dataset> ds, Dataset::Open(root));
   DatasetInfo info = ds->info();
   for (Attribute& attr : info.dataset_structure.saved_data_description) {

@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "sedpack/mpi/distributed_write.h"
 
+#include <filesystem>
 #include <sstream>
 
+#include "sedpack/cancel.h"
 #include "sedpack/io/file.h"
 #include "sedpack/sidecar/sidecar.h"
 #include "comm/status_wire.h"
@@ -153,6 +155,11 @@ void DistributedWriter::Fail(const Status& status) {
 Status DistributedWriter::WriteExample(Split split, std::span<const ValueView> values,
                                        const JsonValue* custom_metadata) {
   if (!local_.ok()) return local_;
+  if (!filler_) return Status::InvalidArgument("the distributed writer is finished");
+  if (Status c = CheckCancelled(); !c.ok()) {
+    Fail(c);
+    return c;
+  }
   if (comm_.PeerFailed()) {
     return Status::IOError("aborted: another rank failed").WithDetail(StatusDetail::kPeerAborted);
   }
@@ -196,11 +203,24 @@ Status DistributedWriter::FinishJob(bool* may_be_committed) {
                            comm_.AllreduceMin(local_.ok() ? comm_.size() : comm_.rank()));
   SEDPACK_RETURN_NOT_OK(comm_.DrainFailureNotices());
   if (first_bad < comm_.size()) {
-    // Tell everyone what the first failing rank saw.
-    std::string why = (comm_.rank() == first_bad) ? local_.message() : std::string();
+    // Tell everyone what the first failing rank saw (its code too, so that an
+    // interrupted job is reported as one on every rank).
+    std::string why = (comm_.rank() == first_bad) ? EncodeStatus(local_) : std::string();
     SEDPACK_RETURN_NOT_OK(comm_.Bcast(&why, static_cast<int>(first_bad)));
+    // Nothing is merged: this rank's shards and lists are garbage. Stop its
+    // shard writers, then remove its own folders (no other rank writes there).
+    filler_.reset();
+    for (Split s : AllSplits()) {
+      (void)RemoveTree(dataset_->PathOf(std::string(SplitName(s)) + "/" + RankFolder()));
+    }
+    // Return together, so that whoever looks at the dataset next (rank 0 removing
+    // a folder the job created, a check) sees every rank's folders gone.
+    SEDPACK_RETURN_NOT_OK(comm_.IdleBarrier());
     if (!local_.ok()) return local_;
-    return Status::IOError("aborted: rank ", first_bad, " failed: ", why).WithDetail(StatusDetail::kPeerAborted);
+    const Status first = DecodeStatus(why);
+    return Status(first.code() == StatusCode::kOk ? StatusCode::kIOError : first.code(),
+                  "aborted: rank " + std::to_string(first_bad) + " failed: " + first.message(),
+                  StatusDetail::kPeerAborted);
   }
   // 4. Gather every rank's subtree infos on rank 0, merge, broadcast the outcome.
   SEDPACK_ASSIGN_OR_RETURN(std::vector<std::string> gathered, comm_.Gatherv(EncodeInfos(mine), 0));

@@ -5,14 +5,18 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <csignal>
 #include <filesystem>
 #include <fstream>
 #include <map>
 #include <string>
 
+#include "sedpack/cancel.h"
+#include "sedpack/comm/comm.h"
 #include "sedpack/dataset/check.h"
 #include "sedpack/dataset/dataset.h"
 #include "sedpack/dataset/filler.h"
+#include "sedpack/index/index.h"
 #include "sedpack/io/pack.h"
 #include "sedpack/maintain/fix.h"
 #include "sedpack/maintain/recompress.h"
@@ -236,6 +240,69 @@ TEST_F(FixTest, PackIsReadOnly) {
   ASSERT_OK_AND_ASSIGN(GarbageReport dry, CollectGarbage(*ds, d, /*apply=*/false));
   EXPECT_TRUE(dry.outcomes.empty());
   EXPECT_STATUS(StatusCode::kInvalidArgument, "read-only", CollectGarbage(*ds, d, /*apply=*/true));
+}
+
+// ---- Cancellation (sedpack/cancel.h): work stops and leaves nothing of its own ----
+
+class CancelTest : public FixTest {
+ protected:
+  void TearDown() override { ResetCancellation(); }
+};
+
+TEST_F(CancelTest, FillerStopsAndWritesNoShard) {
+  const auto before = Snapshot();
+  {
+    ASSERT_OK_AND_ASSIGN(auto ds, Dataset::Open(root_));
+    FillerOptions fo;
+    fo.concurrency = 2;
+    ASSERT_OK_AND_ASSIGN(auto filler, Filler::Make(ds, fo));
+    std::vector<std::int64_t> x = {1, 2};
+    std::vector<ValueView> v = {ValueView::Array(x, {2})};
+    ASSERT_OK(filler->WriteExample(Split::kTrain, v));
+    RequestCancellation(SIGINT);
+    EXPECT_STATUS(StatusCode::kCancelled, "interrupted (SIGINT)", filler->WriteExample(Split::kTrain, v));
+    EXPECT_STATUS(StatusCode::kCancelled, "interrupted", filler->Finish());
+  }
+  EXPECT_EQ(Snapshot(), before);
+}
+
+TEST_F(CancelTest, IndexBuildWritesNoSidecar) {
+  ASSERT_OK_AND_ASSIGN(auto ds, Dataset::Open(root_));
+  RequestCancellation(SIGTERM);
+  EXPECT_STATUS(StatusCode::kCancelled, "SIGTERM", BuildIndexFile(ds).status());
+  EXPECT_FALSE(fs::exists(root_ + "/.sedpack-hpc/index.bin"));
+  ResetCancellation();
+  EXPECT_OK(BuildIndexFile(ds).status());
+  EXPECT_TRUE(fs::exists(root_ + "/.sedpack-hpc/index.bin"));
+}
+
+TEST_F(CancelTest, GarbageCollectionStopsBeforeRemoving) {
+  Write("train/deadjob-r0/aa/0123.fb");
+  RequestCancellation(SIGINT);
+  EXPECT_STATUS(StatusCode::kCancelled, "interrupted", CollectGarbage(root_, /*apply=*/true).status());
+  EXPECT_TRUE(fs::exists(root_ + "/train/deadjob-r0/aa/0123.fb"));
+  ResetCancellation();
+  ASSERT_OK_AND_ASSIGN(GarbageReport r, CollectGarbage(root_, /*apply=*/true));
+  EXPECT_FALSE(fs::exists(root_ + "/train/deadjob-r0"));
+}
+
+TEST_F(CancelTest, RecompressLeavesTheDatasetAndNoStaging) {
+  const auto before = Snapshot();
+  SerialComm comm;
+  RecompressOptions o;
+  o.compression = Compression::kZstd;
+  o.threads = 1;
+  RequestCancellation(SIGTERM);
+  EXPECT_STATUS(StatusCode::kCancelled, "SIGTERM", Recompress(comm, root_, o).status());
+  EXPECT_EQ(Snapshot(), before);
+  EXPECT_FALSE(fs::exists(RecompressStagingPath(root_)));
+  // Into a new folder: the folder is not created, or removed again.
+  o.out = tmp_.path() + "/copy";
+  EXPECT_STATUS(StatusCode::kCancelled, "SIGTERM", Recompress(comm, root_, o).status());
+  EXPECT_FALSE(fs::exists(o.out));
+  ResetCancellation();
+  EXPECT_OK(Recompress(comm, root_, o).status());
+  EXPECT_TRUE(fs::exists(o.out + "/dataset_info.json"));
 }
 
 }  // namespace

@@ -56,7 +56,7 @@ struct RecompressOptions {
   std::function<void(const RecompressProgress&)> progress;
   /// Test hook: called before each step ("shard <path>", "list <path>",
   /// "dataset_info", "exchange"); a non-OK status stops the job there, as a
-  /// crash would (nothing is cleaned up).
+  /// failure would (the staging folder is removed, see Recompress).
   std::function<Status(std::string_view step)> fault;
 };
 
@@ -79,9 +79,10 @@ struct RecompressSummary {
 /// dataset; files outside the splits are carried over. In place, the staging
 /// folder and the dataset are then swapped with one atomic rename
 /// (renameat2 RENAME_EXCHANGE) and the old tree is deleted: at every moment the
-/// path holds either the whole old dataset or the whole new one. A crash before
-/// the swap leaves the dataset untouched and a staging folder that the next
-/// recompress removes.
+/// path holds either the whole old dataset or the whole new one. A failure or a
+/// cancellation (sedpack/cancel.h) before the swap leaves the dataset untouched
+/// and removes the staging folder (a new --out folder entirely); a crash leaves
+/// a staging folder that the next recompress (or `fix --gc`) removes.
 Result<RecompressSummary> Recompress(Comm& comm, const std::string& root, const RecompressOptions& options);
 
 /// The staging folder Recompress uses for `root`: `<parent>/.<name>.recompress`.
