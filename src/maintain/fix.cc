@@ -55,7 +55,7 @@ void DiagnoseLocks(const Dataset& dataset, DatasetDiagnosis* d) {
   const auto stale = dataset.commit_lock_options().stale_timeout;
   std::vector<std::string> candidates;
   std::error_code ec;
-  for (const std::string dir : {std::string(kSidecarDirName), std::string(kJobLockDir)}) {
+  for (const std::string& dir : {std::string(kSidecarDirName), std::string(kJobLockDir)}) {
     for (const auto& e : fs::directory_iterator(fs::path(root) / dir, ec)) {
       const std::string name = e.path().filename().string();
       const bool lock = dir == kJobLockDir ? name.ends_with(".lock") : dir + "/" + name == kCommitLockPath;

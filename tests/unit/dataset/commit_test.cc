@@ -197,7 +197,9 @@ TEST(ConcurrentCommitTest, WritersOpenedTogetherBothLand) {
       const std::int64_t v = base + i;
       const ValueView values[] = {ValueView::Int(v)};
       ASSERT_TRUE((*filler)->WriteExample(Split::kTrain, values).ok());
-      if (with_test) ASSERT_TRUE((*filler)->WriteExample(Split::kTest, values).ok());
+      if (with_test) {
+        ASSERT_TRUE((*filler)->WriteExample(Split::kTest, values).ok());
+      }
     }
     ASSERT_TRUE((*filler)->Finish().ok());
   };
