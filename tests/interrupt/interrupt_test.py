@@ -63,6 +63,14 @@ def wait_until_catching(pids, sig, timeout=20):
         time.sleep(0.005)
 
 
+def count_shards(root):
+    """Number of shard files (finished or being written) under `root`."""
+    n = 0
+    for _, _, files in os.walk(root):
+        n += sum(1 for f in files if f.endswith(".fb"))
+    return n
+
+
 def snapshot(root):
     out = {}
     for d, _, files in os.walk(root):
@@ -124,15 +132,18 @@ class Harness:
             raise Failure("fix finds leftovers:\n" + out)
 
     def case(self, name, argv, sig, fresh=None, existing=None, delay=0.4, may_finish=False, mpi=False,
-             to_ranks=False):
+             to_ranks=False, shards_under=None):
         """`fresh`: a path the command creates (must be gone); `existing`: a dataset it changes.
 
         `mpi`: argv starts mpirun. Open MPI's mpirun passes SIGINT and SIGTERM to
         the ranks as SIGTERM one second later (after a SIGCONT), and exits 1
         itself whatever the ranks return. `to_ranks`: signal the ranks
         themselves instead, as srun and SLURM do; mpirun then exits with the
-        ranks' code."""
+        ranks' code. `shards_under`: after `delay`, also wait until the job has
+        written a shard there, so that a fast machine does not finish the job
+        before the signal."""
         before = snapshot(existing) if existing else None
+        shards_before = count_shards(shards_under) if shards_under else 0
         proc = subprocess.Popen(argv, env=self.env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         # stderr is read as it comes, to time the "interrupted" line.
         err_lines, stamps = [], []
@@ -158,6 +169,10 @@ class Harness:
         elif not mpi:
             wait_until_catching([proc.pid], sig)
         time.sleep(delay)
+        if shards_under:
+            end = time.monotonic() + 20
+            while count_shards(shards_under) <= shards_before and proc.poll() is None and time.monotonic() < end:
+                time.sleep(0.002)
         sent = time.monotonic()
         if to_ranks:
             for r in ranks:
@@ -232,11 +247,12 @@ class Harness:
 
         cases = [
             ("generate", lambda: (self.generate_args(self.path("g1"), 6000), signal.SIGINT,
-                                  dict(fresh=self.path("g1")))),
+                                  dict(fresh=self.path("g1"), delay=0, shards_under=self.path("g1")))),
             ("generate", lambda: (self.generate_args(self.path("g2"), 6000), signal.SIGTERM,
-                                  dict(fresh=self.path("g2")))),
+                                  dict(fresh=self.path("g2"), delay=0, shards_under=self.path("g2")))),
             ("generate --append", lambda: (self.generate_args(copy("a1"), 6000) + ["--append"], signal.SIGTERM,
-                                           dict(existing=self.path("a1")))),
+                                           dict(existing=self.path("a1"), delay=0,
+                                                shards_under=self.path("a1")))),
             ("recompress (in place)", lambda: ([self.sedpack, "recompress", copy("r1"), "--compression", "ZSTD",
                                                 "--threads", "2"], signal.SIGINT, dict(existing=self.path("r1")))),
             ("recompress --out", lambda: ([self.sedpack, "recompress", base, "--compression", "ZSTD", "--out",
