@@ -3,6 +3,7 @@
 // per-rank ranges at chunk boundaries, read blocks, convert exactly, write
 // through the DistributedWriter. See import.h for the contract.
 #include "sedpack/hdf5/import.h"
+#include "io/output_folder.h"
 
 #include <algorithm>
 #include <chrono>
@@ -473,16 +474,6 @@ Status CheckOutputFree(const std::string& out, bool* existed) {
   return Status::OK();
 }
 
-// Put `out` back the way it was: gone, or an empty folder.
-void RemoveOutput(const std::string& out, bool existed) {
-  std::error_code ec;
-  if (!existed) {
-    (void)RemoveTree(out);
-    return;
-  }
-  for (const auto& e : std::filesystem::directory_iterator(out, ec)) (void)RemoveTree(e.path().string());
-}
-
 }  // namespace
 
 Result<Hdf5ImportSummary> ImportHdf5(Comm& comm, const Hdf5ImportConfig& config,
@@ -508,7 +499,7 @@ Result<Hdf5ImportSummary> ImportHdf5(Comm& comm, const Hdf5ImportConfig& config,
   wo.filler.shard_byte_budget = sizing.shard_byte_budget;
   auto writer = DistributedWriter::Open(comm, out, wo);
   if (!writer.ok()) {
-    if (comm.rank() == 0) RemoveOutput(out, existed);
+    if (comm.rank() == 0) io_internal::RestoreOutputFolder(out, existed);
     return writer.status();
   }
   std::array<std::uint64_t, 3> examples{};
@@ -524,7 +515,7 @@ Result<Hdf5ImportSummary> ImportHdf5(Comm& comm, const Hdf5ImportConfig& config,
       (void)RemoveTree((std::filesystem::path(out) / SplitName(s) / (*writer)->RankFolder()).string());
     }
     (void)comm.Barrier();
-    if (comm.rank() == 0) RemoveOutput(out, existed);
+    if (comm.rank() == 0) io_internal::RestoreOutputFolder(out, existed);
     (void)comm.Barrier();
     return finished;
   }

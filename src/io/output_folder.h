@@ -8,6 +8,8 @@
 #include <string>
 #include <system_error>
 
+#include "sedpack/io/file.h"
+
 namespace sedpack::io_internal {
 
 /// True if `path` exists (as anything) before the job starts.
@@ -19,16 +21,14 @@ inline bool OutputExists(const std::string& path) {
 /// Put a job's output folder back the way it was before the job: removed if the
 /// job created it (`existed` false), emptied if it was an empty folder. Call only
 /// for a folder the job checked was absent or empty before it wrote anything.
+/// Best effort, through the FileSystem (RemoveTree): what cannot be removed stays.
 inline void RestoreOutputFolder(const std::string& path, bool existed) {
-  std::error_code ec;
   if (!existed) {
-    std::filesystem::remove_all(path, ec);
+    (void)RemoveTree(path);
     return;
   }
-  for (const auto& e : std::filesystem::directory_iterator(path, ec)) {
-    std::error_code ec2;
-    std::filesystem::remove_all(e.path(), ec2);
-  }
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator(path, ec)) (void)RemoveTree(e.path().string());
 }
 
 }  // namespace sedpack::io_internal

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "sedpack/io/pack.h"
+#include "io/output_folder.h"
 #include "sedpack/io/file_system.h"
 
 #include <fcntl.h>
@@ -323,11 +324,7 @@ Result<PackSummary> UnpackTree(const std::string& pack, const std::string& out) 
     return Status::OK();
   }();
   if (!st.ok()) {
-    if (existed) {
-      for (const auto& e : fs::directory_iterator(out, ec)) (void)RemoveTree(e.path().string());
-    } else {
-      (void)RemoveTree(out);
-    }
+    io_internal::RestoreOutputFolder(out, existed);
     return st;
   }
   return summary;
