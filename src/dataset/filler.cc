@@ -48,6 +48,10 @@ class Filler::Impl {
     if (rel.empty()) return Status::InvalidArgument("relative_path_from_split is empty");
     SEDPACK_RETURN_NOT_OK(ValidateRelativePath(rel, "relative_path_from_split"));
     rel_components_ = PathComponents(rel);
+    if (options_.max_branching < 2) {
+      return Status::InvalidArgument("max_branching must be at least 2, got ", options_.max_branching);
+    }
+    paths_ = PathGenerator(4, options_.max_branching);
     const int threads = ResolveThreads(options_.concurrency);
     int pending = options_.max_pending_shards > 0 ? options_.max_pending_shards : 2 * threads;
     pool_ = std::make_unique<internal::WorkerPool>(threads, pending);
@@ -134,39 +138,7 @@ class Filler::Impl {
     SEDPACK_RETURN_NOT_OK(Sticky());
     SEDPACK_RETURN_NOT_OK(SetSticky(CheckCancelled()));
 
-    const auto& algos = dataset_->info().dataset_structure.hash_checksum_algorithms;
-    for (Split split : split_order_) {
-      SplitState& st = splits_[split];
-      if (st.results.empty()) continue;
-      ShardsList list;
-      const std::string list_path = st.first_dir + "/" + std::string(kListName);
-      if (PathExists(dataset_->PathOf(list_path))) {
-        SEDPACK_ASSIGN_OR_RETURN(list, LoadShardsList(*dataset_, list_path));
-      SEDPACK_ASSIGN_OR_RETURN(std::string previous, dataset_->ReadText(list_path, 1ULL << 32));
-      previous_lists_[list_path] = std::move(previous);
-      } else {
-        list.relative_path_self = list_path;
-      }
-      for (auto& shard : st.results) {
-        list.number_of_examples += shard->number_of_examples;
-        list.shard_files.push_back(std::move(*shard));
-      }
-      const std::string text = SerializeShardsList(list);
-      AtomicWriteOptions wopts;
-      wopts.sync = options_.sync;
-      written_lists_.push_back(list_path);
-      SEDPACK_RETURN_NOT_OK(SetSticky(dataset_->WriteFile(list_path, text, wopts)));
-      ShardListInfo info;
-      info.shard_list_info_file.file_path = list_path;
-      SEDPACK_ASSIGN_OR_RETURN(
-          info.shard_list_info_file.hash_checksums,
-          HashBytes(algos, std::as_bytes(std::span<const char>(text.data(), text.size()))));
-      info.number_of_examples = list.number_of_examples;
-      std::int64_t shards = static_cast<std::int64_t>(list.shard_files.size());
-      for (const auto& c : list.children_shard_lists) shards += c.number_of_shards;
-      info.number_of_shards = shards;
-      updated_.push_back(std::move(info));
-    }
+    for (Split split : split_order_) SEDPACK_RETURN_NOT_OK(WriteLeafList(splits_[split]));
     if (options_.auto_update_dataset && !updated_.empty()) {
       // WriteConfig either commits or leaves the metadata as it was.
       SEDPACK_RETURN_NOT_OK(SetSticky(dataset_->WriteConfig(updated_).status()));
@@ -186,7 +158,25 @@ class Filler::Impl {
       files.swap(written_shards_);
     }
     for (const std::string& rel : written_lists_) {
+      // The shards of a leaf whose list was written are named by that list only.
+      std::set<std::string> before;
       auto previous = previous_lists_.find(rel);
+      if (previous != previous_lists_.end()) {
+        if (auto old = ParseShardsList(previous->second, rel); old.ok()) {
+          for (const auto& shard : old->shard_files) {
+            for (const auto& f : shard.file_infos) before.insert(f.file_path);
+          }
+        }
+      }
+      if (auto text = dataset_->ReadText(rel, 1ULL << 32); text.ok()) {
+        if (auto list = ParseShardsList(*text, rel); list.ok()) {
+          for (const auto& shard : list->shard_files) {
+            for (const auto& f : shard.file_infos) {
+              if (!before.count(f.file_path)) files.push_back(f.file_path);
+            }
+          }
+        }
+      }
       if (previous != previous_lists_.end()) {
         (void)dataset_->WriteFile(rel, previous->second);
       } else {
@@ -220,8 +210,9 @@ class Filler::Impl {
   struct SplitState {
     std::unique_ptr<ShardWriter> writer;
     JsonValue metadata;
-    std::string first_dir;  // folder of the first shard: the leaf list goes there
-    // One slot per submitted shard, in submission order; filled by the workers.
+    std::string leaf_dir;  // folder of the open leaf: its shards and its list
+    // One slot per submitted shard of the open leaf, in submission order;
+    // filled by the workers.
     std::vector<std::shared_ptr<ShardInfo>> results;
   };
 
@@ -234,6 +225,54 @@ class Filler::Impl {
     return it->second;
   }
 
+  // Write the list of the split's open leaf folder (every shard of it written:
+  // the caller has drained the workers) and record its ShardListInfo. The
+  // folder's shards are then forgotten: memory holds one leaf per split.
+  Status WriteLeafList(SplitState& st) {
+    if (st.results.empty()) return Status::OK();
+    const auto& algos = dataset_->info().dataset_structure.hash_checksum_algorithms;
+    ShardsList list;
+    const std::string list_path = st.leaf_dir + "/" + std::string(kListName);
+    if (PathExists(dataset_->PathOf(list_path))) {
+      // A folder this filler did not make (a fixed relative_path_from_split
+      // reused): extend its list, and keep the old text to put back on failure.
+      SEDPACK_ASSIGN_OR_RETURN(std::string previous, dataset_->ReadText(list_path, 1ULL << 32));
+      SEDPACK_ASSIGN_OR_RETURN(list, ParseShardsList(previous, list_path));
+      previous_lists_[list_path] = std::move(previous);
+    } else {
+      list.relative_path_self = list_path;
+    }
+    for (auto& shard : st.results) {
+      list.number_of_examples += shard->number_of_examples;
+      list.shard_files.push_back(std::move(*shard));
+    }
+    st.results.clear();
+    const std::string text = SerializeShardsList(list);
+    AtomicWriteOptions wopts;
+    wopts.sync = options_.sync;
+    written_lists_.push_back(list_path);
+    SEDPACK_RETURN_NOT_OK(SetSticky(dataset_->WriteFile(list_path, text, wopts)));
+    {
+      // The list names them now; RemoveUncommitted finds them through it.
+      std::lock_guard<std::mutex> lock(io_mu_);
+      const std::string prefix = st.leaf_dir + "/";
+      std::erase_if(written_shards_, [&](const std::string& p) {
+        return p.compare(0, prefix.size(), prefix) == 0 && p.find('/', prefix.size()) == std::string::npos;
+      });
+    }
+    ShardListInfo info;
+    info.shard_list_info_file.file_path = list_path;
+    SEDPACK_ASSIGN_OR_RETURN(
+        info.shard_list_info_file.hash_checksums,
+        HashBytes(algos, std::as_bytes(std::span<const char>(text.data(), text.size()))));
+    info.number_of_examples = list.number_of_examples;
+    std::int64_t shards = static_cast<std::int64_t>(list.shard_files.size());
+    for (const auto& c : list.children_shard_lists) shards += c.number_of_shards;
+    info.number_of_shards = shards;
+    updated_.push_back(std::move(info));
+    return Status::OK();
+  }
+
   Status CloseShard(Split split, SplitState& st) {
     std::vector<std::string> comps = {std::string(SplitName(split))};
     comps.insert(comps.end(), rel_components_.begin(), rel_components_.end());
@@ -241,10 +280,18 @@ class Filler::Impl {
     const auto& structure = dataset_->info().dataset_structure;
     const std::string rel_path =
         JoinPath(comps) + "." + std::string(ShardFileTypeName(structure.shard_file_type));
-    if (st.results.empty()) {
-      comps.pop_back();
-      st.first_dir = JoinPath(comps);
+    comps.pop_back();
+    std::string dir = JoinPath(comps);
+    if (!st.results.empty() && dir != st.leaf_dir) {
+      // The path generator moved on to a new leaf folder: the old one is full.
+      // Its list needs every shard of it written, so let the workers drain
+      // (a pause of a few shards once every max_branching shards).
+      WaitInFlightBelow(1);
+      pool_->Wait();
+      SEDPACK_RETURN_NOT_OK(Sticky());
+      SEDPACK_RETURN_NOT_OK(WriteLeafList(st));
     }
+    st.leaf_dir = std::move(dir);
     auto slot = std::make_shared<ShardInfo>();
     slot->number_of_examples = static_cast<std::int64_t>(st.writer->num_examples());
     slot->custom_metadata = st.metadata;
@@ -373,7 +420,7 @@ class Filler::Impl {
   std::shared_ptr<Dataset> dataset_;
   FillerOptions options_;
   std::vector<std::string> rel_components_;
-  PathGenerator paths_;
+  PathGenerator paths_;  // levels 4, options_.max_branching: set in Init
   std::map<Split, SplitState> splits_;
   std::vector<Split> split_order_;
   std::vector<ShardListInfo> updated_;

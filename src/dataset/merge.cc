@@ -119,6 +119,15 @@ class Merger {
         list.children_shard_lists.push_back(std::move(group.front().info));
         continue;
       }
+      // A list this job has just written (a leaf, one level down) is described
+      // by its writer's info: reading and parsing every leaf back would cost a
+      // commit as much as all the lists it adds.
+      if (group.size() == 1 && group.front().components.size() == common + 2) {
+        list.number_of_examples += group.front().info.number_of_examples;
+        shards += group.front().info.number_of_shards;
+        list.children_shard_lists.push_back(std::move(group.front().info));
+        continue;
+      }
       SEDPACK_ASSIGN_OR_RETURN(ShardListInfo child, Merge(std::move(group), common + 1));
       list.number_of_examples += child.number_of_examples;
       shards += child.number_of_shards;

@@ -34,14 +34,21 @@ struct FillerOptions {
   bool auto_update_dataset = true;
   /// fsync shards and metadata before they become visible.
   bool sync = false;
+  /// Shard files per leaf folder and folders per parent, as the reference's
+  /// PathGenerator (1000). Each leaf folder gets its own shards_list.json,
+  /// written as soon as the folder is full, so that the filler's memory and
+  /// every list stay bounded however many shards it writes.
+  int max_branching = 1000;
 };
 
 /// Writes examples into shards of one dataset, as the reference's DatasetFiller:
 /// one open shard per split; a shard is closed when it holds examples_per_shard
 /// examples, when its custom_metadata changes, or when the byte budget is reached.
-/// Shard files are written (atomically) by worker threads; `shards_list.json`
-/// files and `dataset_info.json` only on Finish, so a failed filler leaves only
-/// unreferenced shard files. Not thread-safe. Errors are sticky: after the first
+/// Shard files are written (atomically) by worker threads. Each leaf folder's
+/// `shards_list.json` names the shards in that folder only and is written when
+/// the folder is full (or on Finish); the lists above it and `dataset_info.json`
+/// only on Finish, so a failed filler leaves nothing that the dataset's metadata
+/// references (and removes what it wrote). Not thread-safe. Errors are sticky: after the first
 /// failure every call returns it.
 class Filler {
  public:

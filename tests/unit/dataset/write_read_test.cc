@@ -364,6 +364,108 @@ TEST(FillerTest, RelativePathFromSplitAndMerge) {
   for (const auto& p : report.problems) ADD_FAILURE() << p.path << ": " << p.message;
 }
 
+// Every list of the tree under `rel` (a shards_list.json path): each names only
+// shards in its own folder and children exactly one folder deeper; adds the
+// number of lists to *lists and checks no list below the split's names more
+// than `max` entries (the split's own list is unbounded, as the reference's
+// top folder level).
+void ExpectBalancedTree(const std::shared_ptr<Dataset>& ds, const std::string& rel, std::size_t max,
+                        int* lists) {
+  ASSERT_OK_AND_ASSIGN(ShardsList list, LoadShardsList(*ds, rel));
+  ++*lists;
+  const std::string dir = rel.substr(0, rel.rfind('/'));
+  EXPECT_LE(list.shard_files.size(), max) << rel;
+  if (dir.find('/') != std::string::npos) EXPECT_LE(list.children_shard_lists.size(), max) << rel;
+  EXPECT_TRUE(list.shard_files.empty() || list.children_shard_lists.empty()) << rel;
+  for (const ShardInfo& s : list.shard_files) {
+    const std::string& p = s.file_infos[0].file_path;
+    EXPECT_EQ(p.substr(0, p.rfind('/')), dir) << rel << " names " << p;
+  }
+  for (const ShardListInfo& c : list.children_shard_lists) {
+    const std::string& p = c.shard_list_info_file.file_path;
+    const std::string child_dir = p.substr(0, p.rfind('/'));
+    EXPECT_EQ(child_dir.substr(0, child_dir.rfind('/')), dir) << rel << " names " << p;
+    ExpectBalancedTree(ds, p, max, lists);
+  }
+}
+
+TEST(FillerTest, OneListPerLeafFolderWrittenAsItFills) {
+  TempDir tmp;
+  ASSERT_OK_AND_ASSIGN(auto ds, Dataset::Create(tmp.path(), Metadata{}, SmallStructure(1)));
+  FillerOptions o;
+  o.max_branching = 3;  // 3 shards per leaf, 3 leaves per folder above it
+  o.concurrency = 2;
+  ASSERT_OK_AND_ASSIGN(auto filler, Filler::Make(ds, o));
+  std::vector<std::int32_t> train;
+  for (int k = 0; k < 30; ++k) {
+    ASSERT_OK(WriteSmall(*filler, Split::kTrain, k));
+    train.push_back(k);
+    if (k == 20) {
+      // Full leaves have their lists on disk before Finish (shards 0-17 are in
+      // six full leaves by now).
+      int on_disk = 0;
+      for (const auto& e : std::filesystem::recursive_directory_iterator(tmp.path() + "/train")) {
+        on_disk += e.path().filename() == "shards_list.json";
+      }
+      EXPECT_GE(on_disk, 5);
+    }
+  }
+  ASSERT_OK(filler->Finish());
+  // 30 shards in leaves of 3: 10 leaf lists, all handed to the merge.
+  EXPECT_EQ(filler->updated_infos().size(), 10u);
+  ASSERT_OK_AND_ASSIGN(auto reopened, Dataset::Open(tmp.path()));
+  EXPECT_EQ(ReadXs(reopened, Split::kTrain), train);
+  EXPECT_EQ(reopened->info().FindSplit(Split::kTrain)->number_of_shards, 30);
+  int lists = 0;
+  ExpectBalancedTree(reopened, "train/shards_list.json", 3, &lists);
+  // 10 leaves, 4 folders of up to 3 leaves, 2 folders above them, the split's list.
+  EXPECT_EQ(lists, 10 + 4 + 2 + 1);
+  ASSERT_OK_AND_ASSIGN(CheckReport report, CheckDataset(tmp.path()));
+  for (const auto& p : report.problems) ADD_FAILURE() << p.path << ": " << p.message;
+  EXPECT_EQ(report.shards_checked, 30u);
+}
+
+TEST(FillerTest, SplitsSharingLeafFoldersEachGetTheirOwnLists) {
+  TempDir tmp;
+  ASSERT_OK_AND_ASSIGN(auto ds, Dataset::Create(tmp.path(), Metadata{}, SmallStructure(2)));
+  FillerOptions o;
+  o.max_branching = 2;
+  ASSERT_OK_AND_ASSIGN(auto filler, Filler::Make(ds, o));
+  std::map<Split, std::vector<std::int32_t>> want;
+  for (int k = 0; k < 41; ++k) {
+    const Split split = k % 5 == 1 ? Split::kTest : (k % 7 == 3 ? Split::kHoldout : Split::kTrain);
+    ASSERT_OK(WriteSmall(*filler, split, k));
+    want[split].push_back(k);
+  }
+  ASSERT_OK(filler->Finish());
+  ASSERT_OK_AND_ASSIGN(auto reopened, Dataset::Open(tmp.path()));
+  for (const auto& [split, xs] : want) {
+    EXPECT_EQ(ReadXs(reopened, split), xs) << SplitName(split);
+    int lists = 0;
+    ExpectBalancedTree(reopened, std::string(SplitName(split)) + "/shards_list.json", 2, &lists);
+  }
+  ASSERT_OK_AND_ASSIGN(CheckReport report, CheckDataset(tmp.path()));
+  for (const auto& p : report.problems) ADD_FAILURE() << p.path << ": " << p.message;
+}
+
+TEST(FillerTest, AFailedFillerRemovesTheLeavesItFinished) {
+  TempDir tmp;
+  ASSERT_OK_AND_ASSIGN(auto ds, Dataset::Create(tmp.path(), Metadata{}, SmallStructure(1)));
+  {
+    FillerOptions o;
+    o.max_branching = 2;
+    ASSERT_OK_AND_ASSIGN(auto filler, Filler::Make(ds, o));
+    for (int k = 0; k < 9; ++k) ASSERT_OK(WriteSmall(*filler, Split::kTrain, k));
+  }  // dropped without Finish: four leaves had their lists written
+  int files = 0;
+  for (const auto& e : std::filesystem::recursive_directory_iterator(tmp.path())) {
+    files += e.is_regular_file() && e.path().filename() != "dataset_info.json";
+  }
+  EXPECT_EQ(files, 0);
+  // The split folder stays (it may have been there before); nothing is in it.
+  EXPECT_TRUE(std::filesystem::is_empty(tmp.path() + "/train"));
+}
+
 TEST(FillerTest, ByteBudgetClosesShardEarly) {
   TempDir tmp;
   DatasetStructure s;
