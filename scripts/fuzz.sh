@@ -19,13 +19,16 @@ T0=$(date +%s)
 . ./scripts/sanitizer-trees.sh
 configure_asan_tree "$B" > /dev/null
 TARGETS="${FUZZ_TARGETS:-fuzz_metadata fuzz_shard fuzz_decompress fuzz_hdf5_mapping}"
-# The seed dataset is written by a `sedpack` binary: SEDPACK_SEED_CLI if given
-# (the test command passes the one it has just built, which saves compiling the
-# whole tool again with clang), else one built here.
-SEED_CLI="${SEDPACK_SEED_CLI:-}"
-[ -n "$SEED_CLI" ] || SEED_CLI_TARGET=sedpack_cli
-cmake --build "$B" -j "${SEDPACK_JOBS:-2}" --target ${SEED_CLI_TARGET:-} $TARGETS > /dev/null
-[ -n "$SEED_CLI" ] || SEED_CLI="$B/src/cli/sedpack"
+# The seed dataset is written by the `sedpack` tool of the optimized tree
+# (the sanitizer tree does not build the tool): SEDPACK_SEED_CLI if given,
+# else build/src/cli/sedpack.
+SEED_CLI="${SEDPACK_SEED_CLI:-${SEDPACK_BUILD_DIR:-build}/src/cli/sedpack}"
+if [ ! -x "$SEED_CLI" ]; then
+  echo "fuzz.sh: no sedpack tool at $SEED_CLI to write the seed dataset; run scripts/build.sh first" \
+       "(or set SEDPACK_SEED_CLI)" >&2
+  exit 2
+fi
+cmake --build "$B" -j "${SEDPACK_JOBS:-2}" --target $TARGETS > /dev/null
 T1=$(date +%s)
 
 # Seed corpora (rebuilt every run, never committed).

@@ -4,20 +4,22 @@
 # parsers, decoders, MPI paths, threads - not to repeating slow end-to-end runs:
 #
 #   asan  build-asan/  one clang tree with ASan+UBSan (SEDPACK_SANITIZE=ON) and
-#                      libFuzzer instrumentation (SEDPACK_FUZZ=ON), no benchmarks.
-#                      Runs every ctest test except those labelled `e2e`: the
-#                      unit, golden, containment, CLI, HDF5 and maintenance tests
-#                      and every MPI test at 1, 2 and 4 ranks. The `e2e` tests
-#                      (crash_test: SIGKILL at many points, load_test: 8 ranks
-#                      and 32 readers, slurm_generate_test, install_package)
-#                      repeat code that those tests already run, at the cost of
-#                      a process start or an MPI job per step; they run in the
-#                      normal build only. `ctest --test-dir build-asan -L e2e`
-#                      runs them under ASan by hand.
+#                      libFuzzer instrumentation (SEDPACK_FUZZ=ON), no benchmarks,
+#                      no command-line tool. Runs the library tests
+#                      (SEDPACK_TEST_SET=library): the unit, golden, hostile-input
+#                      and containment tests of every parser and decoder, the
+#                      HDF5 importer, maintenance, injected faults, and every MPI
+#                      test at 1, 2 and 4 ranks. The program tests (the CLI,
+#                      crash_test, load_test, SLURM, install, Python) run in the
+#                      optimized tree: they drive the same library code through
+#                      the tool, at the cost of a process start or an MPI job per
+#                      step. For them under ASan by hand: configure a tree as
+#                      configure_asan_tree does with -DSEDPACK_BUILD_CLI=ON
+#                      -DSEDPACK_TEST_SET=all.
 #   tsan  build-tsan/  ThreadSanitizer build (SEDPACK_TSAN=ON, MPI off) of the
 #                      tests labelled `threads` only (target sedpack_threaded_tests:
 #                      Filler workers, fetch cache, generate, recompress/stats/digest,
-#                      HDF5 import, the CLI); ctest -L threads. MPI never runs under TSan.
+#                      HDF5 import); ctest -L threads. MPI never runs under TSan.
 #   fuzz  build-asan/  scripts/fuzz.sh on the asan tree (no second build):
 #                      every libFuzzer target for SEDPACK_FUZZ_SECONDS (default
 #                      30) seconds, two at a time.
@@ -61,7 +63,7 @@ for s in "${STAGES[@]}"; do
   case "$s" in
     asan)
       stage "asan build" asan_build &&
-        stage "asan ctest" ctest --test-dir build-asan --output-on-failure -j "$JOBS" --timeout 900 -LE e2e
+        stage "asan ctest" ctest --test-dir build-asan --output-on-failure -j "$JOBS" --timeout 900
       ;;
     tsan)
       stage "tsan build" tsan_build &&

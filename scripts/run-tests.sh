@@ -1,10 +1,13 @@
 #!/usr/bin/env bash
 # The test command (CI runs exactly this): install missing packages, build,
-# run every test (ctest) in build/; then the hardening stage,
-# scripts/run-hardening.sh: the sanitizer suite under ASan+UBSan, the threaded
-# tests under TSan and a short run of every fuzzer. SEDPACK_HARDENING=0 skips
-# the hardening stage (quick local runs). Ends with a table of the wall and CPU
-# time of every stage.
+# run the tests in build/; then the hardening stage, scripts/run-hardening.sh:
+# the library tests under ASan+UBSan, the threaded ones under TSan and a short
+# run of every fuzzer. Every test runs once: build/ registers the program tests
+# (the CLI, the Python module, end-to-end runs; SEDPACK_TEST_SET=programs) and
+# the ASan+UBSan tree the library tests, which are the ones the sanitizers are
+# for. SEDPACK_HARDENING=0 skips the hardening stage and runs every test in
+# build/ instead (quick local runs). Ends with a table of the wall and CPU time
+# of every stage.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # shellcheck source=scripts/stages.sh
@@ -13,7 +16,9 @@ JOBS="${SEDPACK_JOBS:-2}"
 BUILD="${SEDPACK_BUILD_DIR:-build}"
 status=0
 stage deps ./scripts/install-deps.sh || { stage_table; exit 1; }
-stage build env SEDPACK_JOBS="$JOBS" ./scripts/build.sh || { stage_table; exit 1; }
+TEST_SET=programs
+[ "${SEDPACK_HARDENING:-1}" != 0 ] || TEST_SET=all
+stage build env SEDPACK_JOBS="$JOBS" ./scripts/build.sh -DSEDPACK_TEST_SET=$TEST_SET || { stage_table; exit 1; }
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 stage ctest ctest --test-dir "$BUILD" --output-on-failure -j "$JOBS" --timeout 600 || status=1
 if [ "${SEDPACK_HARDENING:-1}" != 0 ]; then

@@ -2,16 +2,20 @@
 # configured, in one place.
 #
 #   configure_asan_tree DIR   clang, ASan+UBSan and libFuzzer instrumentation:
-#                             the sanitizer test suite and the fuzz targets
-#                             share this one tree (build-asan/)
+#                             the library tests and the fuzz targets share
+#                             this one tree (build-asan/)
 #   configure_tsan_tree DIR   gcc, ThreadSanitizer, MPI off (build-tsan/)
 #
 # Both use -O1 and line tables only: they compile in about half the time of
-# -O2 -g, and reports still name file and line. Benchmarks are not built.
+# -O2 -g, and reports still name file and line. They build the library tests
+# (SEDPACK_TEST_SET=library) and neither the command-line tool nor the
+# benchmarks: the tool is argument parsing and printing over the library, whose
+# code those tests run; its end-to-end tests run in the optimized tree.
 SAN_GEN=()
 command -v ninja > /dev/null 2>&1 && SAN_GEN=(-G Ninja)
 SAN_FLAGS=(-DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1 -DNDEBUG"
-           -DCMAKE_C_FLAGS_RELWITHDEBINFO="-O1 -g1 -DNDEBUG" -DSEDPACK_BUILD_BENCH=OFF)
+           -DCMAKE_C_FLAGS_RELWITHDEBINFO="-O1 -g1 -DNDEBUG" -DSEDPACK_BUILD_BENCH=OFF
+           -DSEDPACK_BUILD_CLI=OFF -DSEDPACK_TEST_SET=library)
 
 _san_configure() {  # _san_configure DIR CMAKE_ARGS...
   local dir=$1
