@@ -15,12 +15,25 @@ while reading (its default); the reference does not, so sedpack_hpc is also
 measured with verify_hashes=False ("read, no hash"), and the read ratio uses
 that figure (the same work). MB/s counts raw example bytes. The ratios are
 sedpack_hpc / reference.
+
+The codec library limit is measured in the same run on the same bytes: the
+uncompressed fb shards sedpack_hpc wrote (its shard files decompressed with the
+codec's own Python binding) are compressed and decompressed, one thread, by
+that binding alone at the level sedpack_hpc uses (lz4.frame level 0, zstandard
+level 3, zlib level 9 as a gzip member). "of limit" is sedpack_hpc's write
+figure over the compress figure and its "read, no hash" figure over the
+decompress figure (MB/s of raw example bytes on both sides, so the fraction is
+a ratio of times). sedpack_hpc's filler compresses on all hardware threads and
+also hashes and writes files, so its write fraction can pass 100% on a
+multi-core machine. A codec whose binding is not importable (python3-lz4,
+python3-zstandard) is left out of that table.
 """
 import argparse
 import shutil
 import statistics
 import tempfile
 import time
+import zlib
 from pathlib import Path
 
 import numpy as np
@@ -34,6 +47,55 @@ except ImportError:  # the reference is optional
 
 CODECS = ("LZ4", "ZSTD", "GZIP")
 TRACE = 80_000
+
+
+def codec_library(codec):
+    """(name, compress, decompress) of the codec's Python binding at the level
+    sedpack_hpc writes (include/sedpack/codecs/compress.h), or None."""
+    if codec == "GZIP":
+        def gzip_compress(data):
+            c = zlib.compressobj(9, zlib.DEFLATED, 31)  # wbits 31: one gzip member
+            return c.compress(data) + c.flush()
+        return "zlib level 9 (gzip)", gzip_compress, lambda data: zlib.decompress(data, 31)
+    if codec == "LZ4":
+        try:
+            import lz4.frame
+        except ImportError:
+            return None
+        def lz4_compress(data):
+            return lz4.frame.compress(data, compression_level=0, block_size=lz4.frame.BLOCKSIZE_MAX64KB,
+                                      block_linked=True, content_checksum=False, store_size=True)
+        return "lz4.frame level 0", lz4_compress, lz4.frame.decompress
+    if codec == "ZSTD":
+        try:
+            import zstandard
+        except ImportError:
+            return None
+        compressor = zstandard.ZstdCompressor(level=3, write_content_size=True)
+        decompressor = zstandard.ZstdDecompressor()
+        return "zstandard level 3", compressor.compress, decompressor.decompress
+    return None
+
+
+def shard_payloads(root, decompress):
+    """The uncompressed fb shards of the dataset at `root` (its shard files,
+    decompressed by the codec library)."""
+    files = sorted(f for f in (Path(root) / "train").rglob("*") if f.is_file() and f.suffix != ".json")
+    return [decompress(f.read_bytes()) for f in files]
+
+
+def library_limit(payloads, compress, decompress, repeat):
+    """Median seconds to compress, and to decompress, every payload once."""
+    c_times, d_times = [], []
+    for _ in range(repeat):
+        t = time.perf_counter()
+        packed = [compress(p) for p in payloads]
+        c_times.append(time.perf_counter() - t)
+        t = time.perf_counter()
+        unpacked = [decompress(p) for p in packed]
+        d_times.append(time.perf_counter() - t)
+        assert unpacked == payloads
+    return statistics.median(c_times), statistics.median(d_times)
 
 
 def structure(codec):
@@ -116,8 +178,10 @@ def main():
     header = f"{'codec':6} {'library':12} {'write MB/s':>11} {'read MB/s':>10} {'read, no hash':>14}"
     print(header)
     rows = {}
+    limits = {}
     try:
         for codec in CODECS:
+            library = codec_library(codec)
             for name, module in modules:
                 w, r, r_nohash = [], [], []
                 for i in range(args.repeat):
@@ -129,6 +193,8 @@ def main():
                     r.append(seconds)
                     if module is sedpack_hpc:
                         r_nohash.append(read(module, root, verify_hashes=False)[0])
+                        if i == 0 and library:
+                            payloads = shard_payloads(root, library[2])
                     else:
                         r_nohash.append(seconds)
                     shutil.rmtree(root)
@@ -136,11 +202,28 @@ def main():
                                        mb / statistics.median(r_nohash))
                 wr, rd, rn = rows[(codec, name)]
                 print(f"{codec:6} {name:12} {wr:11.1f} {rd:10.1f} {rn:14.1f}", flush=True)
-        if reference:
-            print("ratios sedpack_hpc / reference (write, read):")
-            for codec in CODECS:
-                ours, theirs = rows[(codec, "sedpack_hpc")], rows[(codec, "reference")]
-                print(f"  {codec:6} {ours[0] / theirs[0]:6.2f}x {ours[2] / theirs[2]:6.2f}x")
+            if library:
+                c, d = library_limit(payloads, library[1], library[2], args.repeat)
+                limits[codec] = (library[0], mb / c, mb / d)
+        # One line per codec: the ratios against the reference and the
+        # fractions of the codec library limit, from this run.
+        print("sedpack_hpc against the reference (ratios) and against the codec library limit "
+              "(one thread, the same uncompressed fb shards):")
+        print(f"  {'codec':6} {'write/ref':>9} {'read/ref':>9}  {'library':20} {'compress MB/s':>13} "
+              f"{'decompress MB/s':>15} {'write/limit':>11} {'read/limit':>10}")
+        for codec in CODECS:
+            ours = rows[(codec, "sedpack_hpc")]
+            if reference:
+                theirs = rows[(codec, "reference")]
+                ratios = f"{ours[0] / theirs[0]:8.2f}x {ours[2] / theirs[2]:8.2f}x"
+            else:
+                ratios = f"{'-':>9} {'-':>9}"
+            if codec in limits:
+                lib, c, d = limits[codec]
+                limit = f"{lib:20} {c:13.1f} {d:15.1f} {100 * ours[0] / c:10.0f}% {100 * ours[2] / d:9.0f}%"
+            else:
+                limit = f"{'(binding not importable)':20}"
+            print(f"  {codec:6} {ratios}  {limit}")
     finally:
         if args.dir is None:
             shutil.rmtree(scratch, ignore_errors=True)

@@ -94,6 +94,7 @@ T Unwrap(sp::Result<T> r) {
 // ---- JSON and models -----------------------------------------------------------
 
 py::object Json() { return py::module_::import("json"); }
+py::module_ Numpy() { return py::module_::import("numpy"); }
 
 py::object JsonToPy(const sp::JsonValue& v) { return Json().attr("loads")(v.text()); }
 py::object JsonTextToPy(const std::string& text) { return Json().attr("loads")(text); }
@@ -103,6 +104,7 @@ std::string PyTypeName(py::handle obj) { return py::str(py::type::handle_of(obj)
 /// A plain (JSON-able) Python structure for `obj`: our model objects and the
 /// reference's pydantic models (model_dump) become dicts, tuples become lists.
 py::object Plain(py::handle obj);
+py::object ModelDump(py::handle model);
 
 sp::JsonValue PyToJson(py::handle obj) {
   if (obj.is_none()) return sp::JsonValue();
@@ -150,12 +152,128 @@ py::object Plain(py::handle obj) {
     for (py::handle v : obj) out.append(Plain(v));
     return out;
   }
-  if (py::isinstance<py::str>(obj)) return py::reinterpret_borrow<py::object>(obj);
-  if (py::hasattr(obj, "model_dump")) {  // the reference's pydantic models
-    return Plain(obj.attr("model_dump")(py::arg("mode") = "json"));
+  if (py::isinstance<py::str>(obj) || py::isinstance<py::bool_>(obj) || py::isinstance<py::int_>(obj) ||
+      py::isinstance<py::float_>(obj) || obj.is_none()) {
+    return py::reinterpret_borrow<py::object>(obj);
   }
+  if (py::hasattr(obj, "model_dump")) return Plain(ModelDump(obj));  // any pydantic model
+  // numpy scalars and arrays (a shape given as np.int64 dims or an array).
+  if (py::isinstance(obj, Numpy().attr("generic")) || py::isinstance<py::array>(obj)) {
+    return Plain(obj.attr("tolist")());
+  }
+  if (PyIndex_Check(obj.ptr())) return py::reinterpret_steal<py::object>(PyNumber_Index(obj.ptr()));
   if (py::isinstance(obj, py::module_::import("os").attr("PathLike"))) return py::str(PathString(obj));
+  if (py::isinstance(obj, py::module_::import("collections.abc").attr("Mapping"))) {
+    return Plain(py::dict(py::reinterpret_borrow<py::object>(obj)));
+  }
   return py::reinterpret_borrow<py::object>(obj);
+}
+
+// ---- The three models, from whatever shape the caller has ---------------------------
+//
+// The reference's classes are pydantic models (sedpack.io.metadata); they are
+// never imported here. A model is accepted as: our class, a dict (any
+// Mapping), an object with pydantic's model_dump() (v2) or dict() (v1), or any
+// object carrying the model's fields as attributes (dataclasses, namedtuples,
+// stand-ins). Every field then goes through the same strict parser as a dict.
+
+enum class Model { kMetadata, kStructure, kAttribute };
+
+struct ModelFields {
+  const char* name;
+  std::vector<const char*> fields;  // the reference's field names, in its order
+};
+
+const ModelFields& FieldsOf(Model kind) {
+  static const ModelFields kMetadataFields{
+      "Metadata",
+      {"description", "dataset_license", "dataset_version", "download_from", "custom_metadata", "sedpack_version"}};
+  static const ModelFields kStructureFields{
+      "DatasetStructure",
+      {"saved_data_description", "compression", "examples_per_shard", "shard_file_type",
+       "hash_checksum_algorithms"}};
+  static const ModelFields kAttributeFields{"Attribute", {"name", "dtype", "shape", "custom_metadata"}};
+  switch (kind) {
+    case Model::kMetadata:
+      return kMetadataFields;
+    case Model::kStructure:
+      return kStructureFields;
+    case Model::kAttribute:
+      break;
+  }
+  return kAttributeFields;
+}
+
+py::object ModelDump(py::handle obj) {
+  py::object dump = obj.attr("model_dump");
+  try {
+    return dump(py::arg("mode") = "json");  // pydantic v2: JSON-able values
+  } catch (py::error_already_set& e) {
+    if (!e.matches(PyExc_TypeError)) throw;  // a model_dump() that takes no `mode`
+  }
+  return dump();
+}
+
+bool IsForeignModel(py::handle obj) {
+  return !py::isinstance<sp::Attribute>(obj) && !py::isinstance<sp::Metadata>(obj) &&
+         !py::isinstance<sp::DatasetStructure>(obj) && !py::isinstance<py::dict>(obj) &&
+         !py::isinstance(obj, py::module_::import("collections.abc").attr("Mapping"));
+}
+
+/// The fields of one model as a dict of plain values (the entries of a
+/// saved_data_description are Attributes in any of the shapes above).
+py::object ModelDict(py::handle obj, Model kind) {
+  const ModelFields& model = FieldsOf(kind);
+  py::object raw;
+  if (!IsForeignModel(obj)) {
+    raw = py::isinstance<py::dict>(obj) ? py::reinterpret_borrow<py::object>(obj) : Plain(obj);
+    if (!py::isinstance<py::dict>(raw)) raw = py::dict(raw);  // a Mapping
+  } else if (py::hasattr(obj, "model_dump")) {
+    raw = ModelDump(obj);
+  } else if (py::hasattr(obj, "_asdict")) {  // a namedtuple
+    raw = obj.attr("_asdict")();
+  } else if (py::hasattr(obj, "dict") && py::hasattr(obj, "__fields__")) {  // pydantic v1
+    raw = obj.attr("dict")();
+  } else if (py::isinstance<py::str>(obj) || py::isinstance<py::list>(obj) || py::isinstance<py::tuple>(obj) ||
+             PyNumber_Check(obj.ptr())) {
+    return Plain(obj);  // not a model: the parser says what it expected
+  } else {
+    py::dict fields;
+    for (const char* f : model.fields) {
+      if (py::hasattr(obj, f)) fields[f] = obj.attr(f);
+    }
+    if (py::len(fields) == 0) {
+      throw py::type_error(std::string(model.name) + ": expected a dict or an object with the fields of the " +
+                           "reference's " + model.name + ", got " + PyTypeName(obj));
+    }
+    raw = fields;
+  }
+  if (!py::isinstance<py::dict>(raw)) return Plain(raw);
+  py::dict out;
+  for (auto [k, v] : raw.cast<py::dict>()) {
+    const bool attributes = kind == Model::kStructure && py::isinstance<py::str>(k) &&
+                            k.cast<std::string>() == "saved_data_description" && !py::isinstance<py::str>(v) &&
+                            py::hasattr(v, "__iter__");
+    if (!attributes) {
+      out[k] = Plain(v);
+      continue;
+    }
+    py::list attrs;
+    for (py::handle a : v) attrs.append(ModelDict(a, Model::kAttribute));
+    out[k] = attrs;
+  }
+  // The reference fills sedpack_version with its own version; that records
+  // which library wrote the object, not the format we write, and a newer
+  // reference's number would make the dataset unreadable to our reader. It is
+  // kept only when pydantic says the caller set it (model_fields_set).
+  if (kind == Model::kMetadata && IsForeignModel(obj) && out.contains("sedpack_version")) {
+    bool set_by_caller = false;
+    if (py::hasattr(obj, "model_fields_set")) {
+      set_by_caller = py::bool_(obj.attr("model_fields_set").attr("__contains__")("sedpack_version"));
+    }
+    if (!set_by_caller) PyDict_DelItemString(out.ptr(), "sedpack_version");
+  }
+  return out;
 }
 
 std::string PlainJsonText(py::handle obj) { return py::str(Json().attr("dumps")(Plain(obj))); }
@@ -163,13 +281,14 @@ std::string PlainJsonText(py::handle obj) { return py::str(Json().attr("dumps")(
 sp::Metadata ToMetadata(py::handle obj) {
   if (py::isinstance<sp::Metadata>(obj)) return obj.cast<sp::Metadata>();
   if (obj.is_none()) return sp::Metadata();
-  return Unwrap(sp::ParseMetadata(PlainJsonText(obj), "metadata", /*strict=*/true));
+  return Unwrap(sp::ParseMetadata(PlainJsonText(ModelDict(obj, Model::kMetadata)), "metadata", /*strict=*/true));
 }
 
 sp::DatasetStructure ToStructure(py::handle obj) {
   if (py::isinstance<sp::DatasetStructure>(obj)) return obj.cast<sp::DatasetStructure>();
   if (obj.is_none()) return sp::DatasetStructure();
-  return Unwrap(sp::ParseDatasetStructure(PlainJsonText(obj), "dataset_structure", /*strict=*/true));
+  return Unwrap(sp::ParseDatasetStructure(PlainJsonText(ModelDict(obj, Model::kStructure)), "dataset_structure",
+                                          /*strict=*/true));
 }
 
 sp::Attribute ToAttribute(py::handle obj) {
@@ -178,7 +297,8 @@ sp::Attribute ToAttribute(py::handle obj) {
   py::list one;
   one.append(obj);
   wrapper["saved_data_description"] = one;
-  sp::DatasetStructure s = Unwrap(sp::ParseDatasetStructure(PlainJsonText(wrapper), "Attribute", true));
+  sp::DatasetStructure s = Unwrap(sp::ParseDatasetStructure(PlainJsonText(ModelDict(wrapper, Model::kStructure)),
+                                                            "Attribute", true));
   return s.saved_data_description.at(0);
 }
 
@@ -320,8 +440,6 @@ struct ExampleValues {
   std::vector<sp::ValueView> views;
   std::optional<sp::JsonValue> meta;
 };
-
-py::module_ Numpy() { return py::module_::import("numpy"); }
 
 /// A C-contiguous little-endian array of `spec`'s dtype holding exactly the
 /// values of `obj` (any dtype and layout whose values convert without change).
