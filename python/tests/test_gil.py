@@ -37,8 +37,8 @@ from sedpack_hpc import Dataset
 SHARDS = 8
 EXAMPLE_BYTES = 1 << 20
 SWITCH_INTERVAL = 0.00025  # seconds: a GIL holder gives the counter about this per call
-MIN_FRACTION_RELEASED = 0.2  # seen: 0.6 to 0.9 on a 2-core machine at load 6
-MAX_FRACTION_HELD = 0.15  # seen: 0.00 for sorted(); 0.01 to 0.02 with a release removed
+MIN_FRACTION_RELEASED = 0.1  # seen: 0.6 to 0.9 at load 6; held calls keep 0.01 to 0.02
+MAX_FRACTION_HELD = 0.08  # seen: 0.00 for sorted(); 0.01 to 0.02 with a release removed
 
 
 class Counter:

@@ -150,6 +150,21 @@ Result<std::shared_ptr<const DecodedShard>> ReadShard(const Dataset& dataset, co
   return std::shared_ptr<const DecodedShard>(std::move(decoded).value());
 }
 
+// Where an ExampleReader's shards come from, one pass at a time, without
+// holding the whole split in memory (reading a split of millions of shards
+// costs one root-to-leaf path of lists, plus, when shuffling, one entry per
+// list and the shards of a few lists):
+//
+//   in order   (shuffle_buffer == 0): the depth-first walk of ShardInfoIterator.
+//   shuffled:  the lists that hold shards are found once (one entry each); every
+//              pass visits them in a random order, kOpenLists at a time, taking
+//              each next shard from a random open list, whose shards are
+//              shuffled when it is opened. A balanced tree has a list per leaf
+//              folder of up to 1000 shards, so shards far apart in the tree
+//              still mix within a pass.
+//   listed:    the whole shard list, shuffled as one (the reference's way): kept
+//              for the filters whose result depends on the order of the whole
+//              split (custom_metadata_type_limit, max_shards) when shuffling.
 class ExampleReader::Impl {
  public:
   Impl(std::shared_ptr<const Dataset> dataset, ReadOptions options)
@@ -161,23 +176,26 @@ class ExampleReader::Impl {
   }
 
   Status Init(Split split) {
-    SEDPACK_ASSIGN_OR_RETURN(std::vector<ShardInfo> all, ListShards(dataset_, split, options_.verify_hashes));
-    std::map<std::string, std::size_t> per_type;
-    for (ShardInfo& s : all) {
-      if (options_.shard_filter && !options_.shard_filter(s)) continue;
-      if (options_.custom_metadata_type_limit) {
-        std::size_t& n = per_type[s.custom_metadata.SortedKeysText()];
-        if (n >= *options_.custom_metadata_type_limit) continue;
-        ++n;
-      }
-      if (options_.max_shards && shards_.size() >= *options_.max_shards) break;
-      shards_.push_back(std::move(s));
+    split_ = split;
+    const bool shuffle = options_.shuffle_buffer > 0;
+    if (!shuffle) {
+      mode_ = Mode::kInOrder;
+    } else if (options_.custom_metadata_type_limit || options_.max_shards) {
+      mode_ = Mode::kListed;
+      SEDPACK_ASSIGN_OR_RETURN(shards_, ListFiltered());
+      listed_ = true;
+    } else {
+      mode_ = Mode::kShuffled;
+      SEDPACK_RETURN_NOT_OK(FindShardLists());
     }
-    if (shards_.empty() && options_.repeat) {
+    SEDPACK_RETURN_NOT_OK(StartPass());
+    // The first shard is looked for now, so that an empty split (after the
+    // filters) fails here, as it does when the whole list is read up front.
+    SEDPACK_ASSIGN_OR_RETURN(lookahead_, NextShard());
+    if (!lookahead_ && options_.repeat) {
       return Status::InvalidArgument("the list of shards is empty (split ", SplitName(split),
                                      " after filtering); cannot repeat");
     }
-    StartPass();
     return Status::OK();
   }
 
@@ -201,33 +219,172 @@ class ExampleReader::Impl {
     return std::optional<Example>(std::move(out));
   }
 
-  const std::vector<ShardInfo>& shards() const { return shards_; }
-
- private:
-  void StartPass() {
-    order_.resize(shards_.size());
-    for (std::size_t i = 0; i < order_.size(); ++i) order_[i] = i;
-    if (options_.shuffle_buffer > 0) std::shuffle(order_.begin(), order_.end(), rng_);
-    next_to_schedule_ = 0;
+  // Listed on first use when the reader streams: this is the one call that
+  // holds every shard of the split in memory.
+  const std::vector<ShardInfo>& shards() {
+    if (!listed_) {
+      auto all = ListFiltered();
+      if (all.ok()) shards_ = std::move(all).value();
+      listed_ = true;
+    }
+    return shards_;
   }
 
-  void Schedule() {
+ private:
+  enum class Mode { kInOrder, kShuffled, kListed };
+  static constexpr std::size_t kOpenLists = 8;
+
+  bool Keep(const ShardInfo& s, std::map<std::string, std::size_t>* per_type, std::size_t kept) const {
+    if (options_.shard_filter && !options_.shard_filter(s)) return false;
+    if (options_.custom_metadata_type_limit) {
+      std::size_t& n = (*per_type)[s.custom_metadata.SortedKeysText()];
+      if (n >= *options_.custom_metadata_type_limit) return false;
+      ++n;
+    }
+    return !options_.max_shards || kept < *options_.max_shards;
+  }
+
+  Result<std::vector<ShardInfo>> ListFiltered() const {
+    SEDPACK_ASSIGN_OR_RETURN(auto it, ShardInfoIterator::Make(dataset_, split_, options_.verify_hashes));
+    std::vector<ShardInfo> out;
+    std::map<std::string, std::size_t> per_type;
+    for (;;) {
+      SEDPACK_ASSIGN_OR_RETURN(std::optional<ShardInfo> s, it->Next());
+      if (!s) break;
+      if (options_.max_shards && out.size() >= *options_.max_shards) break;
+      if (Keep(*s, &per_type, out.size())) out.push_back(std::move(*s));
+    }
+    return out;
+  }
+
+  // The lists of the split that name shards, in traversal order: their files
+  // (path and recorded hashes, to load them again) only.
+  Status FindShardLists() {
+    const ShardListInfo* root = dataset_->info().FindSplit(split_);
+    if (!root) return Status::NotFound("there is no shard in ", SplitName(split_));
+    std::vector<std::pair<FileInfo, std::size_t>> stack;  // list file, depth
+    std::set<std::string> visited;
+    stack.emplace_back(root->shard_list_info_file, 0);
+    while (!stack.empty()) {
+      auto [file, depth] = std::move(stack.back());
+      stack.pop_back();
+      if (depth >= kMaxListDepth) {
+        return Status::Corruption(file.file_path, ": shards_list tree deeper than ", kMaxListDepth, " levels");
+      }
+      if (!visited.insert(file.file_path).second) {
+        return Status::Corruption(file.file_path, " is listed more than once (a cycle or a repeated child)");
+      }
+      SEDPACK_ASSIGN_OR_RETURN(ShardsList list, LoadList(file));
+      if (!list.shard_files.empty()) shard_lists_.push_back(file);
+      // Depth first, children in order: pushed in reverse.
+      for (auto c = list.children_shard_lists.rbegin(); c != list.children_shard_lists.rend(); ++c) {
+        stack.emplace_back(c->shard_list_info_file, depth + 1);
+      }
+    }
+    return Status::OK();
+  }
+
+  Result<ShardsList> LoadList(const FileInfo& file) const {
+    return options_.verify_hashes ? dataset_internal::LoadShardsListVerified(*dataset_, file)
+                                  : LoadShardsList(*dataset_, file.file_path);
+  }
+
+  Status StartPass() {
+    pass_shards_ = 0;
+    switch (mode_) {
+      case Mode::kInOrder: {
+        SEDPACK_ASSIGN_OR_RETURN(walk_, ShardInfoIterator::Make(dataset_, split_, options_.verify_hashes));
+        per_type_.clear();
+        break;
+      }
+      case Mode::kShuffled:
+        list_order_.resize(shard_lists_.size());
+        for (std::size_t i = 0; i < list_order_.size(); ++i) list_order_[i] = i;
+        std::shuffle(list_order_.begin(), list_order_.end(), rng_);
+        next_list_ = 0;
+        open_.clear();
+        break;
+      case Mode::kListed:
+        order_.resize(shards_.size());
+        for (std::size_t i = 0; i < order_.size(); ++i) order_[i] = i;
+        if (options_.shuffle_buffer > 0) std::shuffle(order_.begin(), order_.end(), rng_);
+        next_to_schedule_ = 0;
+        break;
+    }
+    return Status::OK();
+  }
+
+  // The next shard of this pass, or nullopt at its end.
+  Result<std::optional<ShardInfo>> NextShard() {
+    switch (mode_) {
+      case Mode::kInOrder:
+        for (;;) {
+          if (options_.max_shards && pass_shards_ >= *options_.max_shards) return std::optional<ShardInfo>();
+          SEDPACK_ASSIGN_OR_RETURN(std::optional<ShardInfo> s, walk_->Next());
+          if (!s) return s;
+          if (Keep(*s, &per_type_, pass_shards_)) {
+            ++pass_shards_;
+            return s;
+          }
+        }
+      case Mode::kShuffled:
+        for (;;) {
+          while (open_.size() < kOpenLists && next_list_ < list_order_.size()) {
+            SEDPACK_ASSIGN_OR_RETURN(ShardsList list, LoadList(shard_lists_[list_order_[next_list_++]]));
+            std::shuffle(list.shard_files.begin(), list.shard_files.end(), rng_);
+            open_.push_back(OpenList{std::move(list.shard_files), 0});
+          }
+          if (open_.empty()) return std::optional<ShardInfo>();
+          std::uniform_int_distribution<std::size_t> pick(0, open_.size() - 1);
+          const std::size_t k = pick(rng_);
+          OpenList& o = open_[k];
+          ShardInfo s = std::move(o.shards[o.next++]);
+          if (o.next == o.shards.size()) {
+            open_[k] = std::move(open_.back());
+            open_.pop_back();
+          }
+          if (s.file_infos.empty()) return Status::Corruption("a shard entry without file_infos");
+          if (options_.shard_filter && !options_.shard_filter(s)) continue;
+          ++pass_shards_;
+          return std::optional<ShardInfo>(std::move(s));
+        }
+      case Mode::kListed:
+        if (next_to_schedule_ >= order_.size()) return std::optional<ShardInfo>();
+        ++pass_shards_;
+        return std::optional<ShardInfo>(shards_[order_[next_to_schedule_++]]);
+    }
+    return std::optional<ShardInfo>();
+  }
+
+  Status Schedule() {
     const std::size_t depth = static_cast<std::size_t>(std::max(1, options_.prefetch_shards));
     while (inflight_.size() < depth) {
-      if (next_to_schedule_ >= order_.size()) {
-        if (!options_.repeat || shards_.empty()) return;
-        StartPass();
+      std::optional<ShardInfo> next = std::move(lookahead_);
+      lookahead_.reset();
+      if (!next) {
+        if (ended_) return Status::OK();
+        SEDPACK_ASSIGN_OR_RETURN(next, NextShard());
       }
-      const ShardInfo& shard = shards_[order_[next_to_schedule_++]];
+      if (!next) {
+        // End of a pass: another one only when repeating and the pass was not empty.
+        if (!options_.repeat || pass_shards_ == 0) {
+          ended_ = true;
+          return Status::OK();
+        }
+        SEDPACK_RETURN_NOT_OK(StartPass());
+        continue;
+      }
       auto dataset = dataset_;
       auto limits = options_.limits;
       const bool verify = options_.verify_hashes;
       if (options_.prefetch_shards <= 0) {
         std::promise<Result<std::shared_ptr<const DecodedShard>>> p;
-        p.set_value(ReadShard(*dataset, shard, limits, verify));
+        p.set_value(ReadShard(*dataset, *next, limits, verify));
         inflight_.push_back(p.get_future());
       } else {
-        auto task = [dataset, shard, limits, verify] { return ReadShard(*dataset, shard, limits, verify); };
+        auto task = [dataset, shard = std::move(*next), limits, verify] {
+          return ReadShard(*dataset, shard, limits, verify);
+        };
         try {
           inflight_.push_back(std::async(std::launch::async, task));
         } catch (const std::system_error&) {
@@ -237,11 +394,12 @@ class ExampleReader::Impl {
         }
       }
     }
+    return Status::OK();
   }
 
   Result<std::optional<Example>> NextInOrder() {
     while (!current_ || pos_ >= current_->num_examples()) {
-      Schedule();
+      SEDPACK_RETURN_NOT_OK(Schedule());
       if (inflight_.empty()) return std::optional<Example>();
       auto decoded = inflight_.front().get();
       inflight_.pop_front();
@@ -253,12 +411,33 @@ class ExampleReader::Impl {
     return std::optional<Example>(std::move(e));
   }
 
+  struct OpenList {
+    std::vector<ShardInfo> shards;
+    std::size_t next = 0;
+  };
+
   std::shared_ptr<const Dataset> dataset_;
   ReadOptions options_;
   std::mt19937_64 rng_;
+  Split split_ = Split::kTrain;
+  Mode mode_ = Mode::kInOrder;
+  std::size_t pass_shards_ = 0;  // shards handed out in this pass
+  std::optional<ShardInfo> lookahead_;
+  bool ended_ = false;
+  // kInOrder
+  std::unique_ptr<ShardInfoIterator> walk_;
+  std::map<std::string, std::size_t> per_type_;
+  // kShuffled
+  std::vector<FileInfo> shard_lists_;
+  std::vector<std::size_t> list_order_;
+  std::size_t next_list_ = 0;
+  std::vector<OpenList> open_;
+  // kListed (and shards())
+  bool listed_ = false;
   std::vector<ShardInfo> shards_;
   std::vector<std::size_t> order_;
   std::size_t next_to_schedule_ = 0;
+
   std::deque<std::future<Result<std::shared_ptr<const DecodedShard>>>> inflight_;
   std::shared_ptr<const DecodedShard> current_;
   std::size_t pos_ = 0;

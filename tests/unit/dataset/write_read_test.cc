@@ -1,14 +1,17 @@
 // SPDX-License-Identifier: Apache-2.0
 // Writer round trips: every dtype x shard type x compression x hash algorithm,
 // shard rollover, metadata rules, appending, and refusal of bad examples.
+#include <algorithm>
 #include <filesystem>
 #include <map>
 #include <regex>
+#include <set>
 #include <nlohmann/json.hpp>
 
 #include "sedpack/dataset/check.h"
 #include "sedpack/dataset/filler.h"
 #include "sedpack/dataset/reader.h"
+#include "support/fault_fs.h"
 #include "support/test_support.h"
 
 namespace sedpack {
@@ -464,6 +467,109 @@ TEST(FillerTest, AFailedFillerRemovesTheLeavesItFinished) {
   EXPECT_EQ(files, 0);
   // The split folder stays (it may have been there before); nothing is in it.
   EXPECT_TRUE(std::filesystem::is_empty(tmp.path() + "/train"));
+}
+
+// A split of many leaf lists (two shards each) for the streaming readers.
+std::shared_ptr<Dataset> ManyListsDataset(const std::string& root, int examples) {
+  auto ds = Dataset::Create(root, Metadata{}, SmallStructure(1));
+  EXPECT_TRUE(ds.ok()) << ds.status().ToString();
+  FillerOptions o;
+  o.max_branching = 2;
+  auto filler = Filler::Make(*ds, o);
+  EXPECT_TRUE(filler.ok());
+  for (int k = 0; k < examples; ++k) EXPECT_TRUE(WriteSmall(**filler, Split::kTrain, k).ok());
+  EXPECT_TRUE((*filler)->Finish().ok());
+  auto reopened = Dataset::Open(root);
+  EXPECT_TRUE(reopened.ok());
+  return *reopened;
+}
+
+TEST(ReaderTest, InOrderReadingHoldsOnePathOfListsNotTheSplit) {
+  TempDir tmp;
+  auto ds = ManyListsDataset(tmp.path(), 64);  // 32 leaf lists, 63 lists in all
+  testing::FaultFileSystem counting;
+  {
+    testing::ScopedFileSystem use(&counting);
+    ReadOptions o;
+    o.prefetch_shards = 0;
+    o.verify_hashes = false;
+    ASSERT_OK_AND_ASSIGN(auto reader, ExampleReader::Make(ds, Split::kTrain, o));
+    ASSERT_OK_AND_ASSIGN(auto first, reader->Next());
+    ASSERT_TRUE(first.has_value());
+    EXPECT_EQ(first->Get(0).At<std::int32_t>(0), 0);
+  }
+  // The first example costs the lists on one root-to-leaf path (five) and one
+  // shard, not the 63 lists of the split.
+  EXPECT_LE(counting.count(testing::FaultOp::kRead), 14);
+  // All of it, read in order, is every example in the order written.
+  std::vector<std::int32_t> want(64);
+  for (int k = 0; k < 64; ++k) want[k] = k;
+  EXPECT_EQ(ReadXs(ds, Split::kTrain), want);
+}
+
+std::vector<std::int32_t> ReadShuffled(const std::shared_ptr<Dataset>& ds, std::uint64_t seed, bool repeat,
+                                       std::size_t n) {
+  ReadOptions o;
+  o.shuffle_buffer = 4;
+  o.seed = seed;
+  o.repeat = repeat;
+  std::vector<std::int32_t> out;
+  auto reader = ExampleReader::Make(ds, Split::kTrain, o);
+  EXPECT_TRUE(reader.ok()) << reader.status().ToString();
+  if (!reader.ok()) return out;
+  while (out.size() < n) {
+    auto ex = (*reader)->Next();
+    EXPECT_TRUE(ex.ok()) << ex.status().ToString();
+    if (!ex.ok() || !ex->has_value()) break;
+    out.push_back((*ex)->Get(0).At<std::int32_t>(0));
+  }
+  return out;
+}
+
+TEST(ReaderTest, ShuffledReadingOfManyListsIsCompleteSeededAndMixed) {
+  TempDir tmp;
+  auto ds = ManyListsDataset(tmp.path(), 64);
+  const auto a = ReadShuffled(ds, 7, false, 1000);
+  EXPECT_EQ(a, ReadShuffled(ds, 7, false, 1000));
+  EXPECT_NE(a, ReadShuffled(ds, 8, false, 1000));
+  auto sorted = a;
+  std::sort(sorted.begin(), sorted.end());
+  std::vector<std::int32_t> want(64);
+  for (int k = 0; k < 64; ++k) want[k] = k;
+  EXPECT_EQ(sorted, want);
+  // Not one list after another: the first eight come from more than two
+  // leaves (four examples).
+  std::set<std::int32_t> leaves;
+  for (int i = 0; i < 8; ++i) leaves.insert(a[i] / 2);
+  EXPECT_GT(leaves.size(), 2u);
+  // Repeating: each example comes about once per pass (the example buffer of
+  // four may carry a few across a pass boundary), and the passes differ.
+  const auto r = ReadShuffled(ds, 7, true, 192);
+  ASSERT_EQ(r.size(), 192u);
+  std::multiset<std::int32_t> all(r.begin(), r.end());
+  for (int k = 0; k < 64; ++k) {
+    EXPECT_GE(all.count(k), 2u) << k;
+    EXPECT_LE(all.count(k), 4u) << k;
+  }
+  EXPECT_NE(std::vector<std::int32_t>(r.begin(), r.begin() + 32),
+            std::vector<std::int32_t>(r.begin() + 64, r.begin() + 96));
+}
+
+TEST(ReaderTest, ShardsIsListedOnDemandWithTheFilters) {
+  TempDir tmp;
+  auto ds = ManyListsDataset(tmp.path(), 10);
+  ReadOptions o;
+  o.shard_filter = [](const ShardInfo& s) { return s.number_of_examples == 1; };
+  o.max_shards = 4;
+  ASSERT_OK_AND_ASSIGN(auto reader, ExampleReader::Make(ds, Split::kTrain, o));
+  EXPECT_EQ(reader->shards().size(), 4u);
+  std::vector<std::int32_t> xs;
+  for (;;) {
+    ASSERT_OK_AND_ASSIGN(auto ex, reader->Next());
+    if (!ex) break;
+    xs.push_back(ex->Get(0).At<std::int32_t>(0));
+  }
+  EXPECT_EQ(xs, (std::vector<std::int32_t>{0, 1, 2, 3}));
 }
 
 TEST(FillerTest, ByteBudgetClosesShardEarly) {
