@@ -72,7 +72,7 @@ Result<std::unique_ptr<ShardInfoIterator>> ShardInfoIterator::Make(
                            verify_hashes
                                ? dataset_internal::LoadShardsListVerified(*it->dataset_, root->shard_list_info_file)
                                : LoadShardsList(*it->dataset_, path));
-  it->visited_.push_back(path);
+  it->visited_.insert(path);
   it->stack_.push_back(Frame{std::move(list)});
   return it;
 }
@@ -95,10 +95,9 @@ Result<std::optional<ShardInfo>> ShardInfoIterator::Next() {
       if (stack_.size() >= kMaxListDepth) {
         return Status::Corruption(path, ": shards_list tree deeper than ", kMaxListDepth, " levels");
       }
-      if (std::find(visited_.begin(), visited_.end(), path) != visited_.end()) {
+      if (!visited_.insert(path).second) {
         return Status::Corruption(path, " is listed more than once (a cycle or a repeated child)");
       }
-      visited_.push_back(path);
       SEDPACK_ASSIGN_OR_RETURN(ShardsList child,
                                verify_hashes_ ? dataset_internal::LoadShardsListVerified(*dataset_, file)
                                               : LoadShardsList(*dataset_, path));

@@ -3,37 +3,74 @@
 
 #include <string>
 
+#include "dataset/verified_read.h"
+
 namespace sedpack::index_internal {
+
+namespace {
+// Lists nest one folder per level; a deeper tree is hostile or broken.
+constexpr int kMaxListDepth = 64;
+}  // namespace
+
+Result<std::shared_ptr<const ShardsList>> RecordedShards::Load(const FileInfo& file) {
+  for (std::size_t i = 0; i < cache_.size(); ++i) {
+    const FileInfo& f = cache_[i].first;
+    if (f.file_path == file.file_path && f.hash_checksums == file.hash_checksums) {
+      auto hit = cache_[i];
+      cache_.erase(cache_.begin() + static_cast<long>(i));
+      cache_.push_back(hit);
+      return hit.second;
+    }
+  }
+  SEDPACK_ASSIGN_OR_RETURN(ShardsList list, dataset_internal::LoadShardsListVerified(*dataset_, file));
+  auto shared = std::make_shared<const ShardsList>(std::move(list));
+  if (cache_.size() >= kCachedLists) cache_.erase(cache_.begin());
+  cache_.emplace_back(file, shared);
+  return shared;
+}
 
 Result<ShardInfo> RecordedShards::Lookup(Split split, std::uint64_t shard, std::string_view index_path) {
   std::lock_guard<std::mutex> lock(mu_);
-  Walk& w = walks_[static_cast<std::size_t>(split)];
-  if (!w.failed.ok()) return w.failed;
-  if (!w.it && !w.done) {
-    auto it = ShardInfoIterator::Make(dataset_, split, /*verify_hashes=*/true);
-    if (!it.ok()) return w.failed = it.status();
-    w.it = std::move(it).value();
-  }
-  while (!w.done && w.seen.size() <= shard) {
-    auto next = w.it->Next();
-    if (!next.ok()) return w.failed = next.status();
-    if (!next->has_value()) {
-      w.done = true;
-      w.it.reset();
-      break;
+  const ShardListInfo* root = dataset_->info().FindSplit(split);
+  if (!root) return Status::NotFound("there is no shard in ", SplitName(split));
+  FileInfo file = root->shard_list_info_file;
+  std::uint64_t k = shard;
+  for (int depth = 0;; ++depth) {
+    if (depth >= kMaxListDepth) {
+      return Status::Corruption(file.file_path, ": shards_list tree deeper than ", kMaxListDepth, " levels");
     }
-    w.seen.push_back(std::move(**next));
+    SEDPACK_ASSIGN_OR_RETURN(std::shared_ptr<const ShardsList> list, Load(file));
+    if (k < list->shard_files.size()) {
+      const ShardInfo& info = list->shard_files[k];
+      if (info.file_infos.empty()) {
+        return Status::Corruption(list->relative_path_self, ": shard_files[", k, "] has no file_infos");
+      }
+      if (info.file_infos[0].file_path != index_path) {
+        return Status::Corruption("the index lists ", index_path, " as shard ", shard, " of split ",
+                                  SplitName(split), ", the metadata ", info.file_infos[0].file_path);
+      }
+      return info;
+    }
+    k -= list->shard_files.size();
+    const ShardListInfo* next = nullptr;
+    for (const ShardListInfo& child : list->children_shard_lists) {
+      if (child.number_of_shards < 0) {
+        return Status::Corruption(list->relative_path_self, ": a child records ", child.number_of_shards,
+                                  " shards");
+      }
+      const auto n = static_cast<std::uint64_t>(child.number_of_shards);
+      if (k < n) {
+        next = &child;
+        break;
+      }
+      k -= n;
+    }
+    if (!next) {
+      return Status::Corruption("the index lists shard ", shard, " of split ", SplitName(split), " (",
+                                index_path, "), past the shards the metadata records");
+    }
+    file = next->shard_list_info_file;
   }
-  if (shard >= w.seen.size()) {
-    return Status::Corruption("the index lists shard ", shard, " of split ", SplitName(split), " (",
-                              index_path, "), the metadata only ", w.seen.size(), " shards");
-  }
-  const ShardInfo& info = w.seen[shard];
-  if (info.file_infos[0].file_path != index_path) {
-    return Status::Corruption("the index lists ", index_path, " as shard ", shard, " of split ",
-                              SplitName(split), ", the metadata ", info.file_infos[0].file_path);
-  }
-  return info;
 }
 
 Result<std::shared_ptr<const DecodedShard>> ReadIndexedShard(const Dataset& dataset, const SampleIndex& index,

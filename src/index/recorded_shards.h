@@ -9,6 +9,8 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <string>
+#include <utility>
 #include <string_view>
 #include <vector>
 
@@ -19,9 +21,13 @@
 
 namespace sedpack::index_internal {
 
-/// Walks each split's shards_list.json tree (each list checked against the hash
-/// its parent records) only as far as the shards asked for: shard k of the
-/// index is the k-th shard of the walk. Thread-safe.
+/// Finds shard k of a split's read order by descending its shards_list.json
+/// tree: each list is checked against the hash its parent records (the split's
+/// against dataset_info.json), and its children's recorded number_of_shards
+/// say which child holds shard k (a list's own shards come before its
+/// children's, as in the read order). A lookup costs one root-to-leaf path of
+/// lists; the last few lists are kept, so that lookups in one leaf folder parse
+/// it once. Thread-safe.
 class RecordedShards {
  public:
   explicit RecordedShards(std::shared_ptr<const Dataset> dataset) : dataset_(std::move(dataset)) {}
@@ -32,15 +38,13 @@ class RecordedShards {
   Result<ShardInfo> Lookup(Split split, std::uint64_t shard, std::string_view index_path);
 
  private:
-  struct Walk {
-    std::unique_ptr<ShardInfoIterator> it;
-    std::vector<ShardInfo> seen;
-    bool done = false;
-    Status failed;  // a walk that failed stays failed (the lists do not heal)
-  };
+  static constexpr std::size_t kCachedLists = 8;
+  Result<std::shared_ptr<const ShardsList>> Load(const FileInfo& file);
+
   std::shared_ptr<const Dataset> dataset_;
   std::mutex mu_;
-  std::array<Walk, 3> walks_;
+  // Most recently used last; keyed by path and recorded hashes.
+  std::vector<std::pair<FileInfo, std::shared_ptr<const ShardsList>>> cache_;
 };
 
 /// Read shard `shard` of `split` through `index`: with `recorded`, its bytes are

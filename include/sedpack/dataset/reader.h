@@ -6,6 +6,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <unordered_set>
 #include <vector>
 
 #include "sedpack/dataset/dataset.h"
@@ -39,7 +40,7 @@ class ShardInfoIterator {
   };
   std::shared_ptr<const Dataset> dataset_;
   std::vector<Frame> stack_;
-  std::vector<std::string> visited_;  // list paths seen, to refuse cycles
+  std::unordered_set<std::string> visited_;  // list paths seen, to refuse cycles
   bool verify_hashes_ = false;
 };
 

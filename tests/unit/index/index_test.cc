@@ -8,6 +8,8 @@
 #include <thread>
 
 #include "unit/index/index_test_util.h"
+#include "sedpack/dataset/filler.h"
+#include "support/fault_fs.h"
 #include "sedpack/index/fetch.h"
 #include "sedpack/index/order.h"
 #include "sedpack/io/file.h"
@@ -460,6 +462,47 @@ TEST(IndexVerifyTest, FetcherAndElasticReaderRefuseCorruptFiles) {
         EXPECT_EQ(n, index->num_examples(split));
       }
     }
+  }
+}
+
+
+// A verified fetch finds the recorded hash of shard k by descending the tree
+// (the children's recorded shard counts say where k is), reading one
+// root-to-leaf path of lists, not every list before k.
+TEST(IndexVerifyTest, AVerifiedFetchReadsOnePathOfLists) {
+  TempDir tmp;
+  DatasetStructure s;
+  Attribute id;
+  id.name = "id";
+  id.dtype = "int64";
+  id.shape = {};
+  s.saved_data_description = {id};
+  s.examples_per_shard = 1;
+  s.hash_checksum_algorithms = {HashAlgorithm::kXxh64};
+  ASSERT_OK_AND_ASSIGN(auto created, Dataset::Create(tmp.path(), Metadata{}, s));
+  FillerOptions fo;
+  fo.max_branching = 2;  // 64 shards: 32 leaf lists, 57 lists in all
+  ASSERT_OK_AND_ASSIGN(auto filler, Filler::Make(created, fo));
+  for (std::int64_t k = 0; k < 64; ++k) {
+    std::vector<ValueView> v = {ValueView::Int(k)};
+    ASSERT_OK(filler->WriteExample(Split::kTrain, v));
+  }
+  ASSERT_OK(filler->Finish());
+  ASSERT_OK_AND_ASSIGN(std::shared_ptr<Dataset> ds, Dataset::Open(tmp.path()));
+  ASSERT_OK_AND_ASSIGN(IndexContents contents, BuildIndexContents(ds));
+  ASSERT_OK_AND_ASSIGN(auto index, SampleIndex::FromContents(contents));
+  for (const std::uint64_t k : {std::uint64_t{63}, std::uint64_t{0}, std::uint64_t{37}}) {
+    SCOPED_TRACE(k);
+    sedpack::testing::FaultFileSystem counting;
+    sedpack::testing::ScopedFileSystem use(&counting);
+    FetchOptions o;
+    o.cache_bytes = 0;
+    ASSERT_OK_AND_ASSIGN(auto fetcher, ExampleFetcher::Make(ds, index, o));
+    ASSERT_OK_AND_ASSIGN(Example e, fetcher->Get(Split::kTrain, k));
+    EXPECT_EQ(e.Get(0).At<std::int64_t>(0), static_cast<std::int64_t>(k));
+    // Four lists on the path (the split's, two folders', the leaf's) and one
+    // shard, each a read or two; walking to shard 63 would read all 57 lists.
+    EXPECT_LE(counting.count(sedpack::testing::FaultOp::kRead), 20);
   }
 }
 
