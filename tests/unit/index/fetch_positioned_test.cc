@@ -149,7 +149,7 @@ TEST(PositionedFetchTest, ReadsFarFewerBytesThanTheShard) {
   EXPECT_GE(positioned_bytes, example_bytes);
   // The example's bytes and a few 4 KiB blocks of offsets.
   EXPECT_LE(positioned_bytes, example_bytes + 5 * 4096) << shard_size;
-  EXPECT_LT(positioned_bytes * 8, shard_size);
+  EXPECT_LT(positioned_bytes * 4, shard_size);  // one example of 16, plus the offsets
   ASSERT_OK(whole->Get(Split::kTrain, 9).status());
   EXPECT_GE(static_cast<std::uint64_t>(counting.bytes_read()) - positioned_bytes, shard_size);
 }
