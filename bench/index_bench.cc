@@ -8,6 +8,13 @@
 //
 //   sedpack_bench_index DATASET [--split S] [--seconds T] [--cache-mb M]
 //                       [--shards-per-block K] [--prefetch P] [--repeat R]
+//                       [--no-verify] [--whole-shard] [--fetch-only]
+//
+// --no-verify reads without checking hashes (fetches with the cache off then
+// read one example by positioned reads from uncompressed fb shards);
+// --whole-shard makes such fetches read and decode whole shards as verified
+// ones do (FetchOptions::positioned_reads = false), for comparison;
+// --fetch-only skips the full passes.
 //
 // Fetch rates run for T seconds each (default 3). Pass throughputs are the best
 // and the median of R passes (default 3), sequential and shuffled passes alternating so that
@@ -60,13 +67,17 @@ std::uint64_t Touch(const sedpack::Example& ex, std::uint64_t* sink) {
 struct FetchResult {
   double per_second = 0;
   double hit_rate = 0;
+  double example_read_share = 0;  // fetches that read their example alone
 };
 
 FetchResult RandomFetches(const std::shared_ptr<const sedpack::Dataset>& ds,
                           const std::shared_ptr<const sedpack::SampleIndex>& index, sedpack::Split split,
-                          int threads, std::uint64_t cache_bytes, double seconds) {
+                          int threads, std::uint64_t cache_bytes, double seconds, bool verify,
+                          bool positioned) {
   sedpack::FetchOptions o;
   o.cache_bytes = cache_bytes;
+  o.verify_hashes = verify;
+  o.positioned_reads = positioned;
   auto fetcher = Check(sedpack::ExampleFetcher::Make(ds, index, o), "fetcher");
   const std::uint64_t n = index->num_examples(split);
   std::atomic<std::uint64_t> total{0};
@@ -92,6 +103,7 @@ FetchResult RandomFetches(const std::shared_ptr<const sedpack::Dataset>& ds,
   FetchResult r;
   r.per_second = total.load() / elapsed;
   r.hit_rate = (st.hits + st.misses) ? static_cast<double>(st.hits) / (st.hits + st.misses) : 0;
+  r.example_read_share = total.load() ? static_cast<double>(st.example_reads) / total.load() : 0;
   if (sink.load() == 42) std::fprintf(stderr, " ");
   return r;
 }
@@ -101,9 +113,11 @@ struct Pass {
   std::uint64_t examples = 0;
 };
 
-Pass Sequential(const std::shared_ptr<const sedpack::Dataset>& ds, sedpack::Split split, int prefetch) {
+Pass Sequential(const std::shared_ptr<const sedpack::Dataset>& ds, sedpack::Split split, int prefetch,
+                bool verify) {
   sedpack::ReadOptions o;
   o.prefetch_shards = prefetch;
+  o.verify_hashes = verify;
   const auto start = Clock::now();
   auto reader = Check(sedpack::ExampleReader::Make(ds, split, o), "reader");
   std::uint64_t bytes = 0, sink = 0, n = 0;
@@ -120,8 +134,9 @@ Pass Sequential(const std::shared_ptr<const sedpack::Dataset>& ds, sedpack::Spli
 
 Pass Shuffled(const std::shared_ptr<const sedpack::Dataset>& ds,
               const std::shared_ptr<const sedpack::SampleIndex>& index, sedpack::Split split,
-              std::uint64_t epoch, std::uint64_t shards_per_block, int prefetch) {
+              std::uint64_t epoch, std::uint64_t shards_per_block, int prefetch, bool verify) {
   sedpack::ElasticReadOptions o;
+  o.verify_hashes = verify;
   o.seed = 7;
   o.epoch = epoch;
   o.shards_per_block = shards_per_block;
@@ -147,6 +162,7 @@ int main(int argc, char** argv) {
   double seconds = 3;
   std::uint64_t cache_mb = 512, shards_per_block = 4;
   int prefetch = 2, repeat = 3;
+  bool verify = true, positioned = true, fetch_only = false;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     auto next = [&]() -> std::string {
@@ -162,10 +178,14 @@ int main(int argc, char** argv) {
     else if (a == "--shards-per-block") shards_per_block = std::strtoull(next().c_str(), nullptr, 10);
     else if (a == "--prefetch") prefetch = std::atoi(next().c_str());
     else if (a == "--repeat") repeat = std::max(1, std::atoi(next().c_str()));
+    else if (a == "--no-verify") verify = false;
+    else if (a == "--whole-shard") positioned = false;
+    else if (a == "--fetch-only") fetch_only = true;
     else if (root.empty() && a[0] != '-') root = a;
     else {
       std::fprintf(stderr, "usage: sedpack_bench_index DATASET [--split S] [--seconds T] [--cache-mb M] "
-                           "[--shards-per-block K] [--prefetch P] [--repeat R]\n");
+                           "[--shards-per-block K] [--prefetch P] [--repeat R] [--no-verify] [--whole-shard] "
+                           "[--fetch-only]\n");
       return 2;
     }
   }
@@ -183,23 +203,26 @@ int main(int argc, char** argv) {
               static_cast<unsigned long long>(n),
               static_cast<unsigned long long>(index->num_shards(split)));
 
-  std::printf("\nrandom fetches (uniform example numbers, %.0f s each):\n", seconds);
+  std::printf("\nrandom fetches (uniform example numbers, %.0f s each; %s; %s):\n", seconds,
+              verify ? "hashes verified" : "hashes not verified",
+              positioned ? "positioned reads allowed" : "whole shards only");
   for (std::uint64_t cache : {std::uint64_t{0}, cache_mb << 20}) {
     for (int threads : {1, 2}) {
-      const FetchResult r = RandomFetches(ds, index, split, threads, cache, seconds);
-      std::printf("  cache %-8s %d thread%s  %10.1f fetches/s  (hit rate %.3f)\n",
+      const FetchResult r = RandomFetches(ds, index, split, threads, cache, seconds, verify, positioned);
+      std::printf("  cache %-8s %d thread%s  %10.1f fetches/s  (hit rate %.3f, example reads %.3f)\n",
                   cache ? (std::to_string(cache_mb) + "MiB").c_str() : "off", threads,
-                  threads == 1 ? " " : "s", r.per_second, r.hit_rate);
+                  threads == 1 ? " " : "s", r.per_second, r.hit_rate, r.example_read_share);
     }
   }
 
+  if (fetch_only) return 0;
   std::printf("\nfull passes (best of %d; prefetch %d shards; shuffled: %llu shards per block):\n",
               repeat, prefetch, static_cast<unsigned long long>(shards_per_block));
   Pass best_seq, best_shuf;
   std::vector<double> seq_rates, shuf_rates;
   for (int r = 0; r < repeat; ++r) {
-    const Pass s = Sequential(ds, split, prefetch);
-    const Pass h = Shuffled(ds, index, split, static_cast<std::uint64_t>(r), shards_per_block, prefetch);
+    const Pass s = Sequential(ds, split, prefetch, verify);
+    const Pass h = Shuffled(ds, index, split, static_cast<std::uint64_t>(r), shards_per_block, prefetch, verify);
     if (s.examples != n || h.examples != n) {
       std::fprintf(stderr, "bench: a pass read %llu / %llu examples, expected %llu\n",
                    static_cast<unsigned long long>(s.examples), static_cast<unsigned long long>(h.examples),

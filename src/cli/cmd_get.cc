@@ -21,7 +21,8 @@ const CommandSpec kGetSpec = {
     "Each shard read is checked against the hash the metadata records (and each\n"
     "shards_list.json on the way to it against its parent's) before it is decoded.\n"
     "A mismatch stops with exit code 1, naming the file and the algorithm;\n"
-    "--no-verify skips the check.\n\n"
+    "--no-verify skips the check; an example of an uncompressed fb shard is then\n"
+    "read alone (its offsets and bytes), not with its whole shard.\n\n"
     "Exit code 2 also for an example number out of range.\n",
 };
 
@@ -68,6 +69,13 @@ int RunGet(const std::vector<std::string>& args) {
   }
   FetchOptions fetch;
   fetch.verify_hashes = !vm["no-verify"].as<bool>();
+  // Unverified examples of uncompressed fb shards are read alone by positioned
+  // reads, which only happens with the shard cache off.
+  const DatasetStructure& structure = ds->info().dataset_structure;
+  if (!fetch.verify_hashes && structure.shard_file_type == ShardFileType::kFb &&
+      structure.compression == Compression::kNone) {
+    fetch.cache_bytes = 0;
+  }
   auto fetcher = ExampleFetcher::Make(ds, *index, fetch);
   if (!fetcher.ok()) return ReportError(fetcher.status());
   const std::vector<std::string> keys = JsonObjectKeys(ds->schema());

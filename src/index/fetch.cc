@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "sedpack/index/fetch.h"
 
+#include <cerrno>
+#include <cstring>
 #include <future>
 #include <list>
 #include <atomic>
@@ -10,6 +12,10 @@
 #include <unordered_map>
 
 #include "index/recorded_shards.h"
+#include "io/beneath.h"
+#include "sedpack/io/file_system.h"
+#include "sedpack/metadata/paths.h"
+#include "shard/example_read.h"
 
 namespace sedpack {
 
@@ -30,7 +36,13 @@ class ExampleFetcher::Impl {
       : dataset_(std::move(dataset)),
         index_(std::move(index)),
         options_(options),
-        recorded_(index_internal::MakeRecordedShards(dataset_, options_.verify_hashes)) {}
+        recorded_(index_internal::MakeRecordedShards(dataset_, options_.verify_hashes)) {
+    const auto& structure = dataset_->info().dataset_structure;
+    // A verified read hashes the whole file, so it cannot be partial: verified
+    // fetches keep reading whole shards (recorded_ is set exactly when they verify).
+    positioned_ = options_.positioned_reads && options_.cache_bytes == 0 && !recorded_ && !dataset_->pack() &&
+                  structure.shard_file_type == ShardFileType::kFb && structure.compression == Compression::kNone;
+  }
 
   ShardResult Shard(Split split, std::uint64_t shard) {
     if (!index_->HasSplit(split)) return Status::NotFound("the index has no split ", SplitName(split));
@@ -103,6 +115,7 @@ class ExampleFetcher::Impl {
 
   Result<Example> Get(Split split, std::uint64_t example) {
     SEDPACK_ASSIGN_OR_RETURN(SampleIndex::Location loc, index_->Locate(split, example));
+    if (positioned_) return ReadExample(split, loc);
     SEDPACK_ASSIGN_OR_RETURN(std::shared_ptr<const DecodedShard> shard, Shard(split, loc.shard));
     return Example{std::move(shard), static_cast<std::size_t>(loc.row)};
   }
@@ -112,6 +125,7 @@ class ExampleFetcher::Impl {
     Stats s;
     for (const auto& h : hits_) s.hits += h.n.load();
     s.misses = misses_.load();
+    s.example_reads = example_reads_.load();
     s.evictions = evictions_;
     s.cached_bytes = cached_;
     for (const auto& [k, e] : entries_) s.cached_shards += e.ready ? 1 : 0;
@@ -135,6 +149,40 @@ class ExampleFetcher::Impl {
     // Striped by thread so that threads hitting the cache do not share a counter line.
     const std::size_t slot = std::hash<std::thread::id>()(std::this_thread::get_id()) % kStripes;
     hits_[slot].n.fetch_add(1, std::memory_order_relaxed);
+  }
+
+  // The example alone, by positioned reads of its shard (FetchOptions::positioned_reads).
+  Result<Example> ReadExample(Split split, const SampleIndex::Location& loc) {
+    example_reads_.fetch_add(1, std::memory_order_relaxed);
+    const std::string_view rel = index_->shard_path(split, loc.shard);
+    SEDPACK_RETURN_NOT_OK(ValidateRelativePath(rel, "file_path"));
+    SEDPACK_ASSIGN_OR_RETURN(BeneathFile file, OpenFileBeneath(dataset_->root(), rel));
+    // As the whole-shard read: a file larger than the limit is refused, even
+    // though only a part of it would be read.
+    if (file.size > options_.limits.max_decompressed_bytes) {
+      return Status::ResourceExhausted("file ", file.path, " has ", file.size, " bytes, more than the limit of ",
+                                       options_.limits.max_decompressed_bytes);
+    }
+    const int fd = file.fd.get();
+    const shard_internal::ReadAt read_at = [fd, &file](std::uint64_t offset, std::span<std::byte> out) -> Status {
+      std::size_t done = 0;
+      while (done < out.size()) {
+        const long n = CurrentFileSystem().Pread(fd, out.data() + done,
+                                                 std::min<std::size_t>(out.size() - done, std::size_t{1} << 30),
+                                                 static_cast<std::int64_t>(offset + done));
+        if (n < 0) {
+          if (errno == EINTR) continue;
+          return Status::IOError("cannot read ", file.path, ": ", std::strerror(errno));
+        }
+        if (n == 0) return Status::IOError("file ", file.path, " shrank while being read");
+        done += static_cast<std::size_t>(n);
+      }
+      return Status::OK();
+    };
+    auto one = shard_internal::ReadFbExample(dataset_->schema(), file.size, loc.row,
+                                             index_->shard_examples(split, loc.shard), read_at);
+    if (!one.ok()) return one.status().WithPrefix(std::string(rel) + ": ");
+    return Example{std::shared_ptr<const DecodedShard>(std::move(one->values)), 0};
   }
 
   ShardResult Decode(Split split, std::uint64_t shard) {
@@ -180,6 +228,8 @@ class ExampleFetcher::Impl {
   std::shared_ptr<const SampleIndex> index_;
   FetchOptions options_;
   std::shared_ptr<index_internal::RecordedShards> recorded_;  // null: reads unchecked
+  bool positioned_ = false;  // Get reads the example alone
+  std::atomic<std::uint64_t> example_reads_{0};
   mutable std::shared_mutex mu_;
   std::list<Key> lru_;  // front: most recently placed
   std::unordered_map<Key, Entry> entries_;

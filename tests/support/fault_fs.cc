@@ -44,12 +44,16 @@ int FaultFileSystem::OpenAt(int dirfd, const char* path, int flags, unsigned mod
 
 long FaultFileSystem::Read(int fd, void* buffer, std::size_t size) {
   if (Fail(FaultOp::kRead)) return -1;
-  return FileSystem::Read(fd, buffer, size);
+  const long n = FileSystem::Read(fd, buffer, size);
+  if (n > 0) bytes_read_ += n;
+  return n;
 }
 
 long FaultFileSystem::Pread(int fd, void* buffer, std::size_t size, std::int64_t offset) {
   if (Fail(FaultOp::kRead)) return -1;
-  return FileSystem::Pread(fd, buffer, size, offset);
+  const long n = FileSystem::Pread(fd, buffer, size, offset);
+  if (n > 0) bytes_read_ += n;
+  return n;
 }
 
 long FaultFileSystem::Write(int fd, const void* data, std::size_t size) {

@@ -41,6 +41,8 @@ class FaultFileSystem : public FileSystem {
   std::int64_t count(FaultOp op) const { return counts_[static_cast<int>(op)].load(); }
   /// Whether the planned fault happened.
   bool fired() const { return fired_.load(); }
+  /// Bytes delivered by Read and Pread so far (what a job really read).
+  std::int64_t bytes_read() const { return bytes_read_.load(); }
 
   int Open(const char* path, int flags, unsigned mode) override;
   int OpenAt(int dirfd, const char* path, int flags, unsigned mode) override;
@@ -64,6 +66,7 @@ class FaultFileSystem : public FileSystem {
   FaultPlan plan_;
   std::array<std::atomic<std::int64_t>, kAllFaultOps.size()> counts_{};
   std::atomic<bool> fired_{false};
+  std::atomic<std::int64_t> bytes_read_{0};
 };
 
 /// Installs a FileSystem for its lifetime, then puts the previous one back.

@@ -25,6 +25,15 @@ struct FetchOptions {
   /// parent), walked once per fetcher and only as far as the shards fetched.
   /// Corruption (StatusDetail::kHashMismatch) names the file and algorithm.
   bool verify_hashes = true;
+  /// With the cache off and hashes not verified (verify_hashes false, or a
+  /// dataset recording none), a fetch from an uncompressed fb shard in a
+  /// dataset folder reads only that example: its offsets from the FlatBuffer,
+  /// then its attribute bytes, by positioned reads (each offset and length
+  /// checked against the file size, each value against the schema, as a
+  /// whole-shard read checks them). A verified fetch needs the whole file to
+  /// check its hash, so it always reads and decodes the shard; so do
+  /// compressed shards, npz, tfrec and packs. False: always the whole shard.
+  bool positioned_reads = true;
 };
 
 /// Thread-safe random access to examples through a SampleIndex. Threads asking
@@ -39,7 +48,9 @@ class ExampleFetcher {
   /// Example `example` of `split` (its number in sequential read order).
   /// InvalidArgument out of range; Corruption if the shard does not hold the
   /// number of examples the metadata records, or (verify_hashes) its bytes or a
-  /// list on the way to it do not match the recorded hash.
+  /// list on the way to it do not match the recorded hash. An example read
+  /// alone (FetchOptions::positioned_reads) comes as a shard of one example
+  /// (Example::index 0) holding only its own bytes.
   Result<Example> Get(Split split, std::uint64_t example);
   /// Shard `shard` (ordinal in read order) of `split`, decoded (from the cache if there).
   Result<std::shared_ptr<const DecodedShard>> Shard(Split split, std::uint64_t shard);
@@ -49,6 +60,7 @@ class ExampleFetcher {
   struct Stats {
     std::uint64_t hits = 0;       ///< fetches served from the cache (or a decode in flight)
     std::uint64_t misses = 0;     ///< shards read and decoded
+    std::uint64_t example_reads = 0;  ///< fetches that read their example alone (positioned_reads)
     std::uint64_t evictions = 0;  ///< shards dropped to stay under the bound
     std::uint64_t cached_bytes = 0;
     std::uint64_t cached_shards = 0;

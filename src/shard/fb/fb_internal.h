@@ -3,8 +3,12 @@
 // header is included, plus the layout constants writer and reader share.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
+#include <span>
 
+#include "sedpack/status.h"
+#include "sedpack/types.h"
 #include "sedpack_fb/shard_generated.h"
 
 namespace sedpack::fb_internal {
@@ -15,5 +19,12 @@ namespace fbs = ::sedpack::io::flatbuffer::shardfile;
 /// library accepts is also accepted there (and vice versa).
 inline constexpr std::uint32_t kMaxDepth = 64;
 inline constexpr std::uint32_t kMaxTables = 1000000;
+
+/// The checks both fb readers (whole shard, one example) make on attribute
+/// `spec` of example `example`: a fixed-size value must hold exactly dtype x
+/// shape bytes (checked on the size alone, before the bytes are read), a str
+/// value must be valid UTF-8. Corruption naming the example and attribute.
+Status CheckValueSize(const AttributeSpec& spec, std::size_t example, std::uint64_t size);
+Status CheckValueBytes(const AttributeSpec& spec, std::size_t example, std::span<const std::byte> data);
 
 }  // namespace sedpack::fb_internal

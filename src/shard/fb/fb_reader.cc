@@ -86,22 +86,8 @@ class FbDecodedShard final : public DecodedShard {
  private:
   static Status CheckValue(const AttributeSpec& spec, std::size_t example,
                            std::span<const std::byte> data) {
-    if (spec.IsVariableSize()) {
-      if (spec.dtype == DType::kStr &&
-          !IsValidUtf8({reinterpret_cast<const char*>(data.data()), data.size()})) {
-        return Status::Corruption("fb shard: example ", example, " attribute \"", spec.name,
-                                  "\" is not valid UTF-8");
-      }
-      return Status::OK();
-    }
-    SEDPACK_ASSIGN_OR_RETURN(std::uint64_t expected, spec.FixedByteSize());
-    if (data.size() != expected) {
-      return Status::Corruption("fb shard: example ", example, " attribute \"", spec.name,
-                                "\" holds ", data.size(), " bytes, but dtype ",
-                                DTypeName(spec.dtype), " and shape ", ShapeToString(spec.shape),
-                                " need ", expected);
-    }
-    return Status::OK();
+    SEDPACK_RETURN_NOT_OK(fb_internal::CheckValueSize(spec, example, data.size()));
+    return fb_internal::CheckValueBytes(spec, example, data);
   }
 
   codecs_internal::ByteBuffer buffer_;  // Pooled (decompressed) or adopted file bytes.
@@ -112,6 +98,34 @@ class FbDecodedShard final : public DecodedShard {
 };
 
 }  // namespace
+
+}  // namespace sedpack::shard_internal
+
+namespace sedpack::fb_internal {
+
+Status CheckValueSize(const AttributeSpec& spec, std::size_t example, std::uint64_t size) {
+  if (spec.IsVariableSize()) return Status::OK();
+  SEDPACK_ASSIGN_OR_RETURN(std::uint64_t expected, spec.FixedByteSize());
+  if (size != expected) {
+    return Status::Corruption("fb shard: example ", example, " attribute \"", spec.name, "\" holds ", size,
+                              " bytes, but dtype ", DTypeName(spec.dtype), " and shape ",
+                              ShapeToString(spec.shape), " need ", expected);
+  }
+  return Status::OK();
+}
+
+Status CheckValueBytes(const AttributeSpec& spec, std::size_t example, std::span<const std::byte> data) {
+  if (spec.dtype == DType::kStr &&
+      !shard_internal::IsValidUtf8({reinterpret_cast<const char*>(data.data()), data.size()})) {
+    return Status::Corruption("fb shard: example ", example, " attribute \"", spec.name,
+                              "\" is not valid UTF-8");
+  }
+  return Status::OK();
+}
+
+}  // namespace sedpack::fb_internal
+
+namespace sedpack::shard_internal {
 
 Result<std::unique_ptr<DecodedShard>> DecodeFbShard(Compression compression,
                                                     const std::vector<AttributeSpec>& schema,
