@@ -90,7 +90,7 @@ function(sedpack_write_package_)
     endif()
     string(APPEND SEDPACK_PC_LIBS " -l${_name}")
   endforeach()
-  set(SEDPACK_PC_REQUIRES "zlib liblzma liblz4 libzstd libxxhash libcrypto protobuf-lite")
+  set(SEDPACK_PC_REQUIRES "zlib liblzma liblz4 libzstd libxxhash libcrypto protobuf-lite simdjson")
   # Debian ships no bzip2.pc; other systems do.
   pkg_check_modules(SEDPACK_PC_BZIP2 QUIET bzip2)
   if(SEDPACK_PC_BZIP2_FOUND)

@@ -6,7 +6,7 @@ set -euo pipefail
 PACKAGES=(
   g++ cmake ninja-build pkg-config ccache lld
   zlib1g-dev libbz2-dev liblzma-dev liblz4-dev libzstd-dev libxxhash-dev libssl-dev
-  nlohmann-json3-dev libflatbuffers-dev flatbuffers-compiler flatbuffers-compiler-dev
+  nlohmann-json3-dev libsimdjson-dev libflatbuffers-dev flatbuffers-compiler flatbuffers-compiler-dev
   libprotobuf-dev protobuf-compiler
   python3
   # The Python module sedpack_hpc (python/) and its tests.

@@ -29,7 +29,8 @@ const CommandSpec kCheckSpec = {
     "hash_checksum_algorithms) or --expect-file (lines \"<hex>\" or \"<algorithm> <hex>\";\n"
     "'#' starts a comment). Without them, dataset_info.json itself is trusted.\n"
     "--deep also decodes every shard and checks its examples against the schema.\n"
-    "Problems go to stdout as \"ERROR <kind> <path>: <message>\" (orphan files as WARNING),\n"
+    "Problems go to stdout as \"ERROR <kind> <path>: <message>\" (orphan files and very\n"
+    "large shards_list.json files, over 64 MiB or 100,000 entries, as WARNING),\n"
     "then a summary line. Exit code 0: intact, 1: problems found, 2: could not run.\n"
     "Same as `sedpack verify` (which also runs in parallel under mpirun/srun).\n",
 };

@@ -68,9 +68,10 @@ CheckProblem::Kind ProblemKindOf(const Status& status) {
   return CheckProblem::Kind::kIOError;
 }
 
-// Hash a listed file and compare. False if the file could not be read.
+// Hash a listed file and compare. False if the file could not be read. The
+// file's size goes to `size_out` when given.
 bool HashAndCompare(const Dataset& ds, const std::string& rel, const std::vector<std::string>& expected,
-                    const CheckOptions& options, CheckReport* report) {
+                    const CheckOptions& options, CheckReport* report, std::uint64_t* size_out = nullptr) {
   const auto& algos = ds.info().dataset_structure.hash_checksum_algorithms;
   auto size = ds.SizeOf(rel);
   if (!size.ok()) {
@@ -82,11 +83,25 @@ bool HashAndCompare(const Dataset& ds, const std::string& rel, const std::vector
     AddProblem(report, ProblemKindOf(found.status()), rel, found.status().message());
     return false;
   }
+  if (size_out != nullptr) *size_out = *size;
   report->files_checked++;
   report->bytes_checked += *size;
   if (options.progress) options.progress(*size, 1);
   CompareHashes(algos, rel, expected, *found, report);
   return true;
+}
+
+// A kLargeList warning for a list above either bound of `options`. Cheap: the
+// size comes from the hash step, the entries from the parsed list.
+void WarnIfLarge(const std::string& rel, std::uint64_t bytes, const ShardsList& list, const CheckOptions& options,
+                 CheckReport* report) {
+  const std::uint64_t entries = list.shard_files.size() + list.children_shard_lists.size();
+  if (bytes <= options.large_list_bytes && entries <= options.large_list_entries) return;
+  const std::uint64_t mib = (bytes + (std::uint64_t{1} << 19)) >> 20;
+  AddProblem(report, CheckProblem::Kind::kLargeList, rel,
+             "a large shards_list.json (" + std::to_string(bytes) + " bytes, about " + std::to_string(mib) +
+                 " MiB, " + std::to_string(entries) +
+                 " entries): every reader of this folder must read and parse it whole");
 }
 
 // What part of the tree a partial check covers.
@@ -217,7 +232,10 @@ class Walker {
     }
     inside = inside || ListIsTarget(rel);
     walk_.listed.push_back(rel);
-    if (!HashAndCompare(ds_, rel, entry.shard_list_info_file.hash_checksums, options_, report)) return;
+    std::uint64_t list_bytes = 0;
+    if (!HashAndCompare(ds_, rel, entry.shard_list_info_file.hash_checksums, options_, report, &list_bytes)) {
+      return;
+    }
     auto list = LoadShardsList(ds_, rel);
     if (!list.ok()) {
       // A path in the list that leaves the root (ValidateRelativePath) or the
@@ -227,6 +245,7 @@ class Walker {
                  list.status().message());
       return;
     }
+    WarnIfLarge(rel, list_bytes, *list, options_, report);
     if (list->relative_path_self != rel) {
       AddProblem(report, CheckProblem::Kind::kMalformed, rel,
                  "relative_path_self is \"" + list->relative_path_self + "\" but the file is at \"" + rel + "\"");
@@ -341,6 +360,7 @@ std::string_view CheckProblemKindName(CheckProblem::Kind kind) {
     case CheckProblem::Kind::kPathEscape: return "path_escape";
     case CheckProblem::Kind::kIOError: return "io_error";
     case CheckProblem::Kind::kOrphan: return "orphan";
+    case CheckProblem::Kind::kLargeList: return "large_list";
   }
   return "unknown";
 }
@@ -472,7 +492,7 @@ Result<CheckReport> DecodeCheckReport(std::string_view bytes) {
   while (!in.done()) {
     CheckProblem p;
     SEDPACK_ASSIGN_OR_RETURN(std::uint64_t kind, in.NextNumber());
-    if (kind > static_cast<std::uint64_t>(CheckProblem::Kind::kOrphan)) {
+    if (kind > static_cast<std::uint64_t>(CheckProblem::Kind::kLargeList)) {
       return Status::Corruption("unknown problem kind in check message");
     }
     p.kind = static_cast<CheckProblem::Kind>(kind);

@@ -2,6 +2,7 @@
 #include "sedpack/dataset/dataset.h"
 
 #include <string>
+#include <utility>
 
 #include "sedpack/codecs/hash.h"
 #include "sedpack/dataset/commit.h"
@@ -9,6 +10,7 @@
 #include "sedpack/io/file.h"
 #include "codecs/hash_fd.h"
 #include "dataset/verified_read.h"
+#include "metadata/shards_list_parse.h"
 
 namespace sedpack {
 namespace {
@@ -160,7 +162,7 @@ Result<std::vector<std::string>> Dataset::MetadataChecksums() const {
 
 Result<ShardsList> LoadShardsList(const Dataset& dataset, std::string_view relative) {
   SEDPACK_ASSIGN_OR_RETURN(std::string text, dataset.ReadText(relative, kMaxMetadataBytes));
-  return ParseShardsList(text, relative);
+  return metadata_internal::ParseShardsListOwned(std::move(text), relative);
 }
 
 namespace dataset_internal {
@@ -221,7 +223,7 @@ Result<ShardsList> LoadShardsListVerified(const Dataset& dataset, const FileInfo
   SEDPACK_RETURN_NOT_OK(CheckRecordedHash(
       dataset, relative, file.hash_checksums,
       std::span<const std::byte>(reinterpret_cast<const std::byte*>(text.data()), text.size())));
-  return ParseShardsList(text, relative);
+  return metadata_internal::ParseShardsListOwned(std::move(text), relative);
 }
 
 }  // namespace dataset_internal

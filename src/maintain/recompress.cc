@@ -240,11 +240,11 @@ Result<RecompressSummary> RecompressSteps(Comm& comm, const std::string& root, c
       SEDPACK_RETURN_NOT_OK(Dataset::ValidateStructure(next).WithPrefix("recompress: "));
       SEDPACK_ASSIGN_OR_RETURN(walk, WalkMetadata(*ds, CheckOptions{}));
       for (const CheckProblem& p : walk.report.problems) {
-        if (p.kind != CheckProblem::Kind::kOrphan) {
+        if (!p.warning()) {
           return Status::Corruption(root, ": the metadata does not check clean (", p.path, ": ", p.message,
                                     "); run `sedpack verify` first");
         }
-        ++summary.orphans_dropped;
+        if (p.kind == CheckProblem::Kind::kOrphan) ++summary.orphans_dropped;
       }
       std::error_code ec;
       if (in_place) {

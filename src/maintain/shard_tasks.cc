@@ -21,7 +21,7 @@ Status ForEachShard(Comm& comm, const Dataset& ds, const CheckOptions& walk_opti
     local = [&]() -> Status {
       SEDPACK_ASSIGN_OR_RETURN(MetadataWalk walk, WalkMetadata(ds, walk_options));
       for (const CheckProblem& p : walk.report.problems) {
-        if (p.kind != CheckProblem::Kind::kOrphan) {
+        if (!p.warning()) {
           return Status::Corruption(ds.root(), ": the metadata does not check clean (", p.path, ": ", p.message,
                                     "); run `sedpack verify` first");
         }

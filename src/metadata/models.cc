@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "metadata/json_internal.h"
+#include "metadata/shards_list_parse.h"
 #include "sedpack/metadata/paths.h"
 #include "metadata/shard_list_info_wire.h"
 
@@ -604,12 +605,32 @@ std::string SerializeDatasetInfo(const DatasetInfo& info) {
   return Pretty(n);
 }
 
-Result<ShardsList> ParseShardsList(std::string_view text, std::string_view source) {
+namespace metadata_internal {
+
+Result<ShardsList> ParseShardsListTree(std::string_view text, std::string_view source) {
   const Reader r(source, /*strict=*/false);
   SEDPACK_ASSIGN_OR_RETURN(Node root, r.Parse(text));
   ShardsList list;
   SEDPACK_RETURN_NOT_OK(r.ShardsListFrom(root, &list));
   return list;
+}
+
+Result<ShardsList> ParseShardsListOwned(std::string text, std::string_view source) {
+  const std::size_t size = text.size();
+  text.append(kShardsListPadding, ' ');
+  if (auto fast = ParseShardsListFast(text.data(), size, text.size())) return std::move(*fast);
+  text.resize(size);
+  return ParseShardsListTree(text, source);
+}
+
+}  // namespace metadata_internal
+
+Result<ShardsList> ParseShardsList(std::string_view text, std::string_view source) {
+  // The fast parser reads up to kShardsListPadding bytes past the text.
+  std::string padded;
+  padded.reserve(text.size() + metadata_internal::kShardsListPadding);
+  padded.assign(text);
+  return metadata_internal::ParseShardsListOwned(std::move(padded), source);
 }
 
 std::string SerializeShardsList(const ShardsList& list) {

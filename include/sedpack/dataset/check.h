@@ -24,6 +24,7 @@ struct CheckProblem {
     kPathEscape,       ///< a path leaves the dataset root or is otherwise invalid
     kIOError,          ///< a file could not be read
     kOrphan,           ///< (warning) a file no metadata lists
+    kLargeList,        ///< (warning) a shards_list.json readers must parse whole is very large
   };
   Kind kind = Kind::kMalformed;
   std::string path;       ///< dataset-relative path of the file concerned
@@ -31,7 +32,7 @@ struct CheckProblem {
   std::string expected;   ///< recorded value
   std::string found;      ///< computed value
   std::string message;    ///< human-readable description
-  bool warning() const { return kind == Kind::kOrphan; }
+  bool warning() const { return kind == Kind::kOrphan || kind == Kind::kLargeList; }
 };
 std::string_view CheckProblemKindName(CheckProblem::Kind kind);
 
@@ -51,6 +52,12 @@ struct CheckOptions {
   /// Report files under the checked splits that no metadata lists (warnings).
   /// Ignored (off) when `partial` is set.
   bool find_orphans = true;
+  /// A shards_list.json of more bytes or more entries (shard_files plus
+  /// children_shard_lists) than this gets a kLargeList warning: every reader of
+  /// its folder reads and parses it whole (a reference writer lists a whole
+  /// split in one list).
+  std::uint64_t large_list_bytes = std::uint64_t{64} << 20;
+  std::uint64_t large_list_entries = 100000;
   /// Called after each file with the bytes just hashed (progress reporting).
   std::function<void(std::uint64_t bytes, std::uint64_t files)> progress;
 };

@@ -106,6 +106,37 @@ TEST_F(CheckTest, OrphanIsOnlyAWarning) {
   EXPECT_EQ(Count(r, CheckProblem::Kind::kOrphan, "train/stray.fb"), 1u);
 }
 
+TEST_F(CheckTest, LargeListIsOnlyAWarning) {
+  // The golden leaf list of train holds five shards; lower the bounds so that it
+  // counts as large, once by entries and once by bytes.
+  const std::string leaf = "train/afc951b7ff/9254bea686/a604443be5/shards_list.json";
+  ASSERT_OK_AND_ASSIGN(std::uint64_t leaf_bytes, FileSize(root_ + "/" + leaf));
+  for (int by_bytes = 0; by_bytes < 2; ++by_bytes) {
+    SCOPED_TRACE(by_bytes);
+    CheckOptions o;
+    o.expected_root_checksums = root_sums_;
+    if (by_bytes) {
+      o.large_list_bytes = leaf_bytes - 1;
+    } else {
+      o.large_list_entries = 1;
+    }
+    ASSERT_OK_AND_ASSIGN(CheckReport r, CheckDataset(root_, o));
+    EXPECT_TRUE(r.ok());
+    ASSERT_EQ(Count(r, CheckProblem::Kind::kLargeList, leaf), 1u);
+    for (const CheckProblem& p : r.problems) {
+      if (p.path != leaf) continue;
+      EXPECT_TRUE(p.warning());
+      EXPECT_NE(p.message.find(std::to_string(leaf_bytes) + " bytes"), std::string::npos) << p.message;
+      EXPECT_NE(p.message.find("5 entries"), std::string::npos) << p.message;
+      EXPECT_NE(p.message.find("parse it whole"), std::string::npos) << p.message;
+    }
+    EXPECT_EQ(CheckProblemKindName(CheckProblem::Kind::kLargeList), "large_list");
+  }
+  // At the default bounds nothing in the golden dataset is large.
+  const CheckReport r = Check();
+  for (const CheckProblem& p : r.problems) EXPECT_NE(p.kind, CheckProblem::Kind::kLargeList) << p.path;
+}
+
 TEST_F(CheckTest, TraversalPathInListIsReported) {
   // Rewrite a leaf list so that a shard points outside the dataset.
   ASSERT_OK_AND_ASSIGN(auto ds, Dataset::Open(root_));
