@@ -378,7 +378,9 @@ void ExpectBalancedTree(const std::shared_ptr<Dataset>& ds, const std::string& r
   ++*lists;
   const std::string dir = rel.substr(0, rel.rfind('/'));
   EXPECT_LE(list.shard_files.size(), max) << rel;
-  if (dir.find('/') != std::string::npos) EXPECT_LE(list.children_shard_lists.size(), max) << rel;
+  if (dir.find('/') != std::string::npos) {
+    EXPECT_LE(list.children_shard_lists.size(), max) << rel;
+  }
   EXPECT_TRUE(list.shard_files.empty() || list.children_shard_lists.empty()) << rel;
   for (const ShardInfo& s : list.shard_files) {
     const std::string& p = s.file_infos[0].file_path;

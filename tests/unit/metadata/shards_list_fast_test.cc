@@ -56,7 +56,9 @@ bool ExpectSame(const std::string& text) {
   const auto fast = Fast(text);
   if (fast) {
     EXPECT_TRUE(want.ok()) << "the fast parser accepted what the tree parser refuses: " << text;
-    if (want.ok()) EXPECT_EQ(Canon(*fast), Canon(*want)) << text;
+    if (want.ok()) {
+      EXPECT_EQ(Canon(*fast), Canon(*want)) << text;
+    }
   }
   return fast.has_value();
 }
