@@ -22,7 +22,7 @@
 #                      HDF5 import); ctest -L threads. MPI never runs under TSan.
 #   fuzz  build-asan/  scripts/fuzz.sh on the asan tree (no second build):
 #                      every libFuzzer target for SEDPACK_FUZZ_SECONDS (default
-#                      30) seconds, two at a time.
+#                      20) seconds, two at a time.
 #
 # Every sanitizer finding fails its test: UBSan is built without recovery, ASan
 # and UBSan halt on the first error, LSan reports leaks at exit, TSan exits 66.
@@ -31,7 +31,7 @@
 #
 # Usage: scripts/run-hardening.sh [asan] [tsan] [fuzz]     (default: all three;
 #        fuzz builds the asan tree's fuzz targets if asan did not run)
-# Environment: SEDPACK_JOBS (default 2), SEDPACK_FUZZ_SECONDS (default 30).
+# Environment: SEDPACK_JOBS (default 2), SEDPACK_FUZZ_SECONDS (default 20).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 JOBS="${SEDPACK_JOBS:-2}"
@@ -70,7 +70,7 @@ for s in "${STAGES[@]}"; do
         stage "tsan ctest" ctest --test-dir build-tsan --output-on-failure -j "$JOBS" --timeout 900 -L threads
       ;;
     fuzz)
-      stage "fuzz" env SEDPACK_FUZZ_BUILD_DIR=build-asan ./scripts/fuzz.sh "${SEDPACK_FUZZ_SECONDS:-30}"
+      stage "fuzz" env SEDPACK_FUZZ_BUILD_DIR=build-asan ./scripts/fuzz.sh "${SEDPACK_FUZZ_SECONDS:-20}"
       ;;
   esac || status=1  # a failed stage is recorded; the other stages still run
 done
