@@ -5,14 +5,13 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <cerrno>
-#include <cstring>
 #include <deque>
 #include <future>
 #include <map>
 #include <new>
 #include <random>
-#include <set>
+#include <unordered_set>
+#include <utility>
 #include <system_error>
 #include <thread>
 
@@ -44,69 +43,88 @@ Status ReadFileInto(const Dataset& dataset, std::string_view relative, std::uint
   } catch (const std::bad_alloc&) {
     return Status::ResourceExhausted("out of memory reading ", file.path, " (", size, " bytes)");
   }
-  std::size_t done = 0;
-  while (done < size) {
-    const ssize_t n =
-        CurrentFileSystem().Read(file.fd.get(), out->data() + done, std::min<std::uint64_t>(size - done, 1u << 30));
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return Status::IOError("cannot read ", file.path, ": ", std::strerror(errno));
-    }
-    if (n == 0) return Status::IOError("file ", file.path, " shrank while being read");
-    done += static_cast<std::size_t>(n);
-  }
-  return Status::OK();
+  return ReadFully(file.fd.get(), std::span<std::byte>(out->data(), out->size()), file.path);
 }
 
 }  // namespace
 
+// The lists of a split depth first, pre-order, each loaded (and, with
+// verify_hashes, checked against the hash its parent records) when reached.
+// Memory: the entries of the children not visited yet along one path.
+class ShardInfoIterator::ListWalk {
+ public:
+  ListWalk(std::shared_ptr<const Dataset> dataset, bool verify_hashes)
+      : dataset_(std::move(dataset)), verify_hashes_(verify_hashes) {}
+
+  static Result<std::unique_ptr<ListWalk>> Make(std::shared_ptr<const Dataset> dataset, Split split,
+                                                bool verify_hashes) {
+    const ShardListInfo* root = dataset->info().FindSplit(split);
+    if (!root) return Status::NotFound("there is no shard in ", SplitName(split));
+    auto walk = std::make_unique<ListWalk>(std::move(dataset), verify_hashes);
+    walk->pending_.push_back(Pending{root->shard_list_info_file, 0});
+    return walk;
+  }
+
+  // The next list and the file it was read from, or nullopt at the end.
+  Result<std::optional<std::pair<FileInfo, ShardsList>>> Next() {
+    if (pending_.empty()) return std::optional<std::pair<FileInfo, ShardsList>>();
+    Pending p = std::move(pending_.back());
+    pending_.pop_back();
+    const std::string& path = p.file.file_path;
+    if (p.depth >= kMaxListDepth) {
+      return Status::Corruption(path, ": shards_list tree deeper than ", kMaxListDepth, " levels");
+    }
+    if (!visited_.insert(path).second) {
+      return Status::Corruption(path, " is listed more than once (a cycle or a repeated child)");
+    }
+    SEDPACK_ASSIGN_OR_RETURN(ShardsList list, verify_hashes_
+                                                  ? dataset_internal::LoadShardsListVerified(*dataset_, p.file)
+                                                  : LoadShardsList(*dataset_, path));
+    // Children in order: pushed last first.
+    for (auto c = list.children_shard_lists.rbegin(); c != list.children_shard_lists.rend(); ++c) {
+      pending_.push_back(Pending{c->shard_list_info_file, p.depth + 1});
+    }
+    return std::optional<std::pair<FileInfo, ShardsList>>(std::in_place, std::move(p.file), std::move(list));
+  }
+
+ private:
+  struct Pending {
+    FileInfo file;
+    std::size_t depth = 0;
+  };
+  std::shared_ptr<const Dataset> dataset_;
+  bool verify_hashes_ = false;
+  std::vector<Pending> pending_;
+  std::unordered_set<std::string> visited_;  // list paths seen, to refuse cycles
+};
+
 Result<std::unique_ptr<ShardInfoIterator>> ShardInfoIterator::Make(
     std::shared_ptr<const Dataset> dataset, Split split, bool verify_hashes) {
-  const ShardListInfo* root = dataset->info().FindSplit(split);
-  if (!root) return Status::NotFound("there is no shard in ", SplitName(split));
   std::unique_ptr<ShardInfoIterator> it(new ShardInfoIterator());
-  it->dataset_ = std::move(dataset);
-  it->verify_hashes_ = verify_hashes;
-  const std::string& path = root->shard_list_info_file.file_path;
-  SEDPACK_ASSIGN_OR_RETURN(ShardsList list,
-                           verify_hashes
-                               ? dataset_internal::LoadShardsListVerified(*it->dataset_, root->shard_list_info_file)
-                               : LoadShardsList(*it->dataset_, path));
-  it->visited_.insert(path);
-  it->stack_.push_back(Frame{std::move(list)});
+  SEDPACK_ASSIGN_OR_RETURN(it->walk_, ListWalk::Make(std::move(dataset), split, verify_hashes));
+  // The split's own list is read now: a missing or damaged one fails here.
+  SEDPACK_ASSIGN_OR_RETURN(auto first, it->walk_->Next());
+  if (first) it->list_ = std::move(first->second);
   return it;
 }
 
+ShardInfoIterator::~ShardInfoIterator() = default;
+
 Result<std::optional<ShardInfo>> ShardInfoIterator::Next() {
-  while (!stack_.empty()) {
-    Frame& top = stack_.back();
-    if (top.next_shard < top.list.shard_files.size()) {
-      const ShardInfo& shard = top.list.shard_files[top.next_shard++];
+  for (;;) {
+    if (next_shard_ < list_.shard_files.size()) {
+      const ShardInfo& shard = list_.shard_files[next_shard_++];
       if (shard.file_infos.empty()) {
-        return Status::Corruption(top.list.relative_path_self, ": shard_files[",
-                                  top.next_shard - 1, "] has no file_infos");
+        return Status::Corruption(list_.relative_path_self, ": shard_files[", next_shard_ - 1,
+                                  "] has no file_infos");
       }
       return std::optional<ShardInfo>(shard);
     }
-    if (top.next_child < top.list.children_shard_lists.size()) {
-      // A copy: loading the child pushes onto stack_, which may move `top`.
-      const FileInfo file = top.list.children_shard_lists[top.next_child++].shard_list_info_file;
-      const std::string& path = file.file_path;
-      if (stack_.size() >= kMaxListDepth) {
-        return Status::Corruption(path, ": shards_list tree deeper than ", kMaxListDepth, " levels");
-      }
-      if (!visited_.insert(path).second) {
-        return Status::Corruption(path, " is listed more than once (a cycle or a repeated child)");
-      }
-      SEDPACK_ASSIGN_OR_RETURN(ShardsList child,
-                               verify_hashes_ ? dataset_internal::LoadShardsListVerified(*dataset_, file)
-                                              : LoadShardsList(*dataset_, path));
-      stack_.push_back(Frame{std::move(child)});
-      continue;
-    }
-    stack_.pop_back();
+    SEDPACK_ASSIGN_OR_RETURN(auto next, walk_->Next());
+    if (!next) return std::optional<ShardInfo>();
+    list_ = std::move(next->second);
+    next_shard_ = 0;
   }
-  return std::optional<ShardInfo>();
 }
 
 Result<std::vector<ShardInfo>> ListShards(const std::shared_ptr<const Dataset>& dataset, Split split,
@@ -259,28 +277,12 @@ class ExampleReader::Impl {
   // The lists of the split that name shards, in traversal order: their files
   // (path and recorded hashes, to load them again) only.
   Status FindShardLists() {
-    const ShardListInfo* root = dataset_->info().FindSplit(split_);
-    if (!root) return Status::NotFound("there is no shard in ", SplitName(split_));
-    std::vector<std::pair<FileInfo, std::size_t>> stack;  // list file, depth
-    std::set<std::string> visited;
-    stack.emplace_back(root->shard_list_info_file, 0);
-    while (!stack.empty()) {
-      auto [file, depth] = std::move(stack.back());
-      stack.pop_back();
-      if (depth >= kMaxListDepth) {
-        return Status::Corruption(file.file_path, ": shards_list tree deeper than ", kMaxListDepth, " levels");
-      }
-      if (!visited.insert(file.file_path).second) {
-        return Status::Corruption(file.file_path, " is listed more than once (a cycle or a repeated child)");
-      }
-      SEDPACK_ASSIGN_OR_RETURN(ShardsList list, LoadList(file));
-      if (!list.shard_files.empty()) shard_lists_.push_back(file);
-      // Depth first, children in order: pushed in reverse.
-      for (auto c = list.children_shard_lists.rbegin(); c != list.children_shard_lists.rend(); ++c) {
-        stack.emplace_back(c->shard_list_info_file, depth + 1);
-      }
+    SEDPACK_ASSIGN_OR_RETURN(auto walk, ShardInfoIterator::ListWalk::Make(dataset_, split_, options_.verify_hashes));
+    for (;;) {
+      SEDPACK_ASSIGN_OR_RETURN(auto next, walk->Next());
+      if (!next) return Status::OK();
+      if (!next->second.shard_files.empty()) shard_lists_.push_back(std::move(next->first));
     }
-    return Status::OK();
   }
 
   Result<ShardsList> LoadList(const FileInfo& file) const {

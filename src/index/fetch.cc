@@ -1,8 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "sedpack/index/fetch.h"
 
-#include <cerrno>
-#include <cstring>
 #include <future>
 #include <list>
 #include <atomic>
@@ -164,20 +162,8 @@ class ExampleFetcher::Impl {
                                        options_.limits.max_decompressed_bytes);
     }
     const int fd = file.fd.get();
-    const shard_internal::ReadAt read_at = [fd, &file](std::uint64_t offset, std::span<std::byte> out) -> Status {
-      std::size_t done = 0;
-      while (done < out.size()) {
-        const long n = CurrentFileSystem().Pread(fd, out.data() + done,
-                                                 std::min<std::size_t>(out.size() - done, std::size_t{1} << 30),
-                                                 static_cast<std::int64_t>(offset + done));
-        if (n < 0) {
-          if (errno == EINTR) continue;
-          return Status::IOError("cannot read ", file.path, ": ", std::strerror(errno));
-        }
-        if (n == 0) return Status::IOError("file ", file.path, " shrank while being read");
-        done += static_cast<std::size_t>(n);
-      }
-      return Status::OK();
+    const shard_internal::ReadAt read_at = [fd, &file](std::uint64_t offset, std::span<std::byte> out) {
+      return ReadFully(fd, out, file.path, offset);
     };
     auto one = shard_internal::ReadFbExample(dataset_->schema(), file.size, loc.row,
                                              index_->shard_examples(split, loc.shard), read_at);

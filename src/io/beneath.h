@@ -8,6 +8,8 @@
 #include <fcntl.h>
 
 #include <cstdint>
+#include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -68,6 +70,11 @@ struct BeneathFile {
 /// OpenBeneath for reading a regular file: IOError "not a regular file: <path>"
 /// for anything else (a FIFO is opened without blocking and refused).
 Result<BeneathFile> OpenFileBeneath(const std::string& root, std::string_view relative);
+/// Fill `out` from `fd` (at `offset` with positioned reads, else from the file
+/// position), retrying interrupted and short reads. IOError naming `path` on a
+/// read error, or when the file ends first ("shrank while being read").
+Status ReadFully(int fd, std::span<std::byte> out, const std::string& path,
+                 std::optional<std::uint64_t> offset = std::nullopt);
 /// Read the whole of an open regular file of `size` bytes (its size at open
 /// time). ResourceExhausted if larger than `max_bytes`; `path` is for messages.
 Result<std::vector<std::byte>> ReadAllBytes(int fd, std::uint64_t size, const std::string& path,

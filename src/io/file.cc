@@ -263,9 +263,17 @@ Result<std::vector<std::byte>> ReadAllBytes(int fd, std::uint64_t size, const st
                                      max_bytes);
   }
   std::vector<std::byte> out(size);
+  SEDPACK_RETURN_NOT_OK(ReadFully(fd, out, path));
+  return out;
+}
+
+Status ReadFully(int fd, std::span<std::byte> out, const std::string& path, std::optional<std::uint64_t> offset) {
   std::size_t done = 0;
-  while (done < size) {
-    const long n = CurrentFileSystem().Read(fd, out.data() + done, std::min<std::uint64_t>(size - done, 1u << 30));
+  while (done < out.size()) {
+    const std::size_t chunk = std::min<std::size_t>(out.size() - done, std::size_t{1} << 30);
+    const long n = offset ? CurrentFileSystem().Pread(fd, out.data() + done, chunk,
+                                                      static_cast<std::int64_t>(*offset + done))
+                          : CurrentFileSystem().Read(fd, out.data() + done, chunk);
     if (n < 0) {
       if (errno == EINTR) continue;
       return ErrnoStatus("cannot read", path, errno);
@@ -273,7 +281,7 @@ Result<std::vector<std::byte>> ReadAllBytes(int fd, std::uint64_t size, const st
     if (n == 0) return Status::IOError("file ", path, " shrank while being read");
     done += static_cast<std::size_t>(n);
   }
-  return out;
+  return Status::OK();
 }
 
 Result<std::vector<std::byte>> ReadFileBytes(const std::string& path, std::uint64_t max_bytes) {

@@ -6,7 +6,6 @@
 #include <memory>
 #include <optional>
 #include <string>
-#include <unordered_set>
 #include <vector>
 
 #include "sedpack/dataset/dataset.h"
@@ -28,20 +27,17 @@ class ShardInfoIterator {
  public:
   static Result<std::unique_ptr<ShardInfoIterator>> Make(std::shared_ptr<const Dataset> dataset,
                                                          Split split, bool verify_hashes = false);
+  ~ShardInfoIterator();
   /// The next shard, or nullopt at the end.
   Result<std::optional<ShardInfo>> Next();
 
+  class ListWalk;  // the walk over the lists themselves (reader.cc)
+
  private:
   ShardInfoIterator() = default;
-  struct Frame {
-    ShardsList list;
-    std::size_t next_shard = 0;
-    std::size_t next_child = 0;
-  };
-  std::shared_ptr<const Dataset> dataset_;
-  std::vector<Frame> stack_;
-  std::unordered_set<std::string> visited_;  // list paths seen, to refuse cycles
-  bool verify_hashes_ = false;
+  std::unique_ptr<ListWalk> walk_;
+  ShardsList list_;  // the list whose shards are being handed out
+  std::size_t next_shard_ = 0;
 };
 
 /// All shards of a split, in traversal order (`verify_hashes`: as ShardInfoIterator).
