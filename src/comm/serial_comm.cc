@@ -29,6 +29,26 @@ Result<std::string> SerialComm::Scatterv(const std::vector<std::string>& parts, 
   return parts[0];
 }
 
+Status SerialComm::OpenCounter() {
+  if (counter_open_) return Status::Internal("OpenCounter: a counter is already open");
+  counter_open_ = true;
+  counter_ = 0;
+  return Status::OK();
+}
+
+Result<std::int64_t> SerialComm::FetchAdd(std::int64_t delta) {
+  if (!counter_open_) return Status::Internal("FetchAdd: no counter is open");
+  const std::int64_t before = counter_;
+  counter_ += delta;
+  return before;
+}
+
+Status SerialComm::CloseCounter() {
+  if (!counter_open_) return Status::Internal("CloseCounter: no counter is open");
+  counter_open_ = false;
+  return Status::OK();
+}
+
 bool LaunchedUnderMpi() {
   for (const char* var : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_SIZE", "MPI_LOCALNRANKS"}) {
     if (const char* v = std::getenv(var); v && std::atoi(v) > 1) return true;

@@ -15,10 +15,7 @@
 #include "sedpack/sidecar/sidecar.h"
 
 namespace sedpack {
-namespace {
-
-// Lists nest one folder per level; anything deeper is hostile or broken.
-constexpr std::size_t kMaxListDepth = 64;
+namespace check_internal {
 
 std::string JoinHashes(const std::vector<std::string>& h) {
   std::string out = "(";
@@ -30,7 +27,7 @@ std::string JoinHashes(const std::vector<std::string>& h) {
 }
 
 void AddProblem(CheckReport* report, CheckProblem::Kind kind, std::string path, std::string message,
-                std::string algorithm = "", std::string expected = "", std::string found = "") {
+                std::string algorithm, std::string expected, std::string found) {
   CheckProblem p;
   p.kind = kind;
   p.path = std::move(path);
@@ -71,7 +68,7 @@ CheckProblem::Kind ProblemKindOf(const Status& status) {
 // Hash a listed file and compare. False if the file could not be read. The
 // file's size goes to `size_out` when given.
 bool HashAndCompare(const Dataset& ds, const std::string& rel, const std::vector<std::string>& expected,
-                    const CheckOptions& options, CheckReport* report, std::uint64_t* size_out = nullptr) {
+                    const CheckOptions& options, CheckReport* report, std::uint64_t* size_out) {
   const auto& algos = ds.info().dataset_structure.hash_checksum_algorithms;
   auto size = ds.SizeOf(rel);
   if (!size.ok()) {
@@ -103,6 +100,12 @@ void WarnIfLarge(const std::string& rel, std::uint64_t bytes, const ShardsList& 
                  " MiB, " + std::to_string(entries) +
                  " entries): every reader of this folder must read and parse it whole");
 }
+
+}  // namespace check_internal
+
+namespace {
+
+using namespace check_internal;
 
 // What part of the tree a partial check covers.
 struct Target {
@@ -309,6 +312,10 @@ class Walker {
   std::unordered_set<std::string> visited_;
 };
 
+}  // namespace
+
+namespace check_internal {
+
 // Length-prefixed fields: "<decimal length>:<bytes>".
 void PutField(std::string* out, std::string_view v) {
   *out += std::to_string(v.size());
@@ -316,40 +323,35 @@ void PutField(std::string* out, std::string_view v) {
   out->append(v);
 }
 
-class FieldReader {
- public:
-  explicit FieldReader(std::string_view in) : in_(in) {}
-  bool done() const { return in_.empty(); }
-  Result<std::string> Next() {
-    const auto colon = in_.find(':');
-    if (colon == std::string_view::npos || colon == 0 || colon > 12) {
-      return Status::Corruption("malformed check message");
-    }
-    std::uint64_t n = 0;
-    for (char c : in_.substr(0, colon)) {
-      if (c < '0' || c > '9') return Status::Corruption("malformed check message");
-      n = n * 10 + static_cast<std::uint64_t>(c - '0');
-    }
-    if (n > in_.size() - colon - 1) return Status::Corruption("truncated check message");
-    std::string v(in_.substr(colon + 1, n));
-    in_.remove_prefix(colon + 1 + n);
-    return v;
+Result<std::string> FieldReader::Next() {
+  const auto colon = in_.find(':');
+  if (colon == std::string_view::npos || colon == 0 || colon > 12) {
+    return Status::Corruption("malformed check message");
   }
-  Result<std::uint64_t> NextNumber() {
-    SEDPACK_ASSIGN_OR_RETURN(std::string s, Next());
-    std::uint64_t n = 0;
-    for (char c : s) {
-      if (c < '0' || c > '9') return Status::Corruption("malformed number in check message");
-      n = n * 10 + static_cast<std::uint64_t>(c - '0');
-    }
-    return n;
+  std::uint64_t n = 0;
+  for (char c : in_.substr(0, colon)) {
+    if (c < '0' || c > '9') return Status::Corruption("malformed check message");
+    n = n * 10 + static_cast<std::uint64_t>(c - '0');
   }
+  if (n > in_.size() - colon - 1) return Status::Corruption("truncated check message");
+  std::string v(in_.substr(colon + 1, n));
+  in_.remove_prefix(colon + 1 + n);
+  return v;
+}
 
- private:
-  std::string_view in_;
-};
+Result<std::uint64_t> FieldReader::NextNumber() {
+  SEDPACK_ASSIGN_OR_RETURN(std::string s, Next());
+  std::uint64_t n = 0;
+  for (char c : s) {
+    if (c < '0' || c > '9') return Status::Corruption("malformed number in check message");
+    n = n * 10 + static_cast<std::uint64_t>(c - '0');
+  }
+  return n;
+}
 
-}  // namespace
+}  // namespace check_internal
+
+using namespace check_internal;
 
 std::string_view CheckProblemKindName(CheckProblem::Kind kind) {
   switch (kind) {
@@ -414,8 +416,13 @@ void CheckShardFiles(const Dataset& dataset, const std::vector<ShardCheckTask>& 
 
 void FindOrphans(const Dataset& dataset, const CheckOptions& options,
                  const std::vector<std::string>& listed, CheckReport* report) {
-  namespace fs = std::filesystem;
   const std::unordered_set<std::string> known(listed.begin(), listed.end());
+  FindOrphans(dataset, options, [&known](const std::string& rel) { return known.count(rel) != 0; }, report);
+}
+
+void FindOrphans(const Dataset& dataset, const CheckOptions& options,
+                 const std::function<bool(const std::string&)>& is_listed, CheckReport* report) {
+  namespace fs = std::filesystem;
   if (const PackReader* pack = dataset.pack()) {
     for (const auto& [rel, entry] : pack->entries()) {
       auto split = ParseSplit(rel.substr(0, rel.find('/')));
@@ -424,7 +431,7 @@ void FindOrphans(const Dataset& dataset, const CheckOptions& options,
           std::find(options.splits.begin(), options.splits.end(), *split) == options.splits.end()) {
         continue;
       }
-      if (!known.count(rel)) {
+      if (!is_listed(rel)) {
         AddProblem(report, CheckProblem::Kind::kOrphan, rel, "file not listed by any metadata");
       }
     }
@@ -460,7 +467,7 @@ void FindOrphans(const Dataset& dataset, const CheckOptions& options,
       if (!it->is_regular_file(ec)) continue;
       const std::string rel = it->path().string().substr(root_prefix.size());
       if (IsSidecarPath(rel)) continue;
-      if (!known.count(rel)) {
+      if (!is_listed(rel)) {
         AddProblem(report, CheckProblem::Kind::kOrphan, rel, "file not listed by any metadata");
       }
     }
@@ -540,11 +547,16 @@ Result<std::vector<ShardCheckTask>> DecodeShardTasks(std::string_view bytes) {
 
 Result<CheckReport> CheckDataset(const std::string& root, const CheckOptions& options) {
   SEDPACK_ASSIGN_OR_RETURN(std::shared_ptr<Dataset> ds, Dataset::Open(root));
+  if (options.partial.empty()) {
+    SerialComm comm;
+    CheckRunOptions run;
+    run.check = options;
+    return RunCheck(comm, *ds, run);
+  }
+  // A partial check walks every list from the split down (the chain to each
+  // part), then checks the parts' shards.
   SEDPACK_ASSIGN_OR_RETURN(MetadataWalk walk, WalkMetadata(*ds, options));
   CheckShardFiles(*ds, walk.shards, options, &walk.report);
-  if (options.find_orphans && options.partial.empty()) {
-    FindOrphans(*ds, options, walk.listed, &walk.report);
-  }
   return std::move(walk.report);
 }
 

@@ -16,9 +16,7 @@ namespace sedpack {
 namespace {
 
 constexpr std::string_view kDatasetInfoName = "dataset_info.json";
-// Metadata files are small; anything bigger than this is not a real dataset_info.json
-// or shards_list.json and is refused before it is read into memory.
-constexpr std::uint64_t kMaxMetadataBytes = 1ULL << 30;
+using dataset_internal::kMaxMetadataBytes;
 
 }  // namespace
 

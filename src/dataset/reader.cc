@@ -16,6 +16,7 @@
 #include <thread>
 
 #include "dataset/verified_read.h"
+#include "sedpack/codecs/hash.h"
 #include "io/beneath.h"
 #include "sedpack/io/file.h"
 #include "sedpack/metadata/paths.h"
@@ -47,6 +48,35 @@ Status ReadFileInto(const Dataset& dataset, std::string_view relative, std::uint
 }
 
 }  // namespace
+
+namespace dataset_internal {
+
+Result<ShardReadForCheck> ReadHashAndDecode(const Dataset& dataset, std::string_view relative,
+                                            const ShardReadLimits& limits) {
+  codecs_internal::ByteBuffer bytes;
+  if (dataset.pack()) {
+    SEDPACK_ASSIGN_OR_RETURN(std::vector<std::byte> packed,
+                             dataset.ReadBytes(relative, limits.max_decompressed_bytes));
+    bytes = codecs_internal::ByteBuffer(std::move(packed));
+  } else {
+    SEDPACK_RETURN_NOT_OK(ReadFileInto(dataset, relative, limits.max_decompressed_bytes, &bytes));
+  }
+  ShardReadForCheck out;
+  out.size = bytes.size();
+  SEDPACK_ASSIGN_OR_RETURN(out.hashes, HashBytes(dataset.info().dataset_structure.hash_checksum_algorithms,
+                                                 std::span<const std::byte>(bytes.data(), bytes.size())));
+  const auto& structure = dataset.info().dataset_structure;
+  auto decoded = shard_internal::DecodeShardBuffer(structure.shard_file_type, structure.compression,
+                                                   dataset.schema(), std::move(bytes), limits);
+  if (decoded.ok()) {
+    out.num_examples = (*decoded)->num_examples();
+  } else {
+    out.decoded = decoded.status().WithPrefix(std::string(relative) + ": ");
+  }
+  return out;
+}
+
+}  // namespace dataset_internal
 
 // The lists of a split depth first, pre-order, each loaded (and, with
 // verify_hashes, checked against the hash its parent records) when reached.

@@ -13,10 +13,15 @@
 
 #include "sedpack/dataset/dataset.h"
 #include "sedpack/metadata/models.h"
+#include "sedpack/shard/shard.h"
 #include "sedpack/status.h"
 #include "sedpack/types.h"
 
 namespace sedpack::dataset_internal {
+
+/// Metadata files are small; anything bigger than this is not a real
+/// dataset_info.json or shards_list.json and is refused before it is read.
+inline constexpr std::uint64_t kMaxMetadataBytes = 1ULL << 30;
 
 /// Position in `algorithms` of the one a reader checks: the fastest recorded
 /// (xxh* before md5, sha1, sha2, sha3). One is enough to catch damage; `verify`
@@ -34,5 +39,20 @@ Status CheckRecordedHash(const Dataset& dataset, std::string_view relative,
 /// LoadShardsList of `file.file_path`, its bytes first checked against
 /// `file.hash_checksums` (CheckRecordedHash).
 Result<ShardsList> LoadShardsListVerified(const Dataset& dataset, const FileInfo& file);
+
+/// What a deep check learns from one read of a shard file.
+struct ShardReadForCheck {
+  std::uint64_t size = 0;
+  std::vector<std::string> hashes;  ///< with every algorithm of the dataset, in order
+  Status decoded;                   ///< the decode's outcome (names the file)
+  std::size_t num_examples = 0;     ///< when decoded
+};
+
+/// Read the shard file `relative` once (refused above
+/// limits.max_decompressed_bytes), hash those bytes with every algorithm and
+/// decode them. The Status is the read's failure (missing, outside the root,
+/// I/O, too large); a decode failure is in `decoded`.
+Result<ShardReadForCheck> ReadHashAndDecode(const Dataset& dataset, std::string_view relative,
+                                            const ShardReadLimits& limits);
 
 }  // namespace sedpack::dataset_internal

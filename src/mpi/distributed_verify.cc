@@ -18,9 +18,30 @@ using internal::EncodeStatus;
 using Clock = std::chrono::steady_clock;
 
 
-}  // namespace
+// A whole check: every rank opens the dataset, then the streaming engine.
+Result<CheckReport> VerifyWhole(Comm& comm, const std::string& root, const VerifyOptions& options) {
+  auto open = Dataset::Open(root);
+  SEDPACK_RETURN_NOT_OK(AgreeOnStatus(comm, open.status()));
+  CheckRunOptions run;
+  run.check = options.check;
+  run.progress_interval_s = options.progress_interval_s;
+  run.before_unit = options.before_unit;
+  if (options.progress) {
+    run.progress = [&](const CheckRunProgress& p) {
+      VerifyProgress vp;
+      vp.bytes_done = p.bytes_done;
+      vp.bytes_total = p.bytes_total;
+      vp.files_total = p.files_total;
+      vp.seconds = p.seconds;
+      options.progress(vp);
+    };
+  }
+  return RunCheck(comm, **open, run);
+}
 
-Result<CheckReport> VerifyDataset(Comm& comm, const std::string& root, const VerifyOptions& options) {
+// A partial check: rank 0 walks the lists down to the parts and scatters
+// their shards, balanced by bytes.
+Result<CheckReport> VerifyPartial(Comm& comm, const std::string& root, const VerifyOptions& options) {
   const int rank = comm.rank();
   const auto start = Clock::now();
   // 1. Rank 0 opens the dataset and walks the metadata.
@@ -134,14 +155,18 @@ Result<CheckReport> VerifyDataset(Comm& comm, const std::string& root, const Ver
     out.examples_checked += rep->examples_checked;
     for (auto& p : rep->problems) out.problems.push_back(std::move(p));
   }
-  if (options.check.find_orphans && options.check.partial.empty()) {
-    FindOrphans(*ds, options.check, walk.listed, &out);
-  }
   std::stable_sort(out.problems.begin(), out.problems.end(), [](const auto& a, const auto& b) {
     if (a.warning() != b.warning()) return !a.warning();
     return a.path < b.path;
   });
   return out;
+}
+
+}  // namespace
+
+Result<CheckReport> VerifyDataset(Comm& comm, const std::string& root, const VerifyOptions& options) {
+  if (options.check.partial.empty()) return VerifyWhole(comm, root, options);
+  return VerifyPartial(comm, root, options);
 }
 
 }  // namespace sedpack

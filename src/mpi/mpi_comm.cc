@@ -52,6 +52,10 @@ class MpiComm final : public Comm {
   }
 
   ~MpiComm() override {
+    if (win_ != MPI_WIN_NULL) {
+      MPI_Win_unlock_all(win_);
+      MPI_Win_free(&win_);
+    }
     if (notice_req_ != MPI_REQUEST_NULL) {
       MPI_Cancel(&notice_req_);
       MPI_Wait(&notice_req_, MPI_STATUS_IGNORE);
@@ -208,6 +212,39 @@ class MpiComm final : public Comm {
     return p;
   }
 
+  // The counter lives in a one-element window on rank 0; every rank holds a
+  // shared lock on it from OpenCounter to CloseCounter (passive target), so a
+  // FetchAdd needs nothing from rank 0's application thread.
+  Status OpenCounter() override {
+    if (win_ != MPI_WIN_NULL) return Status::Internal("OpenCounter: a counter is already open");
+    const MPI_Aint bytes = rank_ == 0 ? static_cast<MPI_Aint>(sizeof(long long)) : 0;
+    void* base = nullptr;
+    SEDPACK_RETURN_NOT_OK(Check(MPI_Win_allocate(bytes, sizeof(long long), MPI_INFO_NULL, comm_, &base, &win_),
+                                "Win_allocate(counter)"));
+    if (rank_ == 0) *static_cast<long long*>(base) = 0;
+    SEDPACK_RETURN_NOT_OK(Check(MPI_Win_set_errhandler(win_, MPI_ERRORS_RETURN), "Win_set_errhandler"));
+    // Everyone sees the zero before anyone adds to it.
+    SEDPACK_RETURN_NOT_OK(Check(MPI_Barrier(comm_), "Barrier(counter)"));
+    return Check(MPI_Win_lock_all(0, win_), "Win_lock_all(counter)");
+  }
+
+  Result<std::int64_t> FetchAdd(std::int64_t delta) override {
+    if (win_ == MPI_WIN_NULL) return Status::Internal("FetchAdd: no counter is open");
+    long long add = delta, before = 0;
+    SEDPACK_RETURN_NOT_OK(
+        Check(MPI_Fetch_and_op(&add, &before, MPI_LONG_LONG, 0, 0, MPI_SUM, win_), "Fetch_and_op(counter)"));
+    SEDPACK_RETURN_NOT_OK(Check(MPI_Win_flush(0, win_), "Win_flush(counter)"));
+    return static_cast<std::int64_t>(before);
+  }
+
+  Status CloseCounter() override {
+    if (win_ == MPI_WIN_NULL) return Status::Internal("CloseCounter: no counter is open");
+    Status unlock = Check(MPI_Win_unlock_all(win_), "Win_unlock_all(counter)");
+    Status freed = Check(MPI_Win_free(&win_), "Win_free(counter)");
+    win_ = MPI_WIN_NULL;
+    return unlock.ok() ? freed : unlock;
+  }
+
   Status DrainFailureNotices() override {
     // Every rank learns how many ranks sent notices, then receives exactly the
     // notices addressed to it, so no message is left unmatched at MPI_Finalize.
@@ -253,6 +290,7 @@ class MpiComm final : public Comm {
   }
 
   MPI_Comm comm_ = MPI_COMM_NULL;
+  MPI_Win win_ = MPI_WIN_NULL;
   int rank_ = 0;
   int size_ = 1;
   int notice_in_ = 0;

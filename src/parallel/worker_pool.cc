@@ -1,12 +1,23 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "parallel/worker_pool.h"
 
+#include <sched.h>
+
 #include <thread>
 
 namespace sedpack {
 
 int ResolveThreads(int threads) {
   if (threads > 0) return threads;
+  // The CPUs this process may run on: under mpirun or srun each rank is
+  // usually bound to the cores it was given, and a rank that started one
+  // thread per core of the node would oversubscribe them.
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof(set), &set) == 0) {
+    const int n = CPU_COUNT(&set);
+    if (n > 0) return n;
+  }
   const unsigned hw = std::thread::hardware_concurrency();
   return hw == 0 ? 1 : static_cast<int>(hw);
 }

@@ -17,7 +17,7 @@
 namespace sedpack {
 
 /// Number of threads a `threads` setting means: itself if positive, otherwise
-/// the number of hardware threads (at least 1, also where that is unknown).
+/// the number of CPUs this process may run on (its affinity mask; at least 1).
 int ResolveThreads(int threads);
 
 }  // namespace sedpack

@@ -81,6 +81,18 @@ class CallingThreadComm : public Comm {
     Note();
     return inner_.ReceiveProgress();
   }
+  Status OpenCounter() override {
+    Note();
+    return inner_.OpenCounter();
+  }
+  Result<std::int64_t> FetchAdd(std::int64_t delta) override {
+    Note();
+    return inner_.FetchAdd(delta);
+  }
+  Status CloseCounter() override {
+    Note();
+    return inner_.CloseCounter();
+  }
   Status DrainFailureNotices() override {
     Note();
     return inner_.DrainFailureNotices();

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <filesystem>
 #include <map>
+#include <thread>
+#include <chrono>
 
 #include "mpi/shared_dir.h"
 #include "mpi/test_comm.h"
@@ -362,6 +364,43 @@ TEST(DistributedVerifyTest, FindsEveryCorruptionWhicheverRankChecksIt) {
     EXPECT_EQ(key(r), key(serial));
     EXPECT_EQ(r.files_checked, serial.files_checked);
   }
+}
+
+TEST(DistributedVerifyTest, ASlowRankTakesFewerUnits) {
+  // Units are handed out on demand: a rank that takes 40 ms per unit ends up
+  // with fewer than its even share while the others take the rest, and the
+  // report is the serial one.
+  SharedDir dir;
+  VerifyOptions o;
+  o.check.threads = 1;
+  o.check.expected_root_checksums = WriteSome(dir.path(), 48);
+  const int slow = TestComm().size() > 1 ? 1 : -1;
+  o.before_unit = [slow](int rank) {
+    if (rank == slow) std::this_thread::sleep_for(std::chrono::milliseconds(40));
+  };
+  ASSERT_OK_AND_ASSIGN(CheckReport r, VerifyDataset(TestComm(), dir.path(), o));
+  if (TestComm().rank() != 0) return;
+  for (const auto& p : r.problems) ADD_FAILURE() << p.path << ": " << p.message;
+  ASSERT_EQ(r.work_by_rank.size(), static_cast<std::size_t>(TestComm().size()));
+  std::uint64_t units = 0, files = 0;
+  for (const CheckWork& w : r.work_by_rank) {
+    units += w.units;
+    files += w.files;
+  }
+  EXPECT_EQ(files, r.files_checked);
+  // 48 examples per rank, 3 per shard: at least one unit per shard.
+  EXPECT_GE(units, static_cast<std::uint64_t>(16 * TestComm().size()));
+  if (slow > 0) {
+    const std::uint64_t share = units / static_cast<std::uint64_t>(TestComm().size());
+    EXPECT_LT(r.work_by_rank[1].units, share) << "the slow rank took its even share of " << units << " units";
+    EXPECT_GT(units - r.work_by_rank[1].units, share * static_cast<std::uint64_t>(TestComm().size() - 1))
+        << "the other ranks did not take the slow rank's share";
+  }
+  CheckOptions serial_options = o.check;
+  ASSERT_OK_AND_ASSIGN(CheckReport serial, CheckDataset(dir.path(), serial_options));
+  EXPECT_EQ(r.files_checked, serial.files_checked);
+  EXPECT_EQ(r.bytes_checked, serial.bytes_checked);
+  EXPECT_EQ(r.shards_checked, serial.shards_checked);
 }
 
 TEST(DistributedVerifyTest, GoldenDatasetsVerifyClean) {

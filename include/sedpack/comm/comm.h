@@ -55,6 +55,17 @@ class Comm {
   };
   virtual Result<Progress> ReceiveProgress() = 0;
 
+  /// Collective: create a counter shared by every rank, starting at 0 (one at a
+  /// time: a second OpenCounter before CloseCounter is an Internal error).
+  virtual Status OpenCounter() = 0;
+  /// Add `delta` to the shared counter atomically and return its value before.
+  /// Not collective: any rank, at any time between OpenCounter and
+  /// CloseCounter, without the others taking part (MPI one-sided atomics). For
+  /// handing out work on demand: each rank takes the next index when it is free.
+  virtual Result<std::int64_t> FetchAdd(std::int64_t delta) = 0;
+  /// Collective: free the counter.
+  virtual Status CloseCounter() = 0;
+
   /// Collective end of the failure channel: consume every notice still in flight.
   /// Call on every rank before the communicator is destroyed.
   virtual Status DrainFailureNotices() = 0;
@@ -92,7 +103,14 @@ class SerialComm final : public Comm {
   bool PeerFailed() override { return false; }
   void SendProgress(int, std::int64_t, bool) override {}
   Result<Progress> ReceiveProgress() override { return Progress{{0}, true}; }
+  Status OpenCounter() override;
+  Result<std::int64_t> FetchAdd(std::int64_t delta) override;
+  Status CloseCounter() override;
   Status DrainFailureNotices() override { return Status::OK(); }
+
+ private:
+  bool counter_open_ = false;
+  std::int64_t counter_ = 0;
 };
 
 /// A SerialComm on the heap (for code that holds a std::unique_ptr<Comm>).

@@ -58,8 +58,20 @@ struct CheckOptions {
   /// split in one list).
   std::uint64_t large_list_bytes = std::uint64_t{64} << 20;
   std::uint64_t large_list_entries = 100000;
+  /// Threads hashing and decoding files (per rank under VerifyDataset).
+  /// 0 = the CPUs this process may run on (its affinity mask: under mpirun or
+  /// srun, the cores given to the rank).
+  int threads = 0;
   /// Called after each file with the bytes just hashed (progress reporting).
+  /// Partial checks only (`partial` set); may be called from any thread.
   std::function<void(std::uint64_t bytes, std::uint64_t files)> progress;
+};
+
+/// The share of a check one rank did (balance reports, tests).
+struct CheckWork {
+  std::uint64_t units = 0;  ///< subtrees or shard ranges taken
+  std::uint64_t files = 0;  ///< files hashed
+  std::uint64_t bytes = 0;  ///< bytes hashed
 };
 
 /// Result of a check: every problem found, not only the first.
@@ -69,6 +81,9 @@ struct CheckReport {
   std::uint64_t bytes_checked = 0;
   std::uint64_t shards_checked = 0;
   std::uint64_t examples_checked = 0;
+  /// What each rank did, in rank order (one entry for CheckDataset; empty for
+  /// a partial check).
+  std::vector<CheckWork> work_by_rank;
   /// No problem other than warnings.
   bool ok() const;
   std::size_t error_count() const;

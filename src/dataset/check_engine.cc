@@ -1,0 +1,714 @@
+// SPDX-License-Identifier: Apache-2.0
+// The check engine behind CheckDataset and VerifyDataset (check_parts.h,
+// RunCheck). Memory does not grow with the number of shards: a worker holds one
+// root-to-leaf path of lists; what every rank keeps for the orphan search is
+// one 64-bit key per listed shard file.
+#include <algorithm>
+#include <cstring>
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <deque>
+#include <list>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <unordered_set>
+
+#include "dataset/check_parts.h"
+#include "dataset/verified_read.h"
+#include "metadata/shards_list_parse.h"
+#include "parallel/worker_pool.h"
+#include "sedpack/codecs/hash.h"
+#include "sedpack/metadata/paths.h"
+
+namespace sedpack {
+namespace {
+
+using namespace check_internal;
+using Clock = std::chrono::steady_clock;
+
+// A piece of the tree that one worker checks whole.
+struct Unit {
+  bool subtree = true;
+  // Subtree: the list entry as its parent records it, and the list's depth.
+  ShardListInfo entry;
+  std::uint64_t depth = 0;
+  // Range: shard_files[begin, end) of the list at list_path.
+  std::string list_path;
+  std::uint64_t begin = 0, end = 0;
+  // Recorded shards below: only for the order units are handed out in.
+  std::uint64_t weight = 0;
+};
+
+std::string EncodeUnits(const std::vector<Unit>& units) {
+  std::string out;
+  for (const Unit& u : units) {
+    PutField(&out, u.subtree ? "s" : "r");
+    if (u.subtree) {
+      PutField(&out, u.entry.shard_list_info_file.file_path);
+      PutField(&out, std::to_string(u.entry.shard_list_info_file.hash_checksums.size()));
+      for (const auto& h : u.entry.shard_list_info_file.hash_checksums) PutField(&out, h);
+      // Recorded counts may be negative in a damaged list: sent as their bits.
+      PutField(&out, std::to_string(static_cast<std::uint64_t>(u.entry.number_of_examples)));
+      PutField(&out, std::to_string(static_cast<std::uint64_t>(u.entry.number_of_shards)));
+      PutField(&out, std::to_string(u.depth));
+    } else {
+      PutField(&out, u.list_path);
+      PutField(&out, std::to_string(u.begin));
+      PutField(&out, std::to_string(u.end));
+    }
+  }
+  return out;
+}
+
+Result<std::vector<Unit>> DecodeUnits(std::string_view bytes) {
+  FieldReader in(bytes);
+  std::vector<Unit> out;
+  while (!in.done()) {
+    Unit u;
+    SEDPACK_ASSIGN_OR_RETURN(std::string kind, in.Next());
+    u.subtree = kind == "s";
+    if (u.subtree) {
+      SEDPACK_ASSIGN_OR_RETURN(u.entry.shard_list_info_file.file_path, in.Next());
+      SEDPACK_ASSIGN_OR_RETURN(std::uint64_t hashes, in.NextNumber());
+      if (hashes > 64) return Status::Corruption("too many hashes in a check unit");
+      for (std::uint64_t i = 0; i < hashes; ++i) {
+        SEDPACK_ASSIGN_OR_RETURN(std::string h, in.Next());
+        u.entry.shard_list_info_file.hash_checksums.push_back(std::move(h));
+      }
+      SEDPACK_ASSIGN_OR_RETURN(std::uint64_t examples, in.NextNumber());
+      SEDPACK_ASSIGN_OR_RETURN(std::uint64_t shards, in.NextNumber());
+      u.entry.number_of_examples = static_cast<std::int64_t>(examples);
+      u.entry.number_of_shards = static_cast<std::int64_t>(shards);
+      SEDPACK_ASSIGN_OR_RETURN(u.depth, in.NextNumber());
+    } else {
+      SEDPACK_ASSIGN_OR_RETURN(u.list_path, in.Next());
+      SEDPACK_ASSIGN_OR_RETURN(u.begin, in.NextNumber());
+      SEDPACK_ASSIGN_OR_RETURN(u.end, in.NextNumber());
+      if (u.end < u.begin) return Status::Corruption("malformed check unit");
+    }
+    out.push_back(std::move(u));
+  }
+  return out;
+}
+
+// FNV-1a, 64-bit: the key a listed shard path is known by in the orphan search.
+// Two paths sharing a key (about one chance in 10^7 for ten million shards)
+// can only hide an orphan warning, never an error.
+std::uint64_t PathKey(std::string_view path) {
+  std::uint64_t h = 14695981039346656037ULL;
+  for (char c : path) {
+    h ^= static_cast<unsigned char>(c);
+    h *= 1099511628211ULL;
+  }
+  return h;
+}
+
+// What one worker (or rank) found.
+struct Findings {
+  CheckReport report;
+  std::vector<std::string> lists;   // every list path reached
+  std::vector<std::uint64_t> files; // PathKey of every listed shard file
+  std::uint64_t units = 0;
+
+  void Merge(Findings&& other) {
+    report.files_checked += other.report.files_checked;
+    report.bytes_checked += other.report.bytes_checked;
+    report.shards_checked += other.report.shards_checked;
+    report.examples_checked += other.report.examples_checked;
+    for (auto& p : other.report.problems) report.problems.push_back(std::move(p));
+    for (auto& l : other.lists) lists.push_back(std::move(l));
+    files.insert(files.end(), other.files.begin(), other.files.end());
+    units += other.units;
+  }
+};
+
+std::string EncodeFindings(const Findings& f) {
+  std::string out;
+  PutField(&out, EncodeCheckReport(f.report));
+  PutField(&out, std::to_string(f.units));
+  std::string lists;
+  for (const auto& l : f.lists) PutField(&lists, l);
+  PutField(&out, lists);
+  std::string keys(f.files.size() * sizeof(std::uint64_t), '\0');
+  if (!f.files.empty()) std::memcpy(keys.data(), f.files.data(), keys.size());
+  PutField(&out, keys);
+  return out;
+}
+
+Result<Findings> DecodeFindings(std::string_view bytes) {
+  FieldReader in(bytes);
+  Findings f;
+  SEDPACK_ASSIGN_OR_RETURN(std::string report, in.Next());
+  SEDPACK_ASSIGN_OR_RETURN(f.report, DecodeCheckReport(report));
+  SEDPACK_ASSIGN_OR_RETURN(f.units, in.NextNumber());
+  SEDPACK_ASSIGN_OR_RETURN(std::string lists, in.Next());
+  for (FieldReader l(lists); !l.done();) {
+    SEDPACK_ASSIGN_OR_RETURN(std::string path, l.Next());
+    f.lists.push_back(std::move(path));
+  }
+  SEDPACK_ASSIGN_OR_RETURN(std::string keys, in.Next());
+  if (keys.size() % sizeof(std::uint64_t) != 0) return Status::Corruption("malformed check findings");
+  f.files.resize(keys.size() / sizeof(std::uint64_t));
+  if (!keys.empty()) std::memcpy(f.files.data(), keys.data(), keys.size());
+  return f;
+}
+
+// The per-file and per-list checks, shared by every worker thread of a rank.
+class TreeChecker {
+ public:
+  TreeChecker(const Dataset& ds, const CheckOptions& options, std::atomic<std::uint64_t>* bytes_done,
+              std::atomic<std::uint64_t>* files_done)
+      : ds_(ds), options_(options), algos_(ds.info().dataset_structure.hash_checksum_algorithms),
+        bytes_done_(bytes_done), files_done_(files_done) {}
+
+  // Hash, parse and check the list `entry` names (its recorded hashes and
+  // counts, relative_path_self, its own sums). The list, when its entries can
+  // be followed.
+  std::optional<ShardsList> CheckList(const ShardListInfo& entry, std::uint64_t depth, Findings* out) const {
+    CheckReport* report = &out->report;
+    const std::string& rel = entry.shard_list_info_file.file_path;
+    Status valid = ValidateRelativePath(rel, "shard_list_info_file.file_path");
+    if (!valid.ok()) {
+      AddProblem(report, CheckProblem::Kind::kPathEscape, rel, valid.message());
+      return std::nullopt;
+    }
+    if (depth >= kMaxListDepth) {
+      AddProblem(report, CheckProblem::Kind::kMalformed, rel,
+                 "shards_list tree deeper than " + std::to_string(kMaxListDepth) + " levels; not followed");
+      return std::nullopt;
+    }
+    out->lists.push_back(rel);
+    // One read: the bytes hashed are the bytes parsed.
+    auto text = ds_.ReadText(rel, dataset_internal::kMaxMetadataBytes);
+    if (!text.ok()) {
+      const CheckProblem::Kind kind = text.status().code() == StatusCode::kResourceExhausted
+                                          ? CheckProblem::Kind::kMalformed
+                                          : ProblemKindOf(text.status());
+      AddProblem(report, kind, rel, text.status().message());
+      return std::nullopt;
+    }
+    const std::uint64_t bytes = text->size();
+    auto found = HashBytes(algos_, std::span<const std::byte>(reinterpret_cast<const std::byte*>(text->data()),
+                                                               text->size()));
+    if (!found.ok()) {
+      AddProblem(report, CheckProblem::Kind::kIOError, rel, found.status().message());
+      return std::nullopt;
+    }
+    Counted(bytes, report);
+    CompareHashes(algos_, rel, entry.shard_list_info_file.hash_checksums, *found, report);
+    auto list = metadata_internal::ParseShardsListOwned(std::move(*text), rel);
+    if (!list.ok()) {
+      const bool escape = list.status().detail() == StatusDetail::kPathEscape || IsOutsideRoot(list.status());
+      AddProblem(report, escape ? CheckProblem::Kind::kPathEscape : CheckProblem::Kind::kMalformed, rel,
+                 list.status().message());
+      return std::nullopt;
+    }
+    WarnIfLarge(rel, bytes, *list, options_, report);
+    if (list->relative_path_self != rel) {
+      AddProblem(report, CheckProblem::Kind::kMalformed, rel,
+                 "relative_path_self is \"" + list->relative_path_self + "\" but the file is at \"" + rel + "\"");
+    }
+    // Sums are done in unsigned 64-bit with overflow checks: each count is at
+    // most 2^62, but four of them wrap around to 0 and would match a hostile 0.
+    std::uint64_t examples = 0;
+    std::uint64_t shards = list->shard_files.size();
+    bool overflow = false;
+    auto add = [&overflow](std::uint64_t* sum, std::int64_t count) {
+      overflow = __builtin_add_overflow(*sum, static_cast<std::uint64_t>(count), sum) || overflow;
+    };
+    for (const ShardInfo& shard : list->shard_files) add(&examples, shard.number_of_examples);
+    for (const ShardListInfo& child : list->children_shard_lists) {
+      add(&examples, child.number_of_examples);
+      add(&shards, child.number_of_shards);
+    }
+    if (overflow) {
+      AddProblem(report, CheckProblem::Kind::kCountMismatch, rel,
+                 "the number_of_examples / number_of_shards of the entries add up to more than 2^64 - 1");
+      return std::move(list).value();
+    }
+    auto count = [&](const std::string& what, std::int64_t recorded, std::uint64_t actual) {
+      if (static_cast<std::uint64_t>(recorded) == actual) return;
+      AddProblem(report, CheckProblem::Kind::kCountMismatch, rel,
+                 what + " is " + std::to_string(recorded) + " but the subtree adds up to " +
+                     std::to_string(actual),
+                 "", std::to_string(recorded), std::to_string(actual));
+    };
+    count("number_of_examples", list->number_of_examples, examples);
+    count("the parent's number_of_examples", entry.number_of_examples,
+          static_cast<std::uint64_t>(list->number_of_examples));
+    count("the parent's number_of_shards", entry.number_of_shards, shards);
+    return std::move(list).value();
+  }
+
+  // shard_files[index] of the list at list_path: every file it names.
+  void CheckShardEntry(const ShardInfo& shard, std::size_t index, const std::string& list_path,
+                       Findings* out) const {
+    if (shard.file_infos.empty()) {
+      AddProblem(&out->report, CheckProblem::Kind::kMalformed, list_path,
+                 "shard_files[" + std::to_string(index) + "] has no file_infos");
+      return;
+    }
+    for (const FileInfo& f : shard.file_infos) {
+      out->files.push_back(PathKey(f.file_path));
+      CheckShardFile(f, shard.number_of_examples, list_path, &out->report);
+    }
+  }
+
+  // A whole subtree, depth first. `ancestors` catches a list that names one
+  // of the lists above it (a cycle).
+  void CheckSubtree(const ShardListInfo& entry, std::uint64_t depth, std::vector<std::string>* ancestors,
+                    Findings* out) const {
+    const std::string& rel = entry.shard_list_info_file.file_path;
+    if (std::find(ancestors->begin(), ancestors->end(), rel) != ancestors->end()) {
+      AddProblem(&out->report, CheckProblem::Kind::kMalformed, rel,
+                 "listed more than once (a cycle in the list tree); not followed again");
+      return;
+    }
+    std::optional<ShardsList> list = CheckList(entry, depth, out);
+    if (!list) return;
+    for (std::size_t i = 0; i < list->shard_files.size(); ++i) {
+      if (Stopped()) return;
+      CheckShardEntry(list->shard_files[i], i, rel, out);
+    }
+    ancestors->push_back(rel);
+    std::vector<ShardListInfo> children = std::move(list->children_shard_lists);
+    list.reset();  // only the children's entries stay on the path
+    for (const ShardListInfo& child : children) {
+      if (Stopped()) break;
+      CheckSubtree(child, depth + 1, ancestors, out);
+    }
+    ancestors->pop_back();
+  }
+
+  // Shards [begin, end) of a list rank 0 has checked. The list is parsed again
+  // here (cached, so the workers of a rank share one copy): only one giant
+  // list written by another tool is ever cut into ranges.
+  void CheckRange(const Unit& u, Findings* out) {
+    auto list = CachedList(u.list_path);
+    if (!list.ok()) {
+      AddProblem(&out->report, CheckProblem::Kind::kIOError, u.list_path,
+                 "cannot read it again: " + list.status().message());
+      return;
+    }
+    const auto& shards = (*list)->shard_files;
+    for (std::uint64_t i = u.begin; i < u.end && i < shards.size(); ++i) {
+      if (Stopped()) return;
+      CheckShardEntry(shards[i], static_cast<std::size_t>(i), u.list_path, out);
+    }
+  }
+
+  void Stop() { stop_.store(true); }
+  bool Stopped() const { return stop_.load(std::memory_order_relaxed); }
+
+ private:
+  void Counted(std::uint64_t bytes, CheckReport* report) const {
+    report->files_checked++;
+    report->bytes_checked += bytes;
+    bytes_done_->fetch_add(bytes, std::memory_order_relaxed);
+    files_done_->fetch_add(1, std::memory_order_relaxed);
+  }
+
+  void CheckShardFile(const FileInfo& file, std::int64_t recorded_examples, const std::string& list_path,
+                      CheckReport* report) const {
+    const std::string& rel = file.file_path;
+    report->shards_checked++;
+    Status valid = ValidateRelativePath(rel, "file_path");
+    if (!valid.ok()) {
+      AddProblem(report, CheckProblem::Kind::kPathEscape, rel, valid.message());
+      return;
+    }
+    if (!options_.deep) {
+      std::uint64_t size = 0;
+      if (HashAndCompare(ds_, rel, file.hash_checksums, CheckOptions{}, report, &size)) {
+        bytes_done_->fetch_add(size, std::memory_order_relaxed);
+        files_done_->fetch_add(1, std::memory_order_relaxed);
+      }
+      return;
+    }
+    // Deep: one read, hashed and decoded from the same bytes.
+    auto read = dataset_internal::ReadHashAndDecode(ds_, rel, options_.limits);
+    if (!read.ok()) {
+      AddProblem(report, ProblemKindOf(read.status()), rel, read.status().message());
+      return;
+    }
+    Counted(read->size, report);
+    CompareHashes(algos_, rel, file.hash_checksums, read->hashes, report);
+    if (!read->decoded.ok()) {
+      AddProblem(report,
+                 IsOutsideRoot(read->decoded) ? CheckProblem::Kind::kPathEscape : CheckProblem::Kind::kMalformed,
+                 rel, read->decoded.message());
+      return;
+    }
+    const auto n = static_cast<std::int64_t>(read->num_examples);
+    report->examples_checked += static_cast<std::uint64_t>(n);
+    if (n != recorded_examples) {
+      AddProblem(report, CheckProblem::Kind::kCountMismatch, rel,
+                 "the shard holds " + std::to_string(n) + " examples but " + list_path + " records " +
+                     std::to_string(recorded_examples),
+                 "", std::to_string(recorded_examples), std::to_string(n));
+    }
+  }
+
+  Result<std::shared_ptr<const ShardsList>> CachedList(const std::string& path) {
+    std::lock_guard<std::mutex> lock(cache_mu_);
+    for (auto it = cache_.begin(); it != cache_.end(); ++it) {
+      if (it->first == path) {
+        cache_.splice(cache_.begin(), cache_, it);
+        return cache_.front().second;
+      }
+    }
+    SEDPACK_ASSIGN_OR_RETURN(ShardsList list, LoadShardsList(ds_, path));
+    cache_.emplace_front(path, std::make_shared<const ShardsList>(std::move(list)));
+    if (cache_.size() > 2) cache_.pop_back();
+    return cache_.front().second;
+  }
+
+  const Dataset& ds_;
+  const CheckOptions& options_;
+  const std::vector<HashAlgorithm>& algos_;
+  std::atomic<std::uint64_t>* bytes_done_;
+  std::atomic<std::uint64_t>* files_done_;
+  std::atomic<bool> stop_{false};
+  std::mutex cache_mu_;
+  std::list<std::pair<std::string, std::shared_ptr<const ShardsList>>> cache_;
+};
+
+// Rank 0: check dataset_info.json and the top of the tree, and cut the rest
+// into units: the heaviest subtree is opened (its list checked here, its
+// children and its shards becoming units) until there are `target` units or
+// none is heavier than a fair share.
+std::vector<Unit> CutIntoUnits(const Dataset& ds, const CheckOptions& options, TreeChecker& checker,
+                               std::size_t target, Findings* top) {
+  std::vector<Unit> open;  // subtrees not cut further yet
+  std::vector<Unit> done;  // ranges, and subtrees kept whole
+  std::uint64_t total = 0;
+  std::unordered_set<std::string> seen;
+  for (const auto& [split, entry] : ds.info().splits) {
+    if (!options.splits.empty() &&
+        std::find(options.splits.begin(), options.splits.end(), split) == options.splits.end()) {
+      continue;
+    }
+    const std::string expected_path = std::string(SplitName(split)) + "/shards_list.json";
+    if (entry.shard_list_info_file.file_path != expected_path) {
+      AddProblem(&top->report, CheckProblem::Kind::kMalformed, entry.shard_list_info_file.file_path,
+                 "the split entry should point at " + expected_path);
+    }
+    Unit u;
+    u.entry = entry;
+    u.weight = static_cast<std::uint64_t>(std::max<std::int64_t>(entry.number_of_shards, 1));
+    total += u.weight;
+    open.push_back(std::move(u));
+  }
+  const std::uint64_t fair = std::max<std::uint64_t>(1, total / std::max<std::size_t>(target, 1));
+  const std::uint64_t chunk = std::clamp<std::uint64_t>(fair, 1, 1024);
+  // Each opening reads one list on rank 0 alone: bounded.
+  std::size_t openings = 0;
+  const std::size_t max_openings = 2 * target + 64;
+  auto heaviest = [&open] {
+    return std::max_element(open.begin(), open.end(),
+                            [](const Unit& a, const Unit& b) { return a.weight < b.weight; });
+  };
+  while (!open.empty() && openings < max_openings) {
+    auto it = heaviest();
+    if (open.size() + done.size() >= target && it->weight <= fair) break;
+    Unit u = std::move(*it);
+    open.erase(it);
+    ++openings;
+    const std::string& rel = u.entry.shard_list_info_file.file_path;
+    if (!seen.insert(rel).second) {
+      AddProblem(&top->report, CheckProblem::Kind::kMalformed, rel,
+                 "listed more than once (a cycle or a repeated child); not followed again");
+      continue;
+    }
+    std::optional<ShardsList> list = checker.CheckList(u.entry, u.depth, top);
+    if (!list) continue;
+    const std::uint64_t n = list->shard_files.size();
+    for (std::uint64_t b = 0; b < n; b += chunk) {
+      Unit r;
+      r.subtree = false;
+      r.list_path = rel;
+      r.begin = b;
+      r.end = std::min(n, b + chunk);
+      r.weight = r.end - r.begin;
+      done.push_back(std::move(r));
+    }
+    for (const ShardListInfo& child : list->children_shard_lists) {
+      if (seen.count(child.shard_list_info_file.file_path)) {
+        AddProblem(&top->report, CheckProblem::Kind::kMalformed, child.shard_list_info_file.file_path,
+                   "listed more than once (a cycle or a repeated child); not followed again");
+        continue;
+      }
+      Unit c;
+      c.entry = child;
+      c.depth = u.depth + 1;
+      c.weight = static_cast<std::uint64_t>(std::max<std::int64_t>(child.number_of_shards, 1));
+      open.push_back(std::move(c));
+    }
+  }
+  for (Unit& u : open) done.push_back(std::move(u));
+  // Heaviest first, so that the last units handed out are small.
+  std::stable_sort(done.begin(), done.end(), [](const Unit& a, const Unit& b) { return a.weight > b.weight; });
+  return done;
+}
+
+// A rank's worker threads take unit indexes from a local queue, which the
+// rank's own thread (the only one that talks to the Comm) keeps filled from the
+// shared counter.
+class UnitQueue {
+ public:
+  void Push(std::size_t unit) {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      queue_.push_back(unit);
+    }
+    cv_.notify_one();
+  }
+  void Close() {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      closed_ = true;
+    }
+    cv_.notify_all();
+  }
+  // Next unit; nullopt once closed and empty.
+  std::optional<std::size_t> Pop() {
+    std::unique_lock<std::mutex> lock(mu_);
+    cv_.wait(lock, [this] { return closed_ || !queue_.empty(); });
+    if (queue_.empty()) return std::nullopt;
+    const std::size_t u = queue_.front();
+    queue_.pop_front();
+    ++busy_;
+    return u;
+  }
+  void Finished() {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      --busy_;
+    }
+    done_cv_.notify_all();
+  }
+  // Units waiting or being worked on.
+  std::size_t Load() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return queue_.size() + busy_;
+  }
+  // Wait up to `timeout` for a worker to finish a unit.
+  void WaitForProgress(std::chrono::milliseconds timeout, std::size_t below) {
+    std::unique_lock<std::mutex> lock(mu_);
+    done_cv_.wait_for(lock, timeout, [&] { return queue_.size() + busy_ < below; });
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_, done_cv_;
+  std::deque<std::size_t> queue_;
+  std::size_t busy_ = 0;
+  bool closed_ = false;
+};
+
+}  // namespace
+
+Result<CheckReport> RunCheck(Comm& comm, const Dataset& ds, const CheckRunOptions& options) {
+  const auto start = Clock::now();
+  const int rank = comm.rank();
+  const CheckOptions& co = options.check;
+  const int threads = ResolveThreads(co.threads);
+  std::atomic<std::uint64_t> bytes_done{0}, files_done{0};
+  TreeChecker checker(ds, co, &bytes_done, &files_done);
+
+  // 1. Rank 0 checks the root and the top of the tree and cuts the rest into units.
+  Findings mine;
+  std::string units_wire;
+  std::uint64_t files_total = 0;
+  if (rank == 0) {
+    if (!co.expected_root_checksums.empty()) {
+      std::uint64_t size = 0;
+      if (HashAndCompare(ds, "dataset_info.json", co.expected_root_checksums, CheckOptions{}, &mine.report,
+                         &size)) {
+        bytes_done += size;
+      }
+    }
+    for (const auto& [split, entry] : ds.info().splits) {
+      if (co.splits.empty() || std::find(co.splits.begin(), co.splits.end(), split) != co.splits.end()) {
+        files_total += static_cast<std::uint64_t>(std::max<std::int64_t>(entry.number_of_shards, 0));
+      }
+    }
+    const std::size_t target = std::max<std::size_t>(64, 8 * static_cast<std::size_t>(comm.size()) *
+                                                             static_cast<std::size_t>(threads));
+    units_wire = EncodeUnits(CutIntoUnits(ds, co, checker, target, &mine));
+  }
+  SEDPACK_RETURN_NOT_OK(comm.Bcast(&units_wire, 0));
+  SEDPACK_ASSIGN_OR_RETURN(const std::vector<Unit> units, DecodeUnits(units_wire));
+  units_wire.clear();
+  units_wire.shrink_to_fit();
+
+  // 2. Take units until none is left.
+  SEDPACK_RETURN_NOT_OK(comm.OpenCounter());
+  UnitQueue queue;
+  std::vector<Findings> per_worker(static_cast<std::size_t>(threads));
+  auto run_unit = [&](std::size_t i, Findings* out) {
+    if (checker.Stopped()) return;
+    if (options.before_unit) options.before_unit(rank);
+    const Unit& u = units[i];
+    if (u.subtree) {
+      std::vector<std::string> ancestors;
+      checker.CheckSubtree(u.entry, u.depth, &ancestors, out);
+    } else {
+      checker.CheckRange(u, out);
+    }
+    out->units++;
+  };
+  auto work = [&](int w) {
+    while (auto i = queue.Pop()) {
+      run_unit(*i, &per_worker[static_cast<std::size_t>(w)]);
+      queue.Finished();
+    }
+  };
+  std::vector<std::thread> pool = internal::StartThreads(threads, work);
+  const std::size_t inflight = pool.empty() ? 1 : 2 * pool.size();
+
+  // Progress: rank 0 folds in what the others send.
+  bool others_done = comm.size() == 1;
+  std::vector<std::int64_t> others;
+  auto last_report = Clock::now() - std::chrono::hours(1);
+  auto last_send = Clock::now();
+  auto report_progress = [&](bool final) -> Status {
+    if (rank != 0) {
+      if (final || Clock::now() - last_send >= std::chrono::milliseconds(200)) {
+        last_send = Clock::now();
+        comm.SendProgress(0, static_cast<std::int64_t>(bytes_done.load()), final);
+      }
+      return Status::OK();
+    }
+    if (!others_done) {
+      SEDPACK_ASSIGN_OR_RETURN(Comm::Progress p, comm.ReceiveProgress());
+      others = p.values;
+      others_done = p.all_final;
+    }
+    const auto now = Clock::now();
+    const bool last = final && others_done;
+    if (!options.progress ||
+        (!last && std::chrono::duration<double>(now - last_report).count() < options.progress_interval_s)) {
+      return Status::OK();
+    }
+    last_report = now;
+    CheckRunProgress p;
+    p.bytes_done = bytes_done.load();
+    for (std::size_t r = 1; r < others.size(); ++r) p.bytes_done += static_cast<std::uint64_t>(others[r]);
+    p.files_total = files_total;
+    const std::uint64_t files = files_done.load();
+    if (last) {
+      p.bytes_total = p.bytes_done;
+    } else if (files > 0) {
+      p.bytes_total = std::max(p.bytes_done, bytes_done.load() / files * files_total);
+    }
+    p.seconds = std::chrono::duration<double>(now - start).count();
+    options.progress(p);
+    return Status::OK();
+  };
+
+  Status failed;
+  bool exhausted = false;
+  while (!exhausted) {
+    if (comm.PeerFailed()) {
+      failed = Status::Internal("aborted: another rank failed during the check");
+      break;
+    }
+    if (queue.Load() < inflight) {
+      auto next = comm.FetchAdd(1);
+      if (!next.ok()) {
+        failed = next.status();
+        comm.NotifyFailure();
+        break;
+      }
+      if (*next >= static_cast<std::int64_t>(units.size())) {
+        exhausted = true;
+      } else {
+        const auto i = static_cast<std::size_t>(*next);
+        if (pool.empty()) {
+          run_unit(i, &per_worker[0]);  // no worker thread could start: do it here
+        } else {
+          queue.Push(i);
+        }
+      }
+    } else {
+      queue.WaitForProgress(std::chrono::milliseconds(20), inflight);
+    }
+    if (Status st = report_progress(false); !st.ok()) {
+      failed = st;
+      break;
+    }
+  }
+  if (!failed.ok()) checker.Stop();
+  queue.Close();
+  // Keep reporting while this rank's workers finish.
+  while (queue.Load() > 0) {
+    queue.WaitForProgress(std::chrono::milliseconds(50), 1);
+    if (failed.ok()) {
+      if (Status st = report_progress(false); !st.ok()) failed = st;
+    }
+  }
+  for (auto& t : pool) t.join();
+  if (!failed.ok()) return failed;
+  for (auto& w : per_worker) mine.Merge(std::move(w));
+
+  // 3. Final progress; rank 0 waits for everyone's last message.
+  SEDPACK_RETURN_NOT_OK(report_progress(true));
+  while (rank == 0 && !others_done) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    SEDPACK_RETURN_NOT_OK(report_progress(true));
+  }
+  SEDPACK_RETURN_NOT_OK(comm.IdleBarrier());
+  SEDPACK_RETURN_NOT_OK(comm.CloseCounter());
+
+  // 4. Gather; rank 0 merges, finds repeated lists and orphans, sorts.
+  const std::uint64_t my_units = mine.units;
+  SEDPACK_ASSIGN_OR_RETURN(std::vector<std::string> gathered, comm.Gatherv(EncodeFindings(mine), 0));
+  if (rank != 0) {
+    mine.report.work_by_rank = {CheckWork{my_units, mine.report.files_checked, mine.report.bytes_checked}};
+    return std::move(mine.report);
+  }
+  Findings all;
+  for (std::size_t r = 0; r < gathered.size(); ++r) {
+    auto f = DecodeFindings(gathered[r]);
+    gathered[r].clear();
+    gathered[r].shrink_to_fit();
+    if (!f.ok()) return f.status().WithPrefix("findings of rank " + std::to_string(r) + ": ");
+    all.report.work_by_rank.push_back(CheckWork{f->units, f->report.files_checked, f->report.bytes_checked});
+    all.Merge(std::move(*f));
+  }
+  CheckReport out = std::move(all.report);
+  // A list two parents name is checked twice (once per unit that reached it);
+  // the tree is still wrong, as the reference's reader would read it twice.
+  std::sort(all.lists.begin(), all.lists.end());
+  for (std::size_t i = 1; i < all.lists.size(); ++i) {
+    if (all.lists[i] == all.lists[i - 1] && (i + 1 == all.lists.size() || all.lists[i + 1] != all.lists[i])) {
+      AddProblem(&out, CheckProblem::Kind::kMalformed, all.lists[i],
+                 "listed more than once (by more than one parent list)");
+    }
+  }
+  if (co.find_orphans) {
+    const std::unordered_set<std::string> lists(all.lists.begin(), all.lists.end());
+    std::sort(all.files.begin(), all.files.end());
+    FindOrphans(ds, co,
+                [&](const std::string& rel) {
+                  return lists.count(rel) != 0 ||
+                         std::binary_search(all.files.begin(), all.files.end(), PathKey(rel));
+                },
+                &out);
+  }
+  std::sort(out.problems.begin(), out.problems.end(), [](const CheckProblem& a, const CheckProblem& b) {
+    if (a.warning() != b.warning()) return !a.warning();
+    if (a.path != b.path) return a.path < b.path;
+    if (a.kind != b.kind) return a.kind < b.kind;
+    if (a.algorithm != b.algorithm) return a.algorithm < b.algorithm;
+    return a.message < b.message;
+  });
+  return out;
+}
+
+}  // namespace sedpack
