@@ -145,7 +145,9 @@ int RunVerifyCommand(const CommandSpec& spec, const std::vector<std::string>& ar
       ("partial", po::value<std::vector<std::string>>()->multitoken()->value_name("PATH"),
        "only these parts: shards_list.json files, folders or shard files (dataset-relative)")
       ("json", po::value<std::string>()->value_name("FILE"), "also write the report as JSON to FILE (- for standard output)")
-      ("quiet,q", po::bool_switch(), "print only problems, no summary line");
+      ("quiet,q", po::bool_switch(), "print only problems, no summary line")
+      ("threads,j", po::value<int>()->value_name("N")->default_value(0),
+       "threads hashing and decoding per process (0: the cores this process may use; under mpirun, the rank's)");
   po::positional_options_description positional;
   positional.add("dataset", 1);
   po::variables_map vm;
@@ -165,6 +167,8 @@ int RunVerifyCommand(const CommandSpec& spec, const std::vector<std::string>& ar
     check.splits = *parsed;
   }
   if (vm.count("partial")) check.partial = vm["partial"].as<std::vector<std::string>>();
+  check.threads = vm["threads"].as<int>();
+  if (check.threads < 0) return UsageError(name, "--threads must be 0 (all cores) or more");
   bool progress = StderrIsTty();
   if (vm.count("progress")) {
     auto p = ParseBool(vm["progress"].as<std::string>(), "--progress");
@@ -209,8 +213,11 @@ int RunVerifyCommand(const CommandSpec& spec, const std::vector<std::string>& ar
   verify.check = check;
   if (printer.enabled()) {
     verify.progress = [&](const VerifyProgress& p) {
+      // Until the end the total is an estimate (recorded shards x mean size).
       std::string line = name + ": " + FormatBytes(static_cast<double>(p.bytes_done)) + " of " +
-                         FormatBytes(static_cast<double>(p.bytes_total)) + " of shards";
+                         (p.bytes_total > p.bytes_done ? "about " : "") +
+                         FormatBytes(static_cast<double>(p.bytes_total)) + " (" +
+                         std::to_string(p.files_total) + " shard files)";
       if (p.seconds > 0) {
         const double rate = p.bytes_done / p.seconds;
         line += ", " + FormatBytes(rate) + "/s";
