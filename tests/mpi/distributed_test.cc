@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <map>
+#include <sstream>
 #include <thread>
 #include <chrono>
 
@@ -280,6 +281,45 @@ TEST(StatusWireTest, AgreeOnStatusMarksOtherRanksAborted) {
     EXPECT_NE(agreed.message().find("component"), std::string::npos) << agreed.ToString();
   }
   EXPECT_OK(AgreeOnStatus(TestComm(), Status::OK()));
+}
+
+TEST(SharedCounterTest, EveryIndexIsHandedOutExactlyOnce) {
+  Comm& comm = TestComm();
+  ASSERT_OK(comm.OpenCounter());
+  EXPECT_FALSE(comm.OpenCounter().ok());  // one at a time
+  std::string mine;
+  for (int i = 0; i < 200; ++i) {
+    ASSERT_OK_AND_ASSIGN(std::int64_t v, comm.FetchAdd(i % 3 == 0 ? 2 : 1));
+    mine += std::to_string(v) + (i % 3 == 0 ? "+2 " : "+1 ");
+  }
+  ASSERT_OK(comm.IdleBarrier());
+  ASSERT_OK(comm.CloseCounter());
+  EXPECT_FALSE(comm.FetchAdd(1).ok());
+  // Reopened, it starts from zero again (every rank adds nothing).
+  ASSERT_OK(comm.OpenCounter());
+  ASSERT_OK_AND_ASSIGN(std::int64_t first, comm.FetchAdd(0));
+  EXPECT_EQ(first, 0);
+  ASSERT_OK(comm.IdleBarrier());
+  ASSERT_OK(comm.CloseCounter());
+  ASSERT_OK_AND_ASSIGN(std::vector<std::string> all, comm.Gatherv(mine, 0));
+  if (comm.rank() != 0) return;
+  // The ranges [v, v + delta) of every rank tile [0, total) without a gap or overlap.
+  std::vector<std::pair<std::int64_t, std::int64_t>> ranges;
+  for (const std::string& text : all) {
+    std::istringstream in(text);
+    std::string item;
+    while (in >> item) {
+      const auto plus = item.find('+');
+      ranges.emplace_back(std::stoll(item.substr(0, plus)), std::stoll(item.substr(plus + 1)));
+    }
+  }
+  std::sort(ranges.begin(), ranges.end());
+  std::int64_t next = 0;
+  for (const auto& [v, d] : ranges) {
+    EXPECT_EQ(v, next);
+    next = v + d;
+  }
+  EXPECT_EQ(ranges.size(), static_cast<std::size_t>(200 * comm.size()));
 }
 
 // A dataset with several shards written by every rank; returns its root checksums.
