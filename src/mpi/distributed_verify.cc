@@ -20,7 +20,17 @@ using Clock = std::chrono::steady_clock;
 
 // A whole check: every rank opens the dataset, then the streaming engine.
 Result<CheckReport> VerifyWhole(Comm& comm, const std::string& root, const VerifyOptions& options) {
-  auto open = Dataset::Open(root);
+  // Rank 0 first: a caller that has just written the dataset on rank 0 needs
+  // no barrier of its own before this collective.
+  Result<std::shared_ptr<Dataset>> open = Status::Internal("not opened");
+  std::string wire;
+  if (comm.rank() == 0) {
+    open = Dataset::Open(root);
+    wire = EncodeStatus(open.status());
+  }
+  SEDPACK_RETURN_NOT_OK(comm.Bcast(&wire, 0));
+  SEDPACK_RETURN_NOT_OK(DecodeStatus(wire));
+  if (comm.rank() != 0) open = Dataset::Open(root);
   SEDPACK_RETURN_NOT_OK(AgreeOnStatus(comm, open.status()));
   CheckRunOptions run;
   run.check = options.check;
