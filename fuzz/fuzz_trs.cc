@@ -35,7 +35,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   if (in.ok()) {
     std::vector<std::size_t> which;
     for (std::size_t i = 0; i < (*in)->fields().size(); ++i) which.push_back(i);
-    std::vector<std::vector<std::byte>> out;
+    std::vector<sedpack::CaptureRows> out;
     const std::uint64_t rows = (*in)->rows();
     for (std::uint64_t r = 0; r < rows && r < 64; r += 8) {
       (void)(*in)->Read(r, std::min<std::uint64_t>(8, rows - r), which, &out);

@@ -405,12 +405,14 @@ class CwInput final : public CaptureInput {
   std::uint64_t read_row_bytes() const override { return read_row_bytes_; }
   std::string dataset_custom_metadata() const override { return meta_; }
   Status Read(std::uint64_t first, std::uint64_t n, std::span<const std::size_t> which,
-              std::vector<std::vector<std::byte>>* out) override {
+              std::vector<CaptureRows>* out) override {
     out->resize(which.size());
+    buffers_.resize(which.size());
     for (std::size_t k = 0; k < which.size(); ++k) {
       const Array& a = arrays_[which[k]];
-      (*out)[k].resize(n * a.row_bytes);
-      SEDPACK_RETURN_NOT_OK(a.blob->ReadAt(a.data_offset + first * a.row_bytes, n * a.row_bytes, (*out)[k].data()));
+      buffers_[k].resize(n * a.row_bytes);
+      SEDPACK_RETURN_NOT_OK(a.blob->ReadAt(a.data_offset + first * a.row_bytes, n * a.row_bytes, buffers_[k].data()));
+      (*out)[k] = CaptureRows{buffers_[k].data(), a.row_bytes};
     }
     return Status::OK();
   }
@@ -422,6 +424,7 @@ class CwInput final : public CaptureInput {
   std::vector<CaptureField> fields_;
   std::vector<Array> arrays_;
   std::uint64_t read_row_bytes_ = 0;
+  std::vector<std::vector<std::byte>> buffers_;
 };
 
 }  // namespace

@@ -276,7 +276,8 @@ class Importer {
  private:
   Status Segment(const SplitPlan& sp, CaptureInput& in, std::uint64_t lo, std::uint64_t hi) {
     const std::size_t na = sp.attrs.size();
-    std::vector<std::vector<std::byte>> raw(sp.which.size()), converted(na);
+    std::vector<CaptureRows> raw(sp.which.size());
+    std::vector<std::vector<std::byte>> converted(na);
     std::vector<ValueView> values(na);
     for (std::size_t a = 0; a < na; ++a) {
       values[a].dtype = sp.attrs[a].dtype;
@@ -293,7 +294,7 @@ class Importer {
       for (std::uint64_t i = 0; i < n; ++i) {
         for (std::size_t a = 0; a < na; ++a) {
           const AttrSource& s = sp.src[a];
-          const std::byte* row = raw[sp.slot[a]].data() + i * s.src_row_bytes;
+          const std::byte* row = raw[sp.slot[a]].data + i * raw[sp.slot[a]].stride;
           switch (s.conv) {
             case Conv::kCopy:
               values[a].data = std::span<const std::byte>(row + s.first_byte, s.window_bytes);
@@ -323,12 +324,12 @@ class Importer {
   }
 
   Status ToFloat32(const SplitPlan& sp, std::size_t a, const CaptureInput& in, std::uint64_t first, std::uint64_t n,
-                   const std::vector<std::vector<std::byte>>& raw, std::vector<std::byte>* out) {
+                   const std::vector<CaptureRows>& raw, std::vector<std::byte>* out) {
     const AttrSource& s = sp.src[a];
     const std::uint64_t per_row = s.dst_row_bytes / 4;
     out->resize(n * s.dst_row_bytes);
     for (std::uint64_t i = 0; i < n; ++i) {
-      const std::byte* row = raw[sp.slot[a]].data() + i * s.src_row_bytes + s.first_byte;
+      const std::byte* row = raw[sp.slot[a]].data + i * raw[sp.slot[a]].stride + s.first_byte;
       for (std::uint64_t e = 0; e < per_row; ++e) {
         double d;
         std::memcpy(&d, row + e * 8, 8);

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Mapping configs of the capture importers: the import_hdf5 shape under
 // "import_trs" / "import_chipwhisperer", with capture field names as sources.
+#include <algorithm>
 #include <string>
 
 #include "metadata/job_config.h"
@@ -109,6 +110,15 @@ Status ParseImportObject(const Json& g, std::string_view source, const std::stri
   return Status::OK();
 }
 
+// Shards of about 4 MB: small enough to read one at random, large enough that
+// a million traces are not a million files.
+std::int64_t ExamplesPerShard(std::uint64_t row_bytes) {
+  const std::uint64_t n = (4ULL << 20) / std::max<std::uint64_t>(row_bytes, 1);
+  std::uint64_t p = 16;
+  while (p * 2 <= n && p < 65536) p *= 2;
+  return static_cast<std::int64_t>(p);
+}
+
 }  // namespace
 
 std::string CaptureSource::Describe() const {
@@ -159,8 +169,10 @@ std::string SuggestCaptureMapping(const CaptureInput& input, std::string_view ke
   root["metadata"] = meta;
   Json attrs = Json::array();
   Json map = Json::object();
+  std::uint64_t row_bytes = 0;
   for (const CaptureField& f : input.fields()) {
     if (f.suggested_attribute.empty()) continue;
+    row_bytes += f.row_bytes;
     Json a = Json::object();
     a["name"] = f.suggested_attribute;
     a["dtype"] = std::string(DTypeName(f.dtype));
@@ -172,7 +184,7 @@ std::string SuggestCaptureMapping(const CaptureInput& input, std::string_view ke
   }
   root["dataset_structure"] = {{"saved_data_description", attrs},
                                {"compression", "LZ4"},
-                               {"examples_per_shard", 256},
+                               {"examples_per_shard", ExamplesPerShard(row_bytes)},
                                {"shard_file_type", "fb"}};
   root[std::string(key)] = {{"splits", {{"train", {{"attributes", map}}}}}};
   return root.dump(2) + "\n";

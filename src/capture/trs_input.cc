@@ -132,18 +132,11 @@ class TrsInput final : public CaptureInput {
   }
 
   Status Read(std::uint64_t first, std::uint64_t n, std::span<const std::size_t> which,
-              std::vector<std::vector<std::byte>>* out) override {
+              std::vector<CaptureRows>* out) override {
     SEDPACK_RETURN_NOT_OK(file_->ReadRecords(first, n, &block_));
-    const std::uint64_t rb = file_->header().record_bytes;
     out->resize(which.size());
     for (std::size_t k = 0; k < which.size(); ++k) {
-      const CaptureField& f = fields_[which[k]];
-      const std::uint64_t off = offsets_[which[k]];
-      std::vector<std::byte>& o = (*out)[k];
-      o.resize(n * f.row_bytes);
-      for (std::uint64_t i = 0; i < n; ++i) {
-        std::memcpy(o.data() + i * f.row_bytes, block_.data() + i * rb + off, f.row_bytes);
-      }
+      (*out)[k] = CaptureRows{block_.data() + offsets_[which[k]], file_->header().record_bytes};
     }
     return Status::OK();
   }

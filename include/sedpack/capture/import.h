@@ -41,6 +41,13 @@ struct CaptureField {
   std::string custom_metadata = "{}";
 };
 
+/// Rows of one field as read: row i starts at data + i * stride and holds the
+/// field's row_bytes. Valid until the input's next Read.
+struct CaptureRows {
+  const std::byte* data = nullptr;
+  std::uint64_t stride = 0;
+};
+
 /// One input of an import: a TRS file, one ChipWhisperer segment, ...
 class CaptureInput {
  public:
@@ -52,9 +59,10 @@ class CaptureInput {
   /// Bytes one row costs to read (all fields, as read together).
   virtual std::uint64_t read_row_bytes() const = 0;
   /// Rows [first, first + n) of the fields `which` (indices into fields()):
-  /// (*out)[k] receives n * fields()[which[k]].row_bytes bytes, row-major.
+  /// (*out)[k] locates the rows of field which[k] (a TRS file hands out views
+  /// into its block of records: nothing is copied).
   virtual Status Read(std::uint64_t first, std::uint64_t n, std::span<const std::size_t> which,
-                      std::vector<std::vector<std::byte>>* out) = 0;
+                      std::vector<CaptureRows>* out) = 0;
   /// JSON object for the dataset's custom_metadata in a starting mapping.
   virtual std::string dataset_custom_metadata() const { return "{}"; }
 };
