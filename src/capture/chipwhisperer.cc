@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -341,6 +342,9 @@ Result<Project> LoadProject(const std::string& path) {
     std::uint64_t min_rows = UINT64_MAX;
     for (const std::string& rel : c.List(dir, prefix)) {
       std::string name = std::filesystem::path(rel).stem().string().substr(prefix.size());
+      // "traces", "textin", ...: a name starting with a digit belongs to a
+      // longer prefix (another segment saved in the same folder).
+      if (name.empty() || !std::isalpha(static_cast<unsigned char>(name[0]))) continue;
       SEDPACK_ASSIGN_OR_RETURN(Array a, OpenArray(c, rel, name));
       if (a.info.skipped) {
         p.info.notes.push_back(a.info.note);

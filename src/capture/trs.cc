@@ -300,8 +300,9 @@ Result<TrsHeader> ParseTrsHeader(std::span<const std::byte> b, bool more_follows
         if (!version_tag) h.version = 2;
         break;
       default:
-        // Tags 0x55..0x75 are acquisition and display settings; keep them raw.
-        if (tag < 0x41 || tag > 0x77) {
+        // 0x55..0x5C and 0x60..0x75 are acquisition and display settings
+        // (scope range, clock, XY scan, ...): kept raw. Anything else is unknown.
+        if (!((tag >= 0x55 && tag <= 0x5C) || (tag >= 0x60 && tag <= 0x75))) {
           h.notes.push_back(where + ": unknown header tag " + Hex(tag) + " (" + std::to_string(len) +
                             " bytes) skipped");
         }
