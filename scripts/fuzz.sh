@@ -18,7 +18,7 @@ T0=$(date +%s)
 # shellcheck source=scripts/sanitizer-trees.sh
 . ./scripts/sanitizer-trees.sh
 configure_asan_tree "$B" > /dev/null
-TARGETS="${FUZZ_TARGETS:-fuzz_metadata fuzz_shard fuzz_decompress fuzz_hdf5_mapping}"
+TARGETS="${FUZZ_TARGETS:-fuzz_metadata fuzz_shard fuzz_decompress fuzz_hdf5_mapping fuzz_trs}"
 # The seed dataset is written by the `sedpack` tool of the optimized tree
 # (the sanitizer tree does not build the tool): SEDPACK_SEED_CLI if given,
 # else build/src/cli/sedpack.
@@ -34,7 +34,7 @@ T1=$(date +%s)
 # Seed corpora (rebuilt every run, never committed).
 C="$B/corpus"
 rm -rf "$C"
-mkdir -p "$C"/{fuzz_metadata,fuzz_shard,fuzz_decompress,fuzz_hdf5_mapping}
+mkdir -p "$C"/{fuzz_metadata,fuzz_shard,fuzz_decompress,fuzz_hdf5_mapping,fuzz_trs}
 rm -rf "$B/seed-ds"
 ASAN_OPTIONS=detect_leaks=0 "$SEED_CLI" generate configs/generate_small.json "$B/seed-ds" > /dev/null
 python3 - "$C" "$GOLDEN" "$B/seed-ds" <<'PY'
@@ -67,6 +67,11 @@ for top in roots:
                         put("fuzz_decompress", bytes([codec_byte[key[1]]]) + data)
 PY
 cp configs/import_*.json "$C/fuzz_hdf5_mapping/"
+# TRS seeds: small files of every coding, v1 and v2, written by the test helper.
+for spec in "1 0x02 6 20 --v2 --titles" "2 0x01 4 16" "3 0x04 3 8 --titles" "4 0x14 5 12 --v2"; do
+  set -- $spec
+  python3 tests/capture/trs_tool.py write "$C/fuzz_trs/seed_$1.trs" $spec
+done
 
 # Run FUZZ_PARALLEL targets at a time (default 2, one per core of a CI
 # machine); the table is printed in target order once all have finished.

@@ -3,6 +3,7 @@
 // and in src/cli/cmd_*.cc; this file only picks the command.
 #include <malloc.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <iostream>
@@ -11,6 +12,7 @@
 #include <vector>
 
 #include "cli/cli_common.h"
+#include "cli/cmd_capture.h"
 #include "sedpack/config.h"
 #include "sedpack/metadata/models.h"
 
@@ -25,6 +27,10 @@ std::span<const Subcommand> Subcommands() {
       {&kRecompressSpec, &RunRecompress, true}, {&kDigestSpec, &RunDigest, true},
       {&kStatsSpec, &RunStats, true}, {&kPackSpec, &RunPack, true}, {&kUnpackSpec, &RunUnpack, true},
       {&kImportHdf5Spec, &RunImportHdf5, true}, {&kInspectHdf5Spec, &RunInspectHdf5},
+      {&kImportTrsSpec, &RunImportTrs, true}, {&kInspectTrsSpec, &RunInspectTrs},
+      {&kExportTrsSpec, &RunExportTrs, true},
+      {&kImportChipWhispererSpec, &RunImportChipWhisperer, true},
+      {&kInspectChipWhispererSpec, &RunInspectChipWhisperer},
   };
   return kTable;
 }
@@ -38,7 +44,7 @@ void PrintUsage(std::ostream& os) {
         "Commands:\n";
   for (const Subcommand& c : Subcommands()) {
     std::string name(c.spec->name);
-    name.resize(14, ' ');
+    name.resize(std::max<std::size_t>(name.size() + 2, 14), ' ');
     os << "  " << name << c.spec->brief << "\n";
   }
   os << "\nGlobal options:\n"

@@ -1,0 +1,178 @@
+// SPDX-License-Identifier: Apache-2.0
+// Inspector trace sets (`.trs`, Riscure/Keysight; also written by trsfile,
+// Jlsca, Daredevil): the header TLVs, the fixed-size trace records, and a
+// writer for TRS version 2. Needs no external library.
+//
+// Layout: a sequence of header objects [tag u8][length][value], little-endian,
+// where length is one byte, or, when its bit 0x80 is set, the low 7 bits give
+// how many little-endian length bytes follow. The header ends with the empty
+// TRACE_BLOCK object (0x5F); then NUMBER_TRACES records of
+// [title: TITLE_SPACE bytes][data: LENGTH_DATA bytes][samples: NUMBER_SAMPLES x coding size].
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "sedpack/status.h"
+#include "sedpack/types.h"
+
+namespace sedpack {
+
+/// Header tags this library interprets (the rest are kept as raw bytes).
+enum TrsTag : std::uint8_t {
+  kTrsNumberTraces = 0x41,
+  kTrsNumberSamples = 0x42,
+  kTrsSampleCoding = 0x43,
+  kTrsLengthData = 0x44,
+  kTrsTitleSpace = 0x45,
+  kTrsTraceTitle = 0x46,
+  kTrsDescription = 0x47,
+  kTrsOffsetX = 0x48,
+  kTrsLabelX = 0x49,
+  kTrsLabelY = 0x4A,
+  kTrsScaleX = 0x4B,
+  kTrsScaleY = 0x4C,
+  kTrsTraceOffset = 0x4D,
+  kTrsLogScale = 0x4E,
+  kTrsVersion = 0x4F,
+  kTrsTraceBlock = 0x5F,
+  kTrsInputOffset = 0x6B,
+  kTrsOutputOffset = 0x6C,
+  kTrsKeyOffset = 0x6D,
+  kTrsInputLength = 0x6E,
+  kTrsOutputLength = 0x6F,
+  kTrsKeyLength = 0x70,
+  kTrsTraceSetParameters = 0x76,
+  kTrsTraceParameterDefinitions = 0x77,
+};
+
+/// Parameter types of TRS v2 (trace set parameters and trace parameter definitions).
+enum TrsParamType : std::uint8_t {
+  kTrsParamByte = 0x01,    ///< uint8 values
+  kTrsParamShort = 0x02,   ///< int16
+  kTrsParamInt = 0x04,     ///< int32
+  kTrsParamFloat = 0x14,   ///< float32
+  kTrsParamLong = 0x08,    ///< int64
+  kTrsParamDouble = 0x18,  ///< float64
+  kTrsParamString = 0x20,  ///< UTF-8, count = bytes
+  kTrsParamBool = 0x31,    ///< one byte each
+};
+
+/// The dtype of a parameter type (kStr for strings, kBool for bools);
+/// InvalidArgument for an unknown type byte.
+Result<DType> TrsParamDType(std::uint8_t type);
+/// Bytes per element of a parameter type (1 for strings).
+std::size_t TrsParamItemSize(std::uint8_t type);
+
+/// One named slice of every trace's data bytes.
+struct TrsDataField {
+  std::string name;             ///< "INPUT", "OUTPUT", "KEY", ...
+  std::uint8_t type = kTrsParamByte;
+  std::uint32_t count = 0;      ///< elements (bytes for strings)
+  std::uint32_t offset = 0;     ///< byte offset inside the data
+};
+
+/// One trace set parameter (TRS v2): a global, typed value.
+struct TrsSetParameter {
+  std::string name;
+  std::uint8_t type = kTrsParamByte;
+  std::uint32_t count = 0;
+  std::vector<std::byte> value;  ///< count * item size bytes, little-endian
+};
+
+/// What a TRS header says.
+struct TrsHeader {
+  int version = 1;                    ///< 2 if TRS_VERSION says so or v2 objects are present
+  std::uint64_t number_traces = 0;
+  std::uint64_t number_samples = 0;
+  std::uint8_t sample_coding = 0x01;
+  DType sample_dtype = DType::kInt8;
+  std::uint64_t length_data = 0;
+  std::uint64_t title_space = 0;
+  std::string global_title, description, label_x, label_y;
+  std::optional<std::int64_t> offset_x, trace_offset;
+  std::optional<double> scale_x, scale_y;
+  std::optional<std::uint64_t> logarithmic_scale;
+  /// Legacy (v1) data layout objects, when present.
+  std::optional<std::uint64_t> input_offset, input_length, output_offset, output_length, key_offset,
+      key_length;
+  std::vector<TrsSetParameter> set_parameters;
+  /// v2 trace parameter definitions, in file order.
+  std::vector<TrsDataField> parameter_definitions;
+  /// Header objects not listed above (tag, value), in file order.
+  std::vector<std::pair<std::uint8_t, std::vector<std::byte>>> other_objects;
+  /// Unknown tags skipped and similar remarks, for the user.
+  std::vector<std::string> notes;
+  /// Offset of the first trace record.
+  std::uint64_t header_bytes = 0;
+  std::uint64_t sample_bytes = 0;     ///< number_samples * coding size
+  std::uint64_t record_bytes = 0;     ///< title_space + length_data + sample_bytes
+
+  /// The named slices of the data bytes: the v2 definitions, else the legacy
+  /// input/output/key objects, else empty (the data stays one bytes value).
+  std::vector<TrsDataField> DataFields() const;
+};
+
+/// Parse the header at the start of `prefix`. `more_follows`: the file goes
+/// on past `prefix`; then a header object that runs past its end gives
+/// ResourceExhausted (read more and parse again) instead of Corruption.
+/// Corruption names `where` and the offset: a truncated object, a length past
+/// the end, a missing NUMBER_SAMPLES or SAMPLE_CODING, an unknown coding,
+/// sizes that overflow, definitions that pass LENGTH_DATA.
+Result<TrsHeader> ParseTrsHeader(std::span<const std::byte> prefix, bool more_follows,
+                                 const std::string& where);
+
+/// How to treat a NUMBER_TRACES that disagrees with the file size.
+enum class TrsCountPolicy {
+  kStrict,          ///< refuse (the default)
+  kCompleteRecords  ///< use the complete records the file holds
+};
+
+/// An open TRS file: the header, and records read with pread (64-bit offsets,
+/// through the FileSystem interface), never more than asked for.
+class TrsFile {
+ public:
+  static Result<std::unique_ptr<TrsFile>> Open(const std::string& path,
+                                               TrsCountPolicy policy = TrsCountPolicy::kStrict);
+  ~TrsFile();
+  const TrsHeader& header() const { return header_; }
+  const std::string& path() const { return path_; }
+  /// Records in use (NUMBER_TRACES, or the complete records under kCompleteRecords).
+  std::uint64_t traces() const { return traces_; }
+  std::uint64_t file_size() const { return file_size_; }
+  /// Read records [first, first + n) into `out` (n * record_bytes bytes).
+  Status ReadRecords(std::uint64_t first, std::uint64_t n, std::vector<std::byte>* out) const;
+
+ private:
+  TrsFile() = default;
+  std::string path_;
+  int fd_ = -1;
+  TrsHeader header_;
+  std::uint64_t traces_ = 0;
+  std::uint64_t file_size_ = 0;
+};
+
+/// Description of a TRS v2 file to write.
+struct TrsWriteLayout {
+  std::uint64_t number_traces = 0;
+  std::uint64_t number_samples = 0;
+  std::uint8_t sample_coding = 0x14;
+  std::uint64_t title_space = 0;
+  std::string description;
+  std::optional<double> scale_y;
+  std::vector<TrsDataField> parameter_definitions;  ///< offsets packed in order
+  std::vector<TrsSetParameter> set_parameters;
+};
+
+/// The coding of a sample dtype (int8/int16/int32/float32); InvalidArgument otherwise.
+Result<std::uint8_t> TrsCodingOf(DType dtype);
+
+/// Serialize the header (ending with TRACE_BLOCK) of a TRS v2 file.
+Result<std::vector<std::byte>> FormatTrsHeader(const TrsWriteLayout& layout);
+
+}  // namespace sedpack

@@ -1,0 +1,304 @@
+// SPDX-License-Identifier: Apache-2.0
+// TRS v2 export: the split is counted from its shard lists (NUMBER_TRACES
+// goes first in the header), then streamed example by example into records.
+#include <fcntl.h>
+#include <nlohmann/json.hpp>
+
+#include <cerrno>
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <random>
+
+#include "sedpack/capture/export.h"
+#include "sedpack/capture/trs.h"
+#include "sedpack/dataset/reader.h"
+#include "sedpack/io/file.h"
+#include "sedpack/io/file_system.h"
+#include "sedpack/value.h"
+
+namespace sedpack {
+namespace {
+
+enum class Widen { kNone, kU8ToI16, kU16ToI32, kI8ToI16, kU32ToI64, kF16ToF32, kF64ToF32 };
+
+struct Column {
+  std::size_t attr = 0;
+  Widen widen = Widen::kNone;
+  std::uint64_t elements = 0;
+  std::uint64_t out_bytes = 0;
+  std::uint64_t offset = 0;  // in the record
+};
+
+// Parameter type and widening for an attribute dtype; nullopt if none fits.
+std::optional<std::pair<std::uint8_t, Widen>> ParamTypeOf(DType d) {
+  switch (d) {
+    case DType::kUInt8: case DType::kBytes: return std::make_pair(std::uint8_t{kTrsParamByte}, Widen::kNone);
+    case DType::kInt8: return std::make_pair(std::uint8_t{kTrsParamShort}, Widen::kI8ToI16);
+    case DType::kInt16: return std::make_pair(std::uint8_t{kTrsParamShort}, Widen::kNone);
+    case DType::kUInt16: return std::make_pair(std::uint8_t{kTrsParamInt}, Widen::kU16ToI32);
+    case DType::kInt32: return std::make_pair(std::uint8_t{kTrsParamInt}, Widen::kNone);
+    case DType::kUInt32: return std::make_pair(std::uint8_t{kTrsParamLong}, Widen::kU32ToI64);
+    case DType::kInt64: case DType::kInt: return std::make_pair(std::uint8_t{kTrsParamLong}, Widen::kNone);
+    case DType::kFloat16: return std::make_pair(std::uint8_t{kTrsParamFloat}, Widen::kF16ToF32);
+    case DType::kFloat32: return std::make_pair(std::uint8_t{kTrsParamFloat}, Widen::kNone);
+    case DType::kFloat64: return std::make_pair(std::uint8_t{kTrsParamDouble}, Widen::kNone);
+    case DType::kBool: return std::make_pair(std::uint8_t{kTrsParamBool}, Widen::kNone);
+    default: return std::nullopt;
+  }
+}
+
+template <typename S, typename D>
+void WidenCopy(const std::byte* in, std::uint64_t n, std::byte* out) {
+  for (std::uint64_t i = 0; i < n; ++i) {
+    S s;
+    std::memcpy(&s, in + i * sizeof(S), sizeof(S));
+    const D d = static_cast<D>(s);
+    std::memcpy(out + i * sizeof(D), &d, sizeof(D));
+  }
+}
+
+// Copy one value into the record; false if a float64 -> float32 step is
+// inexact and rounding was not allowed (*err gets the error).
+bool Put(const Column& c, const ValueView& v, bool round, std::byte* out, double* max_err, double* first_err) {
+  const std::byte* in = v.data.data();
+  switch (c.widen) {
+    case Widen::kNone: std::memcpy(out, in, c.out_bytes); return true;
+    case Widen::kU8ToI16: WidenCopy<std::uint8_t, std::int16_t>(in, c.elements, out); return true;
+    case Widen::kI8ToI16: WidenCopy<std::int8_t, std::int16_t>(in, c.elements, out); return true;
+    case Widen::kU16ToI32: WidenCopy<std::uint16_t, std::int32_t>(in, c.elements, out); return true;
+    case Widen::kU32ToI64: WidenCopy<std::uint32_t, std::int64_t>(in, c.elements, out); return true;
+    case Widen::kF16ToF32:
+      for (std::uint64_t i = 0; i < c.elements; ++i) {
+        Float16 h;
+        std::memcpy(&h.bits, in + 2 * i, 2);
+        const float f = h.ToFloat();
+        std::memcpy(out + 4 * i, &f, 4);
+      }
+      return true;
+    case Widen::kF64ToF32:
+      for (std::uint64_t i = 0; i < c.elements; ++i) {
+        double d;
+        std::memcpy(&d, in + 8 * i, 8);
+        const float f = static_cast<float>(d);
+        const double e = std::isnan(d) ? 0.0 : std::fabs(static_cast<double>(f) - d);
+        if (e > 0 || (std::isinf(f) && !std::isinf(d))) {
+          if (!round) {
+            *first_err = std::isinf(f) ? HUGE_VAL : e;
+            return false;
+          }
+          *max_err = std::max(*max_err, std::isinf(f) ? HUGE_VAL : e);
+        }
+        std::memcpy(out + 4 * i, &f, 4);
+      }
+      return true;
+  }
+  return true;
+}
+
+class OutFile {
+ public:
+  ~OutFile() {
+    if (fd_ >= 0) CurrentFileSystem().Close(fd_);
+    if (!tmp_.empty()) CurrentFileSystem().Unlink(tmp_.c_str());
+  }
+  Status Open(const std::string& out) {
+    out_ = out;
+    std::random_device rd;
+    const std::filesystem::path p(out);
+    tmp_ = (p.has_parent_path() ? p.parent_path().string() + "/" : std::string()) + "." + p.filename().string() +
+           ".part-" + std::to_string(rd());
+    fd_ = CurrentFileSystem().Open(tmp_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    if (fd_ < 0) {
+      tmp_.clear();
+      return Status::IOError(out, ": cannot create: ", std::strerror(errno));
+    }
+    return Status::OK();
+  }
+  Status Write(std::span<const std::byte> b) {
+    std::size_t done = 0;
+    while (done < b.size()) {
+      const long r = CurrentFileSystem().Write(fd_, b.data() + done, b.size() - done);
+      if (r < 0 && errno == EINTR) continue;
+      if (r < 0) return Status::IOError(out_, ": write failed: ", std::strerror(errno));
+      done += static_cast<std::size_t>(r);
+    }
+    return Status::OK();
+  }
+  Status Commit() {
+    if (CurrentFileSystem().Fsync(fd_) != 0) return Status::IOError(out_, ": fsync failed: ", std::strerror(errno));
+    CurrentFileSystem().Close(fd_);
+    fd_ = -1;
+    if (CurrentFileSystem().RenameNoReplace(tmp_.c_str(), out_.c_str()) != 0) {
+      const int e = errno;
+      if (e == EEXIST) return Status::AlreadyExists(out_, " already exists; export-trs does not overwrite");
+      return Status::IOError(out_, ": rename failed: ", std::strerror(e));
+    }
+    tmp_.clear();
+    return Status::OK();
+  }
+
+ private:
+  std::string out_, tmp_;
+  int fd_ = -1;
+};
+
+bool IsSampleDType(DType d) {
+  return d == DType::kInt8 || d == DType::kInt16 || d == DType::kInt32 || d == DType::kFloat32 ||
+         d == DType::kUInt8 || d == DType::kUInt16 || d == DType::kFloat64;
+}
+
+}  // namespace
+
+Result<TrsExportSummary> ExportTrs(const std::shared_ptr<const Dataset>& dataset, Split split, const std::string& out,
+                                   const TrsExportOptions& options) {
+  TrsExportSummary summary;
+  const std::vector<AttributeSpec>& schema = dataset->schema();
+  const auto& described = dataset->info().dataset_structure.saved_data_description;
+  auto find = [&](const std::string& name) -> std::optional<std::size_t> {
+    for (std::size_t i = 0; i < schema.size(); ++i) {
+      if (schema[i].name == name) return i;
+    }
+    return std::nullopt;
+  };
+  // The samples.
+  std::optional<std::size_t> trace;
+  if (!options.trace_attribute.empty()) {
+    trace = find(options.trace_attribute);
+    if (!trace) return Status::InvalidArgument("no attribute \"", options.trace_attribute, "\" in ", dataset->root());
+  } else {
+    trace = find("trace");
+    for (std::size_t i = 0; !trace && i < schema.size(); ++i) {
+      if (schema[i].shape.size() == 1 && IsSampleDType(schema[i].dtype)) trace = i;
+    }
+    if (!trace) return Status::InvalidArgument(dataset->root(), ": no 1-D numeric attribute to export as samples (--trace NAME)");
+  }
+  const AttributeSpec& ta = schema[*trace];
+  if (ta.shape.size() != 1 || !IsSampleDType(ta.dtype)) {
+    return Status::InvalidArgument("attribute \"", ta.name, "\" is ", DTypeName(ta.dtype), " ", ShapeToString(ta.shape),
+                                   ": TRS samples are a 1-D int8, int16, int32 or float32 array (uint8, uint16 "
+                                   "are widened, float64 narrowed)");
+  }
+  Column tc;
+  tc.attr = *trace;
+  tc.elements = static_cast<std::uint64_t>(ta.shape[0]);
+  DType sample = ta.dtype;
+  switch (ta.dtype) {
+    case DType::kUInt8: tc.widen = Widen::kU8ToI16; sample = DType::kInt16; break;
+    case DType::kUInt16: tc.widen = Widen::kU16ToI32; sample = DType::kInt32; break;
+    case DType::kFloat64: tc.widen = Widen::kF64ToF32; sample = DType::kFloat32; break;
+    default: break;
+  }
+  tc.out_bytes = tc.elements * DTypeItemSize(sample);
+  TrsWriteLayout layout;
+  SEDPACK_ASSIGN_OR_RETURN(layout.sample_coding, TrsCodingOf(sample));
+  layout.number_samples = tc.elements;
+  layout.description = dataset->info().metadata.description;
+  try {
+    const auto cm = nlohmann::json::parse(described[*trace].custom_metadata.text());
+    if (cm.is_object() && cm.contains("scale_y") && cm["scale_y"].is_number()) layout.scale_y = cm["scale_y"].get<double>();
+  } catch (const nlohmann::json::exception&) {
+  }
+  // Titles.
+  std::optional<std::size_t> title;
+  if (!options.title_attribute.empty()) {
+    title = find(options.title_attribute);
+    if (!title || schema[*title].dtype != DType::kStr) {
+      return Status::InvalidArgument("--title ", options.title_attribute, ": not a str attribute");
+    }
+  } else if (auto t = find("title"); t && schema[*t].dtype == DType::kStr) {
+    title = t;
+  }
+  if (title) layout.title_space = 255;
+  // Everything else: trace parameters, packed in schema order.
+  std::vector<Column> params;
+  std::uint64_t offset = 0;
+  for (std::size_t i = 0; i < schema.size(); ++i) {
+    if (i == *trace || (title && i == *title)) continue;
+    const AttributeSpec& a = schema[i];
+    auto type = ParamTypeOf(a.dtype);
+    auto size = a.FixedByteSize();
+    if (!type || a.IsVariableSize() || !size.ok()) {
+      summary.notes.push_back("attribute \"" + a.name + "\" (" + std::string(DTypeName(a.dtype)) + " " +
+                              ShapeToString(a.shape) + ") has no fixed-size TRS parameter type: left out");
+      continue;
+    }
+    Column c;
+    c.attr = i;
+    c.widen = type->second;
+    c.elements = a.dtype == DType::kBytes ? *size : *size / DTypeItemSize(a.dtype);
+    c.out_bytes = c.elements * TrsParamItemSize(type->first);
+    c.offset = offset;
+    if (c.elements > 0xFFFF || offset + c.out_bytes > 0xFFFF) {
+      return Status::InvalidArgument("attribute \"", a.name, "\": TRS trace data holds at most 65535 bytes and 65535 "
+                                     "elements a parameter");
+    }
+    layout.parameter_definitions.push_back({a.name, type->first, static_cast<std::uint32_t>(c.elements),
+                                            static_cast<std::uint32_t>(offset)});
+    offset += c.out_bytes;
+    params.push_back(c);
+  }
+  const std::uint64_t title_space = layout.title_space, data_bytes = offset;
+  // Count first: NUMBER_TRACES leads the header.
+  SEDPACK_ASSIGN_OR_RETURN(std::vector<ShardInfo> shards, ListShards(dataset, split, /*verify_hashes=*/true));
+  for (const ShardInfo& s : shards) layout.number_traces += static_cast<std::uint64_t>(s.number_of_examples);
+  const std::string split_name(SplitName(split));
+  TrsSetParameter origin{"SEDPACK_SPLIT", kTrsParamString, static_cast<std::uint32_t>(split_name.size()), {}};
+  for (char ch : split_name) origin.value.push_back(static_cast<std::byte>(ch));
+  layout.set_parameters.push_back(std::move(origin));
+  SEDPACK_ASSIGN_OR_RETURN(std::vector<std::byte> header, FormatTrsHeader(layout));
+
+  OutFile file;
+  SEDPACK_RETURN_NOT_OK(file.Open(out));
+  SEDPACK_RETURN_NOT_OK(file.Write(header));
+  summary.bytes = header.size();
+  const std::uint64_t record = title_space + data_bytes + tc.out_bytes;
+  const std::uint64_t per_buffer = std::max<std::uint64_t>(1, (8ULL << 20) / record);
+  std::vector<std::byte> buf;
+  buf.reserve(per_buffer * record);
+  ReadOptions ro;
+  ro.prefetch_shards = options.prefetch_shards;
+  SEDPACK_ASSIGN_OR_RETURN(auto reader, ExampleReader::Make(dataset, split, ro));
+  for (;;) {
+    SEDPACK_ASSIGN_OR_RETURN(std::optional<Example> ex, reader->Next());
+    if (!ex) break;
+    const std::size_t at = buf.size();
+    buf.resize(at + record, std::byte{0});
+    std::byte* r = buf.data() + at;
+    if (title) {
+      const ValueView v = ex->Get(*title);
+      if (v.data.size() > title_space) {
+        return Status::InvalidArgument("example ", summary.traces, ": title of ", v.data.size(),
+                                       " bytes is longer than the 255 a TRS title holds");
+      }
+      std::memcpy(r, v.data.data(), v.data.size());
+    }
+    for (const Column& c : params) {
+      double unused = 0;
+      Put(c, ex->Get(c.attr), true, r + title_space + c.offset, &unused, &unused);
+    }
+    double err = 0;
+    if (!Put(tc, ex->Get(tc.attr), options.round_float64, r + title_space + data_bytes, &summary.max_float32_error,
+             &err)) {
+      return Status::InvalidArgument("example ", summary.traces, ": a float64 sample of \"", ta.name,
+                                     "\" is not exactly a float32 (error ", err,
+                                     "); allow rounding (--round-float64) to export it");
+    }
+    ++summary.traces;
+    if (buf.size() >= per_buffer * record) {
+      SEDPACK_RETURN_NOT_OK(file.Write(buf));
+      summary.bytes += buf.size();
+      buf.clear();
+    }
+  }
+  SEDPACK_RETURN_NOT_OK(file.Write(buf));
+  summary.bytes += buf.size();
+  if (summary.traces != layout.number_traces) {
+    return Status::Corruption(dataset->root(), ": split ", split_name, " lists ", layout.number_traces,
+                              " examples but holds ", summary.traces);
+  }
+  SEDPACK_RETURN_NOT_OK(file.Commit());
+  return summary;
+}
+
+}  // namespace sedpack
