@@ -16,8 +16,12 @@
 
 namespace sedpack {
 
+/// CPUs this process may run on (sched_getaffinity: under MPI with binding,
+/// the cores given to this rank); the hardware threads where that is unknown.
+int UsableCpus();
+
 /// Number of threads a `threads` setting means: itself if positive, otherwise
-/// the number of hardware threads (at least 1, also where that is unknown).
+/// UsableCpus() (at least 1).
 int ResolveThreads(int threads);
 
 }  // namespace sedpack
