@@ -13,9 +13,16 @@
 //   sedpack_bench_codecs [--tinyaes-examples N] [--ascad-examples N] [--codecs LIST]
 //                        [--all-levels] [--tool-levels default|all|none] [--threads T] [--dir D]
 //
-// MB/s are of uncompressed bytes (MB = 10^6), single runs (take several runs on
-// a shared machine). Write rows use T worker threads (default: all cores).
+// MB/s are of uncompressed bytes (MB = 10^6), single runs. The codec and
+// library columns are per core: MB per second of the measuring thread's CPU
+// time (CLOCK_THREAD_CPUTIME_ID), so that other processes on a shared machine
+// do not distort them. The tool columns are wall-clock MB/s of the whole job
+// (write with T worker threads, default all cores), followed by MB per CPU
+// second of the whole process (getrusage) in the "cpu" columns.
 #include <zlib.h>
+
+#include <sys/resource.h>
+#include <time.h>
 
 #include <algorithm>
 #include <chrono>
@@ -51,6 +58,21 @@ using sedpack::Compression;
 using Bytes = std::vector<std::byte>;
 
 double Seconds(Clock::time_point a, Clock::time_point b) { return std::chrono::duration<double>(b - a).count(); }
+
+// CPU seconds of the calling thread.
+double ThreadCpu() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + ts.tv_nsec * 1e-9;
+}
+
+// CPU seconds (user + system) of the whole process so far.
+double ProcessCpu() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  return static_cast<double>(u.ru_utime.tv_sec + u.ru_stime.tv_sec) +
+         (u.ru_utime.tv_usec + u.ru_stime.tv_usec) * 1e-6;
+}
 
 void Die(const sedpack::Status& s, const char* what) {
   if (!s.ok()) {
@@ -199,16 +221,16 @@ CodecResult MeasureCodec(const std::vector<Bytes>& shards, Compression c, int le
   auto codec = sedpack::MakeCodec(c, sedpack::CodecOptions{level, 1});
   Die(codec.status(), "codec");
   std::vector<Bytes> z(shards.size());
-  auto t0 = Clock::now();
+  const double t0 = ThreadCpu();
   for (std::size_t i = 0; i < shards.size(); ++i) Die((*codec)->Compress(shards[i], &z[i]), "compress");
-  auto t1 = Clock::now();
+  const double t1 = ThreadCpu();
   Bytes out;
   for (const Bytes& b : z) Die((*codec)->Decompress(b, sedpack::kDefaultMaxDecompressedBytes, &out), "decompress");
-  auto t2 = Clock::now();
+  const double t2 = ThreadCpu();
   CodecResult r;
   r.ratio = static_cast<double>(Total(z)) / static_cast<double>(Total(shards));
-  r.compress_mbs = mb / Seconds(t0, t1);
-  r.decompress_mbs = mb / Seconds(t1, t2);
+  r.compress_mbs = mb / (t1 - t0);
+  r.decompress_mbs = mb / (t2 - t1);
   return r;
 }
 
@@ -217,7 +239,7 @@ CodecResult MeasureCodec(const std::vector<Bytes>& shards, Compression c, int le
 CodecResult ZlibLimit(const std::vector<Bytes>& shards, int level) {
   const double mb = Total(shards) / 1e6;
   std::vector<Bytes> z(shards.size());
-  auto t0 = Clock::now();
+  const double t0 = ThreadCpu();
   for (std::size_t i = 0; i < shards.size(); ++i) {
     uLongf n = compressBound(shards[i].size());
     z[i].resize(n);
@@ -225,14 +247,14 @@ CodecResult ZlibLimit(const std::vector<Bytes>& shards, int level) {
               shards[i].size(), level);
     z[i].resize(n);
   }
-  auto t1 = Clock::now();
+  const double t1 = ThreadCpu();
   for (std::size_t i = 0; i < shards.size(); ++i) {
     Bytes out(shards[i].size());
     uLongf n = out.size();
     uncompress(reinterpret_cast<Bytef*>(out.data()), &n, reinterpret_cast<const Bytef*>(z[i].data()), z[i].size());
   }
-  auto t2 = Clock::now();
-  return {static_cast<double>(Total(z)) / Total(shards), mb / Seconds(t0, t1), mb / Seconds(t1, t2)};
+  const double t2 = ThreadCpu();
+  return {static_cast<double>(Total(z)) / Total(shards), mb / (t1 - t0), mb / (t2 - t1)};
 }
 
 #ifdef SEDPACK_HAVE_ISAL
@@ -240,7 +262,7 @@ CodecResult IsalLimit(const std::vector<Bytes>& shards, int level) {
   const double mb = Total(shards) / 1e6;
   std::vector<Bytes> z(shards.size());
   std::vector<std::uint8_t> level_buf(ISAL_DEF_LVL3_DEFAULT);
-  auto t0 = Clock::now();
+  const double t0 = ThreadCpu();
   for (std::size_t i = 0; i < shards.size(); ++i) {
     z[i].resize(shards[i].size() + shards[i].size() / 64 + 65536);
     isal_zstream zs;
@@ -257,7 +279,7 @@ CodecResult IsalLimit(const std::vector<Bytes>& shards, int level) {
     if (isal_deflate_stateless(&zs) != COMP_OK) std::fprintf(stderr, "bench: isal_deflate_stateless failed\n");
     z[i].resize(zs.total_out);
   }
-  auto t1 = Clock::now();
+  const double t1 = ThreadCpu();
   for (std::size_t i = 0; i < shards.size(); ++i) {
     Bytes out(shards[i].size());
     inflate_state st;
@@ -269,8 +291,8 @@ CodecResult IsalLimit(const std::vector<Bytes>& shards, int level) {
     st.avail_out = static_cast<std::uint32_t>(out.size());
     isal_inflate_stateless(&st);
   }
-  auto t2 = Clock::now();
-  return {static_cast<double>(Total(z)) / Total(shards), mb / Seconds(t0, t1), mb / Seconds(t1, t2)};
+  const double t2 = ThreadCpu();
+  return {static_cast<double>(Total(z)) / Total(shards), mb / (t1 - t0), mb / (t2 - t1)};
 }
 #endif
 
@@ -280,27 +302,28 @@ CodecResult LibdeflateLimit(const std::vector<Bytes>& shards, int level) {
   std::vector<Bytes> z(shards.size());
   libdeflate_compressor* c = libdeflate_alloc_compressor(level);
   libdeflate_decompressor* d = libdeflate_alloc_decompressor();
-  auto t0 = Clock::now();
+  const double t0 = ThreadCpu();
   for (std::size_t i = 0; i < shards.size(); ++i) {
     z[i].resize(libdeflate_gzip_compress_bound(c, shards[i].size()));
     z[i].resize(libdeflate_gzip_compress(c, shards[i].data(), shards[i].size(), z[i].data(), z[i].size()));
   }
-  auto t1 = Clock::now();
+  const double t1 = ThreadCpu();
   for (std::size_t i = 0; i < shards.size(); ++i) {
     Bytes out(shards[i].size());
     libdeflate_gzip_decompress(d, z[i].data(), z[i].size(), out.data(), out.size(), nullptr);
   }
-  auto t2 = Clock::now();
+  const double t2 = ThreadCpu();
   libdeflate_free_compressor(c);
   libdeflate_free_decompressor(d);
-  return {static_cast<double>(Total(z)) / Total(shards), mb / Seconds(t0, t1), mb / Seconds(t1, t2)};
+  return {static_cast<double>(Total(z)) / Total(shards), mb / (t1 - t0), mb / (t2 - t1)};
 }
 #endif
 
 // ---- The whole tool ---------------------------------------------------------------
 
 struct ToolResult {
-  double write_mbs = 0, read_mbs = 0, verify_mbs = 0;
+  double write_mbs = 0, read_mbs = 0, verify_mbs = 0;           // wall clock
+  double write_cpu = 0, read_cpu = 0, verify_cpu = 0;           // per CPU second
 };
 
 ToolResult MeasureTool(const Workload& w, Compression c, int level, int threads, const std::string& root) {
@@ -308,6 +331,7 @@ ToolResult MeasureTool(const Workload& w, Compression c, int level, int threads,
   ToolResult r;
   std::filesystem::remove_all(root);
   auto t0 = Clock::now();
+  double c0 = ProcessCpu();
   {
     auto ds = sedpack::Dataset::Create(root, sedpack::Metadata{}, Structure(w, c));
     Die(ds.status(), "create");
@@ -323,7 +347,9 @@ ToolResult MeasureTool(const Workload& w, Compression c, int level, int threads,
     Die((*filler)->Finish(), "finish");
   }
   r.write_mbs = mb / Seconds(t0, Clock::now());
+  r.write_cpu = mb / (ProcessCpu() - c0);
   t0 = Clock::now();
+  c0 = ProcessCpu();
   {
     auto ds = sedpack::Dataset::Open(root);
     Die(ds.status(), "open");
@@ -343,13 +369,16 @@ ToolResult MeasureTool(const Workload& w, Compression c, int level, int threads,
     if (sum == 1) std::fprintf(stderr, " ");  // Keep the loop.
   }
   r.read_mbs = mb / Seconds(t0, Clock::now());
+  r.read_cpu = mb / (ProcessCpu() - c0);
   t0 = Clock::now();
+  c0 = ProcessCpu();
   sedpack::CheckOptions co;
   co.deep = true;
   auto report = sedpack::CheckDataset(root, co);
   Die(report.status(), "check");
   if (!report->ok()) std::fprintf(stderr, "bench: verify found problems!\n");
   r.verify_mbs = mb / Seconds(t0, Clock::now());
+  r.verify_cpu = mb / (ProcessCpu() - c0);
   std::filesystem::remove_all(root);
   return r;
 }
@@ -415,8 +444,8 @@ int main(int argc, char** argv) {
               std::string(sedpack::DeflateLibrary(1)).c_str(), std::string(sedpack::InflateLibrary()).c_str());
   std::printf("MB/s of uncompressed bytes; tool: write = Filler with %d threads, read = reader with sha256 "
               "check, verify = check --deep\n", threads);
-  std::printf("%-8s %-5s %5s %-16s %7s %9s %9s %9s %9s %9s\n", "data", "codec", "level", "by", "ratio",
-              "comp", "decomp", "tool-wr", "tool-rd", "verify");
+  std::printf("%-8s %-5s %5s %-17s %7s %8s %8s | %8s %8s %8s | %8s %8s %8s\n", "data", "codec", "level", "by",
+              "ratio", "comp", "decomp", "write", "read", "verify", "wr/cpu", "rd/cpu", "vf/cpu");
   std::vector<Workload> workloads;
   if (tinyaes_examples > 0) workloads.push_back(TinyAes(tinyaes_examples));
   if (ascad_examples > 0) workloads.push_back(Ascad(ascad_examples));
@@ -445,18 +474,19 @@ int main(int argc, char** argv) {
         const std::string by = deflate ? std::string(sedpack::DeflateLibrary(level)) : "sedpack";
         const bool tool = tool_levels == "all" || (tool_levels == "default" &&
                                                    (level == range->default_level || (deflate && level == 9)));
-        std::printf("%-8s %-5s %5d %-16s %7.4f %9.1f %9.1f", w.name.c_str(), name.c_str(), level, by.c_str(),
+        std::printf("%-8s %-5s %5d %-17s %7.4f %8.1f %8.1f", w.name.c_str(), name.c_str(), level, by.c_str(),
                     r.ratio, r.compress_mbs, r.decompress_mbs);
         if (tool) {
           const ToolResult t = MeasureTool(w, c, level, threads, dir + "/" + name);
-          std::printf(" %9.1f %9.1f %9.1f", t.write_mbs, t.read_mbs, t.verify_mbs);
+          std::printf(" | %8.1f %8.1f %8.1f | %8.1f %8.1f %8.1f", t.write_mbs, t.read_mbs, t.verify_mbs,
+                      t.write_cpu, t.read_cpu, t.verify_cpu);
         }
         std::printf("\n");
         std::fflush(stdout);
         if (c != Compression::kGzip) continue;
         // The libraries alone, on the same bytes.
         auto limit = [&](const char* lib, const CodecResult& l) {
-          std::printf("%-8s %-5s %5d %-16s %7.4f %9.1f %9.1f\n", w.name.c_str(), "", level, lib, l.ratio,
+          std::printf("%-8s %-5s %5d %-17s %7.4f %8.1f %8.1f\n", w.name.c_str(), "", level, lib, l.ratio,
                       l.compress_mbs, l.decompress_mbs);
         };
         limit("limit: zlib", ZlibLimit(shards, level));

@@ -144,6 +144,7 @@ constexpr DeflateFormat kTfZlib = {Compression::kZlib, true, Z_DEFAULT_COMPRESSI
 // Levels 1..3 of fb GZIP/ZLIB are ISA-L's (where built with it).
 constexpr int kMaxIsalLevel = 3;
 
+#ifdef SEDPACK_HAVE_ISAL
 // XFL of the gzip header, as CPython's gzip.compress and zlib set it.
 unsigned char GzipXfl(int level) { return level == 9 ? 2 : level == 1 ? 4 : 0; }
 
@@ -158,7 +159,6 @@ void WritePythonGzipHeader(int level, std::byte* dst) {
   std::memcpy(dst, h, sizeof(h));
 }
 
-#ifdef SEDPACK_HAVE_ISAL
 // ISA-L counts bytes in uint32_t; larger buffers go in slices.
 constexpr std::size_t kMaxIsalChunk = std::size_t{1} << 30;
 
