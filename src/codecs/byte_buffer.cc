@@ -235,6 +235,10 @@ Status DecompressTo(Compression c, std::span<const std::byte> input, std::uint64
       return Lz4DecompressTo(input, max_output, out);
     case Compression::kZstd:
       return ZstdDecompressTo(input, max_output, out);
+    case Compression::kGzip:
+    case Compression::kZlib:
+      if (GzipDecompressToAvailable()) return GzipDecompressTo(c, input, max_output, out);
+      [[fallthrough]];
     default: {
       SEDPACK_ASSIGN_OR_RETURN(std::unique_ptr<Codec> codec, MakeCodec(c));
       std::vector<std::byte> v;

@@ -37,6 +37,10 @@ Status Lz4CompressToBuffer(std::span<const std::byte> input, int level, ByteBuff
 Status Lz4DecompressTo(std::span<const std::byte> input, std::uint64_t max_output, ByteBuffer* out);
 Status ZstdCompressToBuffer(std::span<const std::byte> input, const CodecOptions& options,
                             ByteBuffer* out);
+// fb GZIP/ZLIB into pooled memory; only where the build has ISA-L.
+bool GzipDecompressToAvailable();
+Status GzipDecompressTo(Compression type, std::span<const std::byte> input, std::uint64_t max_output,
+                        ByteBuffer* out);
 Status ZstdDecompressTo(std::span<const std::byte> input, std::uint64_t max_output, ByteBuffer* out);
 
 /// Display name of a codec in error messages ("GZIP", "ZSTD", ...).

@@ -236,7 +236,8 @@ std::string_view IsalInflateError(int ret) {
 
 // Inflate one gzip member from the front of `*in` into `w` (header parsed and
 // CRC-32/ISIZE checked by ISA-L); `*in` is advanced past the member.
-Status IsalInflateMember(inflate_state* st, std::span<const std::byte>* in, CappedOutput* w,
+template <class Vec>
+Status IsalInflateMember(inflate_state* st, std::span<const std::byte>* in, BasicCappedOutput<Vec>* w,
                          Compression c, std::string_view label) {
   isal_inflate_reset(st);
   st->crc_flag = ISAL_GZIP;
@@ -263,6 +264,44 @@ Status IsalInflateMember(inflate_state* st, std::span<const std::byte>* in, Capp
   }
 }
 #endif  // SEDPACK_HAVE_ISAL
+
+// The first allocation for a gzip file: the last member's ISIZE is the exact
+// size of a single (< 4 GiB) member, the common case, so the output is
+// allocated once. It is untrusted, so it is clamped by what DEFLATE can expand
+// to (and BasicCappedOutput clamps it by the cap); +1 leaves room to see the
+// end of stream without growing the buffer.
+std::uint64_t GzipSizeHint(std::span<const std::byte> input) {
+  if (input.size() < 18) return DefaultSizeHint(input.size());
+  const auto* t = reinterpret_cast<const unsigned char*>(input.data() + input.size() - 4);
+  const std::uint64_t isize = std::uint64_t{t[0]} | (std::uint64_t{t[1]} << 8) |
+                              (std::uint64_t{t[2]} << 16) | (std::uint64_t{t[3]} << 24);
+  return std::min(isize, std::uint64_t{input.size()} * kMaxDeflateRatio) + 1;
+}
+
+// Like CPython's gzip.decompress: decode every member of `input` into `*out`
+// (std::vector or ByteBuffer); zero padding between/after members is skipped;
+// anything else is an error. `member(&rest, &w)` decodes one member.
+template <class Vec, class MemberFn>
+Status DecodeGzipMembers(std::span<const std::byte> input, std::uint64_t max_output, Vec* out,
+                         Compression c, MemberFn member) {
+  if (input.empty()) return EmptyInputStatus(c);
+  BasicCappedOutput<Vec> w(out, max_output, GzipSizeHint(input));
+  std::span<const std::byte> rest = input;
+  for (bool first = true;; first = false) {
+    if (!first) {
+      while (!rest.empty() && rest.front() == std::byte{0}) rest = rest.subspan(1);
+      if (rest.empty()) break;
+      if (rest.size() < 2 || rest[0] != std::byte{0x1f} || rest[1] != std::byte{0x8b}) {
+        return Status::Corruption(CodecLabel(c),
+                                  " decompression: trailing data after the gzip member is "
+                                  "not a gzip member");
+      }
+    }
+    SEDPACK_RETURN_NOT_OK(member(&rest, &w));
+  }
+  w.Finish();
+  return Status::OK();
+}
 
 class GzipCodec final : public Codec {
  public:
@@ -338,45 +377,20 @@ class GzipCodec final : public Codec {
       inflate_ready_ = true;
     }
     if (format_.zlib_wrapper) return DecompressZlibStream(input, max_output, out);
-    // The trailer's ISIZE is the exact size of a single (< 4 GiB) member, the
-    // common case: allocate once. It is untrusted, so clamp it by what DEFLATE
-    // can expand to (CappedOutput clamps it by the cap); +1 leaves room for
-    // zlib to see the end of stream without growing the buffer.
-    std::uint64_t hint = DefaultSizeHint(input.size());
-    if (input.size() >= 18) {
-      const auto* t = reinterpret_cast<const unsigned char*>(input.data() + input.size() - 4);
-      const std::uint64_t isize = std::uint64_t{t[0]} | (std::uint64_t{t[1]} << 8) |
-                                  (std::uint64_t{t[2]} << 16) | (std::uint64_t{t[3]} << 24);
-      hint = std::min(isize, std::uint64_t{input.size()} * kMaxDeflateRatio) + 1;
-    }
-    CappedOutput w(out, max_output, hint);
-    std::span<const std::byte> rest = input;
-    // Like CPython's gzip.decompress: decode every member; zero padding
-    // between/after members is skipped; anything else is an error.
-    for (bool first = true;; first = false) {
-      if (!first) {
-        while (!rest.empty() && rest.front() == std::byte{0}) rest = rest.subspan(1);
-        if (rest.empty()) break;
-        if (rest.size() < 2 || rest[0] != std::byte{0x1f} || rest[1] != std::byte{0x8b}) {
-          return Status::Corruption(label,
-                                    " decompression: trailing data after the gzip member is "
-                                    "not a gzip member");
-        }
-      }
-      if (use_isal) {
+    return DecodeGzipMembers(
+        input, max_output, out, type_,
+        [&](std::span<const std::byte>* rest, CappedOutput* w) -> Status {
+          if (use_isal) {
 #ifdef SEDPACK_HAVE_ISAL
-        if (!isal_inflate_) isal_inflate_ = std::make_unique<inflate_state>();
-        SEDPACK_RETURN_NOT_OK(IsalInflateMember(isal_inflate_.get(), &rest, &w, type_, label));
+            if (!isal_inflate_) isal_inflate_ = std::make_unique<inflate_state>();
+            return IsalInflateMember(isal_inflate_.get(), rest, w, type_, label);
 #endif
-        continue;
-      }
-      if (inflateReset(&inflate_) != Z_OK) {
-        return Status::Internal(label, " decompression: inflateReset failed");
-      }
-      SEDPACK_RETURN_NOT_OK(InflateStream(&inflate_, &rest, &w, type_, label));
-    }
-    w.Finish();
-    return Status::OK();
+          }
+          if (inflateReset(&inflate_) != Z_OK) {
+            return Status::Internal(label, " decompression: inflateReset failed");
+          }
+          return InflateStream(&inflate_, rest, w, type_, label);
+        });
   }
 
  private:
@@ -425,6 +439,29 @@ std::unique_ptr<Codec> MakeGzipCodec(Compression type, int level) {
 
 std::unique_ptr<Codec> MakeTfRecordGzipCodec(Compression type, int level) {
   return std::make_unique<GzipCodec>(type == Compression::kZlib ? kTfZlib : kTfGzip, level);
+}
+
+bool GzipDecompressToAvailable() {
+#ifdef SEDPACK_HAVE_ISAL
+  return true;
+#else
+  return false;
+#endif
+}
+
+Status GzipDecompressTo(Compression type, std::span<const std::byte> input, std::uint64_t max_output,
+                        ByteBuffer* out) {
+#ifdef SEDPACK_HAVE_ISAL
+  // Into pooled memory that is never zero-filled: for a 41 MB shard, zeroing
+  // and faulting in a fresh std::vector costs about a tenth of the inflate.
+  auto st = std::make_unique<inflate_state>();
+  return DecodeGzipMembers(input, max_output, out, type,
+                           [&](std::span<const std::byte>* rest, BasicCappedOutput<ByteBuffer>* w) {
+                             return IsalInflateMember(st.get(), rest, w, type, CodecLabel(type));
+                           });
+#else
+  return Status::Internal("GzipDecompressTo needs ISA-L");
+#endif
 }
 
 }  // namespace codecs_internal

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "codecs/byte_buffer.h"
 #include "codecs_test_util.h"
 #include "sedpack/codecs/compress.h"
 #include "support/test_support.h"
@@ -284,6 +285,29 @@ TEST(FastDeflateTest, BombWithForgedSizeRefusedBeforeAllocation) {
     EXPECT_STATUS(StatusCode::kResourceExhausted, Label(c), st);
     EXPECT_LE(peak, kMiB + 64 * 1024) << "largest allocation " << peak;
   }
+}
+
+// The pooled path the fb reader uses decodes the same bytes, with the same cap.
+TEST(FastDeflateTest, PooledPathMatchesTheCodec) {
+  const Bytes data = Mixed(700'000);
+  const Bytes gz = Compress(Compression::kGzip, kDefaultCodecLevel, data);
+  const Bytes z9 = ZlibGzip(data, 9, "x");
+  for (const Bytes* in : {&gz, &z9}) {
+    codecs_internal::ByteBuffer out;
+    ASSERT_OK(codecs_internal::DecompressTo(Compression::kGzip, *in, data.size(), &out));
+    ASSERT_EQ(out.size(), data.size());
+    EXPECT_EQ(std::memcmp(out.data(), data.data(), data.size()), 0);
+    EXPECT_STATUS(StatusCode::kResourceExhausted, "GZIP",
+                  codecs_internal::DecompressTo(Compression::kGzip, *in, data.size() - 1, &out));
+  }
+  Bytes bomb = ZlibGzip(Bytes(16 * kMiB), 6, nullptr);
+  codecs_internal::ByteBuffer out;
+  EXPECT_STATUS(StatusCode::kResourceExhausted, "ZLIB",
+                codecs_internal::DecompressTo(Compression::kZlib, bomb, kMiB, &out));
+  EXPECT_LE(out.size(), kMiB + 1);  // The output window never passed the cap (+1).
+  bomb[bomb.size() - 8] ^= std::byte{0x10};  // The CRC-32.
+  EXPECT_STATUS(StatusCode::kCorruption, "ZLIB",
+                codecs_internal::DecompressTo(Compression::kZlib, bomb, 32 * kMiB, &out));
 }
 
 // TFRecord streams stay on zlib and take zlib's levels.
