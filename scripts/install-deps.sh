@@ -6,6 +6,10 @@ set -euo pipefail
 PACKAGES=(
   g++ cmake ninja-build pkg-config ccache lld
   zlib1g-dev libbz2-dev liblzma-dev liblz4-dev libzstd-dev libxxhash-dev libssl-dev
+  # Fast DEFLATE: ISA-L compresses/decompresses GZIP shards (optional in CMake,
+  # zlib otherwise); libdeflate and the tools (igzip, libdeflate-gzip) are for
+  # bench/codec_bench and for comparing by hand.
+  libisal-dev isal libdeflate-dev libdeflate-tools
   nlohmann-json3-dev libsimdjson-dev libflatbuffers-dev flatbuffers-compiler flatbuffers-compiler-dev
   libprotobuf-dev protobuf-compiler
   python3

@@ -13,6 +13,7 @@
 #include <iostream>
 
 #include "sedpack/cancel.h"
+#include "sedpack/codecs/compress.h"
 #include "sedpack/io/file.h"
 
 namespace sedpack::cli {
@@ -188,6 +189,32 @@ Status ParseThreadsOption(const po::variables_map& vm, int* threads) {
   SEDPACK_ASSIGN_OR_RETURN(std::uint64_t n, ParseUInt(vm["threads"].as<std::string>(), "--threads"));
   if (n > 4096) return Status::InvalidArgument("option --threads: at most 4096");
   *threads = static_cast<int>(n);
+  return Status::OK();
+}
+
+std::string LevelOptionHelp(std::string_view config_key) {
+  std::string text = "compression level (a job option, not stored in the dataset); default per codec:";
+  for (Compression c : {Compression::kGzip, Compression::kBz2, Compression::kLzma, Compression::kLz4,
+                        Compression::kZstd}) {
+    auto r = CodecLevels(c);
+    if (!r.ok()) continue;
+    text += " " + std::string(CompressionName(c)) + " " + std::to_string(r->min) + ".." +
+            std::to_string(r->max) + " (" + std::to_string(r->default_level) + ")";
+    if (c == Compression::kGzip) text += " [" + std::string(r->note) + "]";
+    text += c == Compression::kZstd ? "" : ",";
+  }
+  if (!config_key.empty()) text += " (" + std::string(config_key) + ")";
+  return text;
+}
+
+Status ParseLevelOption(const po::variables_map& vm, int* level) {
+  if (!vm.count("level")) return Status::OK();
+  const std::string& text = vm["level"].as<std::string>();
+  const bool negative = !text.empty() && text[0] == '-';
+  SEDPACK_ASSIGN_OR_RETURN(std::uint64_t n,
+                           ParseUInt(std::string_view(text).substr(negative ? 1 : 0), "--level"));
+  if (n > 1000) return Status::InvalidArgument("option --level: ", text, " is not a compression level");
+  *level = negative ? -static_cast<int>(n) : static_cast<int>(n);
   return Status::OK();
 }
 

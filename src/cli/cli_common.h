@@ -96,6 +96,12 @@ Result<std::uint64_t> ParseUInt(std::string_view text, std::string_view option);
 /// The --threads option, if given, into `*threads` (0 = all cores, at most 4096);
 /// usage errors name the option. Leaves `*threads` alone when it is absent.
 Status ParseThreadsOption(const po::variables_map& vm, int* threads);
+/// Help text of the --level option (the levels of every codec and the defaults).
+std::string LevelOptionHelp(std::string_view config_key);
+/// The --level option, if given, into `*level` (a decimal integer, negative
+/// allowed; the range is the codec's, checked later). Leaves `*level` alone
+/// when it is absent.
+Status ParseLevelOption(const po::variables_map& vm, int* level);
 /// Parse a finite decimal number.
 Result<double> ParseDouble(std::string_view text, std::string_view option);
 /// Parse true/false/1/0/yes/no/on/off.

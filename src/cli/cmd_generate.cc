@@ -109,6 +109,7 @@ Status ApplyOverrides(const po::variables_map& vm, GenerateConfig* c) {
     p.threads = static_cast<int>(n);
     return Status::OK();
   }));
+  SEDPACK_RETURN_NOT_OK(ParseLevelOption(vm, &p.level));
   SEDPACK_RETURN_NOT_OK(Override(vm, "trace-length", [&](const std::string& t, const std::string& o) {
     SEDPACK_ASSIGN_OR_RETURN(std::uint64_t n, ParseUInt(t, o));
     return SetTraceLength(c, static_cast<std::int64_t>(std::min<std::uint64_t>(n, INT64_MAX)))
@@ -192,6 +193,7 @@ int RunGenerate(const std::vector<std::string>& args) {
       ("shard-by-key", po::value<std::string>()->value_name("BOOL")->implicit_value("true"),
        "shard custom_metadata {\"key_index\": g} (generate.shard_by_key)")
       ("threads,j", po::value<std::string>()->value_name("N"), "threads, 0 = all cores (generate.threads)")
+      ("level", po::value<std::string>()->value_name("N"), LevelOptionHelp("generate.level").c_str())
       ("noise-std", po::value<std::string>()->value_name("X"), "noise standard deviation (generate.noise_std)")
       ("leak-scale", po::value<std::string>()->value_name("X"), "leakage per Hamming-weight unit (generate.leak_scale)")
       ("progress", po::value<std::string>()->value_name("BOOL")->implicit_value("true"),

@@ -68,6 +68,7 @@ std::string DimsText(const std::vector<std::uint64_t>& d) {
 Status ApplyImportOverrides(const po::variables_map& vm, Hdf5ImportConfig* c) {
   Hdf5ImportParams& p = c->params;
   SEDPACK_RETURN_NOT_OK(ParseThreadsOption(vm, &p.threads));
+  SEDPACK_RETURN_NOT_OK(ParseLevelOption(vm, &p.level));
   if (vm.count("memory-budget")) {
     SEDPACK_ASSIGN_OR_RETURN(std::uint64_t mb, ParseUInt(vm["memory-budget"].as<std::string>(), "--memory-budget"));
     if (mb < 16 || mb > (1ULL << 22)) return Status::InvalidArgument("option --memory-budget: 16 to 4194304 MB");
@@ -102,6 +103,7 @@ int RunImportHdf5(const std::vector<std::string>& args) {
        "dataset folder to create (import_hdf5.output); then every positional argument is an input")
       ("threads,j", po::value<std::string>()->value_name("N"),
        "shard writing threads per rank, 0 = all cores (import_hdf5.threads)")
+      ("level", po::value<std::string>()->value_name("N"), LevelOptionHelp("import_hdf5.level").c_str())
       ("memory-budget", po::value<std::string>()->value_name("MB"),
        "memory per rank for read blocks and pending shards (import_hdf5.memory_budget_mb, default 256)")
       ("progress", po::value<std::string>()->value_name("BOOL")->implicit_value("true"),

@@ -39,7 +39,7 @@ void PrintSummary(const IndexContents& c, const std::string& path) {
   }
 }
 
-int RunBuild(const std::string& root) {
+int RunBuild(const std::string& root, int threads) {
   if (!PathExists(JoinRoot(root, "dataset_info.json"))) {
     return ReportError(Status::InvalidArgument(root, " is not a sedpack dataset (it has no dataset_info.json)"));
   }
@@ -57,7 +57,7 @@ int RunBuild(const std::string& root) {
   }
   auto ds = OpenDatasetArg(root);
   if (!ds.ok()) return ReportError(ds.status(), /*input_stage=*/true);
-  auto built = BuildIndexFile(*ds);
+  auto built = BuildIndexFile(*ds, threads);
   if (!built.ok()) return ReportError(built.status(), /*input_stage=*/true);
   PrintSummary(*built, SidecarPath(root, kIndexFileName));
   return kExitOk;
@@ -92,7 +92,9 @@ int RunIndex(const std::vector<std::string>& args) {
   po::options_description options("Options");
   options.add_options()("action", po::value<std::string>(), "build or check")(
       "dataset", po::value<std::string>(), "dataset folder")(
-      "rebuild", po::bool_switch(), "check: rebuild an index that is not fresh");
+      "rebuild", po::bool_switch(), "check: rebuild an index that is not fresh")(
+      "threads,j", po::value<std::string>()->value_name("N"),
+      "build: threads reading the shards_list.json files, 0 = all cores (the index is the same for any N)");
   po::positional_options_description positional;
   positional.add("action", 1).add("dataset", 1);
   po::variables_map vm;
@@ -103,7 +105,9 @@ int RunIndex(const std::vector<std::string>& args) {
   const std::string root = vm["dataset"].as<std::string>();
   if (action == "build") {
     if (vm["rebuild"].as<bool>()) return UsageError("index", "--rebuild goes with check (build always rebuilds)");
-    return RunBuild(root);
+    int threads = 0;
+    if (Status st = ParseThreadsOption(vm, &threads); !st.ok()) return UsageError("index", st.message());
+    return RunBuild(root, threads);
   }
   if (action == "check") return RunIndexCheck(root, vm["rebuild"].as<bool>());
   return UsageError("index", "unknown action '" + action + "' (build or check)");

@@ -16,10 +16,13 @@ const CommandSpec kRecompressSpec = {
     "of the tree (shards, shards_list.json files, dataset_info.json). Runs serially or\n"
     "under mpirun/srun (shards are spread over the ranks by bytes).\n\n"
     "Profiles (--profile):\n"
-    "  hot       LZ4: fastest to read, for the training path (npz/tfrec: uncompressed)\n"
-    "  general   ZSTD level 3: good ratio at high speed (npz: ZIP, tfrec: GZIP)\n"
-    "  archive   LZMA (.xz): smallest, slow to write (npz: ZIP, tfrec: GZIP)\n"
-    "  portable  GZIP: read by every sedpack reader, also the Rust one (npz: ZIP)\n\n"
+    "  hot          LZ4: fastest to read, for the training path (npz/tfrec: uncompressed)\n"
+    "  hot-archive  LZ4HC level 9: read as fast as hot, smaller, slow to write\n"
+    "  general      ZSTD level 3: good ratio at high speed (npz: ZIP, tfrec: GZIP)\n"
+    "  archive      LZMA (.xz) preset 6: smallest, slow to write (npz: ZIP, tfrec: GZIP)\n"
+    "  portable     GZIP at its default level (ISA-L 1 where built with it): read by\n"
+    "               every sedpack reader, also the Rust one (npz: ZIP)\n"
+    "--level overrides the profile's level (or the codec's default with --compression).\n\n"
     "Every shard's recorded hashes are checked before it is rewritten: corrupt data is\n"
     "refused, never re-stamped. Content is unchanged (shards are decoded and\n"
     "re-encoded); only file bytes and hashes change.\n\n"
@@ -35,9 +38,13 @@ int RunRecompress(const std::vector<std::string>& args) {
   po::options_description options("Options");
   options.add_options()
       ("dataset", po::value<std::string>()->value_name("DATASET"), "dataset folder")
-      ("profile", po::value<std::string>()->value_name("P"), "hot, general, archive or portable")
+      ("profile", po::value<std::string>()->value_name("P"), "hot, hot-archive, general, archive or portable")
       ("compression", po::value<std::string>()->value_name("NAME"),
        "instead of a profile: none, GZIP, ZLIB, BZ2, LZMA, LZ4, ZSTD, ZIP (npz)")
+      ("level", po::value<std::string>()->value_name("N"), LevelOptionHelp("").c_str())
+      ("codec-threads", po::value<std::string>()->value_name("N"),
+       "ZSTD only: workers compressing each shard of 8 MiB or more (default 1; the -j threads already "
+       "work on different shards)")
       ("out", po::value<std::string>()->value_name("DIR"), "write a recompressed copy to DIR instead")
       ("threads,j", po::value<std::string>()->value_name("N"), "threads per rank, 0 = all cores")
       ("progress", po::value<std::string>()->value_name("BOOL")->implicit_value("true"),
@@ -59,6 +66,7 @@ int RunRecompress(const std::vector<std::string>& args) {
     auto p = FindCodecProfile(vm["profile"].as<std::string>());
     if (!p.ok()) return UsageError("recompress", p.status().message());
     o.compression = p->For(type);
+    o.codec.level = p->LevelFor(type);
   } else {
     const std::string t = vm["compression"].as<std::string>();
     auto c = ParseCompression(t == "none" ? std::string() : t);
@@ -67,6 +75,16 @@ int RunRecompress(const std::vector<std::string>& args) {
   }
   if (vm.count("out")) o.out = vm["out"].as<std::string>();
   if (Status st = ParseThreadsOption(vm, &o.threads); !st.ok()) return UsageError("recompress", st.message());
+  if (Status st = ParseLevelOption(vm, &o.codec.level); !st.ok()) return UsageError("recompress", st.message());
+  if (Status st = ValidateCodecLevel(o.compression, o.codec.level); !st.ok()) {
+    return UsageError("recompress", st.message());
+  }
+  if (vm.count("codec-threads")) {
+    auto n = ParseUInt(vm["codec-threads"].as<std::string>(), "--codec-threads");
+    if (!n.ok()) return UsageError("recompress", n.status().message());
+    if (*n < 1 || *n > 256) return UsageError("recompress", "option --codec-threads: 1 to 256");
+    o.codec.threads = static_cast<int>(*n);
+  }
   bool progress = StderrIsTty();
   if (vm.count("progress")) {
     auto b = ParseBool(vm["progress"].as<std::string>(), "--progress");

@@ -197,15 +197,21 @@ std::vector<std::byte> ByteBuffer::ToVector() && {
   return v;
 }
 
-Status CompressToBuffer(Compression c, std::span<const std::byte> input, ByteBuffer* out) {
+Status CompressToBuffer(Compression c, const CodecOptions& options, std::span<const std::byte> input,
+                        ByteBuffer* out) {
   out->clear();
   switch (c) {
-    case Compression::kLz4:
-      return Lz4CompressToBuffer(input, out);
-    case Compression::kZstd:
-      return ZstdCompressToBuffer(input, out);
+    case Compression::kLz4: {
+      SEDPACK_ASSIGN_OR_RETURN(const int level, ResolveCodecLevel(c, options.level));
+      return Lz4CompressToBuffer(input, level, out);
+    }
+    case Compression::kZstd: {
+      CodecOptions resolved = options;
+      SEDPACK_ASSIGN_OR_RETURN(resolved.level, ResolveCodecLevel(c, options.level));
+      return ZstdCompressToBuffer(input, resolved, out);
+    }
     default: {
-      SEDPACK_ASSIGN_OR_RETURN(std::unique_ptr<Codec> codec, MakeCodec(c));
+      SEDPACK_ASSIGN_OR_RETURN(std::unique_ptr<Codec> codec, MakeCodec(c, options));
       std::vector<std::byte> v;
       SEDPACK_RETURN_NOT_OK(codec->Compress(input, &v));
       *out = ByteBuffer(std::move(v));
@@ -229,6 +235,10 @@ Status DecompressTo(Compression c, std::span<const std::byte> input, std::uint64
       return Lz4DecompressTo(input, max_output, out);
     case Compression::kZstd:
       return ZstdDecompressTo(input, max_output, out);
+    case Compression::kGzip:
+    case Compression::kZlib:
+      if (GzipDecompressToAvailable()) return GzipDecompressTo(c, input, max_output, out);
+      [[fallthrough]];
     default: {
       SEDPACK_ASSIGN_OR_RETURN(std::unique_ptr<Codec> codec, MakeCodec(c));
       std::vector<std::byte> v;

@@ -20,6 +20,7 @@
 #include <utility>
 #include <vector>
 
+#include "sedpack/codecs/compress.h"
 #include "sedpack/status.h"
 #include "sedpack/types.h"
 
@@ -122,10 +123,14 @@ class ByteBuffer {
 /// Receives finished bytes; they are valid only during the call.
 using ByteSink = std::function<Status(std::span<const std::byte>)>;
 
-/// Compress exactly as MakeCodec(c)->Compress(input, ...) would (same bytes,
-/// same errors) into `*out`. LZ4 and ZSTD reuse per-thread contexts and write
-/// straight into pooled memory that `*out` then owns: the result is never copied.
-Status CompressToBuffer(Compression c, std::span<const std::byte> input, ByteBuffer* out);
+/// Compress exactly as MakeCodec(c, options)->Compress(input, ...) would (same
+/// bytes, same errors) into `*out`. LZ4 and ZSTD reuse per-thread contexts and
+/// write straight into pooled memory that `*out` then owns: the result is never copied.
+Status CompressToBuffer(Compression c, const CodecOptions& options, std::span<const std::byte> input,
+                        ByteBuffer* out);
+inline Status CompressToBuffer(Compression c, std::span<const std::byte> input, ByteBuffer* out) {
+  return CompressToBuffer(c, CodecOptions{}, input, out);
+}
 
 /// CompressToBuffer, handing the bytes to `sink` (kNone: `input` itself).
 Status CompressTo(Compression c, std::span<const std::byte> input, const ByteSink& sink);

@@ -38,7 +38,8 @@ std::string_view BzErrorName(int ret) {
 // Owns a bz_stream set up for compression or decompression.
 class BzStream {
  public:
-  explicit BzStream(bool compress) : compress_(compress) {}
+  explicit BzStream(bool compress, int block_size_100k = kBlockSize100k)
+      : compress_(compress), block_size_100k_(block_size_100k) {}
   ~BzStream() {
     if (!ready_) return;
     if (compress_) {
@@ -51,7 +52,7 @@ class BzStream {
   BzStream& operator=(const BzStream&) = delete;
 
   int Init() {
-    const int ret = compress_ ? BZ2_bzCompressInit(&bs_, kBlockSize100k, 0, kWorkFactor)
+    const int ret = compress_ ? BZ2_bzCompressInit(&bs_, block_size_100k_, 0, kWorkFactor)
                               : BZ2_bzDecompressInit(&bs_, 0, 0);
     ready_ = ret == BZ_OK;
     return ret;
@@ -60,6 +61,7 @@ class BzStream {
 
  private:
   bool compress_;
+  int block_size_100k_;
   bool ready_ = false;
   bz_stream bs_{};
 };
@@ -97,11 +99,12 @@ Status DecodeStream(std::span<const std::byte>* rest, CappedOutput* w, bool* dat
 
 class Bz2Codec final : public Codec {
  public:
+  explicit Bz2Codec(int level) : level_(level) {}
   Compression type() const override { return kType; }
 
   Status Compress(std::span<const std::byte> input, std::vector<std::byte>* out) override {
     // libbzip2 cannot reset a compressor, so each call sets up a new one.
-    BzStream stream(/*compress=*/true);
+    BzStream stream(/*compress=*/true, level_);
     if (const int ret = stream.Init(); ret != BZ_OK) {
       return Status::Internal("BZ2 compression: init failed (", BzErrorName(ret), ")");
     }
@@ -143,10 +146,12 @@ class Bz2Codec final : public Codec {
 
  private:
   ScratchBuffer scratch_;
+ private:
+  int level_;
 };
 
 }  // namespace
 
-std::unique_ptr<Codec> MakeBz2Codec() { return std::make_unique<Bz2Codec>(); }
+std::unique_ptr<Codec> MakeBz2Codec(int level) { return std::make_unique<Bz2Codec>(level); }
 
 }  // namespace sedpack::codecs_internal

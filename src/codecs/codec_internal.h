@@ -20,20 +20,27 @@
 namespace sedpack::codecs_internal {
 
 // One factory per backend file. Contexts are created lazily on first use, so
-// a codec that only decompresses never pays for a compressor context.
+// a codec that only decompresses never pays for a compressor context. Levels
+// are resolved (never kDefaultCodecLevel) and validated by the caller.
 std::unique_ptr<Codec> MakeIdentityCodec();
-std::unique_ptr<Codec> MakeGzipCodec(Compression type);  // kGzip or kZlib.
-std::unique_ptr<Codec> MakeTfRecordGzipCodec(Compression type);  // kGzip or kZlib.
-std::unique_ptr<Codec> MakeBz2Codec();
-std::unique_ptr<Codec> MakeLzmaCodec();
-std::unique_ptr<Codec> MakeLz4Codec();
-std::unique_ptr<Codec> MakeZstdCodec();
+std::unique_ptr<Codec> MakeGzipCodec(Compression type, int level);  // kGzip or kZlib.
+// kGzip or kZlib; level: zlib's, or Z_DEFAULT_COMPRESSION.
+std::unique_ptr<Codec> MakeTfRecordGzipCodec(Compression type, int level);
+std::unique_ptr<Codec> MakeBz2Codec(int level);
+std::unique_ptr<Codec> MakeLzmaCodec(int preset);
+std::unique_ptr<Codec> MakeLz4Codec(int level);
+std::unique_ptr<Codec> MakeZstdCodec(const CodecOptions& options);
 
 // The pooled, copy-free paths behind CompressToBuffer / DecompressTo (byte_buffer.h):
 // same bytes and Status as the codec classes, per-thread contexts.
-Status Lz4CompressToBuffer(std::span<const std::byte> input, ByteBuffer* out);
+Status Lz4CompressToBuffer(std::span<const std::byte> input, int level, ByteBuffer* out);
 Status Lz4DecompressTo(std::span<const std::byte> input, std::uint64_t max_output, ByteBuffer* out);
-Status ZstdCompressToBuffer(std::span<const std::byte> input, ByteBuffer* out);
+Status ZstdCompressToBuffer(std::span<const std::byte> input, const CodecOptions& options,
+                            ByteBuffer* out);
+// fb GZIP/ZLIB into pooled memory; only where the build has ISA-L.
+bool GzipDecompressToAvailable();
+Status GzipDecompressTo(Compression type, std::span<const std::byte> input, std::uint64_t max_output,
+                        ByteBuffer* out);
 Status ZstdDecompressTo(std::span<const std::byte> input, std::uint64_t max_output, ByteBuffer* out);
 
 /// Display name of a codec in error messages ("GZIP", "ZSTD", ...).

@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 // LZ4 whole-file codec: one LZ4 frame exactly as python-lz4's
 // lz4.frame.compress(data) writes it (content size, 64 KiB blocks, level 0,
-// no checksums). Reading decodes the first frame only, like lz4.frame.decompress.
+// no checksums); levels 3..12 use LZ4HC inside the same frame format
+// (lz4.frame.compress(data, compression_level=N)). Reading decodes the first
+// frame only, like lz4.frame.decompress.
 #include <lz4frame.h>
 
 #include <cstring>
@@ -20,7 +22,8 @@ const void* NonNull(std::span<const std::byte> s) {
 }
 
 // Compress `input` into `scratch` as one frame; the frame is the first *size bytes.
-Status CompressFrame(std::span<const std::byte> input, ScratchBuffer* scratch, std::size_t* size) {
+Status CompressFrame(std::span<const std::byte> input, int level, ScratchBuffer* scratch,
+                     std::size_t* size) {
   LZ4F_preferences_t prefs;
   std::memset(&prefs, 0, sizeof(prefs));
   prefs.frameInfo.blockSizeID = LZ4F_max64KB;
@@ -30,7 +33,7 @@ Status CompressFrame(std::span<const std::byte> input, ScratchBuffer* scratch, s
   prefs.frameInfo.contentChecksumFlag = LZ4F_noContentChecksum;
   prefs.frameInfo.blockChecksumFlag = LZ4F_noBlockChecksum;
   prefs.frameInfo.contentSize = input.size();  // 0 (empty input) writes no size, like python-lz4.
-  prefs.compressionLevel = 0;
+  prefs.compressionLevel = level;
   const std::size_t bound = LZ4F_compressFrameBound(input.size(), &prefs);
   std::byte* dst = scratch->Get(bound);
   const std::size_t r = LZ4F_compressFrame(dst, bound, NonNull(input), input.size(), &prefs);
@@ -117,6 +120,7 @@ Status DecompressFrame(LZ4F_dctx* dctx, std::span<const std::byte> input, std::u
 
 class Lz4Codec final : public Codec {
  public:
+  explicit Lz4Codec(int level) : level_(level) {}
   ~Lz4Codec() override {
     if (dctx_ != nullptr) LZ4F_freeDecompressionContext(dctx_);
   }
@@ -125,7 +129,7 @@ class Lz4Codec final : public Codec {
 
   Status Compress(std::span<const std::byte> input, std::vector<std::byte>* out) override {
     std::size_t size = 0;
-    SEDPACK_RETURN_NOT_OK(CompressFrame(input, &scratch_, &size));
+    SEDPACK_RETURN_NOT_OK(CompressFrame(input, level_, &scratch_, &size));
     const std::byte* dst = scratch_.Get(size);
     out->assign(dst, dst + size);
     scratch_.Trim();
@@ -140,6 +144,7 @@ class Lz4Codec final : public Codec {
   }
 
  private:
+  int level_;
   LZ4F_dctx* dctx_ = nullptr;
   ScratchBuffer scratch_;
 };
@@ -158,12 +163,12 @@ auto& DecompressContexts() {
 
 }  // namespace
 
-std::unique_ptr<Codec> MakeLz4Codec() { return std::make_unique<Lz4Codec>(); }
+std::unique_ptr<Codec> MakeLz4Codec(int level) { return std::make_unique<Lz4Codec>(level); }
 
-Status Lz4CompressToBuffer(std::span<const std::byte> input, ByteBuffer* out) {
+Status Lz4CompressToBuffer(std::span<const std::byte> input, int level, ByteBuffer* out) {
   ScratchBuffer scratch;  // Pooled memory, handed over to *out without a copy.
   std::size_t size = 0;
-  SEDPACK_RETURN_NOT_OK(CompressFrame(input, &scratch, &size));
+  SEDPACK_RETURN_NOT_OK(CompressFrame(input, level, &scratch, &size));
   *out = ByteBuffer(scratch.Release(), size);
   return Status::OK();
 }

@@ -9,7 +9,6 @@ namespace sedpack::codecs_internal {
 namespace {
 
 constexpr Compression kType = Compression::kLzma;
-constexpr std::uint32_t kPreset = 6;
 // Decoder working memory (mostly the dictionary) is declared by the stream
 // header, so an untrusted file could ask for GiBs. 96 MiB covers every xz
 // preset up to 9e (dictionary 64 MiB); preset 6 needs about 9 MiB.
@@ -38,6 +37,7 @@ std::string_view LzmaErrorName(lzma_ret ret) {
 
 class LzmaCodec final : public Codec {
  public:
+  explicit LzmaCodec(int preset) : preset_(static_cast<std::uint32_t>(preset)) {}
   ~LzmaCodec() override {
     lzma_end(&enc_);
     lzma_end(&dec_);
@@ -48,7 +48,7 @@ class LzmaCodec final : public Codec {
   Status Compress(std::span<const std::byte> input, std::vector<std::byte>* out) override {
     // Re-initializing the same lzma_stream reuses its (large) match finder
     // allocations from the previous call.
-    lzma_ret ret = lzma_easy_encoder(&enc_, kPreset, LZMA_CHECK_CRC64);
+    lzma_ret ret = lzma_easy_encoder(&enc_, preset_, LZMA_CHECK_CRC64);
     if (ret != LZMA_OK) {
       return Status::Internal("LZMA compression: encoder init failed (", LzmaErrorName(ret), ")");
     }
@@ -114,6 +114,7 @@ class LzmaCodec final : public Codec {
     }
   }
 
+  std::uint32_t preset_;
   lzma_stream enc_ = LZMA_STREAM_INIT;
   lzma_stream dec_ = LZMA_STREAM_INIT;
   ScratchBuffer scratch_;
@@ -121,6 +122,6 @@ class LzmaCodec final : public Codec {
 
 }  // namespace
 
-std::unique_ptr<Codec> MakeLzmaCodec() { return std::make_unique<LzmaCodec>(); }
+std::unique_ptr<Codec> MakeLzmaCodec(int preset) { return std::make_unique<LzmaCodec>(preset); }
 
 }  // namespace sedpack::codecs_internal

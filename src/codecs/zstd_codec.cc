@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 // ZSTD whole-file codec: one frame, level 3, content size in the header, no
-// checksum, as zstandard.compress(data) writes it. Reading decodes the first
-// frame only, like zstandard.decompress.
+// checksum, as zstandard.compress(data) writes it (other levels: the same
+// format). Large inputs may be compressed by several workers
+// (ZSTD_c_nbWorkers): still one frame with its content size, which every zstd
+// reader decodes. Reading decodes the first frame only, like zstandard.decompress.
 #include <zstd.h>
 #include <zstd_errors.h>
 
@@ -11,7 +13,6 @@ namespace sedpack::codecs_internal {
 namespace {
 
 constexpr Compression kType = Compression::kZstd;
-constexpr int kLevel = 3;
 constexpr int kMinWindowLogMax = 23;
 constexpr int kMaxWindowLogMax = 27;  // ZSTD_WINDOWLOG_LIMIT_DEFAULT.
 
@@ -21,8 +22,8 @@ const void* NonNull(std::span<const std::byte> s) {
 }
 
 // One-shot compression into `scratch`; the frame is the first *size bytes.
-Status CompressFrame(ZSTD_CCtx** cctx, std::span<const std::byte> input, ScratchBuffer* scratch,
-                     std::size_t* size) {
+Status CompressFrame(ZSTD_CCtx** cctx, std::span<const std::byte> input, const CodecOptions& o,
+                     ScratchBuffer* scratch, std::size_t* size) {
   if (*cctx == nullptr && (*cctx = ZSTD_createCCtx()) == nullptr) {
     return Status::ResourceExhausted("ZSTD compression: cannot create context");
   }
@@ -30,8 +31,18 @@ Status CompressFrame(ZSTD_CCtx** cctx, std::span<const std::byte> input, Scratch
   if (ZSTD_isError(bound)) return Status::InvalidArgument("ZSTD compression: input too large");
   std::byte* dst = scratch->Get(bound);
   // One-shot with a known size: one frame, content size written (the
-  // default contentSizeFlag), no checksum (the default).
-  const std::size_t r = ZSTD_compressCCtx(*cctx, dst, bound, NonNull(input), input.size(), kLevel);
+  // default contentSizeFlag), no checksum (the default). Pooled contexts keep
+  // their parameters, so every call sets all it uses.
+  ZSTD_CCtx_reset(*cctx, ZSTD_reset_session_and_parameters);
+  std::size_t r = ZSTD_CCtx_setParameter(*cctx, ZSTD_c_compressionLevel, o.level);
+  if (ZSTD_isError(r)) {
+    return Status::InvalidArgument("ZSTD compression: level ", o.level, " (", ZSTD_getErrorName(r), ")");
+  }
+  if (o.threads > 1 && input.size() >= kZstdThreadedMinBytes) {
+    // Fails (and is skipped) where libzstd was built without threads.
+    ZSTD_CCtx_setParameter(*cctx, ZSTD_c_nbWorkers, o.threads);
+  }
+  r = ZSTD_compress2(*cctx, dst, bound, NonNull(input), input.size());
   if (ZSTD_isError(r)) {
     return Status::Internal("ZSTD compression failed (", ZSTD_getErrorName(r), ")");
   }
@@ -115,6 +126,7 @@ Status DecompressFrame(ZSTD_DCtx** dctx, std::span<const std::byte> input,
 
 class ZstdCodec final : public Codec {
  public:
+  explicit ZstdCodec(const CodecOptions& options) : options_(options) {}
   ~ZstdCodec() override {
     ZSTD_freeCCtx(cctx_);
     ZSTD_freeDCtx(dctx_);
@@ -124,7 +136,7 @@ class ZstdCodec final : public Codec {
 
   Status Compress(std::span<const std::byte> input, std::vector<std::byte>* out) override {
     std::size_t size = 0;
-    SEDPACK_RETURN_NOT_OK(CompressFrame(&cctx_, input, &scratch_, &size));
+    SEDPACK_RETURN_NOT_OK(CompressFrame(&cctx_, input, options_, &scratch_, &size));
     const std::byte* dst = scratch_.Get(size);
     out->assign(dst, dst + size);
     scratch_.Trim();
@@ -137,6 +149,7 @@ class ZstdCodec final : public Codec {
   }
 
  private:
+  CodecOptions options_;
   ZSTD_CCtx* cctx_ = nullptr;
   ZSTD_DCtx* dctx_ = nullptr;
   ScratchBuffer scratch_;
@@ -156,13 +169,16 @@ auto& DecompressContexts() {
 
 }  // namespace
 
-std::unique_ptr<Codec> MakeZstdCodec() { return std::make_unique<ZstdCodec>(); }
+std::unique_ptr<Codec> MakeZstdCodec(const CodecOptions& options) {
+  return std::make_unique<ZstdCodec>(options);
+}
 
-Status ZstdCompressToBuffer(std::span<const std::byte> input, ByteBuffer* out) {
+Status ZstdCompressToBuffer(std::span<const std::byte> input, const CodecOptions& options,
+                            ByteBuffer* out) {
   ZSTD_CCtx* cctx = CompressContexts().Get();
   ScratchBuffer scratch;  // Pooled memory, handed over to *out without a copy.
   std::size_t size = 0;
-  const Status st = CompressFrame(&cctx, input, &scratch, &size);
+  const Status st = CompressFrame(&cctx, input, options, &scratch, &size);
   CompressContexts().Put(cctx);
   SEDPACK_RETURN_NOT_OK(st);
   *out = ByteBuffer(scratch.Release(), size);

@@ -52,6 +52,11 @@ class Filler::Impl {
       return Status::InvalidArgument("max_branching must be at least 2, got ", options_.max_branching);
     }
     paths_ = PathGenerator(4, options_.max_branching);
+    SEDPACK_RETURN_NOT_OK(
+        ValidateCodecLevel(dataset_->info().dataset_structure.compression, options_.codec.level));
+    if (options_.codec.threads < 1) {
+      return Status::InvalidArgument("codec threads must be at least 1, got ", options_.codec.threads);
+    }
     const int threads = ResolveThreads(options_.concurrency);
     int pending = options_.max_pending_shards > 0 ? options_.max_pending_shards : 2 * threads;
     pool_ = std::make_unique<internal::WorkerPool>(threads, pending);
@@ -98,7 +103,8 @@ class Filler::Impl {
     }
     if (!st.writer) {
       SEDPACK_ASSIGN_OR_RETURN(st.writer, MakeShardWriter(structure.shard_file_type,
-                                                          structure.compression, dataset_->schema()));
+                                                          structure.compression, dataset_->schema(),
+                                                          options_.codec));
       st.metadata = JsonValue();
     }
     if (st.writer->EstimateAddedBytes(values) > options_.shard_byte_budget &&

@@ -22,7 +22,7 @@ using job_config::Where;
 
 constexpr std::string_view kTopKeys = "metadata, dataset_structure, generate";
 constexpr std::string_view kGenerateKeys =
-    "seed, examples, trace_length, key_group_size, shard_by_key, threads, noise_std, "
+    "seed, examples, trace_length, key_group_size, shard_by_key, threads, level, noise_std, "
     "leak_scale, output, progress, append";
 constexpr std::string_view kExamplesKeys = "train, test, holdout";
 
@@ -62,6 +62,11 @@ Status ParseGenerateObject(const Json& g, std::string_view source, GenerateParam
       SEDPACK_ASSIGN_OR_RETURN(std::uint64_t n, GetUInt(v, source, field));
       if (n > 4096) return Status::InvalidArgument(Where(source, field), ": at most 4096");
       p->threads = static_cast<int>(n);
+    } else if (key == "level") {
+      if (!v.is_number_integer() || v.get<std::int64_t>() < -1000000 || v.get<std::int64_t>() > 1000000) {
+        return Status::InvalidArgument(Where(source, field), ": must be an integer compression level");
+      }
+      p->level = static_cast<int>(v.get<std::int64_t>());
     } else if (key == "noise_std") {
       SEDPACK_ASSIGN_OR_RETURN(p->noise_std, GetNumber(v, source, field));
     } else if (key == "leak_scale") {

@@ -243,6 +243,9 @@ Status ValidateGenerateConfig(const GenerateConfig& config) {
     return Status::InvalidArgument("generate.key_group_size must be >= 1");
   }
   if (p.threads < 0) return Status::InvalidArgument("generate.threads must be >= 0");
+  if (Status st = ValidateCodecLevel(config.structure.compression, p.level); !st.ok()) {
+    return st.WithPrefix("generate.level: ");
+  }
   if (!std::isfinite(p.noise_std) || p.noise_std < 0 || p.noise_std > 1e4) {
     return Status::InvalidArgument("generate.noise_std must be in [0, 1e4], got ", p.noise_std);
   }

@@ -162,6 +162,7 @@ Result<GenerateSummary> GenerateIntoDataset(const GenerateConfig& config,
   summary.generate_threads = ResolveThreads(config.params.threads);
   FillerOptions filler_options = options.filler;
   if (filler_options.concurrency == 0) filler_options.concurrency = summary.generate_threads;
+  if (filler_options.codec.level == kDefaultCodecLevel) filler_options.codec.level = config.params.level;
   summary.write_threads = ResolveThreads(filler_options.concurrency);
 
   // Cut the requested ranges into batches, in writing order.

@@ -89,6 +89,7 @@ Result<ParallelGenerateSummary> GenerateOverComm(Comm& comm, GenerateConfig conf
   wo.job_id = options.job_id;
   wo.commit_lock = options.commit_lock;
   wo.filler.concurrency = ResolveThreads(config.params.threads);
+  wo.filler.codec.level = config.params.level;
   auto opened = DistributedWriter::Open(comm, out, wo);
   if (!opened.ok()) {
     if (fresh && opened.status().code() != StatusCode::kAlreadyExists) io_internal::RestoreOutputFolder(out, existed);

@@ -497,6 +497,7 @@ Result<Hdf5ImportSummary> ImportHdf5(Comm& comm, const Hdf5ImportConfig& config,
   wo.filler.concurrency = sizing.threads;
   wo.filler.max_pending_shards = sizing.threads;
   wo.filler.shard_byte_budget = sizing.shard_byte_budget;
+  wo.filler.codec.level = config.params.level;
   auto writer = DistributedWriter::Open(comm, out, wo);
   if (!writer.ok()) {
     if (comm.rank() == 0) io_internal::RestoreOutputFolder(out, existed);

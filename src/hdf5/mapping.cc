@@ -22,7 +22,7 @@ using job_config::UnknownKey;
 
 constexpr std::string_view kTopKeys = "metadata, dataset_structure, import_hdf5";
 constexpr std::string_view kImportKeys =
-    "splits, inputs, output, memory_budget_mb, threads, progress";
+    "splits, inputs, output, memory_budget_mb, threads, level, progress";
 constexpr std::string_view kSplitKeys = "rows, attributes, shard_custom_metadata";
 constexpr std::string_view kSourceKeys = "dataset, field, columns, dtype";
 // A budget below this cannot hold a useful block; above this is surely a typo.
@@ -156,6 +156,11 @@ Status ParseImportObject(const Json& g, std::string_view source, Hdf5ImportParam
       SEDPACK_ASSIGN_OR_RETURN(std::uint64_t n, GetUInt(v, source, field));
       if (n > 4096) return Err(source, field, "at most 4096");
       p->threads = static_cast<int>(n);
+    } else if (key == "level") {
+      if (!v.is_number_integer() || v.get<std::int64_t>() < -1000000 || v.get<std::int64_t>() > 1000000) {
+        return Err(source, field, "must be an integer compression level");
+      }
+      p->level = static_cast<int>(v.get<std::int64_t>());
     } else if (key == "progress") {
       SEDPACK_ASSIGN_OR_RETURN(p->progress, GetBool(v, source, field));
     } else {
@@ -232,6 +237,9 @@ Result<Hdf5ImportConfig> LoadHdf5ImportConfig(const std::string& path) {
 
 Status ValidateHdf5ImportConfig(const Hdf5ImportConfig& config) {
   SEDPACK_RETURN_NOT_OK(Dataset::ValidateStructure(config.structure));
+  if (Status st = ValidateCodecLevel(config.structure.compression, config.params.level); !st.ok()) {
+    return st.WithPrefix("import_hdf5.level: ");
+  }
   SEDPACK_ASSIGN_OR_RETURN(std::vector<AttributeSpec> schema, config.structure.Schema());
   if (schema.empty()) {
     return Status::InvalidArgument("dataset_structure.saved_data_description: no attribute");

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <bit>
 #include <cerrno>
 #include <cstring>
@@ -20,6 +21,7 @@
 #include "sedpack/metadata/paths.h"
 #include "sidecar/sidecar_files.h"
 #include "index/subtree_walk.h"
+#include "parallel/worker_pool.h"
 
 namespace sedpack {
 namespace {
@@ -174,27 +176,142 @@ Status WalkShardsSubtree(const Dataset& dataset, const std::string& list_path, s
   return Status::OK();
 }
 
-Result<IndexContents> BuildIndexContents(const std::shared_ptr<const Dataset>& dataset) {
+namespace {
+
+// The serial walk: the reader's own iterator, so the index order is the
+// sequential order by construction.
+Status WalkSplitSerial(const std::shared_ptr<const Dataset>& dataset, IndexedSplit* s) {
+  SEDPACK_ASSIGN_OR_RETURN(auto it, ShardInfoIterator::Make(dataset, s->split));
+  for (;;) {
+    SEDPACK_RETURN_NOT_OK(CheckCancelled());
+    SEDPACK_ASSIGN_OR_RETURN(std::optional<ShardInfo> shard, it->Next());
+    if (!shard) break;
+    if (shard->number_of_examples < 0) {
+      return Status::Corruption(shard->file_infos[0].file_path, ": negative number_of_examples");
+    }
+    s->shard_paths.push_back(shard->file_infos[0].file_path);
+    s->shard_examples.push_back(static_cast<std::uint64_t>(shard->number_of_examples));
+  }
+  return Status::OK();
+}
+
+// A piece of the pre-order walk: either shards already read (a list's own) or a
+// subtree still to walk. Concatenated in order they give the serial order.
+struct WalkUnit {
+  std::size_t split_slot = 0;
+  bool subtree = false;
+  std::string path;        // subtree: its list
+  std::size_t depth = 0;   // subtree: depth of `path` below the split
+  IndexedSplit shards;     // own shards, or (after the walk) the subtree's
+  std::vector<std::string> visited;
+  Status status;
+};
+
+// Parallel walk: the top levels of every split are read here (at most three
+// levels, until there are a few subtrees per thread) and the subtrees are then
+// walked by `threads` threads; every list path must appear once overall, as in
+// the serial walk.
+Status WalkParallel(const Dataset& ds, int threads, IndexContents* contents) {
+  std::vector<WalkUnit> units;
+  for (std::size_t k = 0; k < contents->splits.size(); ++k) {
+    const ShardListInfo* top = ds.info().FindSplit(contents->splits[k].split);
+    WalkUnit u;
+    u.split_slot = k;
+    u.subtree = true;
+    u.path = top->shard_list_info_file.file_path;
+    units.push_back(std::move(u));
+  }
+  const std::size_t want = 4 * static_cast<std::size_t>(threads);
+  for (int level = 0; level < 3; ++level) {
+    std::size_t subtrees = 0;
+    for (const WalkUnit& u : units) subtrees += u.subtree ? 1 : 0;
+    if (subtrees == 0 || subtrees >= want) break;
+    std::vector<WalkUnit> next;
+    for (WalkUnit& u : units) {
+      if (!u.subtree) {
+        next.push_back(std::move(u));
+        continue;
+      }
+      SEDPACK_RETURN_NOT_OK(CheckCancelled());
+      if (u.depth >= kMaxListDepth) {
+        return Status::Corruption(u.path, ": shards_list tree deeper than ", kMaxListDepth, " levels");
+      }
+      SEDPACK_ASSIGN_OR_RETURN(ShardsList list, LoadShardsList(ds, u.path));
+      WalkUnit own;
+      own.split_slot = u.split_slot;
+      own.visited.push_back(u.path);
+      for (std::size_t i = 0; i < list.shard_files.size(); ++i) {
+        const ShardInfo& sh = list.shard_files[i];
+        if (sh.file_infos.empty()) {
+          return Status::Corruption(list.relative_path_self, ": shard_files[", i, "] has no file_infos");
+        }
+        if (sh.number_of_examples < 0) {
+          return Status::Corruption(list.relative_path_self, ": shard_files[", i,
+                                    "] has a negative number_of_examples");
+        }
+        own.shards.shard_paths.push_back(sh.file_infos[0].file_path);
+        own.shards.shard_examples.push_back(static_cast<std::uint64_t>(sh.number_of_examples));
+      }
+      next.push_back(std::move(own));
+      for (const ShardListInfo& child : list.children_shard_lists) {
+        WalkUnit c;
+        c.split_slot = u.split_slot;
+        c.subtree = true;
+        c.path = child.shard_list_info_file.file_path;
+        c.depth = u.depth + 1;
+        next.push_back(std::move(c));
+      }
+    }
+    units = std::move(next);
+  }
+  std::atomic<std::size_t> next_unit{0};
+  std::atomic<bool> stop{false};
+  auto work = [&](int) {
+    for (std::size_t i; !stop.load() && (i = next_unit.fetch_add(1)) < units.size();) {
+      WalkUnit& u = units[i];
+      if (!u.subtree) continue;
+      u.status = CheckCancelled();
+      if (u.status.ok()) u.status = WalkShardsSubtree(ds, u.path, u.depth, &u.visited, &u.shards);
+      if (!u.status.ok()) stop.store(true);
+    }
+  };
+  std::vector<std::thread> pool = internal::StartThreads(threads, work);
+  if (pool.empty()) work(0);
+  for (auto& t : pool) t.join();
+  // The first failure in walk order, as the serial walk would report it.
+  for (const WalkUnit& u : units) SEDPACK_RETURN_NOT_OK(u.status);
+  std::unordered_set<std::string> seen;
+  for (const WalkUnit& u : units) {
+    for (const std::string& path : u.visited) {
+      if (!seen.insert(path).second) {
+        return Status::Corruption(path, " is listed more than once (a cycle or a repeated child)");
+      }
+    }
+    IndexedSplit& s = contents->splits[u.split_slot];
+    s.shard_paths.insert(s.shard_paths.end(), u.shards.shard_paths.begin(), u.shards.shard_paths.end());
+    s.shard_examples.insert(s.shard_examples.end(), u.shards.shard_examples.begin(),
+                            u.shards.shard_examples.end());
+  }
+  return Status::OK();
+}
+
+}  // namespace
+
+Result<IndexContents> BuildIndexContents(const std::shared_ptr<const Dataset>& dataset, int threads) {
   if (!dataset) return Status::InvalidArgument("BuildIndexContents: null dataset");
   IndexContents contents;
   SEDPACK_ASSIGN_OR_RETURN(contents.dataset_info_sha256, DatasetInfoSha256(dataset->root()));
   for (Split split : AllSplits()) {
     if (!dataset->info().FindSplit(split)) continue;
-    // The reader's own iterator: the index order is the sequential order by construction.
-    SEDPACK_ASSIGN_OR_RETURN(auto it, ShardInfoIterator::Make(dataset, split));
     IndexedSplit s;
     s.split = split;
-    for (;;) {
-      SEDPACK_RETURN_NOT_OK(CheckCancelled());
-      SEDPACK_ASSIGN_OR_RETURN(std::optional<ShardInfo> shard, it->Next());
-      if (!shard) break;
-      if (shard->number_of_examples < 0) {
-        return Status::Corruption(shard->file_infos[0].file_path, ": negative number_of_examples");
-      }
-      s.shard_paths.push_back(shard->file_infos[0].file_path);
-      s.shard_examples.push_back(static_cast<std::uint64_t>(shard->number_of_examples));
-    }
     contents.splits.push_back(std::move(s));
+  }
+  const int n = ResolveThreads(threads);
+  if (n <= 1) {
+    for (IndexedSplit& s : contents.splits) SEDPACK_RETURN_NOT_OK(WalkSplitSerial(dataset, &s));
+  } else {
+    SEDPACK_RETURN_NOT_OK(WalkParallel(*dataset, n, &contents));
   }
   SEDPACK_ASSIGN_OR_RETURN(DatasetInfoDigest after, DatasetInfoSha256(dataset->root()));
   if (after != contents.dataset_info_sha256) {
@@ -203,8 +320,8 @@ Result<IndexContents> BuildIndexContents(const std::shared_ptr<const Dataset>& d
   return contents;
 }
 
-Result<IndexContents> BuildIndexFile(const std::shared_ptr<const Dataset>& dataset) {
-  SEDPACK_ASSIGN_OR_RETURN(IndexContents contents, BuildIndexContents(dataset));
+Result<IndexContents> BuildIndexFile(const std::shared_ptr<const Dataset>& dataset, int threads) {
+  SEDPACK_ASSIGN_OR_RETURN(IndexContents contents, BuildIndexContents(dataset, threads));
   SEDPACK_ASSIGN_OR_RETURN(std::vector<std::byte> bytes, EncodeIndex(contents));
   SEDPACK_RETURN_NOT_OK(CheckCancelled());
   SEDPACK_RETURN_NOT_OK(WriteSidecar(dataset->root(), kIndexFileName, bytes));

@@ -6,6 +6,7 @@
 #include <atomic>
 #include <cmath>
 #include <cstring>
+#include <map>
 #include <mutex>
 #include <sstream>
 #include <thread>
@@ -115,33 +116,38 @@ Result<SplitStats> ComputeSplitStats(Comm& comm, const std::string& root, Split 
   }
   CheckOptions walk;
   walk.splits = {split};
-  // Each thread keeps its own moments; they are merged at the end.
-  const int max_threads = ResolveThreads(threads);
-  std::vector<std::vector<Moments>> per_thread(static_cast<std::size_t>(max_threads),
-                                               std::vector<Moments>(schema.size()));
-  std::vector<std::uint64_t> examples(static_cast<std::size_t>(max_threads), 0);
-  int n_threads = max_threads;
+  // Each shard gets its own moments, merged in path order at the end: floating
+  // point merges are not associative, so merging per thread (in whatever order
+  // the threads happened to take the shards) would make the last digits
+  // depend on the thread count and on timing.
+  struct ShardMoments {
+    std::vector<Moments> moments;
+    std::uint64_t examples = 0;
+  };
+  std::map<std::string, ShardMoments> per_shard;
+  std::mutex mu;
   SEDPACK_RETURN_NOT_OK(maintain_internal::ForEachShard(
-      comm, *ds, walk, max_threads, &n_threads,
-      [&](int t, const ShardCheckTask&, const DecodedShard& shard) -> Status {
-        auto& moments = per_thread[static_cast<std::size_t>(t)];
+      comm, *ds, walk, threads, nullptr,
+      [&](int, const ShardCheckTask& task, const DecodedShard& shard) -> Status {
+        ShardMoments m{std::vector<Moments>(schema.size()), shard.num_examples()};
         for (std::size_t e = 0; e < shard.num_examples(); ++e) {
           for (std::size_t a = 0; a < schema.size(); ++a) {
             if (!IsNumeric(schema[a].dtype)) continue;
             const ValueView v = shard.Get(e, a);
             const std::size_t item = DTypeItemSize(v.dtype);
             const std::size_t n = item ? v.data.size() / item : 0;
-            for (std::size_t k = 0; k < n; ++k) moments[a].Add(Element(v, k));
+            for (std::size_t k = 0; k < n; ++k) m.moments[a].Add(Element(v, k));
           }
         }
-        examples[static_cast<std::size_t>(t)] += shard.num_examples();
+        std::lock_guard<std::mutex> lock(mu);
+        per_shard[task.path] = std::move(m);
         return Status::OK();
       }));
   std::vector<Moments> total(schema.size());
   std::uint64_t total_examples = 0;
-  for (int t = 0; t < n_threads; ++t) {
-    for (std::size_t a = 0; a < schema.size(); ++a) total[a].Merge(per_thread[static_cast<std::size_t>(t)][a]);
-    total_examples += examples[static_cast<std::size_t>(t)];
+  for (const auto& [path, m] : per_shard) {
+    for (std::size_t a = 0; a < schema.size(); ++a) total[a].Merge(m.moments[a]);
+    total_examples += m.examples;
   }
   // Rank 0 merges the ranks' moments (in rank order, so the result does not
   // depend on timing) and broadcasts them.

@@ -7,11 +7,10 @@
 
 namespace sedpack {
 
-int ResolveThreads(int threads) {
-  if (threads > 0) return threads;
-  // The CPUs this process may run on: under mpirun or srun each rank is
-  // usually bound to the cores it was given, and a rank that started one
-  // thread per core of the node would oversubscribe them.
+int UsableCpus() {
+  // The CPUs this process may run on: under mpirun/srun with binding, the
+  // cores given to this rank (hardware_concurrency counts the whole node, so
+  // several ranks per node would each start a thread per core of the node).
   cpu_set_t set;
   CPU_ZERO(&set);
   if (sched_getaffinity(0, sizeof(set), &set) == 0) {
@@ -20,6 +19,11 @@ int ResolveThreads(int threads) {
   }
   const unsigned hw = std::thread::hardware_concurrency();
   return hw == 0 ? 1 : static_cast<int>(hw);
+}
+
+int ResolveThreads(int threads) {
+  if (threads > 0) return threads;
+  return UsableCpus();
 }
 
 }  // namespace sedpack

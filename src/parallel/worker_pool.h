@@ -16,8 +16,12 @@
 
 namespace sedpack {
 
+/// CPUs this process may run on (sched_getaffinity: under MPI with binding,
+/// the cores given to this rank); the hardware threads where that is unknown.
+int UsableCpus();
+
 /// Number of threads a `threads` setting means: itself if positive, otherwise
-/// the number of CPUs this process may run on (its affinity mask; at least 1).
+/// UsableCpus() (at least 1).
 int ResolveThreads(int threads);
 
 }  // namespace sedpack

@@ -161,16 +161,21 @@ Status CheckTypeAndCompression(ShardFileType type, Compression compression) {
 }  // namespace
 
 Result<std::unique_ptr<ShardWriter>> MakeShardWriter(ShardFileType type, Compression compression,
-                                                     std::vector<AttributeSpec> schema) {
+                                                     std::vector<AttributeSpec> schema,
+                                                     const CodecOptions& codec) {
   SEDPACK_RETURN_NOT_OK(CheckTypeAndCompression(type, compression));
   SEDPACK_RETURN_NOT_OK(shard_internal::ValidateSchema(schema));
+  SEDPACK_RETURN_NOT_OK(ValidateCodecLevel(compression, codec.level));
+  if (codec.threads < 1) {
+    return Status::InvalidArgument("codec threads must be at least 1, got ", codec.threads);
+  }
   switch (type) {
     case ShardFileType::kFb:
-      return shard_internal::MakeFbShardWriter(compression, std::move(schema));
+      return shard_internal::MakeFbShardWriter(compression, std::move(schema), codec);
     case ShardFileType::kNpz:
-      return shard_internal::MakeNpzShardWriter(compression, std::move(schema));
+      return shard_internal::MakeNpzShardWriter(compression, std::move(schema), codec.level);
     case ShardFileType::kTfrec:
-      return shard_internal::MakeTfrecShardWriter(compression, std::move(schema));
+      return shard_internal::MakeTfrecShardWriter(compression, std::move(schema), codec.level);
   }
   return Status::InvalidArgument("unknown shard file type ", static_cast<int>(type));
 }

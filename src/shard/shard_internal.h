@@ -74,14 +74,18 @@ class BufferFinishable {
 
 // Per-format entry points (fb/fb_writer.cc, fb/fb_reader.cc, npz/npz_writer.cc,
 // npz/npz_reader.cc). The schema and compression were validated by the caller.
+// The codec options were validated by the caller too.
 std::unique_ptr<ShardWriter> MakeFbShardWriter(Compression compression,
-                                               std::vector<AttributeSpec> schema);
+                                               std::vector<AttributeSpec> schema,
+                                               const CodecOptions& codec = {});
 Result<std::unique_ptr<DecodedShard>> DecodeFbShard(Compression compression,
                                                     const std::vector<AttributeSpec>& schema,
                                                     codecs_internal::ByteBuffer file_bytes,
                                                     const ShardReadLimits& limits);
+// `level`: zlib's 1..9 for the ZIP members (kDefaultCodecLevel: numpy's 6).
 std::unique_ptr<ShardWriter> MakeNpzShardWriter(Compression compression,
-                                                std::vector<AttributeSpec> schema);
+                                                std::vector<AttributeSpec> schema,
+                                                int level = kDefaultCodecLevel);
 Result<std::unique_ptr<DecodedShard>> DecodeNpzShard(const std::vector<AttributeSpec>& schema,
                                                      std::vector<std::byte> file_bytes,
                                                      const ShardReadLimits& limits);
@@ -89,7 +93,8 @@ Result<std::unique_ptr<DecodedShard>> DecodeNpzShard(const std::vector<Attribute
 // dtype of the schema is one tfrec can hold. The decoder copies the values
 // out, so `file_bytes` need only live during the call.
 Result<std::unique_ptr<ShardWriter>> MakeTfrecShardWriter(Compression compression,
-                                                           std::vector<AttributeSpec> schema);
+                                                           std::vector<AttributeSpec> schema,
+                                                           int level = kDefaultCodecLevel);
 Result<std::unique_ptr<DecodedShard>> DecodeTfrecShard(Compression compression,
                                                        const std::vector<AttributeSpec>& schema,
                                                        std::span<const std::byte> file_bytes,

@@ -123,6 +123,7 @@ TEST(Recompress, InPlaceThroughEveryProfile) {
   for (const CodecProfile& p : CodecProfiles()) {
     RecompressOptions o;
     o.compression = p.fb;
+    o.codec.level = p.LevelFor(ShardFileType::kFb);
     o.threads = 2;
     auto s = Recompress(TestComm(), root, o);
     ASSERT_TRUE(s.ok()) << p.name << ": " << s.status().ToString();
@@ -135,6 +136,23 @@ TEST(Recompress, InPlaceThroughEveryProfile) {
       auto readme = ReadFileText(root + "/README.txt");
       EXPECT_TRUE(readme.ok() && *readme == "notes beside the dataset") << p.name;
     }
+  }
+}
+
+// A level outside the codec's range is refused before anything is written.
+TEST(Recompress, LevelOutOfRangeIsRefused) {
+  SharedDir dir;
+  const std::string root = dir / "ds";
+  MakeDataset(root, ShardFileType::kFb, Compression::kLz4);
+  RecompressOptions o;
+  o.compression = Compression::kGzip;
+  o.codec.level = 10;
+  const auto s = Recompress(TestComm(), root, o);
+  EXPECT_EQ(s.status().code(), StatusCode::kInvalidArgument) << s.status().ToString();
+  EXPECT_NE(s.status().message().find("GZIP: valid levels are 1..9"), std::string::npos) << s.status().ToString();
+  if (TestComm().rank() == 0) {
+    EXPECT_EQ(CompressionOf(root), Compression::kLz4);
+    EXPECT_FALSE(fs::exists(RecompressStagingPath(root)));
   }
 }
 

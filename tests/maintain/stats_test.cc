@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <memory>
@@ -15,6 +16,8 @@
 #include "sedpack/dataset/dataset.h"
 #include "sedpack/dataset/filler.h"
 #include "sedpack/dataset/reader.h"
+#include "sedpack/index/index.h"
+#include "sedpack/maintain/content.h"
 #include "sedpack/maintain/stats.h"
 #include "support/test_support.h"
 
@@ -180,4 +183,54 @@ TEST(SplitStats, OnlyTheCallingThreadTalksToTheComm) {
 }
 
 }  // namespace
+// stats, digest and index build give the same bytes for any thread count (the
+// moments are merged per shard in path order, not per thread).
+TEST(SplitStats, SameResultsForOneAndFourThreads) {
+  SharedDir dir;
+  MakeDataset(dir / "ds");
+  ASSERT_OK_AND_ASSIGN(SplitStats one, ComputeSplitStats(TestComm(), dir / "ds", Split::kTrain, 1));
+  ASSERT_OK_AND_ASSIGN(SplitStats four, ComputeSplitStats(TestComm(), dir / "ds", Split::kTrain, 4));
+  ASSERT_EQ(one.attributes.size(), four.attributes.size());
+  EXPECT_EQ(one.examples, four.examples);
+  for (std::size_t a = 0; a < one.attributes.size(); ++a) {
+    const Moments& x = one.attributes[a].moments;
+    const Moments& y = four.attributes[a].moments;
+    EXPECT_EQ(x.count, y.count);
+    EXPECT_EQ(std::memcmp(&x.mean, &y.mean, sizeof(double)), 0) << x.mean << " vs " << y.mean;
+    EXPECT_EQ(std::memcmp(&x.m2, &y.m2, sizeof(double)), 0) << x.m2 << " vs " << y.m2;
+    EXPECT_EQ(x.min, y.min);
+    EXPECT_EQ(x.max, y.max);
+  }
+  ASSERT_OK_AND_ASSIGN(ContentDigests d1, ComputeContentDigests(TestComm(), dir / "ds", 1));
+  ASSERT_OK_AND_ASSIGN(ContentDigests d4, ComputeContentDigests(TestComm(), dir / "ds", 4));
+  EXPECT_EQ(SerializeContentDigests(d1), SerializeContentDigests(d4));
+  EXPECT_EQ(d1.shards.size(), 13u);
+  if (TestComm().rank() != 0) return;
+  // A deep list tree (2 shards per folder): the parallel walk splits it into
+  // subtrees; the index must be the serial walk's, byte for byte.
+  const std::string deep = dir / "deep";
+  DatasetStructure st;
+  st.compression = Compression::kZstd;
+  st.examples_per_shard = 1;
+  st.saved_data_description = {{"x", "int32", {}, {}}};
+  ASSERT_OK_AND_ASSIGN(auto ds, Dataset::Create(deep, Metadata{}, st));
+  FillerOptions fo;
+  fo.concurrency = 1;
+  fo.max_branching = 2;
+  ASSERT_OK_AND_ASSIGN(auto f, Filler::Make(ds, fo));
+  for (std::int32_t i = 0; i < 37; ++i) {
+    std::vector<ValueView> v = {ValueView::Scalar(i)};
+    ASSERT_OK(f->WriteExample(i % 3 == 0 ? Split::kTest : Split::kTrain, v));
+  }
+  ASSERT_OK(f->Finish());
+  ASSERT_OK_AND_ASSIGN(auto opened, Dataset::Open(deep));
+  ASSERT_OK_AND_ASSIGN(IndexContents serial, BuildIndexContents(opened, 1));
+  ASSERT_OK_AND_ASSIGN(IndexContents parallel, BuildIndexContents(opened, 4));
+  ASSERT_OK_AND_ASSIGN(std::vector<std::byte> a, EncodeIndex(serial));
+  ASSERT_OK_AND_ASSIGN(std::vector<std::byte> b, EncodeIndex(parallel));
+  EXPECT_TRUE(a == b);
+  ASSERT_EQ(parallel.splits.size(), 2u);
+  EXPECT_EQ(parallel.splits[0].shard_paths.size() + parallel.splits[1].shard_paths.size(), 37u);
+}
+
 }  // namespace sedpack

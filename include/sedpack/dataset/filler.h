@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "sedpack/codecs/compress.h"
 #include "sedpack/dataset/dataset.h"
 #include "sedpack/metadata/json_value.h"
 #include "sedpack/status.h"
@@ -39,6 +40,10 @@ struct FillerOptions {
   /// written as soon as the folder is full, so that the filler's memory and
   /// every list stay bounded however many shards it writes.
   int max_branching = 1000;
+  /// Compression level (and ZSTD threads per shard) of this job's shards; not
+  /// recorded in the dataset. InvalidArgument from Make if the level is outside
+  /// CodecLevels(dataset compression).
+  CodecOptions codec;
 };
 
 /// Writes examples into shards of one dataset, as the reference's DatasetFiller:

@@ -12,6 +12,7 @@
 #include <string_view>
 #include <vector>
 
+#include "sedpack/codecs/compress.h"
 #include "sedpack/dataset/dataset.h"
 #include "sedpack/dataset/filler.h"
 #include "sedpack/metadata/models.h"
@@ -67,6 +68,9 @@ struct GenerateParams {
   /// Threads generating examples, and (unless FillerOptions says otherwise)
   /// threads compressing/hashing/writing shards. 0 = hardware threads.
   int threads = 0;
+  /// Compression level of the shards (a job option, not recorded in the
+  /// dataset): kDefaultCodecLevel = the codec's default (CodecLevels).
+  int level = kDefaultCodecLevel;
   /// Standard deviation of the per-sample noise. >= 0.
   double noise_std = 0.01;
   /// Trace change per Hamming-weight unit at a leak point. >= 0 (0: no leakage).

@@ -12,6 +12,7 @@
 #include <utility>
 #include <vector>
 
+#include "sedpack/codecs/compress.h"
 #include "sedpack/metadata/models.h"
 #include "sedpack/status.h"
 #include "sedpack/types.h"
@@ -63,6 +64,9 @@ struct Hdf5ImportParams {
   std::uint64_t memory_budget_bytes = 256ULL << 20;
   /// Threads compressing/hashing/writing shards per rank. 0 = hardware threads.
   int threads = 0;
+  /// Compression level of the shards (not recorded in the dataset):
+  /// kDefaultCodecLevel = the codec's default (CodecLevels).
+  int level = kDefaultCodecLevel;
   /// Front-end hint: report progress even when stderr is not a terminal.
   bool progress = false;
 };

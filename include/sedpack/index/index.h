@@ -49,11 +49,13 @@ Result<std::vector<std::byte>> EncodeIndex(const IndexContents& contents);
 /// Walk the metadata of every split of `dataset` (the same walk the reader does)
 /// and collect the index contents. The digest is of dataset_info.json as read
 /// before the walk; if the file changes during the walk the build fails
-/// (IOError) rather than record a tree it did not see.
-Result<IndexContents> BuildIndexContents(const std::shared_ptr<const Dataset>& dataset);
+/// (IOError) rather than record a tree it did not see. `threads` (0 = the
+/// CPUs this process may use) read the lists of different subtrees at once;
+/// the contents are the same for any number.
+Result<IndexContents> BuildIndexContents(const std::shared_ptr<const Dataset>& dataset, int threads = 0);
 
 /// Build the index of `dataset` and write it atomically to the sidecar folder.
-Result<IndexContents> BuildIndexFile(const std::shared_ptr<const Dataset>& dataset);
+Result<IndexContents> BuildIndexFile(const std::shared_ptr<const Dataset>& dataset, int threads = 0);
 
 /// A validated, read-only index (memory-mapped when opened from a file).
 /// Thread-safe (immutable).

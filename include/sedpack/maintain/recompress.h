@@ -9,6 +9,7 @@
 #include <string>
 #include <string_view>
 
+#include "sedpack/codecs/compress.h"
 #include "sedpack/comm/comm.h"
 #include "sedpack/status.h"
 #include "sedpack/types.h"
@@ -23,14 +24,19 @@ struct CodecProfile {
   Compression fb;
   Compression npz;
   Compression tfrec;
+  /// Level of the fb codec (npz and tfrec use their codec's default).
+  int fb_level = kDefaultCodecLevel;
   Compression For(ShardFileType t) const {
     return t == ShardFileType::kFb ? fb : t == ShardFileType::kNpz ? npz : tfrec;
   }
+  int LevelFor(ShardFileType t) const { return t == ShardFileType::kFb ? fb_level : kDefaultCodecLevel; }
 };
 
-/// hot (LZ4: fastest to read, for the training path), general (ZSTD level 3),
-/// archive (LZMA .xz: smallest, slow to write), portable (GZIP: every reader,
-/// including the reference's Rust reader, which lacks BZ2 and LZMA).
+/// hot (LZ4: fastest to read, for the training path), hot-archive (LZ4HC
+/// level 9: read as fast as hot, smaller, slow to write), general (ZSTD level
+/// 3), archive (LZMA .xz: smallest, slow to write), portable (GZIP at its
+/// default level: every reader, including the reference's Rust reader, which
+/// lacks BZ2 and LZMA).
 std::span<const CodecProfile> CodecProfiles();
 /// The profile called `name`; InvalidArgument listing the names otherwise.
 Result<CodecProfile> FindCodecProfile(std::string_view name);
@@ -47,6 +53,9 @@ struct RecompressProgress {
 struct RecompressOptions {
   /// The new compression (must be allowed for the dataset's shard file type).
   Compression compression = Compression::kLz4;
+  /// Its level (InvalidArgument if outside CodecLevels(compression)) and ZSTD
+  /// threads per shard.
+  CodecOptions codec;
   /// Empty: in place. Otherwise a new folder (must not exist, or be empty) that
   /// receives the recompressed copy; the source is not changed.
   std::string out;

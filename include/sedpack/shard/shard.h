@@ -43,9 +43,12 @@ class ShardWriter {
 /// Create a writer for a shard of `type` with `compression` and `schema`.
 /// InvalidArgument if the compression is not allowed for the type (e.g. ZIP for fb),
 /// or for tfrec if an attribute has a dtype the reference cannot write there
-/// (bool, int16, uint16, uint32, uint64).
+/// (bool, int16, uint16, uint32, uint64), or if `codec.level` is outside
+/// CodecLevels(compression). The level applies to the fb whole-file codec, the
+/// npz ZIP members and the tfrec GZIP/ZLIB stream (zlib there).
 Result<std::unique_ptr<ShardWriter>> MakeShardWriter(ShardFileType type, Compression compression,
-                                                     std::vector<AttributeSpec> schema);
+                                                     std::vector<AttributeSpec> schema,
+                                                     const CodecOptions& codec = {});
 
 /// Limits applied when decoding untrusted shard bytes.
 struct ShardReadLimits {

@@ -62,8 +62,8 @@ class PooledFbAllocator final : public flatbuffers::Allocator {
 
 class FbShardWriter final : public ShardWriter, public BufferFinishable {
  public:
-  FbShardWriter(Compression compression, std::vector<AttributeSpec> schema)
-      : compression_(compression), schema_(std::move(schema)) {
+  FbShardWriter(Compression compression, std::vector<AttributeSpec> schema, const CodecOptions& codec)
+      : compression_(compression), codec_(codec), schema_(std::move(schema)) {
     attributes_.reserve(schema_.size());
   }
 
@@ -139,13 +139,13 @@ class FbShardWriter final : public ShardWriter, public BufferFinishable {
 
   Result<std::vector<std::byte>> Finish() override {
     std::vector<std::byte> raw;
-    SEDPACK_RETURN_NOT_OK(FinishWith([&raw](std::span<const std::byte> encoded, Compression c) {
+    SEDPACK_RETURN_NOT_OK(FinishWith([&raw, this](std::span<const std::byte> encoded, Compression c) {
       if (c == Compression::kNone) {
         raw.assign(encoded.begin(), encoded.end());
         return Status::OK();
       }
       codecs_internal::ByteBuffer compressed;
-      SEDPACK_RETURN_NOT_OK(codecs_internal::CompressToBuffer(c, encoded, &compressed));
+      SEDPACK_RETURN_NOT_OK(codecs_internal::CompressToBuffer(c, codec_, encoded, &compressed));
       raw = std::move(compressed).ToVector();
       return Status::OK();
     }));
@@ -155,14 +155,14 @@ class FbShardWriter final : public ShardWriter, public BufferFinishable {
   // The compressed file bytes stay in the pooled memory the compressor wrote
   // them to: never copied into a vector.
   Status FinishToBuffer(codecs_internal::ByteBuffer* out) override {
-    return FinishWith([out](std::span<const std::byte> encoded, Compression c) {
+    return FinishWith([out, this](std::span<const std::byte> encoded, Compression c) {
       if (c == Compression::kNone) {
         out->clear();
         out->resize(encoded.size());
         if (!encoded.empty()) std::memcpy(out->data(), encoded.data(), encoded.size());
         return Status::OK();
       }
-      return codecs_internal::CompressToBuffer(c, encoded, out);
+      return codecs_internal::CompressToBuffer(c, codec_, encoded, out);
     });
   }
 
@@ -191,6 +191,7 @@ class FbShardWriter final : public ShardWriter, public BufferFinishable {
   }
 
   Compression compression_;
+  CodecOptions codec_;
   std::vector<AttributeSpec> schema_;
   PooledFbAllocator allocator_;  // Outlives builder_ (declared before it).
   // Made lazily, sized by the first example.
@@ -203,8 +204,9 @@ class FbShardWriter final : public ShardWriter, public BufferFinishable {
 }  // namespace
 
 std::unique_ptr<ShardWriter> MakeFbShardWriter(Compression compression,
-                                               std::vector<AttributeSpec> schema) {
-  return std::make_unique<FbShardWriter>(compression, std::move(schema));
+                                               std::vector<AttributeSpec> schema,
+                                               const CodecOptions& codec) {
+  return std::make_unique<FbShardWriter>(compression, std::move(schema), codec);
 }
 
 }  // namespace sedpack::shard_internal

@@ -36,7 +36,8 @@ bool IsAscii(std::string_view s) {
 
 }  // namespace
 
-ZipWriter::ZipWriter(bool deflate, std::uint64_t reserve) : deflate_(deflate) {
+ZipWriter::ZipWriter(bool deflate, std::uint64_t reserve, int level)
+    : level_(level), deflate_(deflate) {
   out_.reserve(reserve);
 }
 
@@ -53,7 +54,7 @@ Status ZipWriter::AddMember(std::string_view name,
     scratch_.clear();
     scratch_.reserve(uncompressed);
     for (const auto& piece : pieces) scratch_.insert(scratch_.end(), piece.begin(), piece.end());
-    SEDPACK_RETURN_NOT_OK(DeflateRaw(scratch_, kDeflateLevel, &compressed_));
+    SEDPACK_RETURN_NOT_OK(DeflateRaw(scratch_, level_, &compressed_));
     compressed = compressed_.size();
   }
   const bool big = uncompressed > kZip64Limit || compressed > kZip64Limit;
@@ -207,8 +208,9 @@ struct ColumnStats {
 
 class NpzShardWriter final : public ShardWriter {
  public:
-  NpzShardWriter(Compression compression, std::vector<AttributeSpec> schema)
+  NpzShardWriter(Compression compression, std::vector<AttributeSpec> schema, int level)
       : deflate_(compression == Compression::kZip),
+        level_(level == kDefaultCodecLevel ? npz_internal::kDeflateLevel : level),
         schema_(std::move(schema)),
         columns_(schema_.size()),
         stats_(schema_.size()) {
@@ -289,7 +291,7 @@ class NpzShardWriter final : public ShardWriter {
     if (finished_) return Status::InvalidArgument("Finish() called twice or after a failure");
     finished_ = true;
     try {
-      npz_internal::ZipWriter zip(deflate_, buffered_bytes());
+      npz_internal::ZipWriter zip(deflate_, buffered_bytes(), level_);
       const std::uint64_t n = num_examples_;
       std::vector<std::byte> converted;  // str as UTF-32, or bytes offsets.
       for (const Member& member : members_) {
@@ -382,6 +384,7 @@ class NpzShardWriter final : public ShardWriter {
   }
 
   bool deflate_;
+  int level_;
   std::vector<AttributeSpec> schema_;
   std::vector<Member> members_;  // In the reference's order.
   std::vector<Column> columns_;
@@ -393,8 +396,8 @@ class NpzShardWriter final : public ShardWriter {
 }  // namespace
 
 std::unique_ptr<ShardWriter> MakeNpzShardWriter(Compression compression,
-                                                std::vector<AttributeSpec> schema) {
-  return std::make_unique<NpzShardWriter>(compression, std::move(schema));
+                                                std::vector<AttributeSpec> schema, int level) {
+  return std::make_unique<NpzShardWriter>(compression, std::move(schema), level);
 }
 
 }  // namespace sedpack::shard_internal

@@ -68,7 +68,8 @@ Result<std::span<const std::byte>> ZipEntryData(std::span<const std::byte> file,
 class ZipWriter {
  public:
   /// `reserve`: expected archive size, to allocate the output once.
-  ZipWriter(bool deflate, std::uint64_t reserve);
+  /// `level`: zlib's DEFLATE level of the members.
+  ZipWriter(bool deflate, std::uint64_t reserve, int level = kDeflateLevel);
 
   /// Append a member whose contents are `pieces` concatenated.
   Status AddMember(std::string_view name, std::span<const std::span<const std::byte>> pieces);
@@ -77,6 +78,7 @@ class ZipWriter {
   std::vector<std::byte> Finish();
 
  private:
+  int level_ = kDeflateLevel;
   struct Central {
     std::string name;
     std::uint16_t flags;

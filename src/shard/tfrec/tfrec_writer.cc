@@ -189,9 +189,10 @@ class TfrecShardWriter final : public ShardWriter {
 }  // namespace
 
 Result<std::unique_ptr<ShardWriter>> MakeTfrecShardWriter(Compression compression,
-                                                           std::vector<AttributeSpec> schema) {
+                                                           std::vector<AttributeSpec> schema,
+                                                           int level) {
   SEDPACK_RETURN_NOT_OK(tfrec_internal::CheckTfrecSchema(schema, /*for_reading=*/false));
-  SEDPACK_ASSIGN_OR_RETURN(std::unique_ptr<Codec> codec, MakeTfRecordCodec(compression));
+  SEDPACK_ASSIGN_OR_RETURN(std::unique_ptr<Codec> codec, MakeTfRecordCodec(compression, level));
   return std::unique_ptr<ShardWriter>(
       std::make_unique<TfrecShardWriter>(std::move(schema), std::move(codec)));
 }
