@@ -2,6 +2,8 @@
 // `sedpack index build|check DATASET`: the sample index sidecar.
 #include <iostream>
 
+#include <nlohmann/json.hpp>
+
 #include "cli/cli_comm.h"
 #include "cli/cli_common.h"
 #include "sedpack/index/index.h"
@@ -23,7 +25,17 @@ const CommandSpec kIndexSpec = {
     "        stale (the dataset changed since), invalid (unreadable or malformed) or\n"
     "        missing. Readers ignore a stale or invalid index with a warning and read the\n"
     "        metadata instead; with --rebuild, check rebuilds it.\n\n"
-    "Exit code for check: 0 fresh (or rebuilt), 1 stale, invalid or missing.\n",
+    "Exit code for check: 0 fresh (or rebuilt), 1 stale, invalid or missing.\n"
+    "check --json: schema \"sedpack-hpc/index-check/1\": {schema, dataset, path, state\n"
+    "(fresh, stale, invalid, missing), message, rebuilt}.\n"
+    "Under mpirun/srun `build` runs on every rank; `check` only on rank 0.\n",
+    "  sedpack index build ds\n"
+    "      write ds/.sedpack-hpc/index.bin\n"
+    "  sedpack index check ds --json\n"
+    "      is it fresh? as JSON\n"
+    "  sedpack index check ds --rebuild\n"
+    "      rebuild it if not\n",
+    MpiMode::kParallel,
 };
 
 namespace {
@@ -39,7 +51,7 @@ void PrintSummary(const IndexContents& c, const std::string& path) {
   }
 }
 
-int RunBuild(const std::string& root) {
+int RunBuild(const std::string& root, bool quiet) {
   if (!PathExists(JoinRoot(root, "dataset_info.json"))) {
     return ReportError(Status::InvalidArgument(root, " is not a sedpack dataset (it has no dataset_info.json)"));
   }
@@ -52,22 +64,38 @@ int RunBuild(const std::string& root) {
       if (!cc.is_root()) return ExitCodeFor(built.status(), /*input_stage=*/true);
       return ReportError(built.status(), /*input_stage=*/true);
     }
-    if (cc.is_root()) PrintSummary(*built, SidecarPath(root, kIndexFileName));
+    if (cc.is_root() && !quiet) PrintSummary(*built, SidecarPath(root, kIndexFileName));
     return kExitOk;
   }
   auto ds = OpenDatasetArg(root);
   if (!ds.ok()) return ReportError(ds.status(), /*input_stage=*/true);
   auto built = BuildIndexFile(*ds);
   if (!built.ok()) return ReportError(built.status(), /*input_stage=*/true);
-  PrintSummary(*built, SidecarPath(root, kIndexFileName));
+  if (!quiet) PrintSummary(*built, SidecarPath(root, kIndexFileName));
   return kExitOk;
 }
 
-int RunIndexCheck(const std::string& root, bool rebuild) {
+int RunIndexCheck(const std::string& root, bool rebuild, const std::optional<std::string>& json) {
+  if (auto code = SerialCommandGuard("index check")) return *code;
   auto ds = OpenDatasetArg(root);
   if (!ds.ok()) return ReportError(ds.status(), /*input_stage=*/true);
   auto check = CheckIndex(root);
   if (!check.ok()) return ReportError(check.status(), /*input_stage=*/true);
+  if (json) {
+    bool rebuilt = false;
+    if (check->freshness != IndexFreshness::kFresh && rebuild) {
+      auto built = BuildIndexFile(*ds);
+      if (!built.ok()) return ReportError(built.status());
+      rebuilt = true;
+    }
+    const nlohmann::json doc = {{"schema", JsonSchemaName("index-check")}, {"dataset", root},
+                                {"path", check->path},
+                                {"state", IndexFreshnessName(check->freshness)},
+                                {"message", check->message},
+                                {"rebuilt", rebuilt}};
+    if (Status st = WriteJsonOutput(*json, doc.dump(2) + "\n"); !st.ok()) return ReportError(st);
+    return check->freshness == IndexFreshness::kFresh || rebuilt ? kExitOk : kExitProblems;
+  }
   std::cout << IndexFreshnessName(check->freshness) << " " << check->path;
   if (!check->message.empty()) std::cout << ": " << check->message;
   std::cout << "\n";
@@ -93,6 +121,8 @@ int RunIndex(const std::vector<std::string>& args) {
   options.add_options()("action", po::value<std::string>(), "build or check")(
       "dataset", po::value<std::string>(), "dataset folder")(
       "rebuild", po::bool_switch(), "check: rebuild an index that is not fresh");
+  AddJsonOption(&options);
+  AddQuietOption(&options);
   po::positional_options_description positional;
   positional.add("action", 1).add("dataset", 1);
   po::variables_map vm;
@@ -101,11 +131,17 @@ int RunIndex(const std::vector<std::string>& args) {
   if (!vm.count("dataset")) return UsageError("index", "missing DATASET argument");
   const std::string action = vm["action"].as<std::string>();
   const std::string root = vm["dataset"].as<std::string>();
+  if (action != "build" && action != "check") {
+    const std::string near = ClosestMatch(action, {"build", "check"});
+    return UsageError("index", "unknown action '" + action + "' (build or check)" +
+                                   (near.empty() ? "" : "; did you mean '" + near + "'?"));
+  }
   if (action == "build") {
     if (vm["rebuild"].as<bool>()) return UsageError("index", "--rebuild goes with check (build always rebuilds)");
-    return RunBuild(root);
+    if (vm.count("json")) return UsageError("index", "--json goes with check");
+    return RunBuild(root, QuietOption(vm));
   }
-  if (action == "check") return RunIndexCheck(root, vm["rebuild"].as<bool>());
+  if (action == "check") return RunIndexCheck(root, vm["rebuild"].as<bool>(), JsonOption(vm));
   return UsageError("index", "unknown action '" + action + "' (build or check)");
 }
 
