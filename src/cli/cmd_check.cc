@@ -231,7 +231,11 @@ int RunVerifyCommand(const CommandSpec& spec, const std::vector<std::string>& ar
   }
   if (!PathExists(root)) return ReportError(Status::NotFound("no such dataset folder: ", root));
   // A dataset_info.json that does not parse is a damaged dataset (exit 1).
-  if (auto opened = OpenDatasetArg(root); !opened.ok()) return ReportError(opened.status(), /*input_stage=*/true);
+  if (auto opened = OpenDatasetArg(root); !opened.ok()) {
+    return ReportError(opened.status(), /*input_stage=*/true);
+  } else if (Status st = RequireSplits(**opened, check.splits); !st.ok()) {
+    return UsageError(name, st.message());
+  }
   if (vm.count("expect")) {
     check.expected_root_checksums = vm["expect"].as<std::vector<std::string>>();
   } else if (vm.count("expect-file")) {

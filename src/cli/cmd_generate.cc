@@ -20,7 +20,7 @@
 namespace sedpack::cli {
 
 const CommandSpec kGenerateSpec = {
-    "generate", "CONFIG [OUT] [options]",
+    "generate", "CONFIG [OUT | -o OUT] [options]",
     "make a synthetic AES side-channel trace dataset (TinyAES-like)",
     "Generate a synthetic side-channel trace dataset of AES-128 in the shape of the\n"
     "SCAAML TinyAES dataset (trace1 float16, key/plaintext/ciphertext uint8[16]) into\n"
@@ -50,7 +50,16 @@ const CommandSpec kGenerateSpec = {
     "then, so every job that reports success is in the dataset. Give each job its own\n"
     "--seed: jobs started together continue from the same count. A lock left by a\n"
     "killed job is broken (same host: its process is gone; other host: no heartbeat\n"
-    "for --lock-stale seconds).\n",
+    "for --lock-stale seconds).\n"
+    "With --append the dataset keeps its structure: --trace-length and the structure\n"
+    "options are refused; without --seed the config's seed is used (a note says so).\n",
+    "  sedpack generate configs/generate_small.json -o small\n"
+    "      a small dataset in small/\n"
+    "  mpirun -n 4 sedpack generate configs/generate_tinyaes.json -o big -j 2 --progress\n"
+    "      four ranks, two threads each\n"
+    "  sedpack generate configs/generate_small.json -o small --append --seed 7 --examples-train 100\n"
+    "      add 100 train examples to it\n",
+    MpiMode::kParallel,
 };
 
 namespace {
@@ -136,7 +145,7 @@ std::string ProgressLine(const GenerateProgress& p) {
 // GenerateOverComm. Progress and the summary are printed once, by rank 0; a
 // rank's own failure by that rank, another rank's only by rank 0.
 int RunGenerateParallel(CliComm& cc, const GenerateConfig& config, const std::string& out,
-                        const CommitLockOptions& lock) {
+                        const CommitLockOptions& lock, bool quiet) {
   const int rank = cc.comm().rank();
   ProgressPrinter printer(rank == 0 && (config.params.progress || StderrIsTty()));
   ParallelGenerateOptions options;
@@ -158,7 +167,7 @@ int RunGenerateParallel(CliComm& cc, const GenerateConfig& config, const std::st
     }
     return ExitCodeFor(job.status());
   }
-  if (rank == 0) {
+  if (rank == 0 && !quiet) {
     const ParallelGenerateSummary& s = *job;
     std::printf("generated %llu examples %s %s with %d ranks (job %s)\n",
                 static_cast<unsigned long long>(s.examples_total), s.appended ? "appended to" : "into", out.c_str(),
@@ -181,7 +190,8 @@ int RunGenerate(const std::vector<std::string>& args) {
   po::options_description options("Options (each overrides the config)");
   options.add_options()
       ("config", po::value<std::string>()->value_name("CONFIG"), "generate config (JSON)")
-      ("out", po::value<std::string>()->value_name("OUT"), "dataset folder to create (generate.output)")
+      ("out-arg", po::value<std::string>()->value_name("OUT"), "dataset folder (the second argument)")
+      ("out,o", po::value<std::string>()->value_name("OUT"), "dataset folder to create (generate.output)")
       ("seed", po::value<std::string>()->value_name("N"), "seed, 0..2^64-1 (generate.seed)")
       ("examples-train", po::value<std::string>()->value_name("N"), "train examples (generate.examples.train)")
       ("examples-test", po::value<std::string>()->value_name("N"), "test examples (generate.examples.test)")
@@ -192,6 +202,7 @@ int RunGenerate(const std::vector<std::string>& args) {
       ("shard-by-key", po::value<std::string>()->value_name("BOOL")->implicit_value("true"),
        "shard custom_metadata {\"key_index\": g} (generate.shard_by_key)")
       ("threads,j", po::value<std::string>()->value_name("N"), "threads, 0 = all cores (generate.threads)")
+      ("quiet,q", po::bool_switch(), "no summary on standard output, only errors")
       ("noise-std", po::value<std::string>()->value_name("X"), "noise standard deviation (generate.noise_std)")
       ("leak-scale", po::value<std::string>()->value_name("X"), "leakage per Hamming-weight unit (generate.leak_scale)")
       ("progress", po::value<std::string>()->value_name("BOOL")->implicit_value("true"),
@@ -205,7 +216,7 @@ int RunGenerate(const std::vector<std::string>& args) {
        "a lock holder on another host whose heartbeat stopped this long ago is dead (default 60)");
   AddStructureOptions(&options);
   po::positional_options_description positional;
-  positional.add("config", 1).add("out", 1);
+  positional.add("config", 1).add("out-arg", 1);
   po::variables_map vm;
   if (auto code = ParseCommandLine(kGenerateSpec, options, positional, args, &vm)) return *code;
   if (!vm.count("config")) return UsageError("generate", "missing CONFIG argument");
@@ -216,17 +227,23 @@ int RunGenerate(const std::vector<std::string>& args) {
   if (Status st = ApplyOverrides(vm, &config); !st.ok()) return UsageError("generate", st.message());
   if (config.params.append) {
     // An append keeps the dataset's own structure; a structure option would be ignored.
-    for (const char* opt : {"compression", "examples-per-shard", "shard-file-type", "hash-algorithms"}) {
+    for (const char* opt : {"compression", "examples-per-shard", "shard-file-type", "hash-algorithms", "trace-length"}) {
       if (vm.count(opt)) {
         return UsageError("generate", std::string("--") + opt +
                                           " cannot be used with --append (the dataset keeps its own structure)");
       }
     }
+    if (!vm.count("seed")) {
+      std::cerr << "sedpack generate: note: --append without --seed uses the config's seed "
+                << config.params.seed << "; give concurrent appends each their own --seed\n";
+    }
   }
   if (Status st = ValidateGenerateConfig(config); !st.ok()) {
     return ReportError(st.WithPrefix(vm["config"].as<std::string>() + ": "), /*input_stage=*/true);
   }
+  if (vm.count("out") && vm.count("out-arg")) return UsageError("generate", "give OUT or -o OUT, not both");
   if (vm.count("out")) config.params.output = vm["out"].as<std::string>();
+  if (vm.count("out-arg")) config.params.output = vm["out-arg"].as<std::string>();
   const std::string out = config.params.output;
   if (out.empty()) {
     return UsageError("generate", "missing OUT argument (or generate.output in the config)");
@@ -241,7 +258,7 @@ int RunGenerate(const std::vector<std::string>& args) {
   auto started = StartComm();
   if (!started.ok()) return ReportError(started.status());
   CliComm& cc = **started;
-  if (cc.comm().size() > 1 || config.params.append) return RunGenerateParallel(cc, config, out, lock);
+  if (cc.comm().size() > 1 || config.params.append) return RunGenerateParallel(cc, config, out, lock, QuietOption(vm));
   if (Status st = PrepareGenerateOutput(out); !st.ok()) return ReportError(st);
 
   ProgressPrinter printer(config.params.progress || StderrIsTty());
@@ -255,6 +272,7 @@ int RunGenerate(const std::vector<std::string>& args) {
   printer.Finish();
   if (!summary.ok()) return ReportError(summary.status());
 
+  if (QuietOption(vm)) return kExitOk;
   const GenerateSummary& s = *summary;
   const std::int64_t trace_length = TraceLength(config).ValueOr(0);
   std::string trace_dtype = "?";
