@@ -200,8 +200,12 @@ std::vector<std::string> PrepareArgs(const CommandSpec& spec, const std::vector<
     }
     if (a == "--json" && i + 1 < args.size()) {
       const std::string& next = args[i + 1];
+      // The next argument is the FILE unless it is an option or a dataset
+      // (`sedpack info --json ds` prints ds's JSON to standard output).
       std::error_code ec;
-      if (next == "-" || (!next.empty() && next[0] != '-' && !std::filesystem::is_directory(next, ec))) {
+      const bool dataset = std::filesystem::exists(std::filesystem::path(next) / "dataset_info.json", ec) ||
+                           (std::filesystem::is_regular_file(next, ec) && PackReader::IsPack(next));
+      if (next == "-" || (!next.empty() && next[0] != '-' && !dataset)) {
         out.push_back("--json=" + next);
         ++i;
         continue;

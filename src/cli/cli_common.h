@@ -100,7 +100,7 @@ struct CommandSpec {
 /// Parse `args` (after the subcommand name) into `vm`. `--help` is added to
 /// `options`. Options are never guessed from a prefix; an unknown option gets a
 /// "did you mean" when one is close. `--json` followed by an argument that is
-/// not an option and not an existing folder takes it as its FILE. Returns an
+/// not an option and not a dataset takes it as its FILE. Returns an
 /// exit code when the command must stop (help printed: 0; bad usage: 2, message
 /// printed), nullopt to go on.
 std::optional<int> ParseCommandLine(const CommandSpec& spec, po::options_description options,
