@@ -156,7 +156,11 @@ OptionRow RowOf(const po::option_description& o) {
   if (shown.size() >= 2 && shown[0] == '-' && shown[1] != '-') row.short_name = shown.substr(1, 1);
   const auto semantic = o.semantic();
   if (semantic->max_tokens() > 0) {
-    row.value_name = semantic->name();
+    // boost decorates the name: "[=FILE(=-)]" (implicit value), "S (=train)" (default).
+    std::string name = semantic->name();
+    if (name.starts_with("[=")) name = name.substr(2, name.find_first_of("(]") - 2);
+    if (const auto d = name.find(" (="); d != std::string::npos) name.resize(d);
+    row.value_name = name;
     row.value_optional = semantic->min_tokens() == 0;
   }
   row.description = o.description();

@@ -229,7 +229,7 @@ int RunVerifyCommand(const CommandSpec& spec, const std::vector<std::string>& ar
     if (!p.ok()) return UsageError(name, p.status().message());
     progress = *p;
   }
-  if (!PathExists(root)) return ReportError(Status::NotFound("no such dataset folder: ", root));
+  if (!PathExists(root)) return ReportError(Status::NotFound("no such dataset folder: ", root), /*input_stage=*/true);
   // A dataset_info.json that does not parse is a damaged dataset (exit 1).
   if (auto opened = OpenDatasetArg(root); !opened.ok()) {
     return ReportError(opened.status(), /*input_stage=*/true);
@@ -258,10 +258,10 @@ int RunVerifyCommand(const CommandSpec& spec, const std::vector<std::string>& ar
     std::string exit_code;  // empty: usable
     if (root_rank) {
       usable = CheckUserOutput(json_path).WithPrefix("--json: ");
-      if (!usable.ok()) exit_code = std::to_string(ExitCodeFor(usable));
+      if (!usable.ok()) exit_code = std::to_string(ExitCodeFor(usable, /*input_stage=*/true));
     }
     if (Status st = cc.comm().Bcast(&exit_code, 0); !st.ok()) return ReportError(st);
-    if (!exit_code.empty()) return root_rank ? ReportError(usable) : std::stoi(exit_code);
+    if (!exit_code.empty()) return root_rank ? ReportError(usable, /*input_stage=*/true) : std::stoi(exit_code);
   }
   ProgressPrinter printer(progress && root_rank);
   const auto start = std::chrono::steady_clock::now();

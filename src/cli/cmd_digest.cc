@@ -64,7 +64,7 @@ int RunDigest(const std::vector<std::string>& args) {
   CliComm& cc = **started;
   const auto start = std::chrono::steady_clock::now();
   auto d = ComputeContentDigests(cc.comm(), root, threads);
-  if (!d.ok()) return cc.ReportFailure(d.status());
+  if (!d.ok()) return cc.ReportFailure(d.status(), /*input_stage=*/false);
   if (!cc.is_root()) return kExitOk;
   if (*progress) {
     std::cerr << "digest: " << d->shards.size() << " shards decoded in "

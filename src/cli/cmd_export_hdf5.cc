@@ -112,7 +112,7 @@ int RunExportHdf5(const std::vector<std::string>& args) {
   }
   auto s = ExportHdf5(cc.comm(), *opened, out, o);
   printer.Finish();
-  if (!s.ok()) return cc.ReportFailure(s.status());
+  if (!s.ok()) return cc.ReportFailure(s.status(), /*input_stage=*/false);
   if (cc.is_root() && !QuietOption(vm)) {
     std::printf("exported %llu examples of %zu split%s (%s of values) from %s into %s with %d rank%s in %s\n",
                 static_cast<unsigned long long>(s->examples), s->splits, s->splits == 1 ? "" : "s",

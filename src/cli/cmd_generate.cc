@@ -165,7 +165,7 @@ int RunGenerateParallel(CliComm& cc, const GenerateConfig& config, const std::st
     } else if (rank == 0) {
       std::cerr << "sedpack: " << job.status().ToString() << "\n";
     }
-    return ExitCodeFor(job.status());
+    return ExitCodeFor(job.status(), /*input_stage=*/true);  // e.g. --append to a folder that is no dataset
   }
   if (rank == 0 && !quiet) {
     const ParallelGenerateSummary& s = *job;
@@ -227,7 +227,7 @@ int RunGenerate(const std::vector<std::string>& args) {
   if (Status st = ApplyOverrides(vm, &config); !st.ok()) return UsageError("generate", st.message());
   if (config.params.append) {
     // An append keeps the dataset's own structure; a structure option would be ignored.
-    for (const char* opt : {"compression", "examples-per-shard", "shard-file-type", "hash-algorithms", "trace-length"}) {
+    for (const char* opt : {"compression", "examples-per-shard", "shard-file-type", "hash-algorithms"}) {
       if (vm.count(opt)) {
         return UsageError("generate", std::string("--") + opt +
                                           " cannot be used with --append (the dataset keeps its own structure)");
@@ -247,6 +247,23 @@ int RunGenerate(const std::vector<std::string>& args) {
   const std::string out = config.params.output;
   if (out.empty()) {
     return UsageError("generate", "missing OUT argument (or generate.output in the config)");
+  }
+  if (config.params.append && vm.count("trace-length")) {
+    // The append writes traces of the dataset's own length; another one would be ignored.
+    auto existing = Dataset::Open(out);
+    std::int64_t have = -1;
+    if (existing.ok()) {
+      for (const Attribute& a : (*existing)->info().dataset_structure.saved_data_description) {
+        if (a.name == "trace1" && a.shape.size() == 1) have = a.shape[0];
+      }
+    }
+    const std::int64_t want = TraceLength(config).ValueOr(-2);
+    if (have != want) {
+      return UsageError("generate", "--trace-length " + std::to_string(want) + " cannot be used with --append: " +
+                                        (have < 0 ? std::string("the dataset's trace length is unknown")
+                                                  : "the dataset's traces have " + std::to_string(have) + " samples") +
+                                        " (the dataset keeps its own structure)");
+    }
   }
   CommitLockOptions lock;
   for (auto [name, field] : {std::pair{"lock-wait", &lock.wait_timeout}, std::pair{"lock-stale", &lock.stale_timeout}}) {

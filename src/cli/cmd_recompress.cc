@@ -93,7 +93,7 @@ int RunRecompress(const std::vector<std::string>& args) {
   }
   auto s = Recompress(cc.comm(), root, o);
   printer.Finish();
-  if (!s.ok()) return cc.ReportFailure(s.status());
+  if (!s.ok()) return cc.ReportFailure(s.status(), /*input_stage=*/false);
   if (cc.is_root() && !QuietOption(vm)) {
     const std::string name = o.compression == Compression::kNone ? "uncompressed" : std::string(CompressionName(o.compression));
     std::printf("recompressed %llu shards of %s to %s%s with %d rank%s in %s: %s -> %s (%.1f%%)\n",

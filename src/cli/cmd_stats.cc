@@ -112,7 +112,7 @@ int RunStats(const std::vector<std::string>& args) {
   for (Split split : *splits) {
     const auto start = std::chrono::steady_clock::now();
     auto stats = ComputeSplitStats(cc.comm(), root, split, threads);
-    if (!stats.ok()) return cc.ReportFailure(stats.status());
+    if (!stats.ok()) return cc.ReportFailure(stats.status(), /*input_stage=*/false);
     if (cc.is_root() && *progress) {
       const ShardListInfo* sli = (*opened)->info().FindSplit(split);
       std::cerr << "stats: " << SplitName(split) << ": " << stats->examples << " examples in "
