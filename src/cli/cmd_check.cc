@@ -44,7 +44,7 @@ const CommandSpec kCheckSpec = {
 };
 
 const CommandSpec kVerifySpec = {
-    "verify", "DATASET [--expect HASH...|--expect-file FILE] [--deep] [--split S]... [--partial PATH...] [--json FILE]",
+    "verify", "DATASET [--expect HASH...|--expect-file FILE] [--deep] [--split S]... [--partial PATH...] [--strict] [--json [FILE]]",
     "verify a dataset in parallel (mpirun/srun) or serially",
     "Verify a dataset, serially or as every rank of an MPI job (mpirun -n N / srun\n"
     "--mpi=pmix). Rank 0 reads dataset_info.json and every shards_list.json (hashing\n"

@@ -13,7 +13,7 @@
 namespace sedpack::cli {
 
 const CommandSpec kIndexSpec = {
-    "index", "build|check DATASET [--rebuild]",
+    "index", "build|check DATASET [--rebuild] [--json [FILE]]",
     "build or check the sample index (random access by example number)",
     "build   Walk the metadata (no shard is read) and write DATASET/.sedpack-hpc/index.bin:\n"
     "        for each split, the shards in sequential read order and the first example\n"
