@@ -47,7 +47,7 @@ int CliComm::ReportFailure(const Status& status, bool input_stage) {
   } else if (is_root()) {
     std::cerr << "sedpack: " << status.ToString() << "\n";
   }
-  return ExitCodeFor(status, input_stage);
+  return input_stage ? ExitCodeFor(status, true) : ExitCodeForData(status);
 }
 
 Result<std::unique_ptr<CliComm>> StartComm() {

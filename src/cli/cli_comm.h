@@ -21,7 +21,7 @@ class CliComm {
   /// Print a collective command's failure once: a rank's own error with its
   /// "[rank N] " prefix on that rank, another rank's ("aborted: rank N failed: ...")
   /// only on rank 0. Returns the exit code (ExitCodeFor; `input_stage` false for
-  /// work on a dataset already opened, where a missing file is a dataset problem).
+  /// work on a dataset already opened: ExitCodeForData).
   int ReportFailure(const Status& status, bool input_stage = true);
 };
 

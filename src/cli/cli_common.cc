@@ -77,6 +77,11 @@ std::string_view ExitCodeHelp() {
 
 int ExitCodeFor(const Status& status, bool input_stage) {
   if (IsInterrupted(status)) return 128 + (CancellationSignal() != 0 ? CancellationSignal() : SIGINT);
+  // Metadata (or a link in the tree) leading outside the dataset root: the
+  // dataset is unsafe to follow, what `verify` reports as a problem (1).
+  if (status.detail() == StatusDetail::kOutsideRoot || status.detail() == StatusDetail::kPathEscape) {
+    return kExitProblems;
+  }
   switch (status.code()) {
     case StatusCode::kOk:
       return kExitOk;
@@ -101,6 +106,26 @@ int ExitCodeFor(const Status& status, bool input_stage) {
       return kExitFailure;
   }
   return kExitFailure;
+}
+
+int ExitCodeForData(const Status& status) {
+  switch (status.code()) {
+    case StatusCode::kInvalidArgument:
+    case StatusCode::kNotFound:
+    case StatusCode::kCorruption:
+      if (!IsInterrupted(status)) return kExitProblems;
+      break;
+    default:
+      break;
+  }
+  return ExitCodeFor(status, /*input_stage=*/false);
+}
+
+int ReportDataError(const Status& status) {
+  const int code = ExitCodeForData(status);
+  if (IsInterrupted(status)) return ReportInterrupted();
+  std::cerr << "sedpack: " << status.ToString() << "\n";
+  return code;
 }
 
 int ReportError(const Status& status, bool input_stage) {

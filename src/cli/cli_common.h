@@ -66,8 +66,17 @@ std::string_view ExitCodeHelp();
 /// problem otherwise (a file the metadata lists is gone).
 int ExitCodeFor(const Status& status, bool input_stage = false);
 
+/// Exit code for a failure while working on a dataset that opened and with
+/// arguments already checked: whatever is wrong now is in the data, so
+/// kInvalidArgument (a shards_list.json that does not parse, counts that do
+/// not add up) and kNotFound (a listed file is gone) are dataset problems (1)
+/// like kCorruption; other codes as ExitCodeFor.
+int ExitCodeForData(const Status& status);
+
 /// Print "sedpack: <status>" to stderr and return ExitCodeFor(status, input_stage).
 int ReportError(const Status& status, bool input_stage = false);
+/// Print "sedpack: <status>" to stderr and return ExitCodeForData(status).
+int ReportDataError(const Status& status);
 
 /// Print "sedpack <command>: <message>" and a --help hint to stderr; return kExitUsage.
 int UsageError(std::string_view command, std::string_view message);

@@ -73,7 +73,7 @@ int RunCat(const std::vector<std::string>& args) {
   read.prefetch_shards = 2;
   read.verify_hashes = !vm["no-verify"].as<bool>();
   auto reader = ExampleReader::Make(ds, split->front(), read);
-  if (!reader.ok()) return ReportError(reader.status());
+  if (!reader.ok()) return ReportDataError(reader.status());
 
   std::string out;
   std::uint64_t printed = 0;
@@ -82,7 +82,7 @@ int RunCat(const std::vector<std::string>& args) {
     if (!next.ok()) {
       std::fwrite(out.data(), 1, out.size(), stdout);
       std::fflush(stdout);
-      return ReportError(next.status());
+      return ReportDataError(next.status());
     }
     if (!next->has_value()) break;
     const Example& ex = **next;

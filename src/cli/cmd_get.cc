@@ -83,7 +83,7 @@ int RunGet(const std::vector<std::string>& args) {
     fetch.cache_bytes = 0;
   }
   auto fetcher = ExampleFetcher::Make(ds, *index, fetch);
-  if (!fetcher.ok()) return ReportError(fetcher.status());
+  if (!fetcher.ok()) return ReportDataError(fetcher.status());
   const std::vector<std::string> keys = JsonObjectKeys(ds->schema());
   std::string out;
   for (std::uint64_t i : wanted) {

@@ -61,8 +61,8 @@ int RunBuild(const std::string& root, bool quiet) {
   if (cc.comm().size() > 1) {
     auto built = BuildIndexDistributed(cc.comm(), root);
     if (!built.ok()) {
-      if (!cc.is_root()) return ExitCodeFor(built.status(), /*input_stage=*/true);
-      return ReportError(built.status(), /*input_stage=*/true);
+      if (!cc.is_root()) return ExitCodeForData(built.status());
+      return ReportDataError(built.status());
     }
     if (cc.is_root() && !quiet) PrintSummary(*built, SidecarPath(root, kIndexFileName));
     return kExitOk;
@@ -70,7 +70,7 @@ int RunBuild(const std::string& root, bool quiet) {
   auto ds = OpenDatasetArg(root);
   if (!ds.ok()) return ReportError(ds.status(), /*input_stage=*/true);
   auto built = BuildIndexFile(*ds);
-  if (!built.ok()) return ReportError(built.status(), /*input_stage=*/true);
+  if (!built.ok()) return ReportDataError(built.status());
   if (!quiet) PrintSummary(*built, SidecarPath(root, kIndexFileName));
   return kExitOk;
 }

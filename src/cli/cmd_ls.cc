@@ -62,13 +62,13 @@ int RunLs(const std::vector<std::string>& args) {
   for (const auto& [split, sli] : ds->info().splits) {
     if (!splits.empty() && std::find(splits.begin(), splits.end(), split) == splits.end()) continue;
     auto it = ShardInfoIterator::Make(ds, split);
-    if (!it.ok()) return ReportError(it.status());
+    if (!it.ok()) return ReportDataError(it.status());
     std::string out;
     for (;;) {
       auto next = (*it)->Next();
       if (!next.ok()) {
         std::cout << out << std::flush;
-        return ReportError(next.status());
+        return ReportDataError(next.status());
       }
       if (!next->has_value()) break;
       const ShardInfo& shard = **next;
