@@ -248,6 +248,11 @@ int RunGenerate(const std::vector<std::string>& args) {
   if (out.empty()) {
     return UsageError("generate", "missing OUT argument (or generate.output in the config)");
   }
+  if (config.params.append) {
+    // The dataset to append to is the user's input: a missing one is a usage
+    // error (2), a garbled dataset_info.json a dataset problem (1).
+    if (auto opened = OpenDatasetArg(out); !opened.ok()) return ReportError(opened.status(), /*input_stage=*/true);
+  }
   if (config.params.append && vm.count("trace-length")) {
     // The append writes traces of the dataset's own length; another one would be ignored.
     auto existing = Dataset::Open(out);

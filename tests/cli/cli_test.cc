@@ -908,7 +908,7 @@ TEST_F(CliTest, ExitCodesPerCommandAndFault) {
     int corrupt, garbled, absent_split;
   };
   const std::string out = Quote(Path("out"));
-  const std::vector<Case> cases = {
+  std::vector<Case> cases = {
       {"info @", 0, 1, -1},
       {"ls @ -s test", 0, 1, 2},
       {"cat @ -s train", 1, 1, -1},
@@ -923,7 +923,15 @@ TEST_F(CliTest, ExitCodesPerCommandAndFault) {
       {"checksums @", 0, 1, -1},
       {"fix @", 0, 1, -1},
       {"recompress @ --profile hot -o " + out, 1, 1, -1},
+      {"index build @", 0, 1, -1},
+      {"pack @ -o " + out, 0, 1, -1},
+      {"generate " + Quote(std::string(SEDPACK_CONFIGS_DIR) + "/generate_small.json") + " -o @ --append --seed 3",
+       0, 1, -1},
   };
+#ifdef SEDPACK_HAVE_HDF5
+  cases.push_back({"export-hdf5 @ -o " + out, 1, 1, -1});
+  cases.push_back({"export-hdf5 @ -s test -o " + out, 0, 1, 2});
+#endif
   auto run = [&](const std::string& command, const std::string& root, const std::string& redirect = "") {
     std::string c = command;
     c.replace(c.find('@'), 1, Quote(root));
