@@ -40,14 +40,14 @@ std::string CliComm::RankPrefix() {
   return "[rank " + std::to_string(comm().rank()) + "] ";
 }
 
-int CliComm::ReportFailure(const Status& status) {
+int CliComm::ReportFailure(const Status& status, bool input_stage) {
   if (IsInterrupted(status)) return ReportInterrupted();  // once, by rank 0
   if (!DistributedWriter::IsAbort(status)) {
     std::cerr << RankPrefix() << "sedpack: " << status.ToString() << "\n";
   } else if (is_root()) {
     std::cerr << "sedpack: " << status.ToString() << "\n";
   }
-  return ExitCodeFor(status, /*input_stage=*/true);
+  return input_stage ? ExitCodeFor(status, true) : ExitCodeForData(status);
 }
 
 Result<std::unique_ptr<CliComm>> StartComm() {

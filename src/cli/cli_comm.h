@@ -20,8 +20,9 @@ class CliComm {
   std::string RankPrefix();
   /// Print a collective command's failure once: a rank's own error with its
   /// "[rank N] " prefix on that rank, another rank's ("aborted: rank N failed: ...")
-  /// only on rank 0. Returns the exit code (input-stage rules).
-  int ReportFailure(const Status& status);
+  /// only on rank 0. Returns the exit code (ExitCodeFor; `input_stage` false for
+  /// work on a dataset already opened: ExitCodeForData).
+  int ReportFailure(const Status& status, bool input_stage = true);
 };
 
 /// A serial communicator, or MPI when launched by mpirun/srun with several tasks.

@@ -9,12 +9,17 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <cctype>
 #include <cstdio>
+#include <cstdlib>
+#include <filesystem>
 #include <iostream>
 
 #include "sedpack/cancel.h"
 #include "sedpack/codecs/compress.h"
+#include "sedpack/comm/comm.h"
 #include "sedpack/io/file.h"
+#include "sedpack/io/user_output.h"
 
 namespace sedpack::cli {
 namespace {
@@ -61,33 +66,40 @@ int ReportInterrupted() {
 }
 
 std::string_view ExitCodeHelp() {
-  return "Exit codes:\n"
-         "  0  success (check: the dataset is intact)\n"
-         "  1  check found problems in the dataset; a file read does not match its recorded hash\n"
-         "  2  usage or input error (bad option, missing or invalid config, not a dataset)\n"
-         "  3  runtime or I/O failure\n"
-         "  4  feature not built in or not supported yet (e.g. MPI)\n"
+  return "Exit codes (the same for every command):\n"
+         "  0  success (verify: the dataset is intact)\n"
+         "  1  dataset problems found: corrupt or inconsistent data, a hash mismatch,\n"
+         "     a garbled dataset_info.json or shards_list.json\n"
+         "  2  usage or config error (bad option, invalid config, not a dataset, absent split)\n"
+         "  3  runtime or I/O failure (also a failed write to standard output)\n"
+         "  4  feature not built in or not supported yet (e.g. MPI, HDF5)\n"
          "  130, 143  interrupted by SIGINT or SIGTERM; what was not committed was removed\n";
 }
 
 int ExitCodeFor(const Status& status, bool input_stage) {
   if (IsInterrupted(status)) return 128 + (CancellationSignal() != 0 ? CancellationSignal() : SIGINT);
+  // Metadata (or a link in the tree) leading outside the dataset root: the
+  // dataset is unsafe to follow, what `verify` reports as a problem (1).
+  if (status.detail() == StatusDetail::kOutsideRoot || status.detail() == StatusDetail::kPathEscape) {
+    return kExitProblems;
+  }
   switch (status.code()) {
     case StatusCode::kOk:
       return kExitOk;
     case StatusCode::kInvalidArgument:
-    case StatusCode::kNotFound:
     case StatusCode::kAlreadyExists:
       return kExitUsage;
+    case StatusCode::kNotFound:
+      // The user named something that is not there (2), or a file the
+      // metadata lists has gone (the dataset is inconsistent: 1).
+      return input_stage ? kExitUsage : kExitProblems;
     case StatusCode::kNotImplemented:
       return kExitNotBuilt;
     case StatusCode::kCorruption:
-      // A file that does not match the hash its metadata records is corrupt
-      // data, what `verify` reports with exit 1; a reader finding it says the same.
-      if (status.detail() == StatusDetail::kHashMismatch) return kExitProblems;
-      // A config or dataset_info.json that does not parse is bad input; a shard
-      // that turns out corrupt in the middle of the work is a runtime failure.
-      return input_stage ? kExitUsage : kExitFailure;
+      // Corrupt data, whoever finds it: a hash mismatch, a shard that does not
+      // decode, a dataset_info.json that does not parse (OpenDatasetArg). The
+      // same fault gives the same code in `cat`, `stats` and `verify`.
+      return kExitProblems;
     case StatusCode::kIOError:
     case StatusCode::kInternal:
     case StatusCode::kResourceExhausted:
@@ -95,6 +107,26 @@ int ExitCodeFor(const Status& status, bool input_stage) {
       return kExitFailure;
   }
   return kExitFailure;
+}
+
+int ExitCodeForData(const Status& status) {
+  switch (status.code()) {
+    case StatusCode::kInvalidArgument:
+    case StatusCode::kNotFound:
+    case StatusCode::kCorruption:
+      if (!IsInterrupted(status)) return kExitProblems;
+      break;
+    default:
+      break;
+  }
+  return ExitCodeFor(status, /*input_stage=*/false);
+}
+
+int ReportDataError(const Status& status) {
+  const int code = ExitCodeForData(status);
+  if (IsInterrupted(status)) return ReportInterrupted();
+  std::cerr << "sedpack: " << status.ToString() << "\n";
+  return code;
 }
 
 int ReportError(const Status& status, bool input_stage) {
@@ -115,19 +147,178 @@ int UsageError(std::string_view command, std::string_view message) {
   return kExitUsage;
 }
 
+namespace {
+
+// Set while CollectCommandOptions runs the commands' parsers: each records its
+// option table here and returns at once.
+std::vector<CommandOptions>* g_collect = nullptr;
+
+std::vector<std::string> PositionalNames(const po::positional_options_description& positional) {
+  std::vector<std::string> names;
+  const unsigned n = std::min(positional.max_total_count(), 16u);
+  for (unsigned i = 0; i < n; ++i) {
+    const std::string& name = positional.name_for_position(i);
+    if (std::find(names.begin(), names.end(), name) == names.end()) names.push_back(name);
+  }
+  return names;
+}
+
+// The options a user sees: positional arguments are in the synopsis, not here.
+po::options_description VisibleOptions(const po::options_description& options,
+                                       const std::vector<std::string>& positional) {
+  po::options_description visible("Options");
+  for (const auto& o : options.options()) {
+    if (std::find(positional.begin(), positional.end(), o->long_name()) != positional.end()) continue;
+    visible.add(o);
+  }
+  return visible;
+}
+
+OptionRow RowOf(const po::option_description& o) {
+  OptionRow row;
+  row.long_name = o.long_name();
+  // format_name() is "-s [ --split ]" when there is a short name, "--split" otherwise.
+  const std::string shown = o.format_name();
+  if (shown.size() >= 2 && shown[0] == '-' && shown[1] != '-') row.short_name = shown.substr(1, 1);
+  const auto semantic = o.semantic();
+  if (semantic->max_tokens() > 0) {
+    // boost decorates the name: "[=FILE(=-)]" (implicit value), "S (=train)" (default).
+    std::string name = semantic->name();
+    if (name.starts_with("[=")) name = name.substr(2, name.find_first_of("(]") - 2);
+    if (const auto d = name.find(" (="); d != std::string::npos) name.resize(d);
+    row.value_name = name;
+    row.value_optional = semantic->min_tokens() == 0;
+  }
+  row.description = o.description();
+  return row;
+}
+
+// Edit distance (optimal string alignment: a swap of neighbours costs 1).
+std::size_t EditDistance(std::string_view a, std::string_view b) {
+  std::vector<std::vector<std::size_t>> d(a.size() + 1, std::vector<std::size_t>(b.size() + 1));
+  for (std::size_t i = 0; i <= a.size(); ++i) d[i][0] = i;
+  for (std::size_t j = 0; j <= b.size(); ++j) d[0][j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    for (std::size_t j = 1; j <= b.size(); ++j) {
+      const std::size_t cost = a[i - 1] == b[j - 1] ? 0 : 1;
+      d[i][j] = std::min({d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + cost});
+      if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1]) {
+        d[i][j] = std::min(d[i][j], d[i - 2][j - 2] + 1);
+      }
+    }
+  }
+  return d[a.size()][b.size()];
+}
+
+// Rewrite deprecated spellings (with a note) and `--json FILE` to `--json=FILE`.
+std::vector<std::string> PrepareArgs(const CommandSpec& spec, const std::vector<std::string>& args) {
+  std::vector<std::string> out;
+  out.reserve(args.size());
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    std::string a = args[i];
+    if (a == "--") {  // the rest are positional
+      out.insert(out.end(), args.begin() + static_cast<std::ptrdiff_t>(i), args.end());
+      break;
+    }
+    for (const DeprecatedOption& d : spec.deprecated) {
+      if (a == d.old_name || (a.starts_with(d.old_name) && a.size() > d.old_name.size() &&
+                              a[d.old_name.size()] == '=')) {
+        std::cerr << "sedpack " << spec.name << ": " << d.old_name << " is deprecated, use " << d.replacement
+                  << " (the old spelling goes away in the next release)\n";
+        a = std::string(d.replacement) + a.substr(d.old_name.size());
+      }
+    }
+    if (a == "--json" && i + 1 < args.size()) {
+      const std::string& next = args[i + 1];
+      // The next argument is the FILE unless it is an option or a dataset
+      // (`sedpack info --json ds` prints ds's JSON to standard output).
+      std::error_code ec;
+      const bool dataset = std::filesystem::exists(std::filesystem::path(next) / "dataset_info.json", ec) ||
+                           (std::filesystem::is_regular_file(next, ec) && PackReader::IsPack(next));
+      if (next == "-" || (!next.empty() && next[0] != '-' && !dataset)) {
+        out.push_back("--json=" + next);
+        ++i;
+        continue;
+      }
+    }
+    out.push_back(std::move(a));
+  }
+  return out;
+}
+
+void PrintCommandHelp(const CommandSpec& spec, const po::options_description& visible) {
+  std::cout << "Usage: sedpack " << spec.name << " " << spec.usage << "\n\n" << spec.details;
+  std::cout << "\n" << visible << "\n";
+  if (!spec.examples.empty()) std::cout << "Examples:\n" << spec.examples << "\n";
+  if (spec.mpi == MpiMode::kParallel) {
+    std::cout << "MPI: parallel. Under mpirun/srun every rank takes part; rank 0 prints the output.\n\n";
+  } else {
+    std::cout << "MPI: serial. Under mpirun/srun with several ranks only rank 0 runs it.\n\n";
+  }
+  std::cout << ExitCodeHelp();
+}
+
+}  // namespace
+
+std::string ClosestMatch(std::string_view word, const std::vector<std::string>& candidates) {
+  std::string best;
+  std::size_t best_distance = SIZE_MAX;
+  for (const std::string& c : candidates) {
+    if (c.empty()) continue;
+    std::size_t d = EditDistance(word, c);
+    // A typed prefix ("--dee" for "--deep") is close whatever its length.
+    if (word.size() >= 2 && c.starts_with(word)) d = std::min<std::size_t>(d, 1);
+    if (d < best_distance) {
+      best_distance = d;
+      best = c;
+    }
+  }
+  const std::size_t limit = std::max<std::size_t>(1, std::min<std::size_t>(3, word.size() / 3));
+  return best_distance <= limit ? best : std::string();
+}
+
 std::optional<int> ParseCommandLine(const CommandSpec& spec, po::options_description options,
                                     const po::positional_options_description& positional,
                                     const std::vector<std::string>& args, po::variables_map* vm) {
   options.add_options()("help,h", "show this help and exit");
+  const std::vector<std::string> positional_names = PositionalNames(positional);
+  const po::options_description visible = VisibleOptions(options, positional_names);
+  if (g_collect) {
+    CommandOptions c;
+    c.spec = &spec;
+    for (const auto& o : visible.options()) c.options.push_back(RowOf(*o));
+    g_collect->push_back(std::move(c));
+    return kExitOk;
+  }
+  // No guessing: "--dee" must not silently mean "--deep" (a later option
+  // "--deed" would change what old scripts do).
+  const int style = po::command_line_style::default_style & ~po::command_line_style::allow_guessing;
   try {
-    po::store(po::command_line_parser(args).options(options).positional(positional).run(), *vm);
+    po::store(po::command_line_parser(PrepareArgs(spec, args))
+                  .options(options)
+                  .positional(positional)
+                  .style(style)
+                  .run(),
+              *vm);
     if (vm->count("help")) {
-      std::cout << "Usage: sedpack " << spec.name << " " << spec.usage << "\n\n"
-                << spec.details;
-      std::cout << "\n" << options << "\n" << ExitCodeHelp();
+      PrintCommandHelp(spec, visible);
       return kExitOk;
     }
     po::notify(*vm);
+  } catch (const po::unknown_option& e) {
+    std::string typed = e.get_option_name();
+    std::vector<std::string> names;
+    for (const auto& o : visible.options()) names.push_back("--" + o->long_name());
+    std::string message = "unknown option '" + typed + "'";
+    if (typed.starts_with("--")) {
+      if (const std::string near = ClosestMatch(typed.substr(0, typed.find('=')), names); !near.empty()) {
+        message += "; did you mean '" + near + "'?";
+      }
+    }
+    return UsageError(spec.name, message);
+  } catch (const po::too_many_positional_options_error&) {
+    return UsageError(spec.name, "too many arguments (usage: sedpack " + std::string(spec.name) + " " +
+                                     std::string(spec.usage) + ")");
   } catch (const po::error& e) {
     return UsageError(spec.name, e.what());
   } catch (const std::exception& e) {
@@ -136,13 +327,154 @@ std::optional<int> ParseCommandLine(const CommandSpec& spec, po::options_descrip
   return std::nullopt;
 }
 
+std::vector<CommandOptions> CollectCommandOptions() {
+  std::vector<CommandOptions> out;
+  g_collect = &out;
+  for (const Subcommand& c : Subcommands()) {
+    const std::size_t before = out.size();
+    (void)c.run({"--help"});
+    if (out.size() == before) out.push_back(CommandOptions{c.spec, {}});  // a command not built in
+    out.back().spec = c.spec;
+  }
+  g_collect = nullptr;
+  return out;
+}
+
 Result<std::shared_ptr<Dataset>> OpenDatasetArg(const std::string& path) {
   if (!PathExists(path)) return Status::NotFound("no such dataset folder: ", path);
-  if (PackReader::IsPack(path)) return Dataset::Open(path);  // a packed dataset (sedpack pack)
-  if (!PathExists(JoinRoot(path, "dataset_info.json"))) {
+  const bool pack = PackReader::IsPack(path);  // a packed dataset (sedpack pack)
+  if (!pack && !PathExists(JoinRoot(path, "dataset_info.json"))) {
     return Status::InvalidArgument(path, " is not a sedpack dataset (it has no dataset_info.json)");
   }
-  return Dataset::Open(path);
+  auto ds = Dataset::Open(path);
+  // The folder is a dataset, but its dataset_info.json does not parse or does
+  // not make sense: the dataset is damaged, not the command line.
+  if (!ds.ok() && ds.status().code() == StatusCode::kInvalidArgument) {
+    return Status(StatusCode::kCorruption, ds.status().message(), ds.status().detail());
+  }
+  return ds;
+}
+
+Status RequireSplits(const Dataset& ds, const std::vector<Split>& splits) {
+  for (Split s : splits) {
+    if (ds.info().FindSplit(s) != nullptr) continue;
+    std::string have;
+    for (const auto& [split, sli] : ds.info().splits) have += (have.empty() ? "" : ", ") + std::string(SplitName(split));
+    return Status::InvalidArgument("the dataset has no split ", SplitName(s), " (it has ",
+                                   have.empty() ? std::string("none") : have, ")");
+  }
+  return Status::OK();
+}
+
+void AddSplitOption(po::options_description* options, std::string_view help, bool repeatable) {
+  if (repeatable) {
+    options->add_options()("split,s", po::value<std::vector<std::string>>()->composing()->value_name("S"),
+                           std::string(help).c_str());
+  } else {
+    options->add_options()("split,s", po::value<std::string>()->value_name("S"), std::string(help).c_str());
+  }
+}
+
+Result<std::vector<Split>> SplitsOption(const po::variables_map& vm) {
+  if (!vm.count("split")) return std::vector<Split>{};
+  std::vector<std::string> names;
+  if (const auto* many = boost::any_cast<std::vector<std::string>>(&vm["split"].value())) {
+    names = *many;
+  } else {
+    names.push_back(vm["split"].as<std::string>());
+  }
+  return ParseSplits(names);
+}
+
+void AddOutputOption(po::options_description* options, std::string_view help, std::string_view value_name) {
+  options->add_options()("out,o", po::value<std::string>()->value_name(std::string(value_name)),
+                         std::string(help).c_str());
+}
+
+void AddThreadsOption(po::options_description* options, std::string_view help) {
+  options->add_options()("threads,j", po::value<std::string>()->value_name("N"), std::string(help).c_str());
+}
+
+void AddProgressOption(po::options_description* options) {
+  options->add_options()("progress", po::value<std::string>()->value_name("BOOL")->implicit_value("true"),
+                         "progress on stderr, with a final line (default: when stderr is a terminal)");
+}
+
+Result<bool> ProgressOption(const po::variables_map& vm) {
+  if (!vm.count("progress")) return StderrIsTty();
+  return ParseBool(vm["progress"].as<std::string>(), "--progress");
+}
+
+void AddQuietOption(po::options_description* options) {
+  options->add_options()("quiet,q", po::bool_switch(), "no summary on standard output, only errors");
+}
+
+bool QuietOption(const po::variables_map& vm) { return vm.count("quiet") && vm["quiet"].as<bool>(); }
+
+void AddJsonOption(po::options_description* options) {
+  options->add_options()("json", po::value<std::string>()->value_name("FILE")->implicit_value("-"),
+                         "the report as JSON into FILE (none or -: standard output, instead of the text)");
+}
+
+std::optional<std::string> JsonOption(const po::variables_map& vm) {
+  if (!vm.count("json")) return std::nullopt;
+  return vm["json"].as<std::string>();
+}
+
+Status WriteJsonOutput(const std::string& target, const std::string& text) {
+  if (target == "-") {
+    std::cout << text << std::flush;
+    if (!std::cout) return Status::IOError("cannot write to standard output");
+    return Status::OK();
+  }
+  return WriteUserOutput(target, text).WithPrefix("--json: ");
+}
+
+std::string JsonSchemaName(std::string_view command, int version) {
+  return "sedpack-hpc/" + std::string(command) + "/" + std::to_string(version);
+}
+
+std::string CodecList(std::optional<ShardFileType> type) {
+  std::string out;
+  for (Compression c : {Compression::kNone, Compression::kGzip, Compression::kZlib, Compression::kBz2,
+                        Compression::kLzma, Compression::kLz4, Compression::kZstd, Compression::kZip}) {
+    if (type ? !CompressionAllowed(*type, c) : false) continue;
+    if (!out.empty()) out += ", ";
+    out += c == Compression::kNone ? std::string("none") : std::string(CompressionName(c));
+  }
+  return out;
+}
+
+Result<Compression> ParseCodecArg(std::string_view text, std::optional<ShardFileType> type,
+                                  std::string_view option) {
+  std::string upper(text);
+  for (char& c : upper) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  auto parsed = ParseCompression(upper == "NONE" ? std::string() : upper);
+  if (!parsed.ok()) {
+    return Status::InvalidArgument("option ", option, ": unknown codec \"", text, "\" (",
+                                   type ? std::string(ShardFileTypeName(*type)) + " shards take: " : std::string(),
+                                   CodecList(type), ")");
+  }
+  if (type && !CompressionAllowed(*type, *parsed)) {
+    return Status::InvalidArgument("option ", option, ": ", *parsed == Compression::kNone ? "none" : upper,
+                                   " does not fit ", ShardFileTypeName(*type), " shards (they take: ",
+                                   CodecList(type), ")");
+  }
+  return *parsed;
+}
+
+std::optional<int> SerialCommandGuard(std::string_view command) {
+  if (!LaunchedUnderMpi()) return std::nullopt;
+  int rank = 0;
+  for (const char* var : {"OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK", "SLURM_PROCID"}) {
+    if (const char* v = std::getenv(var); v && *v) {
+      rank = std::atoi(v);
+      break;
+    }
+  }
+  if (rank != 0) return kExitOk;
+  std::cerr << "sedpack " << command << ": a serial command; of the several MPI ranks only rank 0 runs it\n";
+  return std::nullopt;
 }
 
 Result<std::vector<Split>> ParseSplits(const std::vector<std::string>& names) {
@@ -221,7 +553,7 @@ Status ParseLevelOption(const po::variables_map& vm, int* level) {
 void AddStructureOptions(po::options_description* options) {
   options->add_options()
       ("compression", po::value<std::string>()->value_name("NAME"),
-       "shard compression: none, GZIP, ZLIB, BZ2, LZMA, LZ4, ZSTD (dataset_structure.compression)")
+       "shard codec, any case: none, GZIP, ZLIB, BZ2, LZMA, LZ4, ZSTD (fb), none, ZIP (npz), none, GZIP, ZLIB (tfrec) (dataset_structure.compression)")
       ("examples-per-shard", po::value<std::string>()->value_name("N"), "(dataset_structure.examples_per_shard)")
       ("shard-file-type", po::value<std::string>()->value_name("TYPE"), "fb, npz or tfrec (dataset_structure.shard_file_type)")
       ("hash-algorithms", po::value<std::string>()->value_name("LIST"),
@@ -230,11 +562,8 @@ void AddStructureOptions(po::options_description* options) {
 
 Status ApplyStructureOverrides(const po::variables_map& vm, DatasetStructure* structure) {
   if (vm.count("compression")) {
-    // "none" is accepted as a spelling of the reference's "".
-    const std::string t = vm["compression"].as<std::string>();
-    auto comp = ParseCompression(t == "none" ? std::string() : t);
-    if (!comp.ok()) return comp.status().WithPrefix("option --compression: ");
-    structure->compression = *comp;
+    // Checked against the shard type (given or from the config) below.
+    SEDPACK_ASSIGN_OR_RETURN(structure->compression, ParseCodecArg(vm["compression"].as<std::string>(), std::nullopt));
   }
   if (vm.count("examples-per-shard")) {
     SEDPACK_ASSIGN_OR_RETURN(std::uint64_t n,
@@ -248,6 +577,9 @@ Status ApplyStructureOverrides(const po::variables_map& vm, DatasetStructure* st
     auto type = ParseShardFileType(vm["shard-file-type"].as<std::string>());
     if (!type.ok()) return type.status().WithPrefix("option --shard-file-type: ");
     structure->shard_file_type = *type;
+  }
+  if (vm.count("compression")) {
+    SEDPACK_RETURN_NOT_OK(ParseCodecArg(vm["compression"].as<std::string>(), structure->shard_file_type).status());
   }
   if (vm.count("hash-algorithms")) {
     std::vector<HashAlgorithm> algos;

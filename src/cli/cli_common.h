@@ -22,12 +22,13 @@ namespace sedpack::cli {
 
 namespace po = boost::program_options;
 
-/// Exit codes of the sedpack tool. Scripts rely on them: do not renumber.
+/// Exit codes of the sedpack tool, one table for every command. Scripts rely on
+/// them: do not renumber.
 enum ExitCode : int {
-  kExitOk = 0,        ///< success (`check`: the dataset is intact)
-  kExitProblems = 1,  ///< `check` found problems (corrupt, missing or miscounted files)
-  kExitUsage = 2,     ///< usage or input error: bad option, missing/invalid config, not a dataset
-  kExitFailure = 3,   ///< runtime or I/O failure while working
+  kExitOk = 0,        ///< success (`verify`: the dataset is intact)
+  kExitProblems = 1,  ///< dataset problems: corrupt or inconsistent data, garbled metadata
+  kExitUsage = 2,     ///< usage or config error: bad option, invalid config, not a dataset, absent split
+  kExitFailure = 3,   ///< runtime or I/O failure while working (also a failed write to stdout)
   kExitNotBuilt = 4,  ///< feature not built in or not supported yet (MPI, ...)
   // 128 + the signal number when a writing command was interrupted by SIGINT
   // (130) or SIGTERM (143) and undid what it had not committed.
@@ -57,16 +58,41 @@ void SetReportingRank(int rank);
 /// The exit-code table as printed by `sedpack --help`.
 std::string_view ExitCodeHelp();
 
-/// Exit code for a failed Status. `input_stage`: the failure happened while
-/// opening the user's input (config, dataset), so malformed content is a usage
-/// error (2) rather than a runtime failure (3).
+/// Exit code for a failed Status: kInvalidArgument and kAlreadyExists are usage
+/// errors (2); kCorruption (a corrupt shard, a hash mismatch, garbled metadata)
+/// is a dataset problem (1); kIOError, kInternal, kResourceExhausted are
+/// failures (3); kNotImplemented is 4. kNotFound is a usage error when
+/// `input_stage` (the user named something that is not there) and a dataset
+/// problem otherwise (a file the metadata lists is gone).
 int ExitCodeFor(const Status& status, bool input_stage = false);
+
+/// Exit code for a failure while working on a dataset that opened and with
+/// arguments already checked: whatever is wrong now is in the data, so
+/// kInvalidArgument (a shards_list.json that does not parse, counts that do
+/// not add up) and kNotFound (a listed file is gone) are dataset problems (1)
+/// like kCorruption; other codes as ExitCodeFor.
+int ExitCodeForData(const Status& status);
 
 /// Print "sedpack: <status>" to stderr and return ExitCodeFor(status, input_stage).
 int ReportError(const Status& status, bool input_stage = false);
+/// Print "sedpack: <status>" to stderr and return ExitCodeForData(status).
+int ReportDataError(const Status& status);
 
 /// Print "sedpack <command>: <message>" and a --help hint to stderr; return kExitUsage.
 int UsageError(std::string_view command, std::string_view message);
+
+/// An option spelling that scripts may still use for one release: it is
+/// rewritten to `replacement` with a deprecation note on stderr.
+struct DeprecatedOption {
+  std::string_view old_name;     ///< "--output"
+  std::string_view replacement;  ///< "--out"
+};
+
+/// How a command behaves under mpirun/srun (stated in its help).
+enum class MpiMode {
+  kSerial,    ///< under several ranks only rank 0 runs it; the others exit 0
+  kParallel,  ///< every rank takes part
+};
 
 /// Describes one subcommand's command line.
 struct CommandSpec {
@@ -74,18 +100,88 @@ struct CommandSpec {
   std::string_view usage;    ///< "DATASET [options]"
   std::string_view brief;    ///< one short line, for the list in `sedpack --help`
   std::string_view details;  ///< paragraphs printed by `sedpack <name> --help`
+  /// Lines "sedpack info ds\n    what it shows\n", printed under "Examples:".
+  std::string_view examples = {};
+  MpiMode mpi = MpiMode::kSerial;
+  std::span<const DeprecatedOption> deprecated = {};
 };
 
 /// Parse `args` (after the subcommand name) into `vm`. `--help` is added to
-/// `options`. Returns an exit code when the command must stop (help printed: 0;
-/// bad usage: 2, message printed), nullopt to go on.
+/// `options`. Options are never guessed from a prefix; an unknown option gets a
+/// "did you mean" when one is close. `--json` followed by an argument that is
+/// not an option and not a dataset takes it as its FILE. Returns an
+/// exit code when the command must stop (help printed: 0; bad usage: 2, message
+/// printed), nullopt to go on.
 std::optional<int> ParseCommandLine(const CommandSpec& spec, po::options_description options,
                                     const po::positional_options_description& positional,
                                     const std::vector<std::string>& args, po::variables_map* vm);
 
+/// One option of a command, as the help, the man page and the completion show it.
+struct OptionRow {
+  std::string long_name;   ///< "split"
+  std::string short_name;  ///< "s" or ""
+  std::string value_name;  ///< "S", "" for a switch
+  bool value_optional = false;
+  std::string description;
+};
+struct CommandOptions {
+  const CommandSpec* spec = nullptr;
+  std::vector<OptionRow> options;
+};
+/// Every command's options, collected by running each command's parser in a
+/// mode where it records its table instead of parsing (no command runs).
+std::vector<CommandOptions> CollectCommandOptions();
+/// The closest of `candidates` to `word` (edit distance, or a prefix), "" if none is close.
+std::string ClosestMatch(std::string_view word, const std::vector<std::string>& candidates);
+
 /// Open a dataset named on the command line with clear messages for a missing
-/// folder or a folder that is not a dataset.
+/// folder or a folder that is not a dataset. A dataset_info.json that does not
+/// parse is a dataset problem (kCorruption, exit 1).
 Result<std::shared_ptr<Dataset>> OpenDatasetArg(const std::string& path);
+
+/// NotFound-style usage error (exit 2) naming the splits the dataset has, for
+/// each of `splits` the dataset does not have.
+Status RequireSplits(const Dataset& ds, const std::vector<Split>& splits);
+
+// --- The shared vocabulary: every command spells these options the same way. ---
+
+/// -s/--split S, repeatable (`repeatable` false: one split).
+void AddSplitOption(po::options_description* options, std::string_view help, bool repeatable = true);
+/// The --split values (empty if none was given); usage errors name the option.
+Result<std::vector<Split>> SplitsOption(const po::variables_map& vm);
+/// -o/--out PATH.
+void AddOutputOption(po::options_description* options, std::string_view help, std::string_view value_name = "OUT");
+/// -j/--threads N (0 = all cores); read it with ParseThreadsOption.
+void AddThreadsOption(po::options_description* options, std::string_view help = "threads per rank, 0 = all cores");
+/// --progress[=BOOL]: progress on stderr (default: when stderr is a terminal).
+void AddProgressOption(po::options_description* options);
+/// Whether progress is wanted: --progress, else whether stderr is a terminal.
+Result<bool> ProgressOption(const po::variables_map& vm);
+/// -q/--quiet: no summary on stdout, only errors.
+void AddQuietOption(po::options_description* options);
+bool QuietOption(const po::variables_map& vm);
+/// --json [FILE|-]: the report as JSON (FILE, or standard output for - or none).
+void AddJsonOption(po::options_description* options);
+/// The --json target ("-" for standard output), nullopt without --json.
+std::optional<std::string> JsonOption(const po::variables_map& vm);
+/// Write a JSON document (text, newline-terminated) to a --json target: "-" is
+/// standard output; a file is replaced atomically (see sedpack/io/user_output.h).
+Status WriteJsonOutput(const std::string& target, const std::string& text);
+/// "sedpack-hpc/<command>/<version>", the "schema" field of every --json document.
+std::string JsonSchemaName(std::string_view command, int version = 1);
+
+/// A codec name from the command line: case-insensitive, "none" (or "") for no
+/// compression. With `type`, a codec that this shard type cannot use is a usage
+/// error listing the ones it can.
+Result<Compression> ParseCodecArg(std::string_view text, std::optional<ShardFileType> type,
+                                  std::string_view option = "--compression");
+/// "none, GZIP, ZLIB, ..." (the codecs `type` allows; all when nullopt).
+std::string CodecList(std::optional<ShardFileType> type);
+
+/// For a serial command started as one of several MPI ranks (mpirun/srun,
+/// detected from the launcher's environment without starting MPI): rank 0 goes
+/// on (nullopt), every other rank returns kExitOk at once.
+std::optional<int> SerialCommandGuard(std::string_view command);
 
 /// Parse split names (each "train", "test" or "holdout").
 Result<std::vector<Split>> ParseSplits(const std::vector<std::string>& names);
@@ -161,6 +257,7 @@ int RunUnpack(const std::vector<std::string>& args);
 int RunInspectHdf5(const std::vector<std::string>& args);
 int RunIndex(const std::vector<std::string>& args);
 int RunGet(const std::vector<std::string>& args);
+int RunExportHdf5(const std::vector<std::string>& args);
 
 /// The subcommand table, in the order `sedpack --help` lists it.
 struct Subcommand {
@@ -189,5 +286,6 @@ extern const CommandSpec kUnpackSpec;
 extern const CommandSpec kInspectHdf5Spec;
 extern const CommandSpec kIndexSpec;
 extern const CommandSpec kGetSpec;
+extern const CommandSpec kExportHdf5Spec;
 
 }  // namespace sedpack::cli

@@ -26,7 +26,12 @@ const CommandSpec kCatSpec = {
     "Every shards_list.json and shard file is checked against the hash its parent\n"
     "records before it is parsed or decoded (the fastest recorded algorithm, on the\n"
     "bytes read for decoding). A mismatch stops with exit code 1, naming the file\n"
-    "and the algorithm; --no-verify skips the check.\n",
+    "and the algorithm; --no-verify skips the check. A split the dataset does not\n"
+    "have is a usage error (exit 2).\n",
+    "  sedpack cat ds -s train -n 3\n"
+    "      the first three train examples\n"
+    "  sedpack cat ds -s test | jq -c .key\n"
+    "      one field of every test example\n",
 };
 
 int RunCat(const std::vector<std::string>& args) {
@@ -59,7 +64,8 @@ int RunCat(const std::vector<std::string>& args) {
   auto opened = OpenDatasetArg(vm["dataset"].as<std::string>());
   if (!opened.ok()) return ReportError(opened.status(), /*input_stage=*/true);
   std::shared_ptr<const Dataset> ds = *opened;
-  if (ds->info().FindSplit(split->front()) == nullptr || limit == 0) return kExitOk;
+  if (Status st = RequireSplits(*ds, *split); !st.ok()) return UsageError("cat", st.message());
+  if (limit == 0) return kExitOk;
 
   // Keys are escaped once; values are appended per example.
   const std::vector<std::string> keys = JsonObjectKeys(ds->schema());
@@ -67,7 +73,7 @@ int RunCat(const std::vector<std::string>& args) {
   read.prefetch_shards = 2;
   read.verify_hashes = !vm["no-verify"].as<bool>();
   auto reader = ExampleReader::Make(ds, split->front(), read);
-  if (!reader.ok()) return ReportError(reader.status());
+  if (!reader.ok()) return ReportDataError(reader.status());
 
   std::string out;
   std::uint64_t printed = 0;
@@ -76,7 +82,7 @@ int RunCat(const std::vector<std::string>& args) {
     if (!next.ok()) {
       std::fwrite(out.data(), 1, out.size(), stdout);
       std::fflush(stdout);
-      return ReportError(next.status());
+      return ReportDataError(next.status());
     }
     if (!next->has_value()) break;
     const Example& ex = **next;

@@ -1,10 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
 // `sedpack check DATASET`: verify the hash tree (and optionally decode every shard).
 #include <algorithm>
+#include <filesystem>
 #include <iostream>
 #include <optional>
 #include <mutex>
 #include <sstream>
+
+#include <nlohmann/json.hpp>
 
 #include "cli/cli_comm.h"
 #include "cli/cli_common.h"
@@ -32,11 +35,16 @@ const CommandSpec kCheckSpec = {
     "Problems go to stdout as \"ERROR <kind> <path>: <message>\" (orphan files and very\n"
     "large shards_list.json files, over 64 MiB or 100,000 entries, as WARNING),\n"
     "then a summary line. Exit code 0: intact, 1: problems found, 2: could not run.\n"
-    "Same as `sedpack verify` (which also runs in parallel under mpirun/srun).\n",
+    "Same as `sedpack verify`; see its help for --partial, --json and --strict.\n",
+    "  sedpack check ds\n"
+    "      verify every hash and count\n"
+    "  sedpack check ds --expect-file ds.sums --deep\n"
+    "      against saved root checksums, decoding every shard\n",
+    MpiMode::kParallel,
 };
 
 const CommandSpec kVerifySpec = {
-    "verify", "DATASET [--expect HASH...|--expect-file FILE] [--deep] [--split S]... [--partial PATH...] [--json FILE]",
+    "verify", "DATASET [--expect HASH...|--expect-file FILE] [--deep] [--split S]... [--partial PATH...] [--strict] [--json [FILE]]",
     "verify a dataset in parallel (mpirun/srun) or serially",
     "Verify a dataset, serially or as every rank of an MPI job (mpirun -n N / srun\n"
     "--mpi=pmix). Rank 0 reads dataset_info.json and every shards_list.json (hashing\n"
@@ -49,19 +57,62 @@ const CommandSpec kVerifySpec = {
     "file), still hashing every list from the split down so the chain of hashes up to\n"
     "dataset_info.json is checked. --expect/--expect-file check dataset_info.json itself\n"
     "against checksums saved earlier (`sedpack checksums DATASET > FILE`).\n"
-    "--json FILE writes the report as JSON: FILE - is standard output (the text report\n"
-    "then goes to stderr); a symbolic link, named pipe or device (/dev/stdout) is written\n"
-    "through, never replaced; a regular file is replaced atomically; its folder must exist.\n"
-    "Progress (bytes/s, ETA) goes to stderr.\n"
-    "Exit code 0: intact, 1: problems found, 2: could not run.\n",
+    "PATH may be dataset-relative (train/shards_list.json), relative to the current\n"
+    "folder (ds/train/...) or absolute, as long as it lies inside DATASET.\n"
+    "--json [FILE] writes the report as JSON, schema \"sedpack-hpc/verify/1\": {schema,\n"
+    "dataset, ok, errors, warnings, files_checked, bytes_checked, shards_checked,\n"
+    "examples_checked, seconds, problems: [{severity, kind, path, message, algorithm?,\n"
+    "expected?, found?}]}. Without FILE or with - it goes to standard output (the text\n"
+    "report then goes to stderr); a symbolic link, named pipe or device (/dev/stdout) is\n"
+    "written through, never replaced; a regular file is replaced atomically; its folder\n"
+    "must exist. Progress (bytes/s, ETA) and a final line go to stderr.\n"
+    "Exit code 0: intact, 1: problems found (with --strict also warnings alone), 2: could\n"
+    "not run.\n",
+    "  sedpack verify ds\n"
+    "      hash every file, check every count\n"
+    "  mpirun -n 8 sedpack verify ds --deep --json report.json\n"
+    "      eight ranks, decoding every shard, with a JSON report\n"
+    "  sedpack verify ds --partial ds/train/shards_list.json --strict\n"
+    "      only the train split's list and shards; warnings fail too\n",
+    MpiMode::kParallel,
 };
+
+namespace {
+
+// A --partial PATH as the check wants it: relative to the dataset root. Paths
+// that exist from the current folder (absolute, ./ds/..., ds/...) and lie inside
+// the root are made relative to it; anything else is taken as dataset-relative.
+Result<std::string> DatasetRelative(const std::string& root, const std::string& path) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const fs::path given(path);
+  if (!given.is_absolute() && !fs::exists(given, ec)) return path;
+  const fs::path base = fs::weakly_canonical(fs::absolute(root, ec), ec);
+  const fs::path full = fs::weakly_canonical(fs::absolute(given, ec), ec);
+  const fs::path rel = full.lexically_relative(base);
+  if (rel.empty() || *rel.begin() == "..") {
+    if (!given.is_absolute()) return path;  // e.g. "train" beside a folder named so
+    return Status::InvalidArgument("--partial ", path, " is not inside the dataset ", root);
+  }
+  return rel == "." ? std::string(".") : rel.generic_string();
+}
+
+}  // namespace
 
 const CommandSpec kChecksumsSpec = {
     "checksums", "DATASET",
     "print the checksums of dataset_info.json (the root of the hash tree)",
     "Print the hashes of DATASET/dataset_info.json, one \"<algorithm> <hex>\" line per\n"
     "algorithm of the dataset. Keep them somewhere safe: `sedpack verify DATASET\n"
-    "--expect-file FILE` then also detects a rewritten dataset_info.json.\n",
+    "--expect-file FILE` then also detects a rewritten dataset_info.json.\n\n"
+    "--json: schema \"sedpack-hpc/checksums/1\": {schema, dataset, checksums:\n"
+    "[{algorithm, hex}]}.\n",
+    "  sedpack checksums ds > ds.sums\n"
+    "      keep them\n"
+    "  sedpack verify ds --expect-file ds.sums\n"
+    "      later: verify a copy against them\n"
+    "  sedpack checksums ds --json\n"
+    "      as JSON\n",
 };
 
 namespace {
@@ -143,11 +194,12 @@ int RunVerifyCommand(const CommandSpec& spec, const std::vector<std::string>& ar
       ("progress", po::value<std::string>()->value_name("BOOL")->implicit_value("true"),
        "print progress on stderr (default: only when stderr is a terminal)")
       ("partial", po::value<std::vector<std::string>>()->multitoken()->value_name("PATH"),
-       "only these parts: shards_list.json files, folders or shard files (dataset-relative)")
-      ("json", po::value<std::string>()->value_name("FILE"), "also write the report as JSON to FILE (- for standard output)")
-      ("quiet,q", po::bool_switch(), "print only problems, no summary line")
-      ("threads,j", po::value<int>()->value_name("N")->default_value(0),
-       "threads hashing and decoding per process (0: the cores this process may use; under mpirun, the rank's)");
+       "only these parts: shards_list.json files, folders or shard files (inside DATASET)")
+      ("strict", po::bool_switch(), "warnings fail too (exit 1)")
+      ("quiet,q", po::bool_switch(), "print only problems, no summary line");
+  AddJsonOption(&options);
+  AddThreadsOption(&options,
+                   "threads hashing and decoding per process (0 = the cores it may use; under mpirun, the rank's)");
   po::positional_options_description positional;
   positional.add("dataset", 1);
   po::variables_map vm;
@@ -166,19 +218,26 @@ int RunVerifyCommand(const CommandSpec& spec, const std::vector<std::string>& ar
     if (!parsed.ok()) return UsageError(name, parsed.status().message());
     check.splits = *parsed;
   }
-  if (vm.count("partial")) check.partial = vm["partial"].as<std::vector<std::string>>();
-  check.threads = vm["threads"].as<int>();
-  if (check.threads < 0) return UsageError(name, "--threads must be 0 (all cores) or more");
+  if (vm.count("partial")) {
+    for (const std::string& p : vm["partial"].as<std::vector<std::string>>()) {
+      auto rel = DatasetRelative(root, p);
+      if (!rel.ok()) return UsageError(name, rel.status().message());
+      check.partial.push_back(*rel);
+    }
+  }
+  if (Status st = ParseThreadsOption(vm, &check.threads); !st.ok()) return UsageError(name, st.message());
   bool progress = StderrIsTty();
   if (vm.count("progress")) {
     auto p = ParseBool(vm["progress"].as<std::string>(), "--progress");
     if (!p.ok()) return UsageError(name, p.status().message());
     progress = *p;
   }
-  if (!PathExists(root)) return ReportError(Status::NotFound("no such dataset folder: ", root));
-  if (!PackReader::IsPack(root) && !PathExists(JoinRoot(root, "dataset_info.json"))) {
-    return ReportError(Status::InvalidArgument(
-        root, " is not a sedpack dataset (it has no dataset_info.json)"));
+  if (!PathExists(root)) return ReportError(Status::NotFound("no such dataset folder: ", root), /*input_stage=*/true);
+  // A dataset_info.json that does not parse is a damaged dataset (exit 1).
+  if (auto opened = OpenDatasetArg(root); !opened.ok()) {
+    return ReportError(opened.status(), /*input_stage=*/true);
+  } else if (Status st = RequireSplits(**opened, check.splits); !st.ok()) {
+    return UsageError(name, st.message());
   }
   if (vm.count("expect")) {
     check.expected_root_checksums = vm["expect"].as<std::vector<std::string>>();
@@ -202,10 +261,10 @@ int RunVerifyCommand(const CommandSpec& spec, const std::vector<std::string>& ar
     std::string exit_code;  // empty: usable
     if (root_rank) {
       usable = CheckUserOutput(json_path).WithPrefix("--json: ");
-      if (!usable.ok()) exit_code = std::to_string(ExitCodeFor(usable));
+      if (!usable.ok()) exit_code = std::to_string(ExitCodeFor(usable, /*input_stage=*/true));
     }
     if (Status st = cc.comm().Bcast(&exit_code, 0); !st.ok()) return ReportError(st);
-    if (!exit_code.empty()) return root_rank ? ReportError(usable) : std::stoi(exit_code);
+    if (!exit_code.empty()) return root_rank ? ReportError(usable, /*input_stage=*/true) : std::stoi(exit_code);
   }
   ProgressPrinter printer(progress && root_rank);
   const auto start = std::chrono::steady_clock::now();
@@ -229,6 +288,12 @@ int RunVerifyCommand(const CommandSpec& spec, const std::vector<std::string>& ar
     };
   }
   auto report = VerifyDataset(cc.comm(), root, verify);
+  if (printer.enabled() && report.ok()) {
+    const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    printer.Update(name + ": done, " + FormatBytes(static_cast<double>(report->bytes_checked)) + " in " +
+                       FormatDuration(s) + ", " + FormatBytes(report->bytes_checked / std::max(s, 1e-9)) + "/s",
+                   /*force=*/true);
+  }
   printer.Finish();
   if (!report.ok()) {
     if (!root_rank) return ExitCodeFor(report.status(), /*input_stage=*/true);
@@ -246,7 +311,10 @@ int RunVerifyCommand(const CommandSpec& spec, const std::vector<std::string>& ar
   if (!root_rank) return kExitOk;  // rank 0 prints the one report
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   if (vm.count("json")) {
-    Status st = WriteUserOutput(json_path, CheckReportToJson(*report, root, seconds));
+    // The library's report with the schema name added (the other fields are unchanged).
+    nlohmann::json doc = nlohmann::json::parse(CheckReportToJson(*report, root, seconds));
+    doc["schema"] = JsonSchemaName("verify");
+    Status st = WriteUserOutput(json_path, doc.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
     if (!st.ok()) return ReportError(st.WithPrefix("--json: "));
   }
   std::ostream& text = json_to_stdout ? std::cerr : std::cout;
@@ -299,7 +367,8 @@ int RunVerifyCommand(const CommandSpec& spec, const std::vector<std::string>& ar
               << (content->sidecar_stale ? " (digests recorded for an earlier dataset_info.json)" : "") << "\n";
   }
   text << std::flush;
-  return report->ok() && content_ok ? kExitOk : kExitProblems;
+  const bool strict_ok = !vm["strict"].as<bool>() || warnings == 0;
+  return report->ok() && content_ok && strict_ok ? kExitOk : kExitProblems;
 }
 
 }  // namespace
@@ -310,6 +379,7 @@ int RunVerify(const std::vector<std::string>& args) { return RunVerifyCommand(kV
 int RunChecksums(const std::vector<std::string>& args) {
   po::options_description options("Options");
   options.add_options()("dataset", po::value<std::string>(), "dataset folder");
+  AddJsonOption(&options);
   po::positional_options_description positional;
   positional.add("dataset", 1);
   po::variables_map vm;
@@ -323,6 +393,15 @@ int RunChecksums(const std::vector<std::string>& args) {
   if (algos.empty()) {
     std::cerr << "sedpack: the dataset has no hash algorithms (hash_checksum_algorithms is empty)\n";
     return kExitUsage;
+  }
+  if (const auto json = JsonOption(vm)) {
+    nlohmann::json list = nlohmann::json::array();
+    for (std::size_t i = 0; i < algos.size() && i < sums->size(); ++i) {
+      list.push_back({{"algorithm", HashAlgorithmName(algos[i])}, {"hex", (*sums)[i]}});
+    }
+    const nlohmann::json doc = {{"schema", JsonSchemaName("checksums")}, {"dataset", (*ds)->root()}, {"checksums", list}};
+    if (Status st = WriteJsonOutput(*json, doc.dump(2) + "\n"); !st.ok()) return ReportError(st);
+    if (*json == "-") return kExitOk;
   }
   for (std::size_t i = 0; i < algos.size(); ++i) {
     std::cout << HashAlgorithmName(algos[i]) << " " << (*sums)[i] << "\n";

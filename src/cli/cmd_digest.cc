@@ -3,6 +3,10 @@
 #include <cstdio>
 #include <iostream>
 
+#include <chrono>
+
+#include <nlohmann/json.hpp>
+
 #include "cli/cli_comm.h"
 #include "cli/cli_common.h"
 #include "sedpack/maintain/content.h"
@@ -18,15 +22,27 @@ const CommandSpec kDigestSpec = {
     "shape, so equal bytes under another shape differ. File hashes change when shards are\n"
     "recompressed; content digests do not (`sedpack recompress` checks them and re-stamps\n"
     "the sidecar). `sedpack verify --content` compares the data with them. Runs in\n"
-    "parallel under mpirun/srun. With --print nothing is written.\n",
+    "parallel under mpirun/srun. With --print nothing is written.\n\n"
+    "--json: schema \"sedpack-hpc/digest/1\": {schema, dataset, content_id, written,\n"
+    "shards: [{path, digest}]}.\n",
+    "  sedpack digest ds\n"
+    "      record the digests in ds/.sedpack-hpc/content.json\n"
+    "  sedpack digest ds --print\n"
+    "      print them, write nothing\n"
+    "  mpirun -n 4 sedpack digest ds --json digests.json\n"
+    "      four ranks, and a JSON copy\n",
+    MpiMode::kParallel,
 };
 
 int RunDigest(const std::vector<std::string>& args) {
   po::options_description options("Options");
   options.add_options()
       ("dataset", po::value<std::string>()->value_name("DATASET"), "dataset folder")
-      ("print", po::bool_switch(), "print the digests instead of writing the sidecar")
-      ("threads,j", po::value<std::string>()->value_name("N"), "threads per rank, 0 = all cores");
+      ("print", po::bool_switch(), "print the digests instead of writing the sidecar");
+  AddThreadsOption(&options);
+  AddProgressOption(&options);
+  AddQuietOption(&options);
+  AddJsonOption(&options);
   po::positional_options_description positional;
   positional.add("dataset", 1);
   po::variables_map vm;
@@ -34,23 +50,43 @@ int RunDigest(const std::vector<std::string>& args) {
   if (!vm.count("dataset")) return UsageError("digest", "missing DATASET");
   int threads = 0;
   if (Status st = ParseThreadsOption(vm, &threads); !st.ok()) return UsageError("digest", st.message());
+  auto progress = ProgressOption(vm);
+  if (!progress.ok()) return UsageError("digest", progress.status().message());
+  const auto json = JsonOption(vm);
+  const bool quiet = QuietOption(vm);
+  const bool print = vm["print"].as<bool>();
   const std::string root = vm["dataset"].as<std::string>();
   auto opened = OpenDatasetArg(root);
   if (!opened.ok()) return ReportError(opened.status(), /*input_stage=*/true);
+  if (!print && (*opened)->pack()) return UsageError("digest", "a packed dataset is read-only; use --print");
   auto started = StartComm();
   if (!started.ok()) return ReportError(started.status());
   CliComm& cc = **started;
+  const auto start = std::chrono::steady_clock::now();
   auto d = ComputeContentDigests(cc.comm(), root, threads);
-  if (!d.ok()) return cc.ReportFailure(d.status());
+  if (!d.ok()) return cc.ReportFailure(d.status(), /*input_stage=*/false);
   if (!cc.is_root()) return kExitOk;
-  if (vm["print"].as<bool>()) {
-    for (const auto& [path, digest] : d->shards) std::printf("%s  %s\n", digest.c_str(), path.c_str());
-  } else if ((*opened)->pack()) {
-    return UsageError("digest", "a packed dataset is read-only; use --print");
-  } else if (Status st = WriteContentDigests(root, *d); !st.ok()) {
-    return ReportError(st);
+  if (*progress) {
+    std::cerr << "digest: " << d->shards.size() << " shards decoded in "
+              << FormatDuration(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count())
+              << " with " << cc.comm().size() << " rank" << (cc.comm().size() == 1 ? "" : "s") << "\n";
   }
-  std::printf("content id %s (%zu shards)\n", d->content_id.c_str(), d->shards.size());
+  if (!print) {
+    if (Status st = WriteContentDigests(root, *d); !st.ok()) return ReportError(st);
+  }
+  if (json) {
+    nlohmann::json shards = nlohmann::json::array();
+    for (const auto& [path, digest] : d->shards) shards.push_back({{"path", path}, {"digest", digest}});
+    const nlohmann::json doc = {{"schema", JsonSchemaName("digest")}, {"dataset", root},
+                                {"content_id", d->content_id},        {"written", !print},
+                                {"shards", shards}};
+    if (Status st = WriteJsonOutput(*json, doc.dump(2) + "\n"); !st.ok()) return ReportError(st);
+    if (*json == "-") return kExitOk;
+  }
+  if (print) {
+    for (const auto& [path, digest] : d->shards) std::printf("%s  %s\n", digest.c_str(), path.c_str());
+  }
+  if (!quiet) std::printf("content id %s (%zu shards)\n", d->content_id.c_str(), d->shards.size());
   return kExitOk;
 }
 

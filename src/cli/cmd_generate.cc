@@ -20,7 +20,7 @@
 namespace sedpack::cli {
 
 const CommandSpec kGenerateSpec = {
-    "generate", "CONFIG [OUT] [options]",
+    "generate", "CONFIG [OUT | -o OUT] [options]",
     "make a synthetic AES side-channel trace dataset (TinyAES-like)",
     "Generate a synthetic side-channel trace dataset of AES-128 in the shape of the\n"
     "SCAAML TinyAES dataset (trace1 float16, key/plaintext/ciphertext uint8[16]) into\n"
@@ -50,7 +50,16 @@ const CommandSpec kGenerateSpec = {
     "then, so every job that reports success is in the dataset. Give each job its own\n"
     "--seed: jobs started together continue from the same count. A lock left by a\n"
     "killed job is broken (same host: its process is gone; other host: no heartbeat\n"
-    "for --lock-stale seconds).\n",
+    "for --lock-stale seconds).\n"
+    "With --append the dataset keeps its structure: --trace-length and the structure\n"
+    "options are refused; without --seed the config's seed is used (a note says so).\n",
+    "  sedpack generate configs/generate_small.json -o small\n"
+    "      a small dataset in small/\n"
+    "  mpirun -n 4 sedpack generate configs/generate_tinyaes.json -o big -j 2 --progress\n"
+    "      four ranks, two threads each\n"
+    "  sedpack generate configs/generate_small.json -o small --append --seed 7 --examples-train 100\n"
+    "      add 100 train examples to it\n",
+    MpiMode::kParallel,
 };
 
 namespace {
@@ -137,7 +146,7 @@ std::string ProgressLine(const GenerateProgress& p) {
 // GenerateOverComm. Progress and the summary are printed once, by rank 0; a
 // rank's own failure by that rank, another rank's only by rank 0.
 int RunGenerateParallel(CliComm& cc, const GenerateConfig& config, const std::string& out,
-                        const CommitLockOptions& lock) {
+                        const CommitLockOptions& lock, bool quiet) {
   const int rank = cc.comm().rank();
   ProgressPrinter printer(rank == 0 && (config.params.progress || StderrIsTty()));
   ParallelGenerateOptions options;
@@ -157,9 +166,9 @@ int RunGenerateParallel(CliComm& cc, const GenerateConfig& config, const std::st
     } else if (rank == 0) {
       std::cerr << "sedpack: " << job.status().ToString() << "\n";
     }
-    return ExitCodeFor(job.status());
+    return ExitCodeFor(job.status(), /*input_stage=*/true);  // e.g. --append to a folder that is no dataset
   }
-  if (rank == 0) {
+  if (rank == 0 && !quiet) {
     const ParallelGenerateSummary& s = *job;
     std::printf("generated %llu examples %s %s with %d ranks (job %s)\n",
                 static_cast<unsigned long long>(s.examples_total), s.appended ? "appended to" : "into", out.c_str(),
@@ -182,7 +191,8 @@ int RunGenerate(const std::vector<std::string>& args) {
   po::options_description options("Options (each overrides the config)");
   options.add_options()
       ("config", po::value<std::string>()->value_name("CONFIG"), "generate config (JSON)")
-      ("out", po::value<std::string>()->value_name("OUT"), "dataset folder to create (generate.output)")
+      ("out-arg", po::value<std::string>()->value_name("OUT"), "dataset folder (the second argument)")
+      ("out,o", po::value<std::string>()->value_name("OUT"), "dataset folder to create (generate.output)")
       ("seed", po::value<std::string>()->value_name("N"), "seed, 0..2^64-1 (generate.seed)")
       ("examples-train", po::value<std::string>()->value_name("N"), "train examples (generate.examples.train)")
       ("examples-test", po::value<std::string>()->value_name("N"), "test examples (generate.examples.test)")
@@ -194,6 +204,7 @@ int RunGenerate(const std::vector<std::string>& args) {
        "shard custom_metadata {\"key_index\": g} (generate.shard_by_key)")
       ("threads,j", po::value<std::string>()->value_name("N"), "threads, 0 = all cores (generate.threads)")
       ("level", po::value<std::string>()->value_name("N"), LevelOptionHelp("generate.level").c_str())
+      ("quiet,q", po::bool_switch(), "no summary on standard output, only errors")
       ("noise-std", po::value<std::string>()->value_name("X"), "noise standard deviation (generate.noise_std)")
       ("leak-scale", po::value<std::string>()->value_name("X"), "leakage per Hamming-weight unit (generate.leak_scale)")
       ("progress", po::value<std::string>()->value_name("BOOL")->implicit_value("true"),
@@ -207,7 +218,7 @@ int RunGenerate(const std::vector<std::string>& args) {
        "a lock holder on another host whose heartbeat stopped this long ago is dead (default 60)");
   AddStructureOptions(&options);
   po::positional_options_description positional;
-  positional.add("config", 1).add("out", 1);
+  positional.add("config", 1).add("out-arg", 1);
   po::variables_map vm;
   if (auto code = ParseCommandLine(kGenerateSpec, options, positional, args, &vm)) return *code;
   if (!vm.count("config")) return UsageError("generate", "missing CONFIG argument");
@@ -224,14 +235,42 @@ int RunGenerate(const std::vector<std::string>& args) {
                                           " cannot be used with --append (the dataset keeps its own structure)");
       }
     }
+    if (!vm.count("seed")) {
+      std::cerr << "sedpack generate: note: --append without --seed uses the config's seed "
+                << config.params.seed << "; give concurrent appends each their own --seed\n";
+    }
   }
   if (Status st = ValidateGenerateConfig(config); !st.ok()) {
     return ReportError(st.WithPrefix(vm["config"].as<std::string>() + ": "), /*input_stage=*/true);
   }
+  if (vm.count("out") && vm.count("out-arg")) return UsageError("generate", "give OUT or -o OUT, not both");
   if (vm.count("out")) config.params.output = vm["out"].as<std::string>();
+  if (vm.count("out-arg")) config.params.output = vm["out-arg"].as<std::string>();
   const std::string out = config.params.output;
   if (out.empty()) {
     return UsageError("generate", "missing OUT argument (or generate.output in the config)");
+  }
+  if (config.params.append) {
+    // The dataset to append to is the user's input: a missing one is a usage
+    // error (2), a garbled dataset_info.json a dataset problem (1).
+    if (auto opened = OpenDatasetArg(out); !opened.ok()) return ReportError(opened.status(), /*input_stage=*/true);
+  }
+  if (config.params.append && vm.count("trace-length")) {
+    // The append writes traces of the dataset's own length; another one would be ignored.
+    auto existing = Dataset::Open(out);
+    std::int64_t have = -1;
+    if (existing.ok()) {
+      for (const Attribute& a : (*existing)->info().dataset_structure.saved_data_description) {
+        if (a.name == "trace1" && a.shape.size() == 1) have = a.shape[0];
+      }
+    }
+    const std::int64_t want = TraceLength(config).ValueOr(-2);
+    if (have != want) {
+      return UsageError("generate", "--trace-length " + std::to_string(want) + " cannot be used with --append: " +
+                                        (have < 0 ? std::string("the dataset's trace length is unknown")
+                                                  : "the dataset's traces have " + std::to_string(have) + " samples") +
+                                        " (the dataset keeps its own structure)");
+    }
   }
   CommitLockOptions lock;
   for (auto [name, field] : {std::pair{"lock-wait", &lock.wait_timeout}, std::pair{"lock-stale", &lock.stale_timeout}}) {
@@ -243,7 +282,7 @@ int RunGenerate(const std::vector<std::string>& args) {
   auto started = StartComm();
   if (!started.ok()) return ReportError(started.status());
   CliComm& cc = **started;
-  if (cc.comm().size() > 1 || config.params.append) return RunGenerateParallel(cc, config, out, lock);
+  if (cc.comm().size() > 1 || config.params.append) return RunGenerateParallel(cc, config, out, lock, QuietOption(vm));
   if (Status st = PrepareGenerateOutput(out); !st.ok()) return ReportError(st);
 
   ProgressPrinter printer(config.params.progress || StderrIsTty());
@@ -257,6 +296,7 @@ int RunGenerate(const std::vector<std::string>& args) {
   printer.Finish();
   if (!summary.ok()) return ReportError(summary.status());
 
+  if (QuietOption(vm)) return kExitOk;
   const GenerateSummary& s = *summary;
   const std::int64_t trace_length = TraceLength(config).ValueOr(0);
   std::string trace_dtype = "?";

@@ -23,7 +23,12 @@ const CommandSpec kGetSpec = {
     "A mismatch stops with exit code 1, naming the file and the algorithm;\n"
     "--no-verify skips the check; an example of an uncompressed fb shard is then\n"
     "read alone (its offsets and bytes), not with its whole shard.\n\n"
-    "Exit code 2 also for an example number out of range.\n",
+    "Exit code 2 also for an example number out of range and for a split the dataset\n"
+    "does not have.\n",
+    "  sedpack get ds -s train -i 0 -i 41\n"
+    "      examples 0 and 41 of train\n"
+    "  sedpack get ds -s test -i 7 --rebuild-index\n"
+    "      rebuilding a stale index on the way\n",
 };
 
 int RunGet(const std::vector<std::string>& args) {
@@ -59,6 +64,7 @@ int RunGet(const std::vector<std::string>& args) {
   auto opened = OpenDatasetArg(vm["dataset"].as<std::string>());
   if (!opened.ok()) return ReportError(opened.status(), /*input_stage=*/true);
   std::shared_ptr<const Dataset> ds = *opened;
+  if (Status st = RequireSplits(*ds, *split); !st.ok()) return UsageError("get", st.message());
   IndexOpenOptions io;
   io.rebuild = vm["rebuild-index"].as<bool>();
   io.warn = [](const std::string& w) { std::cerr << "sedpack: warning: " << w << "\n"; };
@@ -77,7 +83,7 @@ int RunGet(const std::vector<std::string>& args) {
     fetch.cache_bytes = 0;
   }
   auto fetcher = ExampleFetcher::Make(ds, *index, fetch);
-  if (!fetcher.ok()) return ReportError(fetcher.status());
+  if (!fetcher.ok()) return ReportDataError(fetcher.status());
   const std::vector<std::string> keys = JsonObjectKeys(ds->schema());
   std::string out;
   for (std::uint64_t i : wanted) {

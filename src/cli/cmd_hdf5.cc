@@ -15,7 +15,7 @@
 namespace sedpack::cli {
 
 const CommandSpec kImportHdf5Spec = {
-    "import-hdf5", "--config MAPPING INPUT.h5 [INPUT2.h5 ...] OUT [options]",
+    "import-hdf5", "-c MAPPING INPUT.h5 [INPUT2.h5 ...] (OUT | -o OUT) [options]",
     "convert HDF5 captures (ASCAD, lascar, ...) into a new dataset, in parallel",
     "Convert HDF5 side-channel captures into the new sedpack dataset OUT, serially or\n"
     "under mpirun/srun (every rank reads its own contiguous range of rows).\n\n"
@@ -32,6 +32,13 @@ const CommandSpec kImportHdf5Spec = {
     "an error naming file, dataset, field, row and value). Every input is checked\n"
     "(datasets, fields, types, shapes, row counts) before anything is written; on any\n"
     "failure OUT is left as it was (removed if the job created it).\n",
+    "  sedpack inspect-hdf5 ascad.h5 --mapping > map.json\n"
+    "      a starting mapping to edit\n"
+    "  sedpack import-hdf5 -c map.json ascad.h5 -o ascad\n"
+    "      convert it\n"
+    "  srun -n 8 sedpack import-hdf5 -c map.json part1.h5 part2.h5 -o big --progress\n"
+    "      eight ranks, two inputs\n",
+    MpiMode::kParallel,
 };
 
 const CommandSpec kInspectHdf5Spec = {
@@ -41,6 +48,10 @@ const CommandSpec kInspectHdf5Spec = {
     "layout (chunk shape and filters) and, for compound datasets, every field with its\n"
     "type and shape. With --mapping, print a starting mapping config for\n"
     "`sedpack import-hdf5` instead (edit it: dtypes, windows, shard metadata).\n",
+    "  sedpack inspect-hdf5 capture.h5\n"
+    "      what the file holds\n"
+    "  sedpack inspect-hdf5 capture.h5 --mapping > map.json\n"
+    "      a mapping config for import-hdf5\n",
 };
 
 #ifndef SEDPACK_HAVE_HDF5
@@ -99,11 +110,12 @@ int RunImportHdf5(const std::vector<std::string>& args) {
   options.add_options()
       ("config,c", po::value<std::string>()->value_name("MAPPING"), "mapping config (JSON), required")
       ("files", po::value<std::vector<std::string>>()->value_name("FILE"), "inputs, then OUT")
-      ("out", po::value<std::string>()->value_name("OUT"),
+      ("out,o", po::value<std::string>()->value_name("OUT"),
        "dataset folder to create (import_hdf5.output); then every positional argument is an input")
       ("threads,j", po::value<std::string>()->value_name("N"),
        "shard writing threads per rank, 0 = all cores (import_hdf5.threads)")
       ("level", po::value<std::string>()->value_name("N"), LevelOptionHelp("import_hdf5.level").c_str())
+      ("quiet,q", po::bool_switch(), "no summary on standard output, only errors")
       ("memory-budget", po::value<std::string>()->value_name("MB"),
        "memory per rank for read blocks and pending shards (import_hdf5.memory_budget_mb, default 256)")
       ("progress", po::value<std::string>()->value_name("BOOL")->implicit_value("true"),
@@ -153,7 +165,7 @@ int RunImportHdf5(const std::vector<std::string>& args) {
   auto summary = ImportHdf5(cc.comm(), config, inputs, out, io);
   printer.Finish();
   if (!summary.ok()) return cc.ReportFailure(summary.status());
-  if (rank == 0) {
+  if (rank == 0 && !QuietOption(vm)) {
     const Hdf5ImportSummary& s = *summary;
     std::printf("imported %llu examples (train %llu, test %llu, holdout %llu) from %zu file%s into %s "
                 "with %d rank%s (job %s)\n",

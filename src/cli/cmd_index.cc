@@ -2,6 +2,8 @@
 // `sedpack index build|check DATASET`: the sample index sidecar.
 #include <iostream>
 
+#include <nlohmann/json.hpp>
+
 #include "cli/cli_comm.h"
 #include "cli/cli_common.h"
 #include "sedpack/index/index.h"
@@ -11,7 +13,7 @@
 namespace sedpack::cli {
 
 const CommandSpec kIndexSpec = {
-    "index", "build|check DATASET [--rebuild]",
+    "index", "build|check DATASET [--rebuild] [--json [FILE]]",
     "build or check the sample index (random access by example number)",
     "build   Walk the metadata (no shard is read) and write DATASET/.sedpack-hpc/index.bin:\n"
     "        for each split, the shards in sequential read order and the first example\n"
@@ -23,7 +25,17 @@ const CommandSpec kIndexSpec = {
     "        stale (the dataset changed since), invalid (unreadable or malformed) or\n"
     "        missing. Readers ignore a stale or invalid index with a warning and read the\n"
     "        metadata instead; with --rebuild, check rebuilds it.\n\n"
-    "Exit code for check: 0 fresh (or rebuilt), 1 stale, invalid or missing.\n",
+    "Exit code for check: 0 fresh (or rebuilt), 1 stale, invalid or missing.\n"
+    "check --json: schema \"sedpack-hpc/index-check/1\": {schema, dataset, path, state\n"
+    "(fresh, stale, invalid, missing), message, rebuilt}.\n"
+    "Under mpirun/srun `build` runs on every rank; `check` only on rank 0.\n",
+    "  sedpack index build ds\n"
+    "      write ds/.sedpack-hpc/index.bin\n"
+    "  sedpack index check ds --json\n"
+    "      is it fresh? as JSON\n"
+    "  sedpack index check ds --rebuild\n"
+    "      rebuild it if not\n",
+    MpiMode::kParallel,
 };
 
 namespace {
@@ -39,7 +51,7 @@ void PrintSummary(const IndexContents& c, const std::string& path) {
   }
 }
 
-int RunBuild(const std::string& root, int threads) {
+int RunBuild(const std::string& root, int threads, bool quiet) {
   if (!PathExists(JoinRoot(root, "dataset_info.json"))) {
     return ReportError(Status::InvalidArgument(root, " is not a sedpack dataset (it has no dataset_info.json)"));
   }
@@ -49,25 +61,41 @@ int RunBuild(const std::string& root, int threads) {
   if (cc.comm().size() > 1) {
     auto built = BuildIndexDistributed(cc.comm(), root);
     if (!built.ok()) {
-      if (!cc.is_root()) return ExitCodeFor(built.status(), /*input_stage=*/true);
-      return ReportError(built.status(), /*input_stage=*/true);
+      if (!cc.is_root()) return ExitCodeForData(built.status());
+      return ReportDataError(built.status());
     }
-    if (cc.is_root()) PrintSummary(*built, SidecarPath(root, kIndexFileName));
+    if (cc.is_root() && !quiet) PrintSummary(*built, SidecarPath(root, kIndexFileName));
     return kExitOk;
   }
   auto ds = OpenDatasetArg(root);
   if (!ds.ok()) return ReportError(ds.status(), /*input_stage=*/true);
   auto built = BuildIndexFile(*ds, threads);
-  if (!built.ok()) return ReportError(built.status(), /*input_stage=*/true);
-  PrintSummary(*built, SidecarPath(root, kIndexFileName));
+  if (!built.ok()) return ReportDataError(built.status());
+  if (!quiet) PrintSummary(*built, SidecarPath(root, kIndexFileName));
   return kExitOk;
 }
 
-int RunIndexCheck(const std::string& root, bool rebuild) {
+int RunIndexCheck(const std::string& root, bool rebuild, const std::optional<std::string>& json) {
+  if (auto code = SerialCommandGuard("index check")) return *code;
   auto ds = OpenDatasetArg(root);
   if (!ds.ok()) return ReportError(ds.status(), /*input_stage=*/true);
   auto check = CheckIndex(root);
   if (!check.ok()) return ReportError(check.status(), /*input_stage=*/true);
+  if (json) {
+    bool rebuilt = false;
+    if (check->freshness != IndexFreshness::kFresh && rebuild) {
+      auto built = BuildIndexFile(*ds);
+      if (!built.ok()) return ReportError(built.status());
+      rebuilt = true;
+    }
+    const nlohmann::json doc = {{"schema", JsonSchemaName("index-check")}, {"dataset", root},
+                                {"path", check->path},
+                                {"state", IndexFreshnessName(check->freshness)},
+                                {"message", check->message},
+                                {"rebuilt", rebuilt}};
+    if (Status st = WriteJsonOutput(*json, doc.dump(2) + "\n"); !st.ok()) return ReportError(st);
+    return check->freshness == IndexFreshness::kFresh || rebuilt ? kExitOk : kExitProblems;
+  }
   std::cout << IndexFreshnessName(check->freshness) << " " << check->path;
   if (!check->message.empty()) std::cout << ": " << check->message;
   std::cout << "\n";
@@ -92,9 +120,11 @@ int RunIndex(const std::vector<std::string>& args) {
   po::options_description options("Options");
   options.add_options()("action", po::value<std::string>(), "build or check")(
       "dataset", po::value<std::string>(), "dataset folder")(
-      "rebuild", po::bool_switch(), "check: rebuild an index that is not fresh")(
-      "threads,j", po::value<std::string>()->value_name("N"),
-      "build: threads reading the shards_list.json files, 0 = all cores (the index is the same for any N)");
+      "rebuild", po::bool_switch(), "check: rebuild an index that is not fresh");
+  AddThreadsOption(&options,
+                   "build: threads reading the shards_list.json files, 0 = all cores (the index is the same for any N)");
+  AddJsonOption(&options);
+  AddQuietOption(&options);
   po::positional_options_description positional;
   positional.add("action", 1).add("dataset", 1);
   po::variables_map vm;
@@ -103,13 +133,19 @@ int RunIndex(const std::vector<std::string>& args) {
   if (!vm.count("dataset")) return UsageError("index", "missing DATASET argument");
   const std::string action = vm["action"].as<std::string>();
   const std::string root = vm["dataset"].as<std::string>();
+  if (action != "build" && action != "check") {
+    const std::string near = ClosestMatch(action, {"build", "check"});
+    return UsageError("index", "unknown action '" + action + "' (build or check)" +
+                                   (near.empty() ? "" : "; did you mean '" + near + "'?"));
+  }
   if (action == "build") {
     if (vm["rebuild"].as<bool>()) return UsageError("index", "--rebuild goes with check (build always rebuilds)");
+    if (vm.count("json")) return UsageError("index", "--json goes with check");
     int threads = 0;
     if (Status st = ParseThreadsOption(vm, &threads); !st.ok()) return UsageError("index", st.message());
-    return RunBuild(root, threads);
+    return RunBuild(root, threads, QuietOption(vm));
   }
-  if (action == "check") return RunIndexCheck(root, vm["rebuild"].as<bool>());
+  if (action == "check") return RunIndexCheck(root, vm["rebuild"].as<bool>(), JsonOption(vm));
   return UsageError("index", "unknown action '" + action + "' (build or check)");
 }
 

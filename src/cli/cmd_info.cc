@@ -3,6 +3,8 @@
 #include <cstdio>
 #include <iostream>
 
+#include <nlohmann/json.hpp>
+
 #include "cli/cli_common.h"
 
 namespace sedpack::cli {
@@ -15,14 +17,34 @@ const CommandSpec kInfoSpec = {
     "Only dataset_info.json is read. The checksums identify the whole dataset (they cover\n"
     "every shards_list.json and shard through the hash tree); keep them to verify a copy\n"
     "later with `sedpack check DATASET --expect-file FILE`. With --checksums only those\n"
-    "lines are printed, in the format --expect-file reads (\"<algorithm> <hex>\").\n",
+    "lines are printed, in the format --expect-file reads (\"<algorithm> <hex>\").\n\n"
+    "--json prints one object, schema \"sedpack-hpc/info/1\": dataset, metadata (with\n"
+    "custom_metadata as JSON), structure {shard_file_type, compression (\"\" for none),\n"
+    "examples_per_shard, hash_checksum_algorithms}, attributes [{name, dtype, shape,\n"
+    "custom_metadata}], splits {NAME: {examples, shards}}, checksums [{algorithm, hex}].\n",
+    "  sedpack info ds\n"
+    "      metadata, schema, splits and checksums of the dataset in ds/\n"
+    "  sedpack info ds --checksums > ds.sums\n"
+    "      keep the root checksums, for `sedpack verify ds --expect-file ds.sums`\n"
+    "  sedpack info ds --json | jq .splits.train.examples\n"
+    "      the same as JSON\n",
 };
+
+namespace {
+
+nlohmann::json JsonOfText(const std::string& text) {
+  auto j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  return j.is_discarded() ? nlohmann::json(text) : j;
+}
+
+}  // namespace
 
 int RunInfo(const std::vector<std::string>& args) {
   po::options_description options("Options");
   options.add_options()
       ("dataset", po::value<std::string>(), "dataset folder (holds dataset_info.json)")
       ("checksums", po::bool_switch(), "print only the dataset_info.json checksums");
+  AddJsonOption(&options);
   po::positional_options_description positional;
   positional.add("dataset", 1);
   po::variables_map vm;
@@ -37,6 +59,39 @@ int RunInfo(const std::vector<std::string>& args) {
   auto checksums = ds.MetadataChecksums();
   if (!checksums.ok()) return ReportError(checksums.status());
 
+  const auto json = JsonOption(vm);
+  nlohmann::json sums = nlohmann::json::array();
+  for (std::size_t i = 0; i < checksums->size() && i < st.hash_checksum_algorithms.size(); ++i) {
+    sums.push_back({{"algorithm", HashAlgorithmName(st.hash_checksum_algorithms[i])}, {"hex", (*checksums)[i]}});
+  }
+  if (json) {
+    const Metadata& m = info.metadata;
+    nlohmann::json doc = {{"schema", JsonSchemaName("info")}, {"dataset", ds.root()}, {"checksums", sums}};
+    if (!vm["checksums"].as<bool>()) {
+      doc["metadata"] = {{"description", m.description},         {"dataset_version", m.dataset_version},
+                         {"dataset_license", m.dataset_license}, {"download_from", m.download_from},
+                         {"sedpack_version", m.sedpack_version}, {"custom_metadata", JsonOfText(m.custom_metadata.text())}};
+      nlohmann::json algos = nlohmann::json::array();
+      for (HashAlgorithm a : st.hash_checksum_algorithms) algos.push_back(HashAlgorithmName(a));
+      doc["structure"] = {{"shard_file_type", ShardFileTypeName(st.shard_file_type)},
+                          {"compression", CompressionName(st.compression)},
+                          {"examples_per_shard", st.examples_per_shard},
+                          {"hash_checksum_algorithms", algos}};
+      nlohmann::json attrs = nlohmann::json::array();
+      for (const Attribute& a : st.saved_data_description) {
+        attrs.push_back({{"name", a.name}, {"dtype", a.dtype}, {"shape", a.shape},
+                         {"custom_metadata", JsonOfText(a.custom_metadata.text())}});
+      }
+      doc["attributes"] = attrs;
+      nlohmann::json splits = nlohmann::json::object();
+      for (const auto& [split, sli] : info.splits) {
+        splits[std::string(SplitName(split))] = {{"examples", sli.number_of_examples}, {"shards", sli.number_of_shards}};
+      }
+      doc["splits"] = splits;
+    }
+    if (Status w = WriteJsonOutput(*json, doc.dump(2) + "\n"); !w.ok()) return ReportError(w);
+    if (*json == "-") return kExitOk;  // standard output holds only the JSON
+  }
   if (vm["checksums"].as<bool>()) {
     for (std::size_t i = 0; i < checksums->size() && i < st.hash_checksum_algorithms.size(); ++i) {
       std::cout << HashAlgorithmName(st.hash_checksum_algorithms[i]) << " " << (*checksums)[i]

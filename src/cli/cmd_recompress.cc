@@ -10,7 +10,7 @@
 namespace sedpack::cli {
 
 const CommandSpec kRecompressSpec = {
-    "recompress", "DATASET (--profile P | --compression NAME) [--out DIR] [options]",
+    "recompress", "DATASET (--profile P | --compression NAME) [-o DIR] [options]",
     "rewrite every shard with another compression (codec profiles), in parallel",
     "Rewrite every shard of DATASET with another compression and re-stamp every hash\n"
     "of the tree (shards, shards_list.json files, dataset_info.json). Runs serially or\n"
@@ -31,7 +31,16 @@ const CommandSpec kRecompressSpec = {
     "always holds either the whole old or the whole new dataset, whenever the job\n"
     "stops; it needs free space for one copy. An interrupted run's folder is removed\n"
     "by the next run. Do not run two recompress jobs on one dataset at once.\n"
-    "With --out DIR the recompressed copy goes to DIR and DATASET is not changed.\n",
+    "With -o/--out DIR the recompressed copy goes to DIR and DATASET is not changed.\n"
+    "Codec names are case-insensitive; none means uncompressed; a codec the dataset's\n"
+    "shard type cannot use is refused with the list of those it can.\n",
+    "  sedpack recompress ds --profile hot\n"
+    "      LZ4 in place, for fast training reads\n"
+    "  sedpack recompress ds --compression zstd -o ds-zstd\n"
+    "      a ZSTD copy beside it\n"
+    "  srun -n 16 sedpack recompress ds --profile archive --progress\n"
+    "      sixteen ranks\n",
+    MpiMode::kParallel,
 };
 
 int RunRecompress(const std::vector<std::string>& args) {
@@ -40,15 +49,15 @@ int RunRecompress(const std::vector<std::string>& args) {
       ("dataset", po::value<std::string>()->value_name("DATASET"), "dataset folder")
       ("profile", po::value<std::string>()->value_name("P"), "hot, hot-archive, general, archive or portable")
       ("compression", po::value<std::string>()->value_name("NAME"),
-       "instead of a profile: none, GZIP, ZLIB, BZ2, LZMA, LZ4, ZSTD, ZIP (npz)")
+       "instead of a profile, any case: none, GZIP, ZLIB, BZ2, LZMA, LZ4, ZSTD (fb); none, ZIP (npz); none, GZIP, ZLIB (tfrec)")
       ("level", po::value<std::string>()->value_name("N"), LevelOptionHelp("").c_str())
       ("codec-threads", po::value<std::string>()->value_name("N"),
        "ZSTD only: workers compressing each shard of 8 MiB or more (default 1; the -j threads already "
-       "work on different shards)")
-      ("out", po::value<std::string>()->value_name("DIR"), "write a recompressed copy to DIR instead")
-      ("threads,j", po::value<std::string>()->value_name("N"), "threads per rank, 0 = all cores")
-      ("progress", po::value<std::string>()->value_name("BOOL")->implicit_value("true"),
-       "progress on stderr even when it is not a terminal");
+       "work on different shards)");
+  AddOutputOption(&options, "write a recompressed copy to DIR instead", "DIR");
+  AddThreadsOption(&options);
+  AddProgressOption(&options);
+  AddQuietOption(&options);
   po::positional_options_description positional;
   positional.add("dataset", 1);
   po::variables_map vm;
@@ -68,8 +77,7 @@ int RunRecompress(const std::vector<std::string>& args) {
     o.compression = p->For(type);
     o.codec.level = p->LevelFor(type);
   } else {
-    const std::string t = vm["compression"].as<std::string>();
-    auto c = ParseCompression(t == "none" ? std::string() : t);
+    auto c = ParseCodecArg(vm["compression"].as<std::string>(), type);
     if (!c.ok()) return UsageError("recompress", c.status().message());
     o.compression = *c;
   }
@@ -85,12 +93,9 @@ int RunRecompress(const std::vector<std::string>& args) {
     if (*n < 1 || *n > 256) return UsageError("recompress", "option --codec-threads: 1 to 256");
     o.codec.threads = static_cast<int>(*n);
   }
-  bool progress = StderrIsTty();
-  if (vm.count("progress")) {
-    auto b = ParseBool(vm["progress"].as<std::string>(), "--progress");
-    if (!b.ok()) return UsageError("recompress", b.status().message());
-    progress = *b;
-  }
+  auto parsed_progress = ProgressOption(vm);
+  if (!parsed_progress.ok()) return UsageError("recompress", parsed_progress.status().message());
+  const bool progress = *parsed_progress;
   auto started = StartComm();
   if (!started.ok()) return ReportError(started.status());
   CliComm& cc = **started;
@@ -106,8 +111,8 @@ int RunRecompress(const std::vector<std::string>& args) {
   }
   auto s = Recompress(cc.comm(), root, o);
   printer.Finish();
-  if (!s.ok()) return cc.ReportFailure(s.status());
-  if (cc.is_root()) {
+  if (!s.ok()) return cc.ReportFailure(s.status(), /*input_stage=*/false);
+  if (cc.is_root() && !QuietOption(vm)) {
     const std::string name = o.compression == Compression::kNone ? "uncompressed" : std::string(CompressionName(o.compression));
     std::printf("recompressed %llu shards of %s to %s%s with %d rank%s in %s: %s -> %s (%.1f%%)\n",
                 static_cast<unsigned long long>(s->files), root.c_str(), name.c_str(),

@@ -74,6 +74,10 @@ std::string NumTypeName(const NumType& t);
 /// The sedpack dtype holding `t` without conversion (float16 only for IEEE half).
 Result<DType> NaturalDType(const NumType& t);
 
+/// The HDF5 memory type of a numeric sedpack dtype (float16: IEEE binary16,
+/// int: int64); an invalid handle for bool, str and bytes.
+Handle NativeType(DType d);
+
 /// One source resolved against one open file: shape, element type, chunking.
 struct ResolvedSource {
   std::string file;     ///< for messages

@@ -274,6 +274,8 @@ Handle HalfType() {
   return t;
 }
 
+}  // namespace
+
 Handle NativeType(DType d) {
   switch (d) {
     case DType::kInt8: return Handle(H5Tcopy(H5T_NATIVE_INT8));
@@ -290,8 +292,6 @@ Handle NativeType(DType d) {
     default: return Handle();
   }
 }
-
-}  // namespace
 
 Result<BlockReader> BlockReader::Open(hid_t file, const ResolvedSource& src, DType dest,
                                       std::uint64_t cache_bytes, bool wide_only) {

@@ -43,13 +43,33 @@ double Element(const ValueView& v, std::size_t i) {
   }
 }
 
+std::int64_t SignedElement(const ValueView& v, std::size_t i) {
+  switch (v.dtype) {
+    case DType::kInt8: return v.At<std::int8_t>(i);
+    case DType::kInt16: return v.At<std::int16_t>(i);
+    case DType::kInt32: return v.At<std::int32_t>(i);
+    default: return v.At<std::int64_t>(i);
+  }
+}
+
+std::uint64_t UnsignedElement(const ValueView& v, std::size_t i) {
+  switch (v.dtype) {
+    case DType::kBool: return v.At<std::uint8_t>(i) ? 1 : 0;
+    case DType::kUInt8: return v.At<std::uint8_t>(i);
+    case DType::kUInt16: return v.At<std::uint16_t>(i);
+    case DType::kUInt32: return v.At<std::uint32_t>(i);
+    default: return v.At<std::uint64_t>(i);
+  }
+}
+
 // Moments as text for sending between ranks (hex floats are exact).
 std::string Encode(const std::vector<Moments>& ms, std::uint64_t examples) {
   std::ostringstream out;
   out << examples << "\n";
   for (const Moments& m : ms) {
-    out << m.count << " " << m.nan_count << " " << std::hexfloat << m.mean << " " << m.m2 << " " << m.min << " "
-        << m.max << std::defaultfloat << "\n";
+    out << m.count << " " << m.nan_count << " " << std::hexfloat << m.mean << " " << m.m2 << " " << m.scale << " "
+        << m.min << " " << m.max << std::defaultfloat << " " << m.has_signed << " " << m.signed_min << " "
+        << m.signed_max << " " << m.has_unsigned << " " << m.unsigned_min << " " << m.unsigned_max << "\n";
   }
   return out.str();
 }
@@ -58,15 +78,35 @@ Status Decode(const std::string& text, std::vector<Moments>* ms, std::uint64_t* 
   std::istringstream in(text);
   in >> *examples;
   for (Moments& m : *ms) {
-    std::string mean, m2, min, max;
-    in >> m.count >> m.nan_count >> mean >> m2 >> min >> max;
+    std::string mean, m2, scale, min, max;
+    in >> m.count >> m.nan_count >> mean >> m2 >> scale >> min >> max >> m.has_signed >> m.signed_min >>
+        m.signed_max >> m.has_unsigned >> m.unsigned_min >> m.unsigned_max;
     m.mean = std::strtod(mean.c_str(), nullptr);
     m.m2 = std::strtod(m2.c_str(), nullptr);
+    m.scale = std::strtod(scale.c_str(), nullptr);
     m.min = std::strtod(min.c_str(), nullptr);
     m.max = std::strtod(max.c_str(), nullptr);
   }
   if (!in) return Status::Internal("malformed statistics message");
   return Status::OK();
+}
+
+}  // namespace
+
+namespace {
+
+// The power of two at least |x| (at most 2^1023, so that x / scale stays finite).
+double ScaleFor(double x) {
+  const double a = std::fabs(x);
+  if (a == 0 || !std::isfinite(a)) return 0;
+  return std::ldexp(1.0, std::min(std::ilogb(a) + 1, 1023));
+}
+
+// Express m2 (in units of from^2) in units of to^2; exact for powers of two.
+double Rescale(double m2, double from, double to) {
+  if (from == to || m2 == 0) return m2;
+  const double r = from / to;
+  return m2 * r * r;
 }
 
 }  // namespace
@@ -83,30 +123,79 @@ void Moments::Add(double x) {
     max = std::max(max, x);
   }
   ++count;
-  const double d = x - mean;
-  mean += d / static_cast<double>(count);
-  m2 += d * (x - mean);
+  if (const double s = ScaleFor(x); s > scale) {
+    m2 = Rescale(m2, scale > 0 ? scale : 1, s);
+    scale = s;
+  }
+  const double unit = scale > 0 ? scale : 1;
+  // Deviations in units of `unit`: |x / unit| <= 1, so nothing overflows.
+  const double d = x / unit - mean / unit;
+  mean += (d / static_cast<double>(count)) * unit;
+  m2 += d * (x / unit - mean / unit);
+}
+
+void Moments::AddInteger(std::int64_t x) {
+  if (!has_signed) {
+    signed_min = signed_max = x;
+    has_signed = true;
+  } else {
+    signed_min = std::min(signed_min, x);
+    signed_max = std::max(signed_max, x);
+  }
+  Add(static_cast<double>(x));
+}
+
+void Moments::AddUnsigned(std::uint64_t x) {
+  if (!has_unsigned) {
+    unsigned_min = unsigned_max = x;
+    has_unsigned = true;
+  } else {
+    unsigned_min = std::min(unsigned_min, x);
+    unsigned_max = std::max(unsigned_max, x);
+  }
+  Add(static_cast<double>(x));
 }
 
 void Moments::Merge(const Moments& o) {
   nan_count += o.nan_count;
+  if (o.has_signed) {
+    signed_min = has_signed ? std::min(signed_min, o.signed_min) : o.signed_min;
+    signed_max = has_signed ? std::max(signed_max, o.signed_max) : o.signed_max;
+    has_signed = true;
+  }
+  if (o.has_unsigned) {
+    unsigned_min = has_unsigned ? std::min(unsigned_min, o.unsigned_min) : o.unsigned_min;
+    unsigned_max = has_unsigned ? std::max(unsigned_max, o.unsigned_max) : o.unsigned_max;
+    has_unsigned = true;
+  }
   if (o.count == 0) return;
-  if (count == 0) {
-    const std::uint64_t nans = nan_count;
-    *this = o;
-    nan_count = nans;
+  if (count == 0) {  // the exact extremes and NaNs are merged above
+    count = o.count;
+    mean = o.mean;
+    m2 = o.m2;
+    scale = o.scale;
+    min = o.min;
+    max = o.max;
     return;
   }
+  const double s = std::max(scale, o.scale);
+  const double unit = s > 0 ? s : 1;
+  const double m2a = Rescale(m2, scale > 0 ? scale : 1, unit);
+  const double m2b = Rescale(o.m2, o.scale > 0 ? o.scale : 1, unit);
   const double n = static_cast<double>(count) + static_cast<double>(o.count);
-  const double d = o.mean - mean;
-  mean += d * static_cast<double>(o.count) / n;
-  m2 += o.m2 + d * d * static_cast<double>(count) * static_cast<double>(o.count) / n;
+  const double d = o.mean / unit - mean / unit;
+  mean += (d * (static_cast<double>(o.count) / n)) * unit;
+  m2 = m2a + m2b + d * d * (static_cast<double>(count) / n) * static_cast<double>(o.count);
+  scale = s;
   count += o.count;
   min = std::min(min, o.min);
   max = std::max(max, o.max);
 }
 
-double Moments::StdDev() const { return count < 2 ? 0.0 : std::sqrt(m2 / static_cast<double>(count)); }
+double Moments::StdDev() const {
+  if (count < 2) return 0.0;
+  return std::sqrt(m2 / static_cast<double>(count)) * (scale > 0 ? scale : 1);
+}
 
 Result<SplitStats> ComputeSplitStats(Comm& comm, const std::string& root, Split split, int threads) {
   SEDPACK_ASSIGN_OR_RETURN(std::shared_ptr<Dataset> ds, Dataset::Open(root));
@@ -136,7 +225,17 @@ Result<SplitStats> ComputeSplitStats(Comm& comm, const std::string& root, Split 
             const ValueView v = shard.Get(e, a);
             const std::size_t item = DTypeItemSize(v.dtype);
             const std::size_t n = item ? v.data.size() / item : 0;
-            for (std::size_t k = 0; k < n; ++k) m.moments[a].Add(Element(v, k));
+            Moments& mm = m.moments[a];
+            switch (v.dtype) {
+              case DType::kInt8: case DType::kInt16: case DType::kInt32: case DType::kInt64: case DType::kInt:
+                for (std::size_t k = 0; k < n; ++k) mm.AddInteger(SignedElement(v, k));
+                break;
+              case DType::kUInt8: case DType::kUInt16: case DType::kUInt32: case DType::kUInt64: case DType::kBool:
+                for (std::size_t k = 0; k < n; ++k) mm.AddUnsigned(UnsignedElement(v, k));
+                break;
+              default:
+                for (std::size_t k = 0; k < n; ++k) mm.Add(Element(v, k));
+            }
           }
         }
         std::lock_guard<std::mutex> lock(mu);
@@ -187,7 +286,13 @@ Status WriteMinMax(const std::string& root, const SplitStats& stats) {
       nlohmann::ordered_json j = nlohmann::ordered_json::parse(attr.custom_metadata.text(), nullptr, false);
       if (!j.is_object()) j = nlohmann::ordered_json::object();
       const bool integer = s.dtype != DType::kFloat16 && s.dtype != DType::kFloat32 && s.dtype != DType::kFloat64;
-      if (integer && s.moments.min >= 0) {
+      if (s.moments.has_unsigned && !s.moments.has_signed) {
+        j["min"] = s.moments.unsigned_min;
+        j["max"] = s.moments.unsigned_max;
+      } else if (s.moments.has_signed && !s.moments.has_unsigned) {
+        j["min"] = s.moments.signed_min;
+        j["max"] = s.moments.signed_max;
+      } else if (integer && s.moments.min >= 0) {
         j["min"] = static_cast<std::uint64_t>(s.moments.min);
         j["max"] = static_cast<std::uint64_t>(s.moments.max);
       } else if (integer) {

@@ -19,6 +19,9 @@
 #include <vector>
 
 #include "cli/value_json.h"
+#include "sedpack/config.h"
+#include "sedpack/dataset/dataset.h"
+#include "sedpack/dataset/filler.h"
 #include "sedpack/generate/generate.h"
 #include "support/test_support.h"
 
@@ -133,8 +136,9 @@ TEST_F(CliTest, MissingOrInvalidDatasetExit2) {
   }
   fs::create_directories(Path("bad_info"));
   std::ofstream(Path("bad_info/dataset_info.json")) << "{\"metadata\": 5";
+  // A dataset whose dataset_info.json does not parse is damaged data (1), not a usage error.
   RunResult r = Sedpack("info " + Quote(Path("bad_info")));
-  EXPECT_EQ(r.code, 2) << r.err;
+  EXPECT_EQ(r.code, 1) << r.err;
 }
 
 TEST_F(CliTest, GenerateInfoLsCheckCat) {
@@ -755,7 +759,7 @@ TEST_F(CliTest, CatAndGetRefuseCorruptShardUnlessNoVerify) {
     EXPECT_NE(r.err.find(shard + ": xxh128 mismatch (recorded "), std::string::npos) << r.err;
     EXPECT_EQ(r.out, "");
     r = Sedpack(cmd + " --no-verify");
-    EXPECT_TRUE(r.code == 0 || r.code == 3) << r.code << ": " << r.err;
+    EXPECT_TRUE(r.code == 0 || r.code == 1) << r.code << ": " << r.err;  // 1: it does not decode
     EXPECT_EQ(r.err.find("mismatch (recorded"), std::string::npos) << r.err;
     if (r.code == 0) {
       EXPECT_NE(r.out, "");
@@ -766,6 +770,453 @@ TEST_F(CliTest, CatAndGetRefuseCorruptShardUnlessNoVerify) {
   r = Sedpack("get --help");
   EXPECT_NE(r.out.find("--no-verify"), std::string::npos);
 }
+
+
+// ---- One vocabulary, one exit-code table, --json everywhere (issue 19). ----
+
+// Every command: `help CMD` has a synopsis, options, examples and its MPI mode.
+TEST_F(CliTest, EveryCommandsHelpHasSynopsisExamplesAndMpiMode) {
+  const RunResult list = Sedpack("--dump-options");
+  ASSERT_EQ(list.code, 0) << list.err;
+  for (const char* cmd : {"info", "ls", "check", "cat", "generate", "verify", "checksums", "fix", "index", "get",
+                          "recompress", "digest", "stats", "pack", "unpack", "import-hdf5", "inspect-hdf5",
+                          "export-hdf5"}) {
+    const RunResult h = Sedpack(std::string("help ") + cmd);
+    if (h.code == 4) continue;  // not built in (HDF5)
+    ASSERT_EQ(h.code, 0) << cmd << ": " << h.err;
+    EXPECT_EQ(h.out.rfind(std::string("Usage: sedpack ") + cmd + " ", 0), 0u) << h.out;
+    EXPECT_NE(h.out.find("\nExamples:\n  sedpack "), std::string::npos) << cmd;
+    EXPECT_NE(h.out.find("\nMPI: "), std::string::npos) << cmd;
+    EXPECT_EQ(h.out.find("--action"), std::string::npos) << cmd;  // no internal names
+    EXPECT_EQ(h.out.find("--files"), std::string::npos) << cmd;
+    EXPECT_EQ(h.out, Sedpack(std::string(cmd) + " --help").out) << cmd;
+  }
+  EXPECT_EQ(Sedpack("help nosuch").code, 2);
+  // The option table the completion and the man page are made from.
+  for (const char* row : {"pack\t--out\t-o\t", "generate\t--out\t-o\t", "recompress\t--out\t-o\t",
+                          "unpack\t--out\t-o\t", "stats\t--split\t-s\t", "stats\t--threads\t-j\t",
+                          "stats\t--json\t\t[FILE]", "ls\t--json\t\t[FILE]", "info\t--json\t\t[FILE]",
+                          "digest\t--json\t\t[FILE]", "fix\t--json\t\t[FILE]", "checksums\t--json\t\t[FILE]",
+                          "verify\t--json\t\t[FILE]", "index\t--json\t\t[FILE]", "digest\t--progress\t\t[BOOL]",
+                          "verify\t--quiet\t-q\t"}) {
+    EXPECT_NE(list.out.find(std::string("\n") + row), std::string::npos) << row;
+  }
+  const RunResult completion = Sedpack("--dump-completion");
+  EXPECT_NE(completion.out.find("complete -o filenames -F _sedpack sedpack"), std::string::npos);
+  EXPECT_NE(completion.out.find("    stats) opts=\""), std::string::npos);
+  const RunResult man = Sedpack("--dump-man");
+  EXPECT_EQ(man.out.find(".TH SEDPACK 1"), man.out.find('\n') + 1) << man.out.substr(0, 200);
+  EXPECT_NE(man.out.find(".SS stats"), std::string::npos);
+}
+
+TEST_F(CliTest, VersionListsTheFeatures) {
+  const RunResult r = Sedpack("--version");
+  ASSERT_EQ(r.code, 0);
+  for (const char* f : {"\n  MPI ", "\n  HDF5 ", "\n  Python ", "\n  codecs   none, GZIP"}) {
+    EXPECT_NE(r.out.find(f), std::string::npos) << f << "\n" << r.out;
+  }
+}
+
+TEST_F(CliTest, NoPrefixGuessingAndDidYouMean) {
+  const std::string root = SmallDataset();
+  RunResult r = Sedpack("verify " + Quote(root) + " --dee");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("unknown option '--dee'; did you mean '--deep'?"), std::string::npos) << r.err;
+  r = Sedpack("verfy " + Quote(root));
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("did you mean 'verify'?"), std::string::npos) << r.err;
+  r = Sedpack("stats " + Quote(root) + " --splt train");
+  EXPECT_NE(r.err.find("did you mean '--split'?"), std::string::npos) << r.err;
+  r = Sedpack("index chek " + Quote(root));
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("did you mean 'check'?"), std::string::npos) << r.err;
+  r = Sedpack("zzzzzz");
+  EXPECT_EQ(r.err.find("did you mean"), std::string::npos) << r.err;
+}
+
+TEST_F(CliTest, CodecNamesAnyCaseNoneAndFitTheShardType) {
+  const std::string root = SmallDataset();
+  RunResult r = Sedpack("recompress " + Quote(root) + " --compression lz4 -o " + Quote(Path("lz4")) + " -q");
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.out, "");
+  EXPECT_NE(Sedpack("info " + Quote(Path("lz4"))).out.find("compression         LZ4"), std::string::npos);
+  r = Sedpack("recompress " + Quote(root) + " --compression None -o " + Quote(Path("none")));
+  EXPECT_EQ(r.code, 0) << r.err;
+  r = Sedpack("recompress " + Quote(root) + " --compression zip -o " + Quote(Path("zip")));
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("ZIP does not fit fb shards (they take: none, GZIP, ZLIB, BZ2, LZMA, LZ4, ZSTD)"),
+            std::string::npos) << r.err;
+  r = Sedpack("recompress " + Quote(root) + " --compression brotli -o " + Quote(Path("b")));
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("unknown codec \"brotli\""), std::string::npos) << r.err;
+  r = Sedpack("generate " + Quote(std::string(SEDPACK_CONFIGS_DIR) + "/generate_small.json") + " -o " +
+              Quote(Path("g")) + " --compression zstd --shard-file-type tfrec");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("tfrec shards (they take: none, GZIP, ZLIB)"), std::string::npos) << r.err;
+}
+
+TEST_F(CliTest, OldSpellingsWorkWithADeprecationNote) {
+  const std::string root = SmallDataset();
+  RunResult r = Sedpack("pack " + Quote(root) + " --output " + Quote(Path("a.pack")));
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.err.find("--output is deprecated, use --out"), std::string::npos) << r.err;
+  r = Sedpack("unpack " + Quote(Path("a.pack")) + " " + Quote(Path("back")));  // OUT as an argument
+  EXPECT_EQ(r.code, 0) << r.err;
+  r = Sedpack("unpack " + Quote(Path("a.pack")) + " -o " + Quote(Path("back2")) + " -q");
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.out, "");
+  r = Sedpack("stats " + Quote(root) + " --split test");  // one --split, as before
+  EXPECT_EQ(r.code, 0) << r.err;
+}
+
+TEST_F(CliTest, GenerateAppendRefusesTraceLengthAndNotesTheSeed) {
+  const std::string root = SmallDataset();
+  const std::string config = Quote(std::string(SEDPACK_CONFIGS_DIR) + "/generate_small.json");
+  RunResult r = Sedpack("generate " + config + " -o " + Quote(root) + " --append --trace-length 300");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("--trace-length 300 cannot be used with --append: the dataset's traces have 1000 samples"),
+            std::string::npos) << r.err;
+  r = Sedpack("generate " + config + " -o " + Quote(root) + " --append --examples-train 2 --examples-test 0 "
+              "--examples-holdout 0 -q");
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.err.find("--append without --seed uses the config's seed"), std::string::npos) << r.err;
+  r = Sedpack("generate " + config + " -o " + Quote(root) + " --append --seed 9 --examples-train 2 "
+              "--examples-test 0 --examples-holdout 0 -q");
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.err.find("--seed"), std::string::npos) << r.err;
+}
+
+// The exit-code table, command by command and fault by fault.
+TEST_F(CliTest, ExitCodesPerCommandAndFault) {
+  const std::string good = SmallDataset();
+  fs::copy(good, Path("corrupt"), fs::copy_options::recursive);
+  fs::copy(good, Path("garbled"), fs::copy_options::recursive);
+  std::ofstream(Path("garbled") + "/dataset_info.json") << "{\"metadata\": [";
+  for (const auto& e : fs::recursive_directory_iterator(Path("corrupt") + "/train")) {
+    if (e.path().extension() != ".fb") continue;
+    std::fstream f(e.path(), std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(100);
+    f << "garbage garbage garbage";
+  }
+  // Splits: only train.
+  ASSERT_EQ(Sedpack("generate " + Quote(std::string(SEDPACK_CONFIGS_DIR) + "/generate_small.json") + " -o " +
+                    Quote(Path("trainonly")) + " --examples-test 0 --examples-holdout 0 -q")
+                .code,
+            0);
+  struct Case {
+    std::string command;  // DATASET goes where @ is
+    int corrupt, garbled, absent_split;
+  };
+  const std::string out = Quote(Path("out"));
+  std::vector<Case> cases = {
+      {"info @", 0, 1, -1},
+      {"ls @ -s test", 0, 1, 2},
+      {"cat @ -s train", 1, 1, -1},
+      {"cat @ -s test", 0, 1, 2},
+      {"get @ -s train -i 20", 1, 1, -1},
+      {"get @ -s test -i 0", 0, 1, 2},
+      {"stats @", 1, 1, -1},
+      {"stats @ -s test", 0, 1, 2},
+      {"digest @ --print", 1, 1, -1},
+      {"verify @", 1, 1, -1},
+      {"verify @ -s test", 0, 1, 2},
+      {"checksums @", 0, 1, -1},
+      {"fix @", 0, 1, -1},
+      {"recompress @ --profile hot -o " + out, 1, 1, -1},
+      {"index build @", 0, 1, -1},
+      {"pack @ -o " + out, 0, 1, -1},
+      {"generate " + Quote(std::string(SEDPACK_CONFIGS_DIR) + "/generate_small.json") + " -o @ --append --seed 3",
+       0, 1, -1},
+  };
+#ifdef SEDPACK_HAVE_HDF5
+  cases.push_back({"export-hdf5 @ -o " + out, 1, 1, -1});
+  cases.push_back({"export-hdf5 @ -s test -o " + out, 0, 1, 2});
+#endif
+  auto run = [&](const std::string& command, const std::string& root, const std::string& redirect = "") {
+    std::string c = command;
+    c.replace(c.find('@'), 1, Quote(root));
+    fs::remove_all(Path("out"));
+    return Sedpack(c + redirect);
+  };
+  for (const Case& k : cases) {
+    RunResult r = run(k.command, Path("corrupt"));
+    EXPECT_EQ(r.code, k.corrupt) << k.command << " (corrupt shard): " << r.err;
+    r = run(k.command, Path("garbled"));
+    EXPECT_EQ(r.code, k.garbled) << k.command << " (garbled dataset_info.json): " << r.err;
+    if (k.absent_split >= 0) {
+      r = run(k.command, Path("trainonly"));
+      EXPECT_EQ(r.code, k.absent_split) << k.command << " (absent split): " << r.err;
+      EXPECT_NE(r.err.find("the dataset has no split test (it has train)"), std::string::npos) << r.err;
+    }
+    if (::access("/dev/full", W_OK) == 0 && k.corrupt != 0) {
+      // A command whose output is lost did not succeed.
+      const std::string c = k.command.find(" -s test") == std::string::npos ? k.command : "";
+      if (!c.empty()) {
+        const std::string cmd = "env " + Quote(SEDPACK_BIN) + " " +
+                                [&] { std::string x = c; x.replace(x.find('@'), 1, Quote(good)); return x; }() +
+                                " >/dev/full 2>/dev/null";
+        fs::remove_all(Path("out"));
+        const int status = std::system(cmd.c_str());
+        EXPECT_EQ(WIFEXITED(status) ? WEXITSTATUS(status) : -1, 3) << c << " > /dev/full";
+      }
+    }
+  }
+  if (::access("/dev/full", W_OK) == 0) {
+    for (const char* c : {"info", "ls", "checksums", "fix"}) {
+      const std::string cmd = Quote(SEDPACK_BIN) + " " + c + " " + Quote(good) + " >/dev/full 2>/dev/null";
+      const int status = std::system(cmd.c_str());
+      EXPECT_EQ(WIFEXITED(status) ? WEXITSTATUS(status) : -1, 3) << c << " > /dev/full";
+    }
+  }
+}
+
+// --json on every reporting command: one object with a versioned schema name.
+TEST_F(CliTest, JsonOnEveryReportingCommand) {
+  const std::string root = SmallDataset();
+  const std::vector<std::pair<std::string, std::string>> commands = {
+      {"info", "info @ --json"},
+      {"ls", "ls @ --json -s test"},
+      {"verify", "verify @ --json -"},
+      {"stats", "stats @ --json"},
+      {"checksums", "checksums @ --json"},
+      {"digest", "digest @ --print --json"},
+      {"index-check", "index check @ --json"},
+      {"fix", "fix @ --json"},
+  };
+  std::map<std::string, Json> docs;
+  for (const auto& [name, command] : commands) {
+    std::string c = command;
+    c.replace(c.find('@'), 1, Quote(root));
+    const RunResult r = Sedpack(c);
+    EXPECT_TRUE(r.code == 0 || (name == "index-check" && r.code == 1)) << c << ": " << r.err;
+    Json doc = Json::parse(r.out, nullptr, false);
+    ASSERT_FALSE(doc.is_discarded()) << c << ": " << r.out;
+    EXPECT_EQ(doc["schema"], "sedpack-hpc/" + name + "/1") << c;
+    docs[name] = doc;
+  }
+  EXPECT_EQ(docs["info"]["splits"]["train"]["examples"], 64);
+  EXPECT_EQ(docs["info"]["attributes"][0]["name"], "trace1");
+  EXPECT_EQ(docs["info"]["checksums"][0]["algorithm"], "sha256");
+  EXPECT_EQ(docs["info"]["checksums"], docs["checksums"]["checksums"]);
+  ASSERT_EQ(docs["ls"]["shards"].size(), 2u);
+  EXPECT_EQ(docs["ls"]["shards"][0]["split"], "test");
+  EXPECT_EQ(docs["ls"]["shards"][0]["custom_metadata"]["key_index"], 0);
+  EXPECT_EQ(docs["verify"]["ok"], true);
+  EXPECT_EQ(docs["stats"]["splits"][0]["split"], "train");
+  EXPECT_EQ(docs["stats"]["splits"][0]["attributes"][1]["name"], "key");
+  EXPECT_TRUE(docs["stats"]["splits"][0]["attributes"][1]["max"].is_number_integer());
+  EXPECT_EQ(docs["digest"]["shards"].size(), 7u);
+  EXPECT_EQ(docs["digest"]["written"], false);
+  EXPECT_EQ(docs["index-check"]["state"], "missing");
+  EXPECT_EQ(docs["fix"]["orphans"], 0);
+  // --json FILE: the file holds the JSON, standard output the text.
+  const RunResult r = Sedpack("info " + Quote(root) + " --json " + Quote(Path("info.json")));
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("structure"), std::string::npos);
+  EXPECT_EQ(Json::parse(ReadText(Path("info.json"))), docs["info"]);
+}
+
+TEST_F(CliTest, StatsPrintsExactIntegersAndAFiniteStd) {
+  const std::string root = Path("wide");
+  {
+    DatasetStructure st;
+    st.compression = Compression::kNone;
+    st.saved_data_description = {{"big", "int32", {2}, {}}, {"huge", "float64", {}, {}}, {"u", "uint64", {}, {}}};
+    auto ds = Dataset::Create(root, Metadata{}, st);
+    ASSERT_TRUE(ds.ok()) << ds.status().ToString();
+    FillerOptions fo;
+    fo.concurrency = 1;
+    auto f = Filler::Make(*ds, fo);
+    ASSERT_TRUE(f.ok());
+    for (int i = 0; i < 10; ++i) {
+      const std::vector<std::int32_t> big = {57000164 - i, -57000164 + i};
+      const double huge = i % 2 ? 1e300 : -1e300;
+      const std::uint64_t u = 18446744073709551615ULL - static_cast<std::uint64_t>(i);
+      std::vector<ValueView> v = {ValueView::Array(big, {2}), ValueView::Scalar(huge), ValueView::Scalar(u)};
+      ASSERT_TRUE((*f)->WriteExample(Split::kTrain, v).ok());
+    }
+    ASSERT_TRUE((*f)->Finish().ok());
+  }
+  RunResult r = Sedpack("stats " + Quote(root));
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find(" 57000164 "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find(" -57000164 "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find(" 18446744073709551615 "), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("inf"), std::string::npos) << r.out;
+  r = Sedpack("stats " + Quote(root) + " --json");
+  ASSERT_EQ(r.code, 0) << r.err;
+  const Json a = Json::parse(r.out)["splits"][0]["attributes"];
+  EXPECT_EQ(a[0]["max"].get<std::int64_t>(), 57000164);
+  EXPECT_EQ(a[0]["min"].get<std::int64_t>(), -57000164);
+  EXPECT_EQ(a[2]["max"].get<std::uint64_t>(), 18446744073709551615ULL);
+  ASSERT_TRUE(a[1]["std"].is_number()) << a[1];
+  EXPECT_NEAR(a[1]["std"].get<double>(), 1e300, 1e286);
+  EXPECT_NEAR(a[1]["mean"].get<double>(), 0, 1e285);
+}
+
+TEST_F(CliTest, SerialCommandsRunOnRankZeroOnly) {
+  const std::string root = SmallDataset();
+  RunResult r = Sedpack("info " + Quote(root), "OMPI_COMM_WORLD_SIZE=2 OMPI_COMM_WORLD_RANK=1");
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.out, "");
+  r = Sedpack("info " + Quote(root), "OMPI_COMM_WORLD_SIZE=2 OMPI_COMM_WORLD_RANK=0");
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("dataset_info.json checksums"), std::string::npos);
+  EXPECT_NE(r.err.find("a serial command; of the several MPI ranks only rank 0 runs it"), std::string::npos);
+  r = Sedpack("unpack nothing.pack -o " + Quote(Path("u")), "OMPI_COMM_WORLD_SIZE=3 OMPI_COMM_WORLD_RANK=2");
+  EXPECT_EQ(r.code, 0) << r.err;  // rank 2 does nothing (rank 0 reports the missing pack)
+}
+
+TEST_F(CliTest, VerifyPartialPathsInAnyFormAndStrict) {
+  const std::string root = SmallDataset();
+  const std::string rel = "train/shards_list.json";
+  for (const std::string& p : {rel, root + "/" + rel, fs::relative(root + "/" + rel).string(),
+                               "./" + fs::relative(root + "/" + rel).string()}) {
+    const RunResult r = Sedpack("verify " + Quote(root) + " --partial " + Quote(p));
+    EXPECT_EQ(r.code, 0) << p << ": " << r.err;
+    EXPECT_NE(r.out.find(": OK"), std::string::npos) << p << ": " << r.out;
+  }
+  RunResult r = Sedpack("verify " + Quote(root) + " --partial /etc/passwd");
+  EXPECT_EQ(r.code, 2) << r.err;
+  EXPECT_NE(r.err.find("is not inside the dataset"), std::string::npos) << r.err;
+  // An orphan file is a warning: exit 0, with --strict exit 1.
+  std::ofstream(root + "/train/orphan.fb") << "x";
+  r = Sedpack("verify " + Quote(root));
+  EXPECT_EQ(r.code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("WARNING"), std::string::npos) << r.out;
+  r = Sedpack("verify " + Quote(root) + " --strict");
+  EXPECT_EQ(r.code, 1) << r.out << r.err;
+  // Final progress lines.
+  r = Sedpack("verify " + Quote(root) + " --progress");
+  EXPECT_NE(r.err.find("verify: done, "), std::string::npos) << r.err;
+  r = Sedpack("stats " + Quote(root) + " --progress");
+  EXPECT_NE(r.err.find("stats: train: 64 examples in 4 shards read in"), std::string::npos) << r.err;
+  r = Sedpack("digest " + Quote(root) + " --print --progress");
+  EXPECT_NE(r.err.find("digest: 7 shards decoded in"), std::string::npos) << r.err;
+  r = Sedpack("pack " + Quote(root) + " -o " + Quote(Path("p.pack")) + " --progress");
+  EXPECT_NE(r.err.find("pack: done, "), std::string::npos) << r.err;
+}
+
+
+#ifdef SEDPACK_HAVE_HDF5
+// export-hdf5: h5py reads the values `cat` prints (every dtype family), the
+// metadata rides along as attributes, and inspect-hdf5 --mapping + import-hdf5
+// bring the numeric examples back.
+TEST_F(CliTest, ExportHdf5ReadByH5pyEqualsCatAndRoundTrips) {
+  if (std::system("/usr/bin/python3 -c 'import h5py' >/dev/null 2>&1") != 0) GTEST_SKIP() << "no h5py";
+  const std::string root = Path("mixed");
+  {
+    DatasetStructure st;
+    st.compression = Compression::kZstd;
+    st.examples_per_shard = 4;
+    st.saved_data_description = {{"trace", "float16", {3}, {}}, {"x", "float64", {2, 2}, {}},
+                                 {"label", "int", {}, {}},     {"flag", "bool", {1}, {}},
+                                 {"note", "str", {}, {}},       {"blob", "bytes", {}, {}}};
+    st.saved_data_description[2].custom_metadata = *JsonValue::Parse(R"({"unit":"class"})");
+    Metadata m;
+    m.description = "export test";
+    m.custom_metadata = *JsonValue::Parse(R"({"lab":"B"})");
+    auto ds = Dataset::Create(root, m, st);
+    ASSERT_TRUE(ds.ok()) << ds.status().ToString();
+    FillerOptions fo;
+    fo.concurrency = 1;
+    auto f = Filler::Make(*ds, fo);
+    ASSERT_TRUE(f.ok());
+    for (int i = 0; i < 10; ++i) {
+      const std::vector<std::uint16_t> trace = {static_cast<std::uint16_t>(0x3c00 + i), 0xbc00, 0x7bff};
+      const std::vector<double> x = {i * 0.1, -1e300, 1.0 / 3, static_cast<double>(i)};
+      const std::int64_t label = i - 5;
+      const std::vector<std::uint8_t> flag = {static_cast<std::uint8_t>(i % 2)};
+      const std::string note = "n\xc3\xa9" + std::to_string(i);
+      const std::string blob = std::string("\0\x01\xff", 3) + std::to_string(i);
+      std::vector<ValueView> v = {ValueView{DType::kFloat16, {3}, std::as_bytes(std::span(trace))},
+                                  ValueView::Array(x, {2, 2}), ValueView::Int(label),
+                                  ValueView{DType::kBool, {1}, std::as_bytes(std::span(flag))},
+                                  ValueView::Str(note),
+                                  ValueView{DType::kBytes, {}, std::as_bytes(std::span(blob.data(), blob.size()))}};
+      ASSERT_TRUE((*f)->WriteExample(i < 7 ? Split::kTrain : Split::kTest, v).ok());
+    }
+    ASSERT_TRUE((*f)->Finish().ok());
+  }
+  RunResult r = Sedpack("export-hdf5 " + Quote(root) + " -o " + Quote(Path("m.h5")) + " --deflate 3 --progress");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("exported 10 examples of 2 splits"), std::string::npos) << r.out;
+  EXPECT_NE(r.err.find("export-hdf5: 10/10 examples"), std::string::npos) << r.err;
+  // It refuses to overwrite, and leaves no temporary file behind.
+  r = Sedpack("export-hdf5 " + Quote(root) + " -o " + Quote(Path("m.h5")));
+  EXPECT_EQ(r.code, 2) << r.err;
+  for (const auto& e : fs::directory_iterator(tmp_.path())) {
+    EXPECT_EQ(e.path().filename().string().find(".partial"), std::string::npos) << e.path();
+  }
+  for (const std::string split : {"train", "test"}) {
+    const std::string dump_cmd = "/usr/bin/python3 " + Quote(std::string(SEDPACK_TESTS_DIR) + "/cli/h5_dump.py") +
+                                 " " + Quote(Path("m.h5")) + " " + split + " > " + Quote(Path("dump.json"));
+    ASSERT_EQ(std::system(dump_cmd.c_str()), 0);
+    const Json dump = Json::parse(ReadText(Path("dump.json")));
+    const RunResult cat = Sedpack("cat " + Quote(root) + " -s " + split);
+    ASSERT_EQ(cat.code, 0) << cat.err;
+    std::vector<Json> lines;
+    std::istringstream in(cat.out);
+    for (std::string line; std::getline(in, line);) lines.push_back(Json::parse(line));
+    ASSERT_EQ(dump["examples"].size(), lines.size()) << split;
+    EXPECT_EQ(dump["dtypes"]["trace"], "float16");
+    EXPECT_EQ(dump["dtypes"]["x"], "float64");
+    EXPECT_EQ(dump["dtypes"]["label"], "int64");
+    EXPECT_EQ(dump["dtypes"]["flag"], "uint8");
+    EXPECT_EQ(dump["dtypes"]["note"], "object");
+    EXPECT_EQ(dump["chunks"]["x"][0], lines.size());
+    for (std::size_t i = 0; i < lines.size(); ++i) {
+      const Json& h = dump["examples"][i];
+      const Json& c = lines[i];
+      // Float16: cat prints the shortest decimal that rounds back to the half;
+      // h5py gives the half's exact value: they round to the same float16.
+      for (std::size_t k = 0; k < 3; ++k) {
+        const double hv = h["trace"][k].get<double>(), cv = c["trace"][k].get<double>();
+        EXPECT_NEAR(hv, cv, std::abs(hv) * 1e-3) << split << " " << i;
+      }
+      EXPECT_EQ(h["x"], c["x"]) << split << " " << i;
+      EXPECT_EQ(h["label"], c["label"]);
+      EXPECT_EQ(h["flag"][0].get<int>() != 0, c["flag"][0].get<bool>());
+      EXPECT_EQ(h["note"], c["note"]);
+      EXPECT_EQ(h["blob"], c["blob"]);
+    }
+    const std::size_t shards = split == "train" ? 2 : 1;
+    EXPECT_EQ(dump["attrs"]["shard_examples"].size(), shards) << dump["attrs"];
+    EXPECT_EQ(dump["attrs"]["shard_first_row"][shards - 1], split == "train" ? 4 : 0);
+    EXPECT_EQ(dump["root"]["description"], "export test");
+    EXPECT_EQ(Json::parse(dump["root"]["custom_metadata"].get<std::string>())["lab"], "B");
+  }
+
+  // Round trip of the numeric attributes through inspect-hdf5 --mapping and import-hdf5.
+  const std::string numeric = Path("numeric");
+  ASSERT_EQ(Sedpack("generate " + Quote(std::string(SEDPACK_CONFIGS_DIR) + "/generate_small.json") + " -o " +
+                    Quote(numeric) + " -q")
+                .code,
+            0);
+  r = Sedpack("export-hdf5 " + Quote(numeric) + " -o " + Quote(Path("n.h5")));
+  ASSERT_EQ(r.code, 0) << r.err;
+  r = Sedpack("inspect-hdf5 " + Quote(Path("n.h5")) + " --mapping");
+  ASSERT_EQ(r.code, 0) << r.err;
+  std::ofstream(Path("map.json")) << r.out;
+  r = Sedpack("import-hdf5 -c " + Quote(Path("map.json")) + " " + Quote(Path("n.h5")) + " -o " + Quote(Path("back")) +
+              " -q");
+  ASSERT_EQ(r.code, 0) << r.err;
+  for (const char* split : {"train", "test", "holdout"}) {
+    const RunResult a = Sedpack("cat " + Quote(numeric) + " -s " + split);
+    const RunResult b = Sedpack("cat " + Quote(Path("back")) + " -s " + split);
+    ASSERT_EQ(a.code, 0);
+    ASSERT_EQ(b.code, 0) << b.err;
+    std::istringstream ia(a.out), ib(b.out);
+    std::size_t n = 0;
+    for (std::string la, lb; std::getline(ia, la);) {
+      ASSERT_TRUE(static_cast<bool>(std::getline(ib, lb))) << split;
+      EXPECT_EQ(Json::parse(la), Json::parse(lb)) << split << " example " << n;  // same values, any key order
+      ++n;
+    }
+    EXPECT_GT(n, 0u);
+  }
+}
+#endif  // SEDPACK_HAVE_HDF5
 
 }  // namespace
 }  // namespace sedpack

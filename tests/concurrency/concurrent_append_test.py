@@ -159,6 +159,8 @@ def main():
     # The examples read back, one line each.
     for s in SPLITS:
         rc, out, err = run([sedpack, "cat", ds, "--split", s])
+        if rc == 2 and expected[s] == 0 and "has no split" in err:
+            continue  # a split no job wrote is absent: cat refuses it (exit 2)
         if rc != 0:
             raise Failure("sedpack cat --split %s (%d): %s" % (s, rc, err))
         lines = sum(1 for line in out.splitlines() if line.strip())

@@ -61,6 +61,7 @@ fresh() { rm -rf "$T/$1" "$T/out_$1"; cp -r "$BASE" "$T/$1"; mkdir "$T/out_$1"; 
 plant_orphan() { mkdir -p "$1/test/deadjob-r0"; echo x > "$1/test/deadjob-r0/orphan.fb"; }
 
 # ---- a, b: metadata naming a path outside the root ------------------------------
+# Readers exit 1 for them, as verify does: the dataset is unsafe to follow (exit-code table).
 for bad in /etc/passwd ../x.fb train/../../x; do
   case $bad in /*) why="absolute paths are not allowed" ;; *) why='a ".." component is not allowed' ;; esac
   echo "shard file_path $bad"
@@ -70,10 +71,10 @@ for bad in /etc/passwd ../x.fb train/../../x; do
   plant_orphan "$DS"
   run 1 "ERROR path_escape $LEAF: shard_files[0].file_infos[0].file_path: $why" check "$DS"
   run 1 "ERROR path_escape $LEAF: shard_files[0].file_infos[0].file_path: $why" verify "$DS" --deep
-  run 2 "$LEAF: shard_files[0].file_infos[0].file_path: $why (\"$bad\")" cat "$DS" --split train
+  run 1 "$LEAF: shard_files[0].file_infos[0].file_path: $why (\"$bad\")" cat "$DS" --split train
   run 1 "unsafe $LEAF: shard_files[0].file_infos[0].file_path: $why" fix "$DS" --gc --apply
   [ -e "$DS/test/deadjob-r0/orphan.fb" ] && [ -e "$DS/$SHARD" ] || fail "fix --gc --apply removed files"
-  run 2 "$LEAF: shard_files[0].file_infos[0].file_path: $why" index build "$DS"
+  run 1 "$LEAF: shard_files[0].file_infos[0].file_path: $why" index build "$DS"
 
   echo "child list file_path $bad"
   DS=$(fresh child_path)
@@ -84,9 +85,9 @@ for bad in /etc/passwd ../x.fb train/../../x; do
   want="train/shards_list.json: children_shard_lists[0].shard_list_info_file.file_path: $why"
   run 1 "ERROR path_escape $want" check "$DS"
   run 1 "ERROR path_escape $want" verify "$DS" --deep
-  run 2 "$want" cat "$DS" --split train
+  run 1 "$want" cat "$DS" --split train
   run 1 "unsafe $want" fix "$DS" --gc --apply
-  run 2 "$want" index build "$DS"
+  run 1 "$want" index build "$DS"
 done
 
 # ---- c: symbolic links out of the root ------------------------------------------
@@ -100,13 +101,13 @@ tamper restamp "$DS"   # the hashes now match the outside file: only containment
 want="$DS/$SHARD $OUTSIDE $DS (it resolves to $T/out_link_shard/secret.fb); not followed"
 run 1 "ERROR path_escape $SHARD: $want" check "$DS"
 run 1 "ERROR path_escape $SHARD: $want" verify "$DS" --deep
-run 2 "$want" cat "$DS" --split train
+run 1 "$want" cat "$DS" --split train
 run 1 "unsafe $SHARD: $want" fix "$DS" --gc --apply
 run 0 "wrote" index build "$DS"   # the index holds paths only
-run 2 "$want" get "$DS" --split train --index 0
+run 1 "$want" get "$DS" --split train --index 0
 for cmd in "stats" "digest" "recompress --profile hot"; do
   # shellcheck disable=SC2086
-  run 2 "$want" $cmd "$DS"
+  run 1 "$want" $cmd "$DS"
 done
 run 2 "symbolic links cannot be packed" pack "$DS" -o "$T/link_shard.pack"
 [ -e "$T/out_link_shard/secret.fb" ] || fail "the outside file is gone"
@@ -120,12 +121,12 @@ plant_orphan "$DS"
 want="$DS/$SUB/shards_list.json $OUTSIDE $DS (it resolves to $T/out_link_sub/$(basename "$SUB")/shards_list.json); not followed"
 run 1 "ERROR path_escape $SUB/shards_list.json: $want" check "$DS"
 run 1 "ERROR path_escape $SUB/shards_list.json: $want" verify "$DS" --deep
-run 2 "$want" cat "$DS" --split train
+run 1 "$want" cat "$DS" --split train
 run 1 "unsafe $SUB/shards_list.json: $want" fix "$DS" --gc --apply
 [ -e "$T/out_link_sub/$(basename "$SUB")/stray.fb" ] || fail "fix removed a file outside the root"
 [ -e "$DS/test/deadjob-r0/orphan.fb" ] || fail "fix removed an orphan although it refused"
-run 2 "$want" index build "$DS"
-run 2 "$want" stats "$DS"
+run 1 "$want" index build "$DS"
+run 1 "$want" stats "$DS"
 
 echo "c.iii: dataset_info.json's split list path through a linked folder (train -> outside)"
 DS=$(fresh link_split)
@@ -138,17 +139,17 @@ run 1 "ERROR path_escape train/shards_list.json: $want" check "$DS"
 run 1 "ERROR path_escape train: $DS/train $OUTSIDE $DS (it resolves to $T/out_link_split/train); not followed" \
   check "$DS"
 run 1 "ERROR path_escape train/shards_list.json: $want" verify "$DS" --deep
-run 2 "$want" cat "$DS" --split train
+run 1 "$want" cat "$DS" --split train
 run 1 "unsafe train: $DS/train $OUTSIDE" fix "$DS" --gc --apply
 [ -e "$T/out_link_split/train/deadjob-r0/stray.fb" ] || fail "fix removed a file outside the root"
-run 2 "$want" index build "$DS"
+run 1 "$want" index build "$DS"
 
 echo "c.iv: the sidecar folder is a link out: index build and digest do not write through it"
 DS=$(fresh link_sidecar)
 rm -rf "$DS/.sedpack-hpc"  # the writer's commit lock lives there; replace the folder by the link
 ln -s "$T/out_link_sidecar" "$DS/.sedpack-hpc"
-run 2 "$DS/.sedpack-hpc $OUTSIDE $DS (it resolves to $T/out_link_sidecar); not followed" index build "$DS"
-run 2 "$DS/.sedpack-hpc $OUTSIDE" digest "$DS"
+run 1 "$DS/.sedpack-hpc $OUTSIDE $DS (it resolves to $T/out_link_sidecar); not followed" index build "$DS"
+run 1 "$DS/.sedpack-hpc $OUTSIDE" digest "$DS"
 [ -z "$(ls -A "$T/out_link_sidecar")" ] || fail "a sidecar was written outside the root"
 
 echo "c.v: links that stay inside the root keep working"
@@ -172,7 +173,7 @@ run 1 "ERROR count_mismatch $SHARD: the shard holds 8 examples but $LEAF records
   verify "$DS" --deep
 run 0 "" cat "$DS" --split train
 run 0 "train: 4611686018427387928 examples in 4 shards" index build "$DS"
-run 3 "$SHARD holds 8 examples, the metadata records 4611686018427387904" get "$DS" --split train --index 100
+run 1 "$SHARD holds 8 examples, the metadata records 4611686018427387904" get "$DS" --split train --index 100
 
 echo "d: counts that wrap around to 0 (4 x 2^62)"
 DS=$(fresh count_wrap)
@@ -180,7 +181,7 @@ for i in 0 1 2 3; do tamper set "$DS/$LEAF" shard_files.$i.number_of_examples 46
 tamper set "$DS/$LEAF" number_of_examples 0
 run 1 "ERROR count_mismatch $LEAF: the number_of_examples / number_of_shards of the entries add up to more than 2^64 - 1" \
   check "$DS"
-run 2 "index split train: example count overflows" index build "$DS"
+run 1 "index split train: example count overflows" index build "$DS"
 
 for bad in -1 9223372036854775808; do
   echo "d: number_of_examples $bad"
@@ -190,13 +191,13 @@ for bad in -1 9223372036854775808; do
   tamper restamp "$DS"
   run 1 "ERROR malformed $LEAF: shard_files[0].number_of_examples: $why" check "$DS"
   run 1 "ERROR malformed $LEAF: shard_files[0].number_of_examples: $why" verify "$DS" --deep
-  run 2 "$LEAF: shard_files[0].number_of_examples: $why" cat "$DS" --split train
-  run 2 "$LEAF: shard_files[0].number_of_examples: $why" index build "$DS"
+  run 1 "$LEAF: shard_files[0].number_of_examples: $why" cat "$DS" --split train
+  run 1 "$LEAF: shard_files[0].number_of_examples: $why" index build "$DS"
   DS=$(fresh count_bad_split)
   tamper set "$DS/dataset_info.json" splits.train.number_of_examples "$bad"
   for cmd in "info" "check" "cat --split train"; do
     # shellcheck disable=SC2086
-    run 2 "dataset_info.json: splits.train.number_of_examples: $why" $cmd "$DS"
+    run 1 "dataset_info.json: splits.train.number_of_examples: $why" $cmd "$DS"
   done
 done
 
@@ -212,10 +213,10 @@ DS=$(fresh shape)
 tamper set "$DS/dataset_info.json" dataset_structure.saved_data_description.1.shape "[1048576, 1048576]"
 want='attribute "key" holds 16 bytes, but dtype uint8 and shape (1048576, 1048576) need 1099511627776'
 run 1 "ERROR malformed $SHARD: fb shard: example 0 $want" verify "$DS" --deep
-run 3 "$SHARD: fb shard: example 0 $want" cat "$DS" --split train
-run 2 ".fb: fb shard: example 0 $want" stats "$DS"   # ranks and threads race: any shard
+run 1 "$SHARD: fb shard: example 0 $want" cat "$DS" --split train
+run 1 ".fb: fb shard: example 0 $want" stats "$DS"   # ranks and threads race: any shard
 run 0 "wrote" index build "$DS"
-run 3 "$SHARD: fb shard: example 0 $want" get "$DS" --split train --index 0
+run 1 "$SHARD: fb shard: example 0 $want" get "$DS" --split train --index 0
 
 echo "e: shapes whose element or byte count overflows"
 DS=$(fresh shape_overflow)
@@ -223,13 +224,13 @@ tamper set "$DS/dataset_info.json" dataset_structure.saved_data_description.1.sh
 want='dataset_info.json: dataset_structure.saved_data_description[1]: attribute "key": shape (4294967296, 4294967296) is too large'
 for cmd in "check" "verify --deep" "cat --split train" "index build"; do
   # shellcheck disable=SC2086
-  run 2 "$want" $cmd "$DS"
+  run 1 "$want" $cmd "$DS"
 done
 tamper set "$DS/dataset_info.json" dataset_structure.saved_data_description.1.shape "[16]"
 tamper set "$DS/dataset_info.json" dataset_structure.saved_data_description.0.shape "[2147483648, 2147483648]"
 tamper set "$DS/dataset_info.json" dataset_structure.saved_data_description.0.dtype '"float64"'
 want='dataset_info.json: dataset_structure.saved_data_description[0]: attribute "trace1": shape (2147483648, 2147483648) of float64 needs more than 4611686018427387904 bytes per value'
-run 2 "$want" verify "$DS" --deep
-run 2 "$want" cat "$DS" --split train
+run 1 "$want" verify "$DS" --deep
+run 1 "$want" cat "$DS" --split train
 
 echo "containment cli test passed"

@@ -81,8 +81,12 @@ class Harness:
 
     # -- dataset state -----------------------------------------------------------
     def dumps(self, ds):
-        """Every split's examples as `sedpack cat` prints them (exact values)."""
-        return {s: self.sp("cat", ds, "--split", s) for s in ("train", "test", "holdout")}
+        """Every split's examples as `sedpack cat` prints them (exact values); a split
+        the dataset does not have is "" (cat refuses it with exit 2)."""
+        with open(os.path.join(ds, "dataset_info.json")) as f:
+            present = json.load(f).get("splits", {})
+        return {s: self.sp("cat", ds, "--split", s) if s in present else ""
+                for s in ("train", "test", "holdout")}
 
     @staticmethod
     def compression(ds):

@@ -21,7 +21,7 @@ step "install $BUILD into $PREFIX"
 for f in bin/sedpack include/sedpack/status.h include/sedpack/dataset/filler.h include/sedpack/config.h \
          "$LIBDIR/libsedpack_core.a" "$LIBDIR/cmake/sedpack/sedpackConfig.cmake" \
          "$LIBDIR/cmake/sedpack/sedpackConfigVersion.cmake" "$LIBDIR/cmake/sedpack/sedpackTargets.cmake" \
-         "$LIBDIR/pkgconfig/sedpack.pc"; do
+         "$LIBDIR/pkgconfig/sedpack.pc" share/bash-completion/completions/sedpack share/man/man1/sedpack.1; do
   [ -e "$PREFIX/$f" ] || fail "not installed: $f"
 done
 # A package that points back into the source or build tree only works on this machine.

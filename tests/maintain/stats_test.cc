@@ -63,6 +63,42 @@ TEST(Moments, MergingEqualsOnePassAndStaysStableFarFromZero) {
 }
 
 
+TEST(Moments, HugeValuesKeepAFiniteStdAndIntegersStayExact) {
+  // +-1e300: the squared deviations (1e600) overflow a double unless scaled.
+  Moments all, a, b;
+  for (int i = 0; i < 100; ++i) {
+    const double x = i % 2 ? 1e300 : -1e300;
+    all.Add(x);
+    (i < 37 ? a : b).Add(x);
+  }
+  a.Merge(b);
+  for (const Moments* m : {&all, &a}) {
+    ASSERT_TRUE(std::isfinite(m->StdDev()));
+    EXPECT_NEAR(m->StdDev(), 1e300, 1e288);
+    EXPECT_NEAR(m->mean, 0, 1e286);
+  }
+  Moments top;  // the largest doubles still work
+  top.Add(1.7e308);
+  top.Add(-1.7e308);
+  EXPECT_NEAR(top.StdDev(), 1.7e308, 1e296);
+  // Exact integer extremes, also beyond 2^53.
+  Moments s, u, merged;
+  s.AddInteger(57000164);
+  s.AddInteger(-9007199254740993LL);
+  u.AddUnsigned(18446744073709551615ULL);
+  u.AddUnsigned(3);
+  EXPECT_EQ(s.signed_max, 57000164);
+  EXPECT_EQ(s.signed_min, -9007199254740993LL);
+  EXPECT_EQ(u.unsigned_max, 18446744073709551615ULL);
+  EXPECT_EQ(u.unsigned_min, 3u);
+  merged.Merge(u);
+  merged.Merge(Moments{});
+  EXPECT_TRUE(merged.has_unsigned);
+  EXPECT_FALSE(merged.has_signed);
+  EXPECT_EQ(merged.unsigned_max, 18446744073709551615ULL);
+  EXPECT_EQ(merged.count, 2u);
+}
+
 float TraceValue(int i, int j) { return static_cast<float>(100.0 + std::cos(i * 1.3 + j * 0.07) * (1 + i % 5)); }
 
 void MakeDataset(const std::string& root) {

@@ -157,4 +157,40 @@ for ((t = 0; t < ARRAY_TASKS; t++)); do
     fail "array task $t (job $job) is not in $OUT/train/shards_list.json"
 done
 
-echo "PASS: job $DONE_JOB with $NTASKS tasks generated ${EXPECT[total]} examples; array $ARRAY of $ARRAY_TASKS tasks appended, $total examples in all; check and verify clean"
+# ---- the other parallel commands' batch scripts: export-hdf5, import-hdf5 (its
+# mapping from inspect-hdf5), recompress; the examples survive the round trip.
+if "$BIN" --version | grep -q "HDF5     yes"; then
+  submit() {  # submit NAME SCRIPT ARGS...: run one batch script with NTASKS tasks and wait for it
+    local name=$1 script=$2
+    shift 2
+    JOBID=$(sbatch --parsable --ntasks="$NTASKS" --time=5 --chdir="$TMP" --output="$TMP/$name.out" \
+              --job-name="sedpack-slurm-$name" --export=ALL,SEDPACK_BIN="$BIN" "$REPO/jobs/$script" "$@") ||
+      fail "sbatch of $script failed"
+    JOBID=${JOBID%%;*}
+    wait_job "$JOBID"
+    echo "---- $name output"; cat "$TMP/$name.out" 2>/dev/null
+    [ "$state" = COMPLETED ] || fail "$script job $JOBID ended as '${state:-unknown}' (ExitCode=${exitcode:-?})"
+    JOBID=""
+  }
+  submit export export-hdf5.sbatch "$OUT" "$TMP/dataset.h5"
+  grep -q "exported $total examples of 3 splits .* with $NTASKS rank" "$TMP/export.out" || fail "export summary"
+  "$BIN" inspect-hdf5 "$TMP/dataset.h5" --mapping > "$TMP/mapping.json" 2>/dev/null || fail "inspect-hdf5 --mapping"
+  submit import import-hdf5.sbatch "$TMP/mapping.json" "$TMP/back" "$TMP/dataset.h5"
+  submit recompress recompress.sbatch "$TMP/back" --profile hot
+  "$BIN" verify "$TMP/back" > /dev/null || fail "verify of the imported, recompressed dataset"
+  grep -q "compression         LZ4" <("$BIN" info "$TMP/back") || fail "recompress --profile hot did not apply LZ4"
+  for split in train test holdout; do
+    # Same examples; the mapping lists the attributes by name, so compare them as objects.
+    "$BIN" cat "$OUT" -s $split > "$TMP/a.jsonl"
+    "$BIN" cat "$TMP/back" -s $split > "$TMP/b.jsonl"
+    python3 - "$TMP/a.jsonl" "$TMP/b.jsonl" <<'PY' || fail "$split: export-hdf5 -> import-hdf5 -> recompress changed the examples"
+import json, sys
+a = [json.loads(l) for l in open(sys.argv[1])]
+b = [json.loads(l) for l in open(sys.argv[2])]
+sys.exit(0 if a == b and a else 1)
+PY
+  done
+  echo "export-hdf5, import-hdf5 and recompress jobs with $NTASKS tasks: round trip equal under cat"
+fi
+
+echo "PASS: job $DONE_JOB with $NTASKS tasks generated ${EXPECT[total]} examples; array $ARRAY of $ARRAY_TASKS tasks appended, $total examples in all; check and verify clean; export/import/recompress jobs round trip"

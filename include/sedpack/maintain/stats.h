@@ -16,15 +16,28 @@
 namespace sedpack {
 
 /// Running moments of a stream of numbers.
+///
+/// The squared deviations are accumulated in units of `scale` (a power of two
+/// at least the largest magnitude seen), so data near the top of the double
+/// range (+-1e300) keeps a finite standard deviation; rescaling by a power of
+/// two is exact, so nothing is lost for ordinary data.
 struct Moments {
   std::uint64_t count = 0;
   double mean = 0;
-  double m2 = 0;  ///< sum of squared deviations from the mean
+  double m2 = 0;     ///< sum of squared deviations from the mean, divided by scale^2
+  double scale = 0;  ///< 0 until a non-zero value is seen
   double min = 0;
   double max = 0;
   std::uint64_t nan_count = 0;  ///< NaNs are counted here and left out of the moments
+  /// Exact extremes of integer values (AddInteger/AddUnsigned); min/max above
+  /// are their nearest doubles (int64 beyond 2^53 is not exact in a double).
+  bool has_signed = false, has_unsigned = false;
+  std::int64_t signed_min = 0, signed_max = 0;
+  std::uint64_t unsigned_min = 0, unsigned_max = 0;
 
   void Add(double x);
+  void AddInteger(std::int64_t x);
+  void AddUnsigned(std::uint64_t x);
   /// Merge another stream's moments into this one.
   void Merge(const Moments& other);
   /// Population standard deviation (0 for fewer than 2 values).

@@ -1,0 +1,65 @@
+// SPDX-License-Identifier: Apache-2.0
+// `sedpack export-hdf5`: the splits of a dataset as one HDF5 file.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "sedpack/comm/comm.h"
+#include "sedpack/dataset/dataset.h"
+#include "sedpack/status.h"
+#include "sedpack/types.h"
+
+namespace sedpack {
+
+struct Hdf5ExportProgress {
+  std::uint64_t examples_done = 0;
+  std::uint64_t examples_total = 0;
+  std::uint64_t bytes_done = 0;  ///< value bytes written
+  double seconds = 0;
+  bool finished = false;
+};
+
+struct Hdf5ExportOptions {
+  /// Splits to write, in this order; empty: every split the dataset has.
+  std::vector<Split> splits;
+  /// 0: no compression; 1-9: deflate (gzip) at that level, with shuffle.
+  int deflate_level = 0;
+  /// Rows per chunk; 0: about 1 MiB of values per chunk.
+  std::uint64_t chunk_rows = 0;
+  /// Check every shard against its recorded hashes as it is read.
+  bool verify_hashes = true;
+  /// Called on rank 0 after each round of shards, and once with finished.
+  std::function<void(const Hdf5ExportProgress&)> progress;
+};
+
+struct Hdf5ExportSummary {
+  std::uint64_t examples = 0;
+  std::size_t splits = 0;
+  std::uint64_t shards = 0;
+  std::uint64_t bytes = 0;  ///< value bytes written
+  double seconds = 0;
+};
+
+/// Collective: write the examples of `dataset` into the new HDF5 file `out`.
+/// Layout: a group per split ("/train", ...), in it one dataset per attribute
+/// of shape (N, *shape) in the attribute's dtype (float16 as IEEE binary16,
+/// int as int64, bool as uint8 with attribute sedpack_dtype "bool", str as
+/// variable-length UTF-8 strings, bytes as variable-length uint8 sequences),
+/// chunked along the rows. Attributes: the metadata on the root group
+/// (custom_metadata and sedpack_dataset_structure as JSON text), each
+/// attribute's custom_metadata and sedpack_dtype on its dataset, and on each
+/// split group the shards' custom_metadata (a JSON list), shard_examples and
+/// shard_first_row. Rows keep the non-shuffled read order.
+///
+/// Shards are decoded in rounds: every rank one shard per round, rank 0
+/// gathers them in order and is the one writer (serial HDF5). `out` is written
+/// under a temporary name beside it and renamed when complete; it must not
+/// exist (AlreadyExists).
+Result<Hdf5ExportSummary> ExportHdf5(Comm& comm, std::shared_ptr<const Dataset> dataset, const std::string& out,
+                                     const Hdf5ExportOptions& options = {});
+
+}  // namespace sedpack
