@@ -24,6 +24,13 @@ const CommandSpec kImportChipWhispererSpec = {
     "(else it fails naming the first value and its error); with --allow-rounding it\n"
     "rounds and reports the largest error. Paths in the project naming \"..\", a drive\n"
     "or an absolute path are refused.\n",
+    "  sedpack import-chipwhisperer project.cwp -o ds\n"
+    "      every enabled segment, every numeric array\n"
+    "  sedpack import-chipwhisperer project.zip -o ds --traces-float32\n"
+    "      from a zipped project, traces stored as float32 when exact\n"
+    "  mpirun -n 4 sedpack import-chipwhisperer project.cwp -o ds --progress\n"
+    "      four ranks\n",
+    MpiMode::kParallel,
 };
 
 const CommandSpec kInspectChipWhispererSpec = {
@@ -33,6 +40,11 @@ const CommandSpec kInspectChipWhispererSpec = {
     "config entries) and each segment's .npy arrays (dtype, shape; skipped ones with the\n"
     "reason). --mapping prints a starting mapping config for import-chipwhisperer;\n"
     "--json the listing as JSON.\n",
+    "  sedpack inspect-chipwhisperer project.cwp\n"
+    "      segments, numTraces and arrays\n"
+    "  sedpack inspect-chipwhisperer project.cwp --mapping > map.json\n"
+    "      a mapping config for import-chipwhisperer\n",
+    MpiMode::kSerial,
 };
 
 namespace {

@@ -26,6 +26,13 @@ const CommandSpec kImportTrsSpec = {
     "window attributes (same shape as import-hdf5's, key \"import_trs\").\n\n"
     "A NUMBER_TRACES that disagrees with the file size is refused; --complete-records\n"
     "imports the complete records the file holds. On any failure OUT is left as it was.\n",
+    "  sedpack import-trs capture.trs -o ds\n"
+    "      every field of the file, in its own dtype\n"
+    "  sedpack import-trs part1.trs part2.trs -c map.json -o ds --progress\n"
+    "      two files appended, attributes renamed as map.json says\n"
+    "  srun -n 8 sedpack import-trs big.trs -o big --memory-budget 512\n"
+    "      eight ranks, each a contiguous range of traces\n",
+    MpiMode::kParallel,
 };
 
 const CommandSpec kInspectTrsSpec = {
@@ -35,6 +42,11 @@ const CommandSpec kInspectTrsSpec = {
     "layout, trace parameter definitions, trace set parameters, unknown tags) and the\n"
     "fields an import maps. --mapping prints a starting mapping config for import-trs;\n"
     "--json the header as JSON.\n",
+    "  sedpack inspect-trs capture.trs\n"
+    "      header, record layout and fields\n"
+    "  sedpack inspect-trs capture.trs --mapping > map.json\n"
+    "      a mapping config for import-trs to edit\n",
+    MpiMode::kSerial,
 };
 
 const CommandSpec kExportTrsSpec = {
@@ -47,6 +59,11 @@ const CommandSpec kExportTrsSpec = {
     "(TRACE_PARAMETER_DEFINITIONS) of its type. float64 samples are stored as float32\n"
     "only when exact, unless --round-float64. OUT.trs is written under a temporary name\n"
     "and renamed into place; an existing file is not replaced.\n",
+    "  sedpack export-trs ds -s train -o train.trs\n"
+    "      the train split as a TRS v2 file\n"
+    "  sedpack export-trs ds -s test -o test.trs --trace power --title label\n"
+    "      samples and titles from other attributes\n",
+    MpiMode::kSerial,
 };
 
 void AddCaptureImportOptions(po::options_description* options) {
@@ -57,8 +74,8 @@ void AddCaptureImportOptions(po::options_description* options) {
       ("threads,j", po::value<std::string>()->value_name("N"), "shard writing threads per rank, 0 = all cores")
       ("memory-budget", po::value<std::string>()->value_name("MB"),
        "memory per rank for read blocks and pending shards (default 256)")
-      ("progress", po::bool_switch(), "progress on stderr even when it is not a terminal")
       ("quiet,q", po::bool_switch(), "print nothing but errors");
+  AddProgressOption(options);
   AddStructureOptions(options);
 }
 
@@ -126,9 +143,11 @@ int RunCaptureImport(std::string_view command, std::string_view key, const po::v
     if (!mb.ok() || *mb < 16 || *mb > (1ULL << 22)) return UsageError(command, "--memory-budget: 16 to 4194304 MB");
     p.memory_budget_bytes = *mb << 20;
   }
-  if (vm["progress"].as<bool>()) p.progress = true;
+  auto wants_progress = ProgressOption(vm);
+  if (!wants_progress.ok()) return UsageError(command, wants_progress.status().message());
+  if (vm.count("progress")) p.progress = *wants_progress;
   if (Status st = ApplyStructureOverrides(vm, &config->structure); !st.ok()) return UsageError(command, st.message());
-  ProgressPrinter printer(root && !quiet && (p.progress || StderrIsTty()));
+  ProgressPrinter printer(root && !quiet && (vm.count("progress") ? *wants_progress : p.progress || StderrIsTty()));
   if (printer.enabled()) {
     options.progress = [&](const CaptureImportProgress& g) { printer.Update(ProgressLine(command, g), g.finished); };
   }
