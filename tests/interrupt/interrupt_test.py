@@ -279,15 +279,16 @@ class Harness:
                                                    self.path("h1"), "--threads", "2"], signal.SIGTERM,
                                                   dict(fresh=self.path("h1"), delay=0.15))))
         if self.mpirun:
-            # GZIP keeps these jobs running for a few seconds on a fast machine
-            # (mpirun passes a signal on one second late).
+            # GZIP at zlib's level 9 keeps these jobs running for a few seconds on
+            # a fast machine (mpirun passes a signal on one second late); the
+            # default level 1 (ISA-L) would finish them first.
             gbase = self.path("gbase")
             self.must(self.generate_args(gbase, 100) + ["--compression", "GZIP", "--examples-per-shard", "32"])
 
             def gzip_job(out, n=900):
                 # Small shards: a shard being compressed when the signal comes is
                 # finished first, and a GZIP shard of 256 traces takes most of a second.
-                return self.mpi(self.generate_args(out, n, threads=1) + ["--compression", "GZIP",
+                return self.mpi(self.generate_args(out, n, threads=1) + ["--compression", "GZIP", "--level", "9",
                                                                          "--examples-per-shard", "32"])
 
             def gcopy(name):
@@ -302,7 +303,7 @@ class Harness:
                 ("mpirun -n 2 generate", lambda: (gzip_job(self.path("m5")), signal.SIGTERM,
                                                   dict(fresh=self.path("m5"), delay=0.5, mpi=True, to_ranks=True))),
                 ("mpirun -n 2 generate --append",
-                 lambda: (self.mpi(self.generate_args(gcopy("m3"), 900, threads=1) + ["--append"]),
+                 lambda: (self.mpi(self.generate_args(gcopy("m3"), 900, threads=1) + ["--append", "--level", "9"]),
                           signal.SIGTERM, dict(existing=self.path("m3"), delay=0.5, mpi=True))),
                 ("mpirun -n 2 stats --write",
                  lambda: (self.mpi([self.sedpack, "stats", copy("m4"), "--write", "--threads", "1"]), signal.SIGINT,
