@@ -116,7 +116,13 @@ void PrintVersion() {
 #else
             << "  Python   no (module sedpack_hpc not built)\n"
 #endif
-            << "  codecs   " << CodecList(std::nullopt) << "\n"
+            << "  codecs   " << CodecList(std::nullopt)
+#ifdef SEDPACK_HAVE_ISAL
+            << " (GZIP/ZLIB shards: ISA-L at levels 1-3, zlib above)"
+#else
+            << " (GZIP/ZLIB shards: zlib; built without ISA-L)"
+#endif
+            << "\n"
             << "  hashes   md5, sha1, sha224, sha256, sha384, sha512, sha3_*, xxh32, xxh64, xxh128\n";
 }
 
