@@ -154,7 +154,8 @@ Result<std::vector<SplitPlan>> MakePlan(const CaptureImportConfig& config,
     sp.mapping = &m;
     sp.attrs = schema;
     const std::string where = std::string("split ") + std::string(SplitName(m.split));
-    for (const auto& [name, src] : m.attributes) {
+    for (const auto& entry : m.attributes) {
+      const std::string& name = entry.first;
       if (std::none_of(schema.begin(), schema.end(), [&](const AttributeSpec& a) { return a.name == name; })) {
         return Status::InvalidArgument(where, ": \"", name, "\" is not an attribute of saved_data_description");
       }

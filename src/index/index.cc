@@ -64,7 +64,13 @@ bool MulOk(std::uint64_t a, std::uint64_t b, std::uint64_t* r) { return !__built
 
 // ---- Encoding ------------------------------------------------------------------
 
-Result<std::vector<std::byte>> EncodeIndex(const IndexContents& contents) {
+namespace {
+
+// The index file as a sequence of pieces handed to `sink`: the header, then per
+// split its rows and offsets arrays (built here, 16 bytes per shard) and each
+// path's bytes as they are in `contents`, so that writing it never needs a
+// second copy of every path.
+Status EncodeIndexTo(const IndexContents& contents, const ByteSink& sink) {
   bool seen[3] = {false, false, false};
   int last = -1;
   for (const IndexedSplit& s : contents.splits) {
@@ -95,37 +101,65 @@ Result<std::vector<std::byte>> EncodeIndex(const IndexContents& contents) {
     size = Align8(size + p.strings_size);
     places.push_back(p);
   }
-  std::vector<std::byte> out(size, std::byte{0});
-  std::memcpy(out.data(), kMagic, 8);
-  Put32(&out, 8, kIndexFormatVersion);
-  Put32(&out, 12, static_cast<std::uint32_t>(contents.splits.size()));
-  Put64(&out, 16, size);
-  std::memcpy(out.data() + 24, contents.dataset_info_sha256.data(), 32);
+  std::vector<std::byte> head(kHeaderSize + kSplitEntrySize * contents.splits.size(), std::byte{0});
+  std::memcpy(head.data(), kMagic, 8);
+  Put32(&head, 8, kIndexFormatVersion);
+  Put32(&head, 12, static_cast<std::uint32_t>(contents.splits.size()));
+  Put64(&head, 16, size);
+  std::memcpy(head.data() + 24, contents.dataset_info_sha256.data(), 32);
+  // The totals go into the header: the arrays are built first.
+  std::vector<std::vector<std::byte>> arrays;
   for (std::size_t k = 0; k < contents.splits.size(); ++k) {
     const IndexedSplit& s = contents.splits[k];
     const Place& p = places[k];
+    const std::size_t n = s.shard_paths.size();
+    std::vector<std::byte> a(16 * (n + 1), std::byte{0});
     std::uint64_t rows = 0;
     std::size_t str = 0;
-    for (std::size_t i = 0; i < s.shard_paths.size(); ++i) {
-      Put64(&out, p.rows + 8 * i, rows);
-      Put64(&out, p.offsets + 8 * i, str);
+    for (std::size_t i = 0; i < n; ++i) {
+      Put64(&a, 8 * i, rows);
+      Put64(&a, 8 * (n + 1) + 8 * i, str);
       if (!AddOk(rows, s.shard_examples[i], &rows)) {
         return Status::InvalidArgument("index split ", SplitName(s.split), ": example count overflows");
       }
-      std::memcpy(out.data() + p.strings + str, s.shard_paths[i].data(), s.shard_paths[i].size());
       str += s.shard_paths[i].size();
     }
-    Put64(&out, p.rows + 8 * s.shard_paths.size(), rows);
-    Put64(&out, p.offsets + 8 * s.shard_paths.size(), str);
+    Put64(&a, 8 * n, rows);
+    Put64(&a, 8 * (n + 1) + 8 * n, str);
     const std::size_t e = kHeaderSize + kSplitEntrySize * k;
-    Put32(&out, e, static_cast<std::uint32_t>(s.split));
-    Put64(&out, e + 8, s.shard_paths.size());
-    Put64(&out, e + 16, rows);
-    Put64(&out, e + 24, p.rows);
-    Put64(&out, e + 32, p.offsets);
-    Put64(&out, e + 40, p.strings);
-    Put64(&out, e + 48, p.strings_size);
+    Put32(&head, e, static_cast<std::uint32_t>(s.split));
+    Put64(&head, e + 8, n);
+    Put64(&head, e + 16, rows);
+    Put64(&head, e + 24, p.rows);
+    Put64(&head, e + 32, p.offsets);
+    Put64(&head, e + 40, p.strings);
+    Put64(&head, e + 48, p.strings_size);
+    arrays.push_back(std::move(a));
   }
+  SEDPACK_RETURN_NOT_OK(sink(head));
+  static constexpr std::byte kZeros[8] = {};
+  for (std::size_t k = 0; k < contents.splits.size(); ++k) {
+    SEDPACK_RETURN_NOT_OK(sink(arrays[k]));
+    std::vector<std::byte>().swap(arrays[k]);
+    for (const std::string& path : contents.splits[k].shard_paths) {
+      SEDPACK_RETURN_NOT_OK(sink(std::as_bytes(std::span<const char>(path.data(), path.size()))));
+    }
+    const std::size_t end = places[k].strings + places[k].strings_size;
+    SEDPACK_RETURN_NOT_OK(sink(std::span<const std::byte>(kZeros, Align8(end) - end)));
+  }
+  return Status::OK();
+}
+
+}  // namespace
+
+Result<std::vector<std::byte>> EncodeIndex(const IndexContents& contents) {
+  std::vector<std::byte> out;
+  SEDPACK_RETURN_NOT_OK(EncodeIndexTo(contents, [&out](std::span<const std::byte> piece) {
+    // The header, first, holds the file size.
+    if (out.empty() && piece.size() >= 24) out.reserve(static_cast<std::size_t>(Load64(piece.data() + 16)));
+    out.insert(out.end(), piece.begin(), piece.end());
+    return Status::OK();
+  }));
   return out;
 }
 
@@ -334,9 +368,11 @@ Result<IndexContents> BuildIndexContents(const std::shared_ptr<const Dataset>& d
 
 Result<IndexContents> BuildIndexFile(const std::shared_ptr<const Dataset>& dataset, int threads) {
   SEDPACK_ASSIGN_OR_RETURN(IndexContents contents, BuildIndexContents(dataset, threads));
-  SEDPACK_ASSIGN_OR_RETURN(std::vector<std::byte> bytes, EncodeIndex(contents));
   SEDPACK_RETURN_NOT_OK(CheckCancelled());
-  SEDPACK_RETURN_NOT_OK(WriteSidecar(dataset->root(), kIndexFileName, bytes));
+  // Streamed: the file is about as large as the paths it lists, which are
+  // already in memory once.
+  SEDPACK_RETURN_NOT_OK(WriteSidecarStreamed(dataset->root(), kIndexFileName,
+                                             [&contents](const ByteSink& sink) { return EncodeIndexTo(contents, sink); }));
   return contents;
 }
 

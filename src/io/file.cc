@@ -19,6 +19,7 @@
 #include <optional>
 #include <random>
 #include <system_error>
+#include <vector>
 
 #include "io/beneath.h"
 #include "io/file_internal.h"
@@ -300,13 +301,37 @@ Result<std::string> ReadFileText(const std::string& path, std::uint64_t max_byte
 
 Status WriteFileAtomic(const std::string& path, std::span<const std::byte> data,
                        const AtomicWriteOptions& options) {
+  return WriteFileAtomicStreamed(path, [data](const ByteSink& sink) { return sink(data); }, options);
+}
+
+Status WriteFileAtomicStreamed(const std::string& path, const std::function<Status(const ByteSink&)>& produce,
+                               const AtomicWriteOptions& options) {
   const std::filesystem::path p(path);
   if (p.has_parent_path()) SEDPACK_RETURN_NOT_OK(CreateDirectories(p.parent_path().string()));
   const std::string tmp = TempNameFor(path);
   FileSystem& files = CurrentFileSystem();
   FileDescriptor fd(files.Open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644));
   if (fd.get() < 0) return ErrnoStatus("cannot create", tmp, errno);
-  Status st = WriteAll(fd.get(), data.data(), data.size(), tmp);
+  // Pieces below 64 KiB are gathered (an index hands over one path at a time).
+  constexpr std::size_t kGather = std::size_t{1} << 20;
+  std::vector<std::byte> pending;
+  auto flush = [&]() -> Status {
+    Status w = WriteAll(fd.get(), pending.data(), pending.size(), tmp);
+    pending.clear();
+    return w;
+  };
+  const ByteSink sink = [&](std::span<const std::byte> piece) -> Status {
+    if (piece.size() >= (kGather >> 4)) {
+      SEDPACK_RETURN_NOT_OK(flush());
+      return WriteAll(fd.get(), piece.data(), piece.size(), tmp);
+    }
+    if (pending.capacity() < kGather) pending.reserve(kGather);
+    if (pending.size() + piece.size() > kGather) SEDPACK_RETURN_NOT_OK(flush());
+    pending.insert(pending.end(), piece.begin(), piece.end());
+    return Status::OK();
+  };
+  Status st = produce(sink);
+  if (st.ok()) st = flush();
   if (st.ok() && options.sync && files.Fsync(fd.get()) != 0) st = ErrnoStatus("cannot fsync", tmp, errno);
   if (st.ok() && files.Close(fd.Release()) != 0) st = ErrnoStatus("cannot close", tmp, errno);
   if (st.ok()) KillPoint("write-temp", tmp);

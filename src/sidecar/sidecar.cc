@@ -74,6 +74,14 @@ Status WriteSidecar(const std::string& root, std::string_view name, std::span<co
   return WriteFileAtomic(SidecarPath(root, name), data);
 }
 
+Status WriteSidecarStreamed(const std::string& root, std::string_view name,
+                            const std::function<Status(const ByteSink&)>& produce) {
+  const std::string rel = std::string(kSidecarDirName) + "/" + std::string(name);
+  SEDPACK_RETURN_NOT_OK(CheckStaysBeneath(root, rel));
+  SEDPACK_RETURN_NOT_OK(CreateDirectories(SidecarDir(root)));
+  return WriteFileAtomicStreamed(SidecarPath(root, name), produce);
+}
+
 Result<std::string> ReadSidecarText(const std::string& root, std::string_view name, std::uint64_t max_bytes) {
   return ReadFileTextBeneath(root, std::string(kSidecarDirName) + "/" + std::string(name), max_bytes);
 }

@@ -7,11 +7,13 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <span>
 #include <string>
 #include <string_view>
 
 #include "sedpack/sidecar/sidecar.h"
+#include "sedpack/io/file.h"
 #include "sedpack/status.h"
 
 namespace sedpack {
@@ -23,6 +25,9 @@ DatasetInfoDigest Sha256Of(std::span<const std::byte> bytes);
 /// creating the folder if needed. Refused if the sidecar folder is a symbolic
 /// link out of the root (io/file.h CheckStaysBeneath).
 Status WriteSidecar(const std::string& root, std::string_view name, std::span<const std::byte> data);
+/// The same with the bytes produced in pieces (WriteFileAtomicStreamed).
+Status WriteSidecarStreamed(const std::string& root, std::string_view name,
+                            const std::function<Status(const ByteSink&)>& produce);
 /// Read `<root>/.sedpack-hpc/<name>` (io/file.h OpenBeneath: not through a link
 /// out of the root). NotFound if it is not there.
 Result<std::string> ReadSidecarText(const std::string& root, std::string_view name, std::uint64_t max_bytes);

@@ -3,6 +3,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -67,6 +68,14 @@ Status WriteFileAtomic(const std::string& path, std::span<const std::byte> data,
                        const AtomicWriteOptions& options = {});
 Status WriteFileAtomic(const std::string& path, std::string_view text,
                        const AtomicWriteOptions& options = {});
+/// Receives the bytes of a streamed write, one piece at a time.
+using ByteSink = std::function<Status(std::span<const std::byte>)>;
+/// WriteFileAtomic for bytes that need not be in memory at once: `produce`
+/// passes them to the sink it is given, in order, in pieces of any size (small
+/// ones are gathered into larger writes). A non-OK status from `produce` fails
+/// the write, and the temporary file is removed.
+Status WriteFileAtomicStreamed(const std::string& path, const std::function<Status(const ByteSink&)>& produce,
+                               const AtomicWriteOptions& options = {});
 /// True for a file name WriteFileAtomic gives its temporary files
 /// ("update_*_of_*"): what a process killed in the middle of a write leaves.
 bool IsAtomicWriteTempName(std::string_view file_name);
