@@ -143,7 +143,7 @@ Result<CaptureImportConfig> ParseCaptureImportConfig(std::string_view text, std:
     if (root.contains("metadata")) {
       const Json& m = root.at("metadata");
       if (!m.is_object()) return Status::InvalidArgument(source, ": \"metadata\" must be an object");
-      SEDPACK_ASSIGN_OR_RETURN(c.metadata, ParseMetadata(m.dump(), std::string(source) + ": metadata", true));
+      SEDPACK_ASSIGN_OR_RETURN(c.metadata, ParseMetadata(m.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace), std::string(source) + ": metadata", true));
     }
     if (!root.contains("dataset_structure") || !root.at("dataset_structure").is_object() ||
         !root.at("dataset_structure").contains("saved_data_description")) {
@@ -187,7 +187,7 @@ std::string SuggestCaptureMapping(const CaptureInput& input, std::string_view ke
                                {"examples_per_shard", ExamplesPerShard(row_bytes)},
                                {"shard_file_type", "fb"}};
   root[std::string(key)] = {{"splits", {{"train", {{"attributes", map}}}}}};
-  return root.dump(2) + "\n";
+  return root.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
 }
 
 }  // namespace sedpack

@@ -117,7 +117,7 @@ class TrsInput final : public CaptureInput {
     if (h.number_samples > 0) {
       Add("samples", h.sample_dtype, {static_cast<std::int64_t>(h.number_samples)}, h.title_space + h.length_data,
           h.sample_bytes, "trace");
-      fields_.back().custom_metadata = cm.dump();
+      fields_.back().custom_metadata = cm.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
     }
   }
 
@@ -125,10 +125,12 @@ class TrsInput final : public CaptureInput {
   const std::vector<CaptureField>& fields() const override { return fields_; }
   std::uint64_t rows() const override { return file_->traces(); }
   std::uint64_t read_row_bytes() const override { return file_->header().record_bytes; }
+  // Header text need not be UTF-8 (Inspector writes the system code page):
+  // invalid bytes become U+FFFD instead of an exception.
   std::string dataset_custom_metadata() const override {
     Json j = Json::object();
     j["trs"] = HeaderObject(file_->header());
-    return j.dump();
+    return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
   }
 
   Status Read(std::uint64_t first, std::uint64_t n, std::span<const std::size_t> which,
@@ -183,7 +185,7 @@ std::string TrsHeaderJson(const TrsHeader& h, std::uint64_t traces_in_file) {
   }
   j["data_fields"] = defs;
   j["notes"] = h.notes;
-  return j.dump(2);
+  return j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
 }  // namespace sedpack

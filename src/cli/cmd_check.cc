@@ -400,7 +400,7 @@ int RunChecksums(const std::vector<std::string>& args) {
       list.push_back({{"algorithm", HashAlgorithmName(algos[i])}, {"hex", (*sums)[i]}});
     }
     const nlohmann::json doc = {{"schema", JsonSchemaName("checksums")}, {"dataset", (*ds)->root()}, {"checksums", list}};
-    if (Status st = WriteJsonOutput(*json, doc.dump(2) + "\n"); !st.ok()) return ReportError(st);
+    if (Status st = WriteJsonOutput(*json, doc.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n"); !st.ok()) return ReportError(st);
     if (*json == "-") return kExitOk;
   }
   for (std::size_t i = 0; i < algos.size(); ++i) {

@@ -80,7 +80,7 @@ int RunDigest(const std::vector<std::string>& args) {
     const nlohmann::json doc = {{"schema", JsonSchemaName("digest")}, {"dataset", root},
                                 {"content_id", d->content_id},        {"written", !print},
                                 {"shards", shards}};
-    if (Status st = WriteJsonOutput(*json, doc.dump(2) + "\n"); !st.ok()) return ReportError(st);
+    if (Status st = WriteJsonOutput(*json, doc.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n"); !st.ok()) return ReportError(st);
     if (*json == "-") return kExitOk;
   }
   if (print) {

@@ -98,7 +98,7 @@ int RunFix(const std::vector<std::string>& args) {
   auto emit = [&](int code) {
     if (!json) return code;
     doc["exit_code"] = code;
-    if (Status st = WriteJsonOutput(*json, doc.dump(2) + "\n"); !st.ok()) return ReportError(st);
+    if (Status st = WriteJsonOutput(*json, doc.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n"); !st.ok()) return ReportError(st);
     return code;
   };
   const bool gc = vm["gc"].as<bool>() || vm["remove-orphans"].as<bool>();

@@ -93,7 +93,7 @@ int RunIndexCheck(const std::string& root, bool rebuild, const std::optional<std
                                 {"state", IndexFreshnessName(check->freshness)},
                                 {"message", check->message},
                                 {"rebuilt", rebuilt}};
-    if (Status st = WriteJsonOutput(*json, doc.dump(2) + "\n"); !st.ok()) return ReportError(st);
+    if (Status st = WriteJsonOutput(*json, doc.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n"); !st.ok()) return ReportError(st);
     return check->freshness == IndexFreshness::kFresh || rebuilt ? kExitOk : kExitProblems;
   }
   std::cout << IndexFreshnessName(check->freshness) << " " << check->path;

@@ -89,7 +89,7 @@ int RunInfo(const std::vector<std::string>& args) {
       }
       doc["splits"] = splits;
     }
-    if (Status w = WriteJsonOutput(*json, doc.dump(2) + "\n"); !w.ok()) return ReportError(w);
+    if (Status w = WriteJsonOutput(*json, doc.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n"); !w.ok()) return ReportError(w);
     if (*json == "-") return kExitOk;  // standard output holds only the JSON
   }
   if (vm["checksums"].as<bool>()) {

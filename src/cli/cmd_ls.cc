@@ -111,7 +111,7 @@ int RunLs(const std::vector<std::string>& args) {
                                 {"dataset", ds->root()},
                                 {"hash_checksum_algorithms", names},
                                 {"shards", shards}};
-    if (Status st = WriteJsonOutput(*json, doc.dump(2) + "\n"); !st.ok()) return ReportError(st);
+    if (Status st = WriteJsonOutput(*json, doc.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n"); !st.ok()) return ReportError(st);
   }
   std::cout << std::flush;
   return kExitOk;

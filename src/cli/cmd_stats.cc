@@ -141,7 +141,7 @@ int RunStats(const std::vector<std::string>& args) {
       js.push_back({{"split", SplitName(s.split)}, {"examples", s.examples}, {"attributes", attrs}});
     }
     doc["splits"] = js;
-    if (Status st = WriteJsonOutput(*json, doc.dump(2) + "\n"); !st.ok()) return ReportError(st);
+    if (Status st = WriteJsonOutput(*json, doc.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n"); !st.ok()) return ReportError(st);
   }
   if (!json || *json != "-") {
     for (const SplitStats& s : all) {

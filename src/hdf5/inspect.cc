@@ -282,7 +282,7 @@ Result<std::string> SuggestHdf5Mapping(const std::string& path, const std::vecto
                                    {"shard_file_type", "fb"},
                                    {"hash_checksum_algorithms", Json::array({"sha256"})}};
   root["import_hdf5"] = Json{{"splits", splits}, {"memory_budget_mb", 256}};
-  return root.dump(2) + "\n";
+  return root.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
 }
 
 }  // namespace sedpack
