@@ -101,6 +101,38 @@ void WarnIfLarge(const std::string& rel, std::uint64_t bytes, const ShardsList& 
                  " entries): every reader of this folder must read and parse it whole");
 }
 
+void CheckListCounts(const ShardListInfo& entry, const ShardsList& list, const std::string& rel,
+                     CheckReport* report) {
+  // Sums are done in unsigned 64-bit with overflow checks: each count is at
+  // most 2^62, but four of them wrap around to 0 and would match a hostile 0.
+  std::uint64_t examples = 0;
+  std::uint64_t shards = list.shard_files.size();
+  bool overflow = false;
+  auto add = [&overflow](std::uint64_t* sum, std::int64_t count) {
+    overflow = __builtin_add_overflow(*sum, static_cast<std::uint64_t>(count), sum) || overflow;
+  };
+  for (const ShardInfo& shard : list.shard_files) add(&examples, shard.number_of_examples);
+  for (const ShardListInfo& child : list.children_shard_lists) {
+    add(&examples, child.number_of_examples);
+    add(&shards, child.number_of_shards);
+  }
+  if (overflow) {
+    AddProblem(report, CheckProblem::Kind::kCountMismatch, rel,
+               "the number_of_examples / number_of_shards of the entries add up to more than 2^64 - 1");
+    return;
+  }
+  auto count = [&](const std::string& what, std::int64_t recorded, std::uint64_t actual) {
+    if (static_cast<std::uint64_t>(recorded) == actual) return;
+    AddProblem(report, CheckProblem::Kind::kCountMismatch, rel,
+               what + " is " + std::to_string(recorded) + " but the subtree adds up to " + std::to_string(actual),
+               "", std::to_string(recorded), std::to_string(actual));
+  };
+  count("number_of_examples", list.number_of_examples, examples);
+  count("the parent's number_of_examples", entry.number_of_examples,
+        static_cast<std::uint64_t>(list.number_of_examples));
+  count("the parent's number_of_shards", entry.number_of_shards, shards);
+}
+
 }  // namespace check_internal
 
 namespace {
@@ -253,17 +285,8 @@ class Walker {
       AddProblem(report, CheckProblem::Kind::kMalformed, rel,
                  "relative_path_self is \"" + list->relative_path_self + "\" but the file is at \"" + rel + "\"");
     }
-    // Sums are done in unsigned 64-bit with overflow checks: each count is at
-    // most 2^62, but four of them wrap around to 0 and would match a hostile 0.
-    std::uint64_t examples = 0;
-    std::uint64_t shards = list->shard_files.size();
-    bool overflow = false;
-    auto add = [&overflow](std::uint64_t* sum, std::int64_t count) {
-      overflow = __builtin_add_overflow(*sum, static_cast<std::uint64_t>(count), sum) || overflow;
-    };
     for (std::size_t i = 0; i < list->shard_files.size(); ++i) {
       const ShardInfo& shard = list->shard_files[i];
-      add(&examples, shard.number_of_examples);
       if (shard.file_infos.empty()) {
         AddProblem(report, CheckProblem::Kind::kMalformed, rel,
                    "shard_files[" + std::to_string(i) + "] has no file_infos");
@@ -282,27 +305,8 @@ class Walker {
         walk_.shards.push_back(std::move(task));
       }
     }
-    for (const ShardListInfo& child : list->children_shard_lists) {
-      add(&examples, child.number_of_examples);
-      add(&shards, child.number_of_shards);
-      CheckList(child, depth + 1, inside);
-    }
-    if (overflow) {
-      AddProblem(report, CheckProblem::Kind::kCountMismatch, rel,
-                 "the number_of_examples / number_of_shards of the entries add up to more than 2^64 - 1");
-      return;
-    }
-    auto count = [&](const std::string& what, std::int64_t recorded, std::uint64_t actual) {
-      if (static_cast<std::uint64_t>(recorded) == actual) return;
-      AddProblem(report, CheckProblem::Kind::kCountMismatch, rel,
-                 what + " is " + std::to_string(recorded) + " but the subtree adds up to " +
-                     std::to_string(actual),
-                 "", std::to_string(recorded), std::to_string(actual));
-    };
-    count("number_of_examples", list->number_of_examples, examples);
-    count("the parent's number_of_examples", entry.number_of_examples,
-          static_cast<std::uint64_t>(list->number_of_examples));
-    count("the parent's number_of_shards", entry.number_of_shards, shards);
+    for (const ShardListInfo& child : list->children_shard_lists) CheckList(child, depth + 1, inside);
+    CheckListCounts(entry, *list, rel, report);
   }
 
   const Dataset& ds_;

@@ -105,6 +105,11 @@ bool HashAndCompare(const Dataset& ds, const std::string& rel, const std::vector
 void WarnIfLarge(const std::string& rel, std::uint64_t bytes, const ShardsList& list, const CheckOptions& options,
                  CheckReport* report);
 
+/// The counts of a parsed list: its number_of_examples against its entries'
+/// sum, and the parent's entry (`entry`) against the list (kCountMismatch).
+void CheckListCounts(const ShardListInfo& entry, const ShardsList& list, const std::string& rel,
+                     CheckReport* report);
+
 /// Length-prefixed fields: "<decimal length>:<bytes>".
 void PutField(std::string* out, std::string_view v);
 class FieldReader {
