@@ -13,6 +13,8 @@
 #include <iterator>
 #include <cerrno>
 #include <cstring>
+#include <limits>
+#include <stdexcept>
 #include <unordered_set>
 
 #include "sedpack/dataset/reader.h"
@@ -62,6 +64,67 @@ bool MulOk(std::uint64_t a, std::uint64_t b, std::uint64_t* r) { return !__built
 
 }  // namespace
 
+// ---- ShardPathList -------------------------------------------------------------
+
+namespace {
+// Small enough that the part-filled last block of each of the many lists a
+// parallel walk builds at once wastes little (a list of one folder holds about
+// 75 kB of paths), large enough that a million paths need only a few
+// thousand blocks.
+constexpr std::size_t kPathBlockSize = 16 * 1024;
+}  // namespace
+
+ShardPathList::ShardPathList(std::initializer_list<std::string_view> paths) {
+  for (std::string_view p : paths) push_back(p);
+}
+
+ShardPathList::ShardPathList(const ShardPathList& other) {
+  reserve(other.size());
+  for (std::string_view p : other) push_back(p);
+}
+
+ShardPathList& ShardPathList::operator=(const ShardPathList& other) {
+  if (this != &other) {
+    ShardPathList copy(other);
+    *this = std::move(copy);
+  }
+  return *this;
+}
+
+void ShardPathList::push_back(std::string_view path) {
+  if (path.size() > std::numeric_limits<std::uint32_t>::max()) {
+    throw std::length_error("ShardPathList: a path of 4 GiB or more");
+  }
+  // A new block when the path does not fit in the last one's reserved room, so
+  // that no block ever reallocates (the views handed out stay valid).
+  if (blocks_.empty() || blocks_.back().capacity() - blocks_.back().size() < path.size()) {
+    if (blocks_.size() >= std::numeric_limits<std::uint32_t>::max()) {
+      throw std::length_error("ShardPathList: too many blocks");
+    }
+    std::string block;
+    block.reserve(std::max(kPathBlockSize, path.size()));
+    blocks_.push_back(std::move(block));
+  }
+  std::string& b = blocks_.back();
+  entries_.push_back(Entry{static_cast<std::uint32_t>(blocks_.size() - 1), static_cast<std::uint32_t>(b.size()),
+                           static_cast<std::uint32_t>(path.size())});
+  b.append(path);
+  total_bytes_ += path.size();
+}
+
+void ShardPathList::Append(ShardPathList&& other) {
+  if (other.entries_.empty()) return;
+  if (blocks_.size() + other.blocks_.size() > std::numeric_limits<std::uint32_t>::max()) {
+    throw std::length_error("ShardPathList: too many blocks");
+  }
+  const auto base = static_cast<std::uint32_t>(blocks_.size());
+  for (std::string& b : other.blocks_) blocks_.push_back(std::move(b));
+  entries_.reserve(entries_.size() + other.entries_.size());
+  for (const Entry& e : other.entries_) entries_.push_back(Entry{e.block + base, e.offset, e.size});
+  total_bytes_ += other.total_bytes_;
+  other = ShardPathList();
+}
+
 // ---- Encoding ------------------------------------------------------------------
 
 namespace {
@@ -97,7 +160,7 @@ Status EncodeIndexTo(const IndexContents& contents, const ByteSink& sink) {
     p.offsets = size;
     size += 8 * (s.shard_paths.size() + 1);
     p.strings = size;
-    for (const std::string& path : s.shard_paths) p.strings_size += path.size();
+    p.strings_size = s.shard_paths.total_bytes();
     size = Align8(size + p.strings_size);
     places.push_back(p);
   }
@@ -141,9 +204,11 @@ Status EncodeIndexTo(const IndexContents& contents, const ByteSink& sink) {
   for (std::size_t k = 0; k < contents.splits.size(); ++k) {
     SEDPACK_RETURN_NOT_OK(sink(arrays[k]));
     std::vector<std::byte>().swap(arrays[k]);
-    for (const std::string& path : contents.splits[k].shard_paths) {
-      SEDPACK_RETURN_NOT_OK(sink(std::as_bytes(std::span<const char>(path.data(), path.size()))));
-    }
+    Status piece_status;
+    contents.splits[k].shard_paths.ForEachRun([&](std::string_view run) {
+      if (piece_status.ok()) piece_status = sink(std::as_bytes(std::span<const char>(run.data(), run.size())));
+    });
+    SEDPACK_RETURN_NOT_OK(piece_status);
     const std::size_t end = places[k].strings + places[k].strings_size;
     SEDPACK_RETURN_NOT_OK(sink(std::span<const std::byte>(kZeros, Align8(end) - end)));
   }
@@ -322,14 +387,12 @@ Status WalkParallel(const Dataset& ds, int threads, IndexContents* contents) {
         return Status::Corruption(path, " is listed more than once (a cycle or a repeated child)");
       }
     }
-    // Moved, and each unit's vectors freed as soon as they are taken: the paths
-    // are most of the memory of a build (about 100 bytes per shard).
+    // The paths' blocks are moved, not copied, and each unit's counts freed as
+    // soon as they are taken: the paths are most of the memory of a build.
     IndexedSplit& s = contents->splits[u.split_slot];
-    s.shard_paths.insert(s.shard_paths.end(), std::make_move_iterator(u.shards.shard_paths.begin()),
-                         std::make_move_iterator(u.shards.shard_paths.end()));
+    s.shard_paths.Append(std::move(u.shards.shard_paths));
     s.shard_examples.insert(s.shard_examples.end(), u.shards.shard_examples.begin(),
                             u.shards.shard_examples.end());
-    IndexedSplit().shard_paths.swap(u.shards.shard_paths);
     std::vector<std::uint64_t>().swap(u.shards.shard_examples);
   }
   return Status::OK();
@@ -590,7 +653,7 @@ IndexContents SampleIndex::ToContents() const {
     IndexedSplit is;
     is.split = s;
     for (std::uint64_t i = 0; i < num_shards(s); ++i) {
-      is.shard_paths.emplace_back(shard_path(s, i));
+      is.shard_paths.push_back(shard_path(s, i));
       is.shard_examples.push_back(shard_examples(s, i));
     }
     c.splits.push_back(std::move(is));

@@ -234,7 +234,7 @@ Result<IndexContents> BuildIndexDistributed(Comm& comm, const std::string& root,
           for (std::uint64_t k = 0; k < n; ++k) {
             SEDPACK_ASSIGN_OR_RETURN(std::string_view p, in.Next());
             SEDPACK_ASSIGN_OR_RETURN(std::uint64_t e, in.Number());
-            u.shards.shard_paths.emplace_back(p);
+            u.shards.shard_paths.push_back(p);
             u.shards.shard_examples.push_back(e);
           }
           SEDPACK_ASSIGN_OR_RETURN(std::uint64_t nv, in.Number());
@@ -250,10 +250,10 @@ Result<IndexContents> BuildIndexDistributed(Comm& comm, const std::string& root,
       }
       for (Unit& u : units) {
         IndexedSplit& s = contents.splits[u.split_slot];
-        for (std::size_t i = 0; i < u.shards.shard_paths.size(); ++i) {
-          s.shard_paths.push_back(std::move(u.shards.shard_paths[i]));
-          s.shard_examples.push_back(u.shards.shard_examples[i]);
-        }
+        s.shard_paths.Append(std::move(u.shards.shard_paths));
+        s.shard_examples.insert(s.shard_examples.end(), u.shards.shard_examples.begin(),
+                                u.shards.shard_examples.end());
+        std::vector<std::uint64_t>().swap(u.shards.shard_examples);
       }
       SEDPACK_ASSIGN_OR_RETURN(DatasetInfoDigest after, DatasetInfoSha256(root));
       if (after != contents.dataset_info_sha256) {

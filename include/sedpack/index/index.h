@@ -9,6 +9,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <initializer_list>
 #include <memory>
 #include <optional>
 #include <span>
@@ -28,11 +29,95 @@ inline constexpr std::string_view kIndexFileName = "index.bin";
 /// Format version written and read.
 inline constexpr std::uint32_t kIndexFormatVersion = 1;
 
+/// An append-only list of paths held packed: the bytes in blocks of 16 KiB
+/// (a path never spans two), plus 12 bytes per path. A million 74-byte paths
+/// take about 86 MB here against about 120 MB as std::string objects, and
+/// Append() moves another list's blocks without copying a byte, so that lists
+/// built by several threads are joined at no extra cost. The views returned
+/// stay valid until the list is destroyed, moved from, or appended to a
+/// list.
+class ShardPathList {
+ public:
+  ShardPathList() = default;
+  ShardPathList(std::initializer_list<std::string_view> paths);
+  ShardPathList(ShardPathList&&) noexcept = default;
+  ShardPathList& operator=(ShardPathList&&) noexcept = default;
+  ShardPathList(const ShardPathList& other);
+  ShardPathList& operator=(const ShardPathList& other);
+
+  std::size_t size() const { return entries_.size(); }
+  bool empty() const { return entries_.empty(); }
+  std::string_view operator[](std::size_t i) const {
+    const Entry& e = entries_[i];
+    return {blocks_[e.block].data() + e.offset, e.size};
+  }
+  /// Sum of the paths' sizes.
+  std::uint64_t total_bytes() const { return total_bytes_; }
+
+  void push_back(std::string_view path);
+  /// Room for `n` paths' entries (not their bytes).
+  void reserve(std::size_t n) { entries_.reserve(n); }
+  /// Moves `other`'s paths to the end of this list; `other` is left empty.
+  void Append(ShardPathList&& other);
+  /// Calls `f(bytes)` with the paths' bytes in order, in as few contiguous
+  /// pieces as the blocks allow (the concatenation of every path).
+  template <typename F>
+  void ForEachRun(F&& f) const {
+    std::size_t i = 0;
+    while (i < entries_.size()) {
+      const Entry& first = entries_[i];
+      std::size_t end = first.offset + first.size;
+      std::size_t j = i + 1;
+      while (j < entries_.size() && entries_[j].block == first.block && entries_[j].offset == end) {
+        end += entries_[j].size;
+        ++j;
+      }
+      f(std::string_view(blocks_[first.block].data() + first.offset, end - first.offset));
+      i = j;
+    }
+  }
+
+  class const_iterator {
+   public:
+    using value_type = std::string_view;
+    using difference_type = std::ptrdiff_t;
+    const_iterator() = default;
+    const_iterator(const ShardPathList* list, std::size_t i) : list_(list), i_(i) {}
+    std::string_view operator*() const { return (*list_)[i_]; }
+    const_iterator& operator++() {
+      ++i_;
+      return *this;
+    }
+    const_iterator operator++(int) {
+      const_iterator before = *this;
+      ++i_;
+      return before;
+    }
+    bool operator==(const const_iterator& o) const { return i_ == o.i_; }
+
+   private:
+    const ShardPathList* list_ = nullptr;
+    std::size_t i_ = 0;
+  };
+  const_iterator begin() const { return {this, 0}; }
+  const_iterator end() const { return {this, entries_.size()}; }
+
+ private:
+  struct Entry {
+    std::uint32_t block;
+    std::uint32_t offset;
+    std::uint32_t size;
+  };
+  std::vector<std::string> blocks_;  // each reserved once; never reallocated
+  std::vector<Entry> entries_;
+  std::uint64_t total_bytes_ = 0;
+};
+
 /// One split of an index being built: shard paths (dataset-relative, the
 /// shard's file_infos[0]) and example counts in sequential read order.
 struct IndexedSplit {
   Split split = Split::kTrain;
-  std::vector<std::string> shard_paths;
+  ShardPathList shard_paths;
   std::vector<std::uint64_t> shard_examples;
 };
 

@@ -67,6 +67,47 @@ std::size_t ExpectLookupsAgree(const std::shared_ptr<const Dataset>& ds,
   return compared;
 }
 
+TEST(ShardPathListTest, PathsSurviveBlocksAppendAndCopy) {
+  // Enough paths to fill several 256 KiB blocks, one path larger than a block,
+  // and lists joined by Append: every path reads back in order, and the runs
+  // ForEachRun hands out concatenate to exactly the paths' bytes.
+  std::vector<std::string> want;
+  ShardPathList a, b, c;
+  for (int i = 0; i < 9000; ++i) {
+    want.push_back("train/chunk_" + std::to_string(i / 1000) + "/shard_" + std::to_string(i) + ".fb");
+    (i < 6000 ? a : b).push_back(want.back());
+  }
+  const std::string huge(300 * 1024, 'x');
+  want.push_back(huge);
+  c.push_back(huge);
+  want.push_back("last");
+  c.push_back("last");
+  const std::string_view first_view = a[0];
+  a.Append(std::move(b));
+  a.Append(std::move(c));
+  EXPECT_TRUE(b.empty());
+  EXPECT_EQ(first_view.data(), a[0].data());  // blocks were moved, not copied
+  ASSERT_EQ(a.size(), want.size());
+  std::uint64_t total = 0;
+  std::string all;
+  for (std::size_t i = 0; i < want.size(); ++i) {
+    ASSERT_EQ(a[i], want[i]) << i;
+    total += want[i].size();
+    all += want[i];
+  }
+  EXPECT_EQ(a.total_bytes(), total);
+  std::string runs;
+  std::size_t pieces = 0;
+  a.ForEachRun([&](std::string_view run) {
+    runs += run;
+    ++pieces;
+  });
+  EXPECT_EQ(runs, all);
+  EXPECT_LT(pieces, 100u);  // whole blocks, not one piece per path (9,002 paths)
+  const ShardPathList copy = a;
+  EXPECT_TRUE(std::equal(copy.begin(), copy.end(), want.begin(), want.end()));
+}
+
 TEST(IndexTest, GoldenLookupsAgreeWithSequentialReading) {
   const auto fixtures = GoldenFixtures();
   ASSERT_GE(fixtures.size(), 12u) << "golden fixtures missing under " << GoldenDir();
@@ -199,7 +240,7 @@ TEST(IndexFormatTest, RejectsMalformedBytesWithoutCrashing) {
   evil.splits.push_back({Split::kTrain, {"../etc/passwd"}, {1}});
   ASSERT_OK_AND_ASSIGN(std::vector<std::byte> eb, EncodeIndex(evil));
   EXPECT_EQ(SampleIndex::FromBytes(eb).status().code(), StatusCode::kCorruption);
-  evil.splits[0].shard_paths[0] = "/abs";
+  evil.splits[0].shard_paths = {"/abs"};
   ASSERT_OK_AND_ASSIGN(eb, EncodeIndex(evil));
   EXPECT_FALSE(SampleIndex::FromBytes(eb).ok());
 }
