@@ -25,8 +25,8 @@ OwnedExample MakeExample(const std::vector<AttributeSpec>& schema, int index) {
                                        "hello",
                                        "h\xc3\xa9llo w\xc3\xb6rld",
                                        "\xf0\x9f\x99\x82",
-                                       "a\x00"
-                                       "b",
+                                       ("a\x00"
+                                        "b"),
                                        "\xe2\x82\xac\xe2\x82\xac\xe2\x82\xac 3 euros",
                                        "x"};
   std::mt19937 rng(static_cast<unsigned>(1234 + index));
