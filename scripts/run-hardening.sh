@@ -22,7 +22,9 @@
 #                      HDF5 import); ctest -L threads. MPI never runs under TSan.
 #   fuzz  build-asan/  scripts/fuzz.sh on the asan tree (no second build):
 #                      every libFuzzer target for SEDPACK_FUZZ_SECONDS (default
-#                      20) seconds, two at a time.
+#                      12) seconds, two at a time: a smoke run on seeded corpora
+#                      (tens of thousands of inputs each); long runs are
+#                      scripts/fuzz.sh 3600.
 #
 # Every sanitizer finding fails its test: UBSan is built without recovery, ASan
 # and UBSan halt on the first error, LSan reports leaks at exit, TSan exits 66.
@@ -31,14 +33,18 @@
 #
 # Usage: scripts/run-hardening.sh [asan] [tsan] [fuzz]     (default: all three;
 #        fuzz builds the asan tree's fuzz targets if asan did not run)
-# Environment: SEDPACK_JOBS (default 2), SEDPACK_FUZZ_SECONDS (default 20).
+#        asan-build and asan-test are the two halves of asan (run-tests.sh
+#        builds the tree while the program tests run, then tests it).
+# Environment: SEDPACK_JOBS (default 2), SEDPACK_FUZZ_SECONDS (default 12).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 JOBS="${SEDPACK_JOBS:-2}"
 STAGES=("$@")
 [ ${#STAGES[@]} -gt 0 ] || STAGES=(asan tsan fuzz)
 for s in "${STAGES[@]}"; do
-  case "$s" in asan | tsan | fuzz) ;; *) echo "run-hardening: unknown stage '$s' (asan, tsan, fuzz)" >&2; exit 2 ;; esac
+  case "$s" in asan | asan-build | asan-test | tsan | fuzz) ;;
+    *) echo "run-hardening: unknown stage '$s' (asan, asan-build, asan-test, tsan, fuzz)" >&2; exit 2 ;;
+  esac
 done
 
 # shellcheck source=scripts/stages.sh
@@ -65,12 +71,18 @@ for s in "${STAGES[@]}"; do
       stage "asan build" asan_build &&
         stage "asan ctest" ctest --test-dir build-asan --output-on-failure -j "$JOBS" --timeout 900
       ;;
+    asan-build)
+      stage "asan build" asan_build
+      ;;
+    asan-test)
+      stage "asan ctest" ctest --test-dir build-asan --output-on-failure -j "$JOBS" --timeout 900
+      ;;
     tsan)
       stage "tsan build" tsan_build &&
         stage "tsan ctest" ctest --test-dir build-tsan --output-on-failure -j "$JOBS" --timeout 900 -L threads
       ;;
     fuzz)
-      stage "fuzz" env SEDPACK_FUZZ_BUILD_DIR=build-asan ./scripts/fuzz.sh "${SEDPACK_FUZZ_SECONDS:-20}"
+      stage "fuzz" env SEDPACK_FUZZ_BUILD_DIR=build-asan ./scripts/fuzz.sh "${SEDPACK_FUZZ_SECONDS:-12}"
       ;;
   esac || status=1  # a failed stage is recorded; the other stages still run
 done
