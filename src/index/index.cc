@@ -230,6 +230,22 @@ Result<std::vector<std::byte>> EncodeIndex(const IndexContents& contents) {
 
 // ---- Building ------------------------------------------------------------------
 
+Status AppendListShards(const ShardsList& list, IndexedSplit* out) {
+  for (std::size_t i = 0; i < list.shard_files.size(); ++i) {
+    const ShardInfo& s = list.shard_files[i];
+    if (s.file_infos.empty()) {
+      return Status::Corruption(list.relative_path_self, ": shard_files[", i, "] has no file_infos");
+    }
+    if (s.number_of_examples < 0) {
+      return Status::Corruption(list.relative_path_self, ": shard_files[", i,
+                                "] has a negative number_of_examples");
+    }
+    out->shard_paths.push_back(s.file_infos[0].file_path);
+    out->shard_examples.push_back(static_cast<std::uint64_t>(s.number_of_examples));
+  }
+  return Status::OK();
+}
+
 Status WalkShardsSubtree(const Dataset& dataset, const std::string& list_path, std::size_t depth,
                          std::vector<std::string>* visited, IndexedSplit* out) {
   struct Frame {
@@ -248,18 +264,7 @@ Status WalkShardsSubtree(const Dataset& dataset, const std::string& list_path, s
     }
     visited->push_back(path);
     SEDPACK_ASSIGN_OR_RETURN(ShardsList list, LoadShardsList(dataset, path));
-    for (std::size_t i = 0; i < list.shard_files.size(); ++i) {
-      const ShardInfo& s = list.shard_files[i];
-      if (s.file_infos.empty()) {
-        return Status::Corruption(list.relative_path_self, ": shard_files[", i, "] has no file_infos");
-      }
-      if (s.number_of_examples < 0) {
-        return Status::Corruption(list.relative_path_self, ": shard_files[", i,
-                                  "] has a negative number_of_examples");
-      }
-      out->shard_paths.push_back(s.file_infos[0].file_path);
-      out->shard_examples.push_back(static_cast<std::uint64_t>(s.number_of_examples));
-    }
+    SEDPACK_RETURN_NOT_OK(AppendListShards(list, out));
     stack.push_back(Frame{std::move(list), 0, d});
     return Status::OK();
   };
@@ -340,18 +345,7 @@ Status WalkParallel(const Dataset& ds, int threads, IndexContents* contents) {
       WalkUnit own;
       own.split_slot = u.split_slot;
       own.visited.push_back(u.path);
-      for (std::size_t i = 0; i < list.shard_files.size(); ++i) {
-        const ShardInfo& sh = list.shard_files[i];
-        if (sh.file_infos.empty()) {
-          return Status::Corruption(list.relative_path_self, ": shard_files[", i, "] has no file_infos");
-        }
-        if (sh.number_of_examples < 0) {
-          return Status::Corruption(list.relative_path_self, ": shard_files[", i,
-                                    "] has a negative number_of_examples");
-        }
-        own.shards.shard_paths.push_back(sh.file_infos[0].file_path);
-        own.shards.shard_examples.push_back(static_cast<std::uint64_t>(sh.number_of_examples));
-      }
+      SEDPACK_RETURN_NOT_OK(AppendListShards(list, &own.shards));
       next.push_back(std::move(own));
       for (const ShardListInfo& child : list.children_shard_lists) {
         WalkUnit c;

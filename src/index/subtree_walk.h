@@ -22,4 +22,9 @@ namespace sedpack {
 Status WalkShardsSubtree(const Dataset& dataset, const std::string& list_path, std::size_t depth,
                          std::vector<std::string>* visited, IndexedSplit* out);
 
+/// Appends the shards `list` names itself (not its children's) to `out`: each
+/// one's file_infos[0] path and example count. Corruption, naming the list, for
+/// a shard without file_infos or with a negative number_of_examples.
+Status AppendListShards(const ShardsList& list, IndexedSplit* out);
+
 }  // namespace sedpack

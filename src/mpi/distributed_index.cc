@@ -104,18 +104,7 @@ Status PlanUnits(const Dataset& ds, int ranks, int per_rank, IndexContents* cont
       Unit own;
       own.split_slot = u.split_slot;
       own.shards.split = contents->splits[u.split_slot].split;
-      for (std::size_t i = 0; i < list.shard_files.size(); ++i) {
-        const ShardInfo& s = list.shard_files[i];
-        if (s.file_infos.empty()) {
-          return Status::Corruption(list.relative_path_self, ": shard_files[", i, "] has no file_infos");
-        }
-        if (s.number_of_examples < 0) {
-          return Status::Corruption(list.relative_path_self, ": shard_files[", i,
-                                    "] has a negative number_of_examples");
-        }
-        own.shards.shard_paths.push_back(s.file_infos[0].file_path);
-        own.shards.shard_examples.push_back(static_cast<std::uint64_t>(s.number_of_examples));
-      }
+      SEDPACK_RETURN_NOT_OK(AppendListShards(list, &own.shards));
       next.push_back(std::move(own));
       for (const ShardListInfo& child : list.children_shard_lists) {
         Unit c;
