@@ -258,10 +258,12 @@ CodecResult ZlibLimit(const std::vector<Bytes>& shards, int level) {
 }
 
 #ifdef SEDPACK_HAVE_ISAL
-CodecResult IsalLimit(const std::vector<Bytes>& shards, int level) {
+// `tokens`: the level buffer's room for DEFLATE tokens (ISA-L's default is
+// 64 Ki; the library uses 512 Ki at levels 1 and 2).
+CodecResult IsalLimit(const std::vector<Bytes>& shards, int level, std::size_t tokens) {
   const double mb = Total(shards) / 1e6;
   std::vector<Bytes> z(shards.size());
-  std::vector<std::uint8_t> level_buf(ISAL_DEF_LVL3_DEFAULT);
+  std::vector<std::uint8_t> level_buf(ISAL_DEF_LVL3_REQ + ISAL_DEF_LVL3_TOKEN_SIZE * tokens);
   const double t0 = ThreadCpu();
   for (std::size_t i = 0; i < shards.size(); ++i) {
     z[i].resize(shards[i].size() + shards[i].size() / 64 + 65536);
@@ -491,7 +493,8 @@ int main(int argc, char** argv) {
         };
         limit("limit: zlib", ZlibLimit(shards, level));
 #ifdef SEDPACK_HAVE_ISAL
-        if (level <= 3) limit("limit: ISA-L", IsalLimit(shards, level));
+        if (level <= 3) limit("limit: ISA-L", IsalLimit(shards, level, 64 * IGZIP_K));
+        if (level <= 2) limit("limit: ISA-L 512K", IsalLimit(shards, level, 512 * IGZIP_K));
 #endif
 #ifdef SEDPACK_BENCH_LIBDEFLATE
         limit("limit: libdeflate", LibdeflateLimit(shards, level));

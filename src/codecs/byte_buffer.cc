@@ -210,6 +210,11 @@ Status CompressToBuffer(Compression c, const CodecOptions& options, std::span<co
       SEDPACK_ASSIGN_OR_RETURN(resolved.level, ResolveCodecLevel(c, options.level));
       return ZstdCompressToBuffer(input, resolved, out);
     }
+    case Compression::kGzip:
+    case Compression::kZlib: {
+      SEDPACK_ASSIGN_OR_RETURN(const int level, ResolveCodecLevel(c, options.level));
+      return GzipCompressToBuffer(c, level, input, out);
+    }
     default: {
       SEDPACK_ASSIGN_OR_RETURN(std::unique_ptr<Codec> codec, MakeCodec(c, options));
       std::vector<std::byte> v;
@@ -220,10 +225,15 @@ Status CompressToBuffer(Compression c, const CodecOptions& options, std::span<co
   }
 }
 
-Status CompressTo(Compression c, std::span<const std::byte> input, const ByteSink& sink) {
+Status CompressTo(Compression c, const CodecOptions& options, std::span<const std::byte> input,
+                  const ByteSink& sink) {
   if (c == Compression::kNone) return sink(input);
+  if (c == Compression::kGzip || c == Compression::kZlib) {
+    SEDPACK_ASSIGN_OR_RETURN(const int level, ResolveCodecLevel(c, options.level));
+    return GzipCompressStreamed(c, level, options.threads, input, sink);
+  }
   ByteBuffer out;
-  SEDPACK_RETURN_NOT_OK(CompressToBuffer(c, input, &out));
+  SEDPACK_RETURN_NOT_OK(CompressToBuffer(c, options, input, &out));
   return sink(out.span());
 }
 

@@ -132,8 +132,20 @@ inline Status CompressToBuffer(Compression c, std::span<const std::byte> input, 
   return CompressToBuffer(c, CodecOptions{}, input, out);
 }
 
-/// CompressToBuffer, handing the bytes to `sink` (kNone: `input` itself).
-Status CompressTo(Compression c, std::span<const std::byte> input, const ByteSink& sink);
+/// The bytes CompressToBuffer would make, handed to `sink` (kNone: `input`
+/// itself) in one or more pieces: GZIP/ZLIB stream in pieces, without a buffer
+/// for the whole output (at ISA-L levels on up to options.threads threads); the
+/// other codecs in one.
+Status CompressTo(Compression c, const CodecOptions& options, std::span<const std::byte> input,
+                  const ByteSink& sink);
+inline Status CompressTo(Compression c, std::span<const std::byte> input, const ByteSink& sink) {
+  return CompressTo(c, CodecOptions{}, input, sink);
+}
+/// Whether CompressTo streams `c` (kNone, GZIP, ZLIB) rather than handing over
+/// one buffer.
+inline bool CompressStreams(Compression c) {
+  return c == Compression::kNone || c == Compression::kGzip || c == Compression::kZlib;
+}
 
 /// Decompress exactly as MakeCodec(c)->Decompress(input, max_output, ...) would
 /// (same checks, same Status), into `*out` (pooled, not zero-filled, for LZ4 and ZSTD).

@@ -37,7 +37,14 @@ Status Lz4CompressToBuffer(std::span<const std::byte> input, int level, ByteBuff
 Status Lz4DecompressTo(std::span<const std::byte> input, std::uint64_t max_output, ByteBuffer* out);
 Status ZstdCompressToBuffer(std::span<const std::byte> input, const CodecOptions& options,
                             ByteBuffer* out);
-// fb GZIP/ZLIB into pooled memory; only where the build has ISA-L.
+// fb GZIP/ZLIB (any level) into pooled memory.
+Status GzipCompressToBuffer(Compression type, int level, std::span<const std::byte> input,
+                            ByteBuffer* out);
+// The same bytes handed to `sink` in pieces (no shard-sized buffer); ISA-L
+// levels compress on up to `threads` threads (the bytes do not depend on it).
+Status GzipCompressStreamed(Compression type, int level, int threads, std::span<const std::byte> input,
+                            const ByteSink& sink);
+// Decompression into pooled memory: only where the build has ISA-L.
 bool GzipDecompressToAvailable();
 Status GzipDecompressTo(Compression type, std::span<const std::byte> input, std::uint64_t max_output,
                         ByteBuffer* out);
@@ -64,6 +71,8 @@ class ScratchBuffer {
     }
     return block_.data();
   }
+  /// What the last Get returned (nullptr before any).
+  std::byte* data() const { return block_.data(); }
   /// Hand the memory over (the scratch is empty afterwards).
   PooledBlock Release() { return std::move(block_); }
   /// Drop the buffer if it is too large to keep around between calls.

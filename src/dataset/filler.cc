@@ -60,6 +60,7 @@ class Filler::Impl {
     const int threads = ResolveThreads(options_.concurrency);
     int pending = options_.max_pending_shards > 0 ? options_.max_pending_shards : 2 * threads;
     pool_ = std::make_unique<internal::WorkerPool>(threads, pending);
+    threads_ = threads;
     max_in_flight_ = std::max(1, pending);
     return Status::OK();
   }
@@ -135,6 +136,9 @@ class Filler::Impl {
   Status FinishWrites() {
     SEDPACK_RETURN_NOT_OK(Sticky());
     finished_ = true;
+    // The last shards are compressed while nothing else runs: each may use
+    // every thread (ISA-L GZIP/ZLIB), so the job does not end on one core.
+    tail_threads_ = threads_;
     for (auto& [split, st] : splits_) {
       if (st.writer && st.writer->num_examples() > 0) SEDPACK_RETURN_NOT_OK(CloseShard(split, st));
       st.writer.reset();
@@ -315,12 +319,16 @@ class Filler::Impl {
       std::lock_guard<std::mutex> lock(io_mu_);
       ++in_flight_;
     }
-    pool_->Submit([this, writer, slot, rel_path, abs_path, algos] {
+    const int codec_threads = tail_threads_;
+    pool_->Submit([this, writer, slot, rel_path, abs_path, algos, codec_threads] {
       PendingWrite w{rel_path, abs_path, {}, {}, slot};
       if (!Sticky().ok()) return ShardDone();  // another shard already failed: do no more work
       if (Status c = CheckCancelled(); !c.ok()) {
         (void)SetSticky(c);
         return ShardDone();
+      }
+      if (shard_internal::ShardFinishStreams(*writer)) {
+        return StreamShard(*writer, std::move(w), algos, codec_threads);
       }
       // Compressed straight into pooled memory, hashed from it once; the
       // write() then goes from the same memory, without any copy.
@@ -384,6 +392,46 @@ class Filler::Impl {
     ShardDone();
   }
 
+  // Compress, hash and write in one pass, piece by piece (a 4 MiB input segment
+  // at a time at ISA-L levels, 1 MiB of output for zlib's), on this worker: no
+  // buffer for the whole compressed file.
+  void StreamShard(ShardWriter& writer, PendingWrite w, const std::vector<HashAlgorithm>& algos,
+                   int codec_threads) {
+    Status s = CheckStaysBeneath(dataset_->root(), w.rel_path);
+    Result<MultiHasher> hasher = MultiHasher::Make(algos);
+    if (s.ok()) s = hasher.status();
+    if (s.ok()) {
+      AtomicWriteOptions wopts;
+      wopts.sync = options_.sync;
+      wopts.no_replace = true;  // random names never collide in practice; never clobber
+      s = WriteFileAtomicStreamed(
+          w.path,
+          [&](const ByteSink& file) -> Status {
+            Status sink_status;
+            Status st = shard_internal::FinishShardToSink(
+                writer,
+                [&](std::span<const std::byte> piece) {
+                  hasher->Update(piece);
+                  sink_status = file(piece);
+                  return sink_status;
+                },
+                codec_threads);
+            // The file's own errors name it; the encoder's get the shard's path.
+            if (!st.ok() && sink_status.ok()) return st.WithPrefix(w.path + ": ");
+            return st;
+          },
+          wopts);
+    }
+    if (s.ok()) {
+      w.slot->file_infos[0].hash_checksums = hasher->FinishHex();
+      std::lock_guard<std::mutex> lock(io_mu_);
+      written_shards_.push_back(w.rel_path);
+    } else {
+      (void)SetSticky(s);
+    }
+    ShardDone();
+  }
+
   void ShardDone() {
     std::lock_guard<std::mutex> lock(io_mu_);
     --in_flight_;
@@ -437,6 +485,8 @@ class Filler::Impl {
   std::condition_variable io_cv_;
   int in_flight_ = 0;
   int max_in_flight_ = 1;
+  int threads_ = 1;       // The pool's.
+  int tail_threads_ = 1;  // Codec threads per shard: threads_ once Finish closes the last shards.
   int caller_waiting_ = 0;
   std::deque<PendingWrite> io_queue_;
   // Dataset-relative paths of the shards written so far (under io_mu_) and the

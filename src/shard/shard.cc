@@ -219,6 +219,17 @@ Status FinishShardToBuffer(ShardWriter& writer, codecs_internal::ByteBuffer* out
   return Status::OK();
 }
 
+Status FinishShardToSink(ShardWriter& writer, const codecs_internal::ByteSink& sink, int threads) {
+  if (auto* w = dynamic_cast<BufferFinishable*>(&writer)) return w->FinishToSink(sink, threads);
+  SEDPACK_ASSIGN_OR_RETURN(std::vector<std::byte> bytes, writer.Finish());
+  return sink(bytes);
+}
+
+bool ShardFinishStreams(const ShardWriter& writer) {
+  const auto* w = dynamic_cast<const BufferFinishable*>(&writer);
+  return w != nullptr && w->StreamsOnFinish();
+}
+
 }  // namespace shard_internal
 
 }  // namespace sedpack

@@ -17,6 +17,12 @@ namespace sedpack::shard_internal {
 
 /// writer.Finish() into `*out`; copy-free for compressed fb shards.
 Status FinishShardToBuffer(ShardWriter& writer, codecs_internal::ByteBuffer* out);
+/// writer.Finish(), the bytes handed to `sink` in order, in one or more pieces;
+/// compression may use up to `threads` threads (GZIP/ZLIB at ISA-L levels).
+Status FinishShardToSink(ShardWriter& writer, const codecs_internal::ByteSink& sink, int threads = 1);
+/// Whether FinishShardToSink streams for this writer: fb shards uncompressed
+/// or GZIP/ZLIB, which need no buffer for the whole file.
+bool ShardFinishStreams(const ShardWriter& writer);
 
 /// DecodeShard() on bytes held in a ByteBuffer (e.g. read into pooled memory).
 Result<std::unique_ptr<DecodedShard>> DecodeShardBuffer(ShardFileType type, Compression compression,

@@ -70,6 +70,13 @@ class BufferFinishable {
   virtual ~BufferFinishable() = default;
   /// Like Finish(), but the bytes end up in `*out` (pooled memory).
   virtual Status FinishToBuffer(codecs_internal::ByteBuffer* out) = 0;
+  /// Like Finish(), but the bytes go to `sink`, in order, in one or more
+  /// pieces; the compressor may use up to `threads` threads (or the writer's
+  /// codec threads if more).
+  virtual Status FinishToSink(const codecs_internal::ByteSink& sink, int threads) = 0;
+  /// Whether FinishToSink streams (small pieces, no buffer for the whole file)
+  /// rather than handing over one buffer.
+  virtual bool StreamsOnFinish() const = 0;
 };
 
 // Per-format entry points (fb/fb_writer.cc, fb/fb_reader.cc, npz/npz_writer.cc,

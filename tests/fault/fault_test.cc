@@ -275,6 +275,18 @@ TEST(FaultTest, WriterOfAFreshDataset) {
                     {}});
 }
 
+// GZIP shards are compressed, hashed and written in one streamed pass.
+TEST(FaultTest, StreamedGzipWriter) {
+  RunWithFaults(Job{"gzip writer",
+                    [](const std::string& root) { fs::create_directories(root); },
+                    [](const std::string& root) -> Status {
+                      SEDPACK_ASSIGN_OR_RETURN(auto ds,
+                                               Dataset::Create(root, Metadata{}, Structure(Compression::kGzip)));
+                      return Fill(ds, "job", 0, 18);
+                    },
+                    {}});
+}
+
 TEST(FaultTest, Append) {
   RunWithFaults(Job{"append", MakeFilled,
                     [](const std::string& root) -> Status {

@@ -166,6 +166,18 @@ class FbShardWriter final : public ShardWriter, public BufferFinishable {
     });
   }
 
+  // Uncompressed: straight from the builder's memory; GZIP/ZLIB: compressed
+  // in pieces (codecs_internal::CompressTo).
+  Status FinishToSink(const codecs_internal::ByteSink& sink, int threads) override {
+    CodecOptions codec = codec_;
+    codec.threads = std::max(codec.threads, threads);
+    return FinishWith([&sink, &codec](std::span<const std::byte> encoded, Compression c) {
+      return codecs_internal::CompressTo(c, codec, encoded, sink);
+    });
+  }
+
+  bool StreamsOnFinish() const override { return codecs_internal::CompressStreams(compression_); }
+
  private:
   // Finish the FlatBuffer and hand its bytes (valid during the call) to `emit`.
   template <class Emit>

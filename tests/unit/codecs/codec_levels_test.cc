@@ -5,6 +5,7 @@
 #include <zlib.h>
 #include <zstd.h>
 
+#include <algorithm>
 #include <cstring>
 #include <ctime>
 #include <string>
@@ -308,6 +309,79 @@ TEST(FastDeflateTest, PooledPathMatchesTheCodec) {
   bomb[bomb.size() - 8] ^= std::byte{0x10};  // The CRC-32.
   EXPECT_STATUS(StatusCode::kCorruption, "ZLIB",
                 codecs_internal::DecompressTo(Compression::kZlib, bomb, 32 * kMiB, &out));
+}
+
+// The member with its mtime (bytes 4..7) zeroed, to compare two compressions.
+Bytes WithoutMtime(Bytes gz) {
+  for (std::size_t i = 4; i < 8 && i < gz.size(); ++i) gz[i] = std::byte{0};
+  return gz;
+}
+
+// Streamed output (CompressTo) is the bytes of the one-buffer path whatever the
+// number of threads (ISA-L cuts segments the same way for any count), arrives
+// in pieces well below the whole output, and plain zlib reads it. Sizes at and
+// around the 4 MiB segment boundary, and the empty input.
+TEST(FastDeflateTest, StreamedOutputMatchesAtAnyThreadCount) {
+  constexpr std::size_t kSeg = 4 * kMiB;
+  const Bytes large = Mixed(2 * kSeg + 12345);
+  for (std::size_t n : {std::size_t{0}, std::size_t{1}, kSeg - 1, kSeg, kSeg + 1, large.size()}) {
+    const Bytes data(large.begin(), large.begin() + static_cast<std::ptrdiff_t>(n));
+    for (Compression c : {Compression::kGzip, Compression::kZlib}) {
+      for (int level : {kDefaultCodecLevel, 2, 3, 6}) {
+        // One codec name and one ISA-L level are enough below the largest size.
+        if (n != large.size() && (c == Compression::kZlib || level == 2)) continue;
+        codecs_internal::ByteBuffer whole;
+        ASSERT_OK(codecs_internal::CompressToBuffer(c, CodecOptions{level, 1}, data, &whole));
+        const Bytes want = WithoutMtime(Bytes(whole.data(), whole.data() + whole.size()));
+        EXPECT_TRUE(WithoutMtime(Compress(c, level, data)) == want);
+        for (int threads : {1, 2, 3, 8}) {
+          if (level == 6 && threads > 1) continue;  // zlib levels take one thread.
+          SCOPED_TRACE(Label(c) + " level " + std::to_string(level) + ", " + std::to_string(n) +
+                       " bytes, " + std::to_string(threads) + " threads");
+          Bytes got;
+          std::size_t pieces = 0, largest = 0;
+          ASSERT_OK(codecs_internal::CompressTo(c, CodecOptions{level, threads}, data,
+                                                [&](std::span<const std::byte> piece) {
+                                                  got.insert(got.end(), piece.begin(), piece.end());
+                                                  ++pieces;
+                                                  largest = std::max(largest, piece.size());
+                                                  return Status::OK();
+                                                }));
+          EXPECT_TRUE(WithoutMtime(got) == want) << got.size() << " bytes against " << want.size();
+          if (n == large.size()) {
+            EXPECT_GE(pieces, 3u);
+            EXPECT_LE(largest, kSeg + kSeg / 64);  // Never the whole output at once.
+          }
+          int ret = 0;
+          std::size_t left = 0;
+          EXPECT_TRUE(ZlibGunzip(got, n, &ret, &left) == data);
+          EXPECT_EQ(ret, Z_STREAM_END);
+          EXPECT_EQ(left, 0u);
+        }
+      }
+    }
+  }
+}
+
+// A sink that fails stops the compression with its status, on every path (the
+// threads stop and are joined; nothing more reaches the sink).
+TEST(FastDeflateTest, StreamedSinkErrorStopsCompression) {
+  const Bytes data = Mixed(5 * 4 * kMiB + 999);
+  for (int level : {1, 6}) {
+    for (int threads : {1, 2, 4}) {
+      for (int fail_at : {0, 1, 3}) {
+        SCOPED_TRACE("level " + std::to_string(level) + ", " + std::to_string(threads) +
+                     " threads, failing piece " + std::to_string(fail_at));
+        int calls = 0;
+        const Status st = codecs_internal::CompressTo(
+            Compression::kGzip, CodecOptions{level, threads}, data, [&](std::span<const std::byte>) {
+              return calls++ == fail_at ? Status::IOError("disk full at piece ", fail_at) : Status::OK();
+            });
+        EXPECT_STATUS(StatusCode::kIOError, "disk full at piece " + std::to_string(fail_at), st);
+        EXPECT_EQ(calls, fail_at + 1);
+      }
+    }
+  }
 }
 
 // TFRecord streams stay on zlib and take zlib's levels.
