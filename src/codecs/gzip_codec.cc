@@ -23,6 +23,7 @@
 #include <zlib.h>
 
 #include <algorithm>
+#include <array>
 #include <cstring>
 #include <ctime>
 #include <limits>
@@ -236,6 +237,10 @@ constexpr std::size_t kIsalSegment = std::size_t{4} << 20;
 constexpr std::size_t kIsalHistory = 32u << 10;
 
 std::size_t IsalSegments(std::size_t n) { return n == 0 ? 1 : (n + kIsalSegment - 1) / kIsalSegment; }
+// Input bytes of segment `index` of an `n`-byte input.
+std::size_t IsalSegmentLength(std::size_t n, std::size_t index) {
+  return std::min(n - index * kIsalSegment, kIsalSegment);
+}
 
 // Worst case of one segment: ISA-L falls back to stored blocks (5 bytes per
 // 64 KiB at most) when a block would expand, plus the sync flush.
@@ -283,7 +288,7 @@ Status IsalCompressSegment(IsalDeflater* d, std::span<const std::byte> input, st
   zs->level_buf_size = static_cast<std::uint32_t>(IsalLevelBufSize(d->level));
   zs->gzip_flag = IGZIP_DEFLATE;
   const std::size_t begin = index * kIsalSegment;
-  const std::size_t end = std::min(input.size(), begin + kIsalSegment);
+  const std::size_t end = begin + IsalSegmentLength(input.size(), index);
   const bool last = end == input.size();
   if (begin > 0) {
     const std::size_t dict = std::min(begin, kIsalHistory);
@@ -319,11 +324,17 @@ Status IsalCompressSegment(IsalDeflater* d, std::span<const std::byte> input, st
 }
 
 // The gzip trailer: CRC-32 and the input size mod 2^32.
-Status PutGzipTrailer(std::uint32_t crc, std::size_t size, DeflateOutput* out, std::string_view label) {
-  std::byte t[8];
-  StoreLe32(crc, t);
-  StoreLe32(static_cast<std::uint32_t>(size & 0xffffffffu), t + 4);
-  return PutBytes(t, out, label);
+std::array<std::byte, 8> GzipTrailer(std::uint32_t crc, std::size_t size) {
+  std::array<std::byte, 8> t;
+  StoreLe32(crc, t.data());
+  StoreLe32(static_cast<std::uint32_t>(size & 0xffffffffu), t.data() + 4);
+  return t;
+}
+
+// CRC-32 of a member so far, extended by segment `index` (whose own CRC-32 is `seg_crc`).
+std::uint32_t CombineSegmentCrc(std::uint32_t crc, std::uint32_t seg_crc, std::size_t n, std::size_t index) {
+  return static_cast<std::uint32_t>(
+      crc32_combine(crc, seg_crc, static_cast<z_off_t>(IsalSegmentLength(n, index))));
 }
 
 // One gzip member (CPython's header, DEFLATE at `level` 1..3, CRC-32/ISIZE
@@ -341,10 +352,9 @@ Status IsalCompressMember(int level, std::span<const std::byte> input, DeflateOu
   for (std::size_t i = 0; i < segments; ++i) {
     std::uint32_t seg_crc = 0;
     SEDPACK_RETURN_NOT_OK(IsalCompressSegment(&d, input, i, out, &seg_crc, label));
-    const std::size_t len = std::min(input.size() - i * kIsalSegment, kIsalSegment);
-    crc = static_cast<std::uint32_t>(crc32_combine(crc, seg_crc, static_cast<z_off_t>(len)));
+    crc = CombineSegmentCrc(crc, seg_crc, input.size(), i);
   }
-  SEDPACK_RETURN_NOT_OK(PutGzipTrailer(crc, input.size(), out, label));
+  SEDPACK_RETURN_NOT_OK(PutBytes(GzipTrailer(crc, input.size()), out, label));
   return out->Finish();
 }
 
@@ -433,8 +443,7 @@ Status IsalCompressMemberStreamed(int level, std::span<const std::byte> input, i
     }
     result = slot.status;
     if (result.ok()) result = sink(std::span<const std::byte>(slot.buf.data(), slot.size));
-    const std::size_t len = std::min(input.size() - i * kIsalSegment, kIsalSegment);
-    crc = static_cast<std::uint32_t>(crc32_combine(crc, slot.crc, static_cast<z_off_t>(len)));
+    crc = CombineSegmentCrc(crc, slot.crc, input.size(), i);
     {
       std::lock_guard<std::mutex> lock(mu);
       slot.ready = false;
@@ -449,10 +458,7 @@ Status IsalCompressMemberStreamed(int level, std::span<const std::byte> input, i
   cv.notify_all();
   for (auto& t : pool) t.join();
   if (!result.ok()) return result;
-  std::byte trailer[8];
-  StoreLe32(crc, trailer);
-  StoreLe32(static_cast<std::uint32_t>(input.size() & 0xffffffffu), trailer + 4);
-  return sink(trailer);
+  return sink(GzipTrailer(crc, input.size()));
 }
 
 std::string_view IsalInflateError(int ret) {

@@ -371,22 +371,32 @@ class Filler::Impl {
     std::shared_ptr<ShardInfo> slot;
   };
 
+  AtomicWriteOptions ShardWriteOptions() const {
+    AtomicWriteOptions wopts;
+    wopts.sync = options_.sync;
+    wopts.no_replace = true;  // random names never collide in practice; never clobber
+    return wopts;
+  }
+
+  // After a shard's write: on success its hashes go into its slot and its path
+  // into written_shards_; a failure becomes the sticky status.
+  void RecordShardWrite(const Status& s, const PendingWrite& w, std::vector<std::string> hashes) {
+    if (s.ok()) {
+      w.slot->file_infos[0].hash_checksums = std::move(hashes);
+      std::lock_guard<std::mutex> lock(io_mu_);
+      written_shards_.push_back(w.rel_path);
+    } else {
+      (void)SetSticky(s);
+    }
+  }
+
   void WriteShard(PendingWrite w) {
     if (Sticky().ok()) {
-      AtomicWriteOptions wopts;
-      wopts.sync = options_.sync;
-      wopts.no_replace = true;  // random names never collide in practice; never clobber
       // The split folder (or the writer's sub-folder) may be a symbolic link
       // leading out of the dataset; shards are not written through it.
       Status s = CheckStaysBeneath(dataset_->root(), w.rel_path);
-      if (s.ok()) s = WriteFileAtomic(w.path, w.bytes.span(), wopts);
-      if (s.ok()) {
-        w.slot->file_infos[0].hash_checksums = std::move(w.hashes);
-        std::lock_guard<std::mutex> lock(io_mu_);
-        written_shards_.push_back(w.rel_path);
-      } else {
-        (void)SetSticky(s);
-      }
+      if (s.ok()) s = WriteFileAtomic(w.path, w.bytes.span(), ShardWriteOptions());
+      RecordShardWrite(s, w, std::move(w.hashes));
     }
     w.bytes = {};  // Back to the pool before the slot is freed.
     ShardDone();
@@ -401,9 +411,6 @@ class Filler::Impl {
     Result<MultiHasher> hasher = MultiHasher::Make(algos);
     if (s.ok()) s = hasher.status();
     if (s.ok()) {
-      AtomicWriteOptions wopts;
-      wopts.sync = options_.sync;
-      wopts.no_replace = true;  // random names never collide in practice; never clobber
       s = WriteFileAtomicStreamed(
           w.path,
           [&](const ByteSink& file) -> Status {
@@ -420,15 +427,9 @@ class Filler::Impl {
             if (!st.ok() && sink_status.ok()) return st.WithPrefix(w.path + ": ");
             return st;
           },
-          wopts);
+          ShardWriteOptions());
     }
-    if (s.ok()) {
-      w.slot->file_infos[0].hash_checksums = hasher->FinishHex();
-      std::lock_guard<std::mutex> lock(io_mu_);
-      written_shards_.push_back(w.rel_path);
-    } else {
-      (void)SetSticky(s);
-    }
+    RecordShardWrite(s, w, s.ok() ? hasher->FinishHex() : std::vector<std::string>{});
     ShardDone();
   }
 

@@ -264,28 +264,20 @@ void MakeFilled(const std::string& root) {
   ASSERT_OK(Fill(ds, "first", 0, 18));
 }
 
-TEST(FaultTest, WriterOfAFreshDataset) {
-  RunWithFaults(Job{"writer",
-                    [](const std::string& root) { fs::create_directories(root); },
-                    [](const std::string& root) -> Status {
-                      SEDPACK_ASSIGN_OR_RETURN(auto ds,
-                                               Dataset::Create(root, Metadata{}, Structure(Compression::kLz4)));
-                      return Fill(ds, "job", 0, 18);
-                    },
-                    {}});
+// A Filler writing a new dataset with `compression` (the job is named `name`).
+Job FreshWriterJob(std::string name, Compression compression) {
+  return Job{std::move(name), [](const std::string& root) { fs::create_directories(root); },
+             [compression](const std::string& root) -> Status {
+               SEDPACK_ASSIGN_OR_RETURN(auto ds, Dataset::Create(root, Metadata{}, Structure(compression)));
+               return Fill(ds, "job", 0, 18);
+             },
+             {}};
 }
 
+TEST(FaultTest, WriterOfAFreshDataset) { RunWithFaults(FreshWriterJob("writer", Compression::kLz4)); }
+
 // GZIP shards are compressed, hashed and written in one streamed pass.
-TEST(FaultTest, StreamedGzipWriter) {
-  RunWithFaults(Job{"gzip writer",
-                    [](const std::string& root) { fs::create_directories(root); },
-                    [](const std::string& root) -> Status {
-                      SEDPACK_ASSIGN_OR_RETURN(auto ds,
-                                               Dataset::Create(root, Metadata{}, Structure(Compression::kGzip)));
-                      return Fill(ds, "job", 0, 18);
-                    },
-                    {}});
-}
+TEST(FaultTest, StreamedGzipWriter) { RunWithFaults(FreshWriterJob("gzip writer", Compression::kGzip)); }
 
 TEST(FaultTest, Append) {
   RunWithFaults(Job{"append", MakeFilled,
