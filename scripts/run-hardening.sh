@@ -55,7 +55,7 @@ export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 # ctest's children inherit these; so do the ranks mpirun starts on this node
 # (Open MPI passes its environment on to local processes). Tests that start MPI
 # ranks add tests/sanitizers/lsan.supp and preload tests/sanitizers/keep_dlopened.c
-# themselves (sedpack_mpi_sanitizer_env in tests/CMakeLists.txt).
+# themselves (sedpack_mpi_test_env in tests/CMakeLists.txt).
 export ASAN_OPTIONS="detect_leaks=1:halt_on_error=1:check_initialization_order=1:strict_init_order=1:detect_stack_use_after_return=1"
 export UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1"
 export TSAN_OPTIONS="second_deadlock_stack=1"

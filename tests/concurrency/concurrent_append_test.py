@@ -104,8 +104,17 @@ def main():
                 argv = [args.mpirun, "-np", "2", "--oversubscribe", *argv]
             jobs.append({"argv": argv, "n": n, "ranks": ranks})
         started = time.monotonic()
-        for job in jobs:
-            job["p"] = subprocess.Popen(job["argv"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        for k, job in enumerate(jobs):
+            env = None
+            if job["ranks"] > 1:
+                # Each mpirun gets its own Open MPI session directory: mpiruns
+                # started at the same moment otherwise race to create the shared
+                # one (/tmp/ompi.<host>.<uid>), and the loser dies in start-up
+                # with "File exists" (jobs/README.md tells users the same).
+                env = dict(os.environ)
+                env["OMPI_MCA_orte_tmpdir_base"] = os.path.join(os.path.abspath(args.workdir), "mpi-session", "r%d-j%d" % (rnd, k))
+            job["p"] = subprocess.Popen(job["argv"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                        env=env)
         for job in jobs:
             try:
                 job["out"], job["err"] = job["p"].communicate(timeout=180)
