@@ -8,7 +8,8 @@ target file (GitHub's rule: lower case, punctuation dropped, spaces to '-',
 repeats numbered -1, -2, ...). Links inside code blocks and code spans are not
 links. Standard library only.
 
-  scripts/check-doc-links.py            README.md, docs/*.md, tests/README.md
+  scripts/check-doc-links.py            README.md, docs/*.md, tests/README.md,
+                                        configs/README.md, jobs/README.md
   scripts/check-doc-links.py FILE.md...
 
 Exit 0 when every link resolves, 1 otherwise (each broken link is listed).
@@ -19,7 +20,7 @@ import re
 import sys
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
-DEFAULT = ["README.md", "docs/*.md", "tests/README.md"]
+DEFAULT = ["README.md", "docs/*.md", "tests/README.md", "configs/README.md", "jobs/README.md"]
 LINK = re.compile(r"(?<!\!)\[(?:[^\]\\]|\\.)*\]\(\s*<?([^)\s>]+)>?(?:\s+\"[^\"]*\")?\s*\)")
 IMAGE = re.compile(r"!\[(?:[^\]\\]|\\.)*\]\(\s*<?([^)\s>]+)>?(?:\s+\"[^\"]*\")?\s*\)")
 URL = re.compile(r"^[a-zA-Z][a-zA-Z0-9+.-]*:")
