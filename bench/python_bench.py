@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: Apache-2.0
 """Read and write throughput from Python: sedpack_hpc, and the reference
 sedpack (`sedpack.io`) when it is importable, in the same run on the same
-examples. Run by hand (README, "Benchmarks"):
+examples. Run by hand (docs/performance.md, "From Python"):
 
     PYTHONPATH=build/python /usr/bin/python3 bench/python_bench.py [--examples 512] [--repeat 3]
 

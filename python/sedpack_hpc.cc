@@ -1207,7 +1207,7 @@ void BindModels(py::module_& m) {
 }  // namespace
 
 PYBIND11_MODULE(_sedpack_hpc, m) {
-  m.doc() = "sedpack-hpc: read and write sedpack datasets with the C++ library (see README, \"From Python\").";
+  m.doc() = "sedpack-hpc: read and write sedpack datasets with the C++ library (see docs/python.md).";
   m.attr("__version__") = SEDPACK_PROJECT_VERSION;
 
   g_exists_error = PyErr_NewException("sedpack_hpc.DatasetExistsError", PyExc_FileExistsError, nullptr);

@@ -42,7 +42,7 @@ Result<CodecLevelRange> CodecLevels(Compression c) {
     case Compression::kGzip:
     case Compression::kZlib:
       // Default 1: ISA-L level 1 writes ~20x faster than zlib -9 for a file
-      // ~2% larger (README, "Compression"); 9 is the reference's zlib -9.
+      // ~2% larger (docs/performance.md, "Compression"); 9 is the reference's zlib -9.
       return CodecLevelRange{1, 9, 1,
                              DeflateLibrary(1) == "ISA-L" ? "1-3 ISA-L (fast), 4-9 zlib (9 = the reference's)"
                                                           : "zlib levels (9 = the reference's)"};

@@ -29,7 +29,7 @@
 namespace sedpack {
 namespace {
 
-// Layout constants: README, "Sample index". Every region starts 8-aligned.
+// Layout constants: docs/format.md, "Sample index file". Every region starts 8-aligned.
 constexpr char kMagic[8] = {'S', 'P', 'H', 'P', 'C', 'I', 'D', 'X'};
 constexpr std::size_t kHeaderSize = 64;
 constexpr std::size_t kSplitEntrySize = 64;

@@ -40,7 +40,7 @@ using Clock = std::chrono::steady_clock;
 // Levels: hot and general are the reference's defaults; hot-archive is
 // LZ4HC's default level 9 (level 12 writes ~4x slower for ~1% less);
 // portable is GZIP's measured default (ISA-L level 1: ~20x zlib -9's speed for
-// ~2% more bytes, README "Compression").
+// ~2% more bytes, docs/performance.md, "Compression").
 constexpr CodecProfile kProfiles[] = {
     {"hot", "training path: fastest decompression (LZ4)", Compression::kLz4, Compression::kNone,
      Compression::kNone, 0},

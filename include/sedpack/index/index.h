@@ -3,7 +3,7 @@
 // sequential reader visits them (ShardInfoIterator) and each shard's first
 // global row, so that example i of a split maps to (shard, row) in
 // O(log shards) without reading any shards_list.json. Stored as the sidecar
-// `<root>/.sedpack-hpc/index.bin` (format: README, "Sample index").
+// `<root>/.sedpack-hpc/index.bin` (format: docs/format.md, "Sample index file").
 #pragma once
 
 #include <cstddef>
@@ -127,7 +127,7 @@ struct IndexContents {
   std::vector<IndexedSplit> splits;  ///< ascending Split order, each at most once
 };
 
-/// Serialize (little-endian, see README). InvalidArgument on contents that
+/// Serialize (little-endian, see docs/format.md). InvalidArgument on contents that
 /// cannot be represented (duplicate splits, a count overflowing uint64).
 Result<std::vector<std::byte>> EncodeIndex(const IndexContents& contents);
 

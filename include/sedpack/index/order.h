@@ -2,7 +2,7 @@
 // A seeded epoch order that does not depend on the number of readers, readers
 // that each take a disjoint part of it, and a tiny resumable reader state.
 //
-// The order of epoch e of a split (README, "Elastic shuffle"):
+// The order of epoch e of a split (docs/library.md, "Elastic epoch order"):
 //  1. the split's shards (index order) are permuted by a Fisher-Yates shuffle
 //     driven by splitmix64 keyed with (seed, e);
 //  2. the permuted shards are cut into blocks of `shards_per_block` consecutive

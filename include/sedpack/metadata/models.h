@@ -15,7 +15,7 @@
 namespace sedpack {
 
 /// The `sedpack_version` written by default: the oldest reference release that
-/// reads everything this library writes (see README, "Compatibility").
+/// reads everything this library writes (see docs/format.md, "Reading rule").
 inline constexpr std::string_view kDefaultSedpackVersion = "0.1.4";
 /// The reference version whose reader behaviour we implement; datasets whose
 /// `sedpack_version` is newer are refused, as the reference refuses them.
