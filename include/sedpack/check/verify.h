@@ -5,7 +5,7 @@
 #include <functional>
 #include <string>
 
-#include "sedpack/dataset/check.h"
+#include "sedpack/check/check.h"
 #include "sedpack/comm/comm.h"
 #include "sedpack/status.h"
 
