@@ -75,6 +75,18 @@ class FixTest : public ::testing::Test {
     fs::create_directories(RecompressStagingPath(root_) + "/train");
   }
 
+  // A list below train/ goes: its shards are listed nowhere now.
+  void RemoveALeafList() {
+  std::string leaf;
+  for (const auto& e : fs::recursive_directory_iterator(root_ + "/train")) {
+    if (e.path().filename() == "shards_list.json" && e.path().parent_path() != fs::path(root_ + "/train")) {
+      leaf = e.path().string();
+    }
+  }
+  ASSERT_FALSE(leaf.empty());
+  fs::remove(leaf);
+  }
+
   Result<DatasetDiagnosis> Diagnose() {
     SEDPACK_ASSIGN_OR_RETURN(auto ds, Dataset::Open(root_));
     return DiagnoseDataset(*ds);
@@ -189,14 +201,7 @@ TEST_F(FixTest, FixDatasetRebuildsTheIndexAndRemovesTheLeftovers) {
 // for removal, nothing removed.
 TEST_F(FixTest, FixDatasetStopsAtAnUnreadableList) {
   MakeLeftovers();
-  std::string leaf;
-  for (const auto& e : fs::recursive_directory_iterator(root_ + "/train")) {
-    if (e.path().filename() == "shards_list.json" && e.path().parent_path() != fs::path(root_ + "/train")) {
-      leaf = e.path().string();
-    }
-  }
-  ASSERT_FALSE(leaf.empty());
-  fs::remove(leaf);
+  ASSERT_NO_FATAL_FAILURE(RemoveALeafList());
   const auto before = Snapshot();
   ASSERT_OK_AND_ASSIGN(auto ds, Dataset::Open(root_));
   FixOptions options;
@@ -241,14 +246,7 @@ TEST_F(FixTest, UnsafePathBlocksRemoval) {
 // A list that cannot be read: its shards look like orphans, so none is removed.
 TEST_F(FixTest, UnreadableListBlocksRemovalOfOrphans) {
   ASSERT_OK_AND_ASSIGN(auto ds0, Dataset::Open(root_));
-  std::string leaf;
-  for (const auto& e : fs::recursive_directory_iterator(root_ + "/train")) {
-    if (e.path().filename() == "shards_list.json" && e.path().parent_path() != fs::path(root_ + "/train")) {
-      leaf = e.path().string();
-    }
-  }
-  ASSERT_FALSE(leaf.empty());
-  fs::remove(leaf);
+  ASSERT_NO_FATAL_FAILURE(RemoveALeafList());
   ASSERT_OK_AND_ASSIGN(auto ds, Dataset::Open(root_));
   ASSERT_OK_AND_ASSIGN(DatasetDiagnosis d, DiagnoseDataset(*ds));
   EXPECT_FALSE(d.unreadable.empty());
