@@ -12,7 +12,7 @@
 
 namespace sedpack {
 
-/// Serialize (little-endian, see README). InvalidArgument on contents that
+/// Serialize (little-endian, see docs/format.md). InvalidArgument on contents that
 /// cannot be represented (duplicate splits, a count overflowing uint64).
 Result<std::vector<std::byte>> EncodeIndex(const IndexContents& contents);
 
