@@ -8,7 +8,6 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/cli_common.h"
-#include "sedpack/check/steps.h"
 #include "sedpack/check/check.h"
 #include "sedpack/index/index.h"
 #include "io/beneath.h"
