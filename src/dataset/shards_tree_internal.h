@@ -126,8 +126,10 @@ class ShardsTreeWalk {
 };
 
 /// Walks what was added to `walk` (made with `visitor` as its hooks) to the
-/// end: Enter in pre-order, Leave once a list's subtree is done. More subtrees
-/// may be added and walked after it returns, under the same cycle rule.
+/// end: Enter in pre-order, Leave once a list's subtree is done. The lists
+/// along the current path are kept for their Leave (Enter may release their
+/// entries). More subtrees may be added and walked after it returns, under the
+/// same cycle rule.
 Status VisitShardsTree(ShardsTreeWalk& walk, ShardsTreeVisitor& visitor);
 
 /// Walk the tree of `split` (ShardsTreeWalk's order and checks) with
