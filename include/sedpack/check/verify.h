@@ -1,4 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
+// VerifyDataset: a check spread over the ranks of a Comm (sedpack::check; the
+// MPI communicator itself is sedpack::mpi).
 #pragma once
 
 #include <cstdint>
