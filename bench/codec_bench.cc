@@ -38,7 +38,7 @@
 
 #include "sedpack/codecs/compress.h"
 #include "sedpack/config.h"
-#include "sedpack/dataset/check.h"
+#include "sedpack/check/check.h"
 #include "sedpack/dataset/filler.h"
 #include "sedpack/dataset/reader.h"
 #include "sedpack/generate/generate.h"

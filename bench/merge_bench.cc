@@ -21,7 +21,7 @@
 
 #include "metadata/shard_list_info_wire.h"
 #include "sedpack/codecs/hash.h"
-#include "sedpack/dataset/check.h"
+#include "sedpack/check/check.h"
 #include "sedpack/dataset/dataset.h"
 #include "sedpack/io/file.h"
 #include "sedpack/metadata/models.h"

@@ -24,7 +24,7 @@
 #include "codecs/byte_buffer.h"  // Internal: the codecs' zero-copy paths (see MeasureLimits).
 #include "sedpack/codecs/compress.h"
 #include "sedpack/codecs/hash.h"
-#include "sedpack/dataset/check.h"
+#include "sedpack/check/check.h"
 #include "sedpack/dataset/filler.h"
 #include "sedpack/dataset/reader.h"
 

@@ -29,7 +29,7 @@
 #include "sedpack/index/order.h"
 #include "sedpack/sedpack.h"
 #ifdef SEDPACK_HAVE_MPI
-#include "sedpack/mpi/distributed_verify.h"
+#include "sedpack/check/verify.h"
 #include "sedpack/mpi/distributed_write.h"
 #include "sedpack/mpi/mpi_comm.h"
 #endif

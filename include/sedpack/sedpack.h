@@ -13,7 +13,7 @@
 
 #include "sedpack/cancel.h"
 #include "sedpack/comm/comm.h"
-#include "sedpack/dataset/check.h"
+#include "sedpack/check/check.h"
 #include "sedpack/dataset/commit.h"
 #include "sedpack/dataset/dataset.h"
 #include "sedpack/dataset/filler.h"

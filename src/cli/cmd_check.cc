@@ -13,11 +13,11 @@
 #include "cli/cli_common.h"
 #include "sedpack/maintain/content.h"
 #include "sedpack/io/pack.h"
-#include "sedpack/dataset/check.h"
-#include "sedpack/dataset/check_json.h"
+#include "sedpack/check/check.h"
+#include "sedpack/check/report.h"
 #include "sedpack/io/file.h"
 #include "sedpack/io/user_output.h"
-#include "sedpack/mpi/distributed_verify.h"
+#include "sedpack/check/verify.h"
 
 namespace sedpack::cli {
 
@@ -178,7 +178,17 @@ Result<std::vector<std::string>> ReadExpectFile(const std::string& path, const s
 
 namespace {
 
-int RunVerifyCommand(const CommandSpec& spec, const std::vector<std::string>& args) {
+// What `check` / `verify` was asked to do.
+struct VerifyArgs {
+  std::string root;
+  CheckOptions check;
+  bool progress = false;
+};
+
+// Parses and checks the command line and the dataset argument: an exit code
+// when the command ends here.
+std::optional<int> ParseVerifyArgs(const CommandSpec& spec, const std::vector<std::string>& args,
+                                   po::variables_map& vm, VerifyArgs* parsed) {
   po::options_description options("Options");
   options.add_options()
       ("dataset", po::value<std::string>(), "dataset folder")
@@ -202,21 +212,20 @@ int RunVerifyCommand(const CommandSpec& spec, const std::vector<std::string>& ar
                    "threads hashing and decoding per process (0 = the cores it may use; under mpirun, the rank's)");
   po::positional_options_description positional;
   positional.add("dataset", 1);
-  po::variables_map vm;
   const std::string name(spec.name);
-  if (auto code = ParseCommandLine(spec, options, positional, args, &vm)) return *code;
+  if (auto code = ParseCommandLine(spec, options, positional, args, &vm)) return code;
   if (!vm.count("dataset")) return UsageError(name, "missing DATASET argument");
-  const std::string root = vm["dataset"].as<std::string>();
+  const std::string& root = parsed->root = vm["dataset"].as<std::string>();
   if (vm.count("expect") && vm.count("expect-file")) {
     return UsageError(name, "give --expect or --expect-file, not both");
   }
 
-  CheckOptions check;
+  CheckOptions& check = parsed->check;
   check.deep = vm["deep"].as<bool>();
   if (vm.count("split")) {
-    auto parsed = ParseSplits(vm["split"].as<std::vector<std::string>>());
-    if (!parsed.ok()) return UsageError(name, parsed.status().message());
-    check.splits = *parsed;
+    auto splits = ParseSplits(vm["split"].as<std::vector<std::string>>());
+    if (!splits.ok()) return UsageError(name, splits.status().message());
+    check.splits = *splits;
   }
   if (vm.count("partial")) {
     for (const std::string& p : vm["partial"].as<std::vector<std::string>>()) {
@@ -226,11 +235,11 @@ int RunVerifyCommand(const CommandSpec& spec, const std::vector<std::string>& ar
     }
   }
   if (Status st = ParseThreadsOption(vm, &check.threads); !st.ok()) return UsageError(name, st.message());
-  bool progress = StderrIsTty();
+  parsed->progress = StderrIsTty();
   if (vm.count("progress")) {
     auto p = ParseBool(vm["progress"].as<std::string>(), "--progress");
     if (!p.ok()) return UsageError(name, p.status().message());
-    progress = *p;
+    parsed->progress = *p;
   }
   if (!PathExists(root)) return ReportError(Status::NotFound("no such dataset folder: ", root), /*input_stage=*/true);
   // A dataset_info.json that does not parse is a damaged dataset (exit 1).
@@ -246,6 +255,65 @@ int RunVerifyCommand(const CommandSpec& spec, const std::vector<std::string>& ar
     if (!expected.ok()) return ReportError(expected.status(), /*input_stage=*/true);
     check.expected_root_checksums = *expected;
   }
+  return std::nullopt;
+}
+
+// The progress line: until the end the total is an estimate (recorded shards x mean size).
+std::string VerifyProgressLine(const std::string& name, const VerifyProgress& p) {
+  std::string line = name + ": " + FormatBytes(static_cast<double>(p.bytes_done)) + " of " +
+                     (p.bytes_total > p.bytes_done ? "about " : "") +
+                     FormatBytes(static_cast<double>(p.bytes_total)) + " (" +
+                     std::to_string(p.files_total) + " shard files)";
+  if (p.seconds > 0) {
+    const double rate = p.bytes_done / p.seconds;
+    line += ", " + FormatBytes(rate) + "/s";
+    if (rate > 0 && p.bytes_total > p.bytes_done) {
+      line += ", ETA " + FormatDuration((p.bytes_total - p.bytes_done) / rate);
+    }
+  }
+  return line;
+}
+
+void PrintVerifySummary(std::ostream& text, const CheckReport& report, double s, int ranks, bool deep) {
+  const std::size_t errors = report.error_count();
+  const std::size_t warnings = report.problems.size() - errors;
+  text << "checked " << report.files_checked << " files ("
+            << FormatBytes(static_cast<double>(report.bytes_checked)) << ") in "
+            << FormatDuration(s) << ", " << report.shards_checked << " shards";
+  if (ranks > 1) text << ", " << ranks << " ranks";
+  if (deep) text << ", " << report.examples_checked << " examples decoded";
+  text << ": ";
+  if (errors == 0) {
+    text << "OK";
+  } else {
+    text << errors << " error" << (errors == 1 ? "" : "s");
+  }
+  if (warnings) text << ", " << warnings << " warning" << (warnings == 1 ? "" : "s");
+  text << "\n";
+}
+
+void PrintContentCheck(std::ostream& text, const ContentCheck& content) {
+  for (const ContentMismatch& m : content.mismatches) {
+    text << "ERROR content " << m.path << ": "
+              << (m.expected.empty() ? "no recorded content digest" : "content digest expected " + m.expected)
+              << ", found " << m.found << "\n";
+  }
+  for (const std::string& p : content.unlisted) {
+    text << "ERROR content " << p << ": has a recorded digest but is not in the dataset\n";
+  }
+  text << "content id " << content.current_id
+            << (content.ok() ? " matches the recorded one" : " differs from the recorded " + content.recorded_id)
+            << (content.sidecar_stale ? " (digests recorded for an earlier dataset_info.json)" : "") << "\n";
+}
+
+int RunVerifyCommand(const CommandSpec& spec, const std::vector<std::string>& args) {
+  po::variables_map vm;
+  VerifyArgs parsed;
+  if (auto code = ParseVerifyArgs(spec, args, vm, &parsed)) return *code;
+  const std::string name(spec.name);
+  const std::string& root = parsed.root;
+  const CheckOptions& check = parsed.check;
+  const bool progress = parsed.progress;
 
   auto started = StartComm();
   if (!started.ok()) return ReportError(started.status());
@@ -271,21 +339,7 @@ int RunVerifyCommand(const CommandSpec& spec, const std::vector<std::string>& ar
   VerifyOptions verify;
   verify.check = check;
   if (printer.enabled()) {
-    verify.progress = [&](const VerifyProgress& p) {
-      // Until the end the total is an estimate (recorded shards x mean size).
-      std::string line = name + ": " + FormatBytes(static_cast<double>(p.bytes_done)) + " of " +
-                         (p.bytes_total > p.bytes_done ? "about " : "") +
-                         FormatBytes(static_cast<double>(p.bytes_total)) + " (" +
-                         std::to_string(p.files_total) + " shard files)";
-      if (p.seconds > 0) {
-        const double rate = p.bytes_done / p.seconds;
-        line += ", " + FormatBytes(rate) + "/s";
-        if (rate > 0 && p.bytes_total > p.bytes_done) {
-          line += ", ETA " + FormatDuration((p.bytes_total - p.bytes_done) / rate);
-        }
-      }
-      printer.Update(line);
-    };
+    verify.progress = [&](const VerifyProgress& p) { printer.Update(VerifyProgressLine(name, p)); };
   }
   auto report = VerifyDataset(cc.comm(), root, verify);
   if (printer.enabled() && report.ok()) {
@@ -311,61 +365,18 @@ int RunVerifyCommand(const CommandSpec& spec, const std::vector<std::string>& ar
   if (!root_rank) return kExitOk;  // rank 0 prints the one report
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   if (vm.count("json")) {
-    // The library's report with the schema name added (the other fields are unchanged).
-    nlohmann::json doc = nlohmann::json::parse(CheckReportToJson(*report, root, seconds));
-    doc["schema"] = JsonSchemaName("verify");
-    Status st = WriteUserOutput(json_path, doc.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
+    Status st = WriteUserOutput(json_path, CheckReportToJson(*report, root, seconds, JsonSchemaName("verify")));
     if (!st.ok()) return ReportError(st.WithPrefix("--json: "));
   }
   std::ostream& text = json_to_stdout ? std::cerr : std::cout;
-
-  std::size_t warnings = 0;
-  for (const CheckProblem& p : report->problems) {
-    if (p.warning()) ++warnings;
-    // Messages often start with the path already; print it once.
-    std::string_view message = p.message;
-    if (!p.path.empty() && message.starts_with(p.path + ": ")) message.remove_prefix(p.path.size() + 2);
-    text << (p.warning() ? "WARNING " : "ERROR ") << CheckProblemKindName(p.kind) << " "
-              << (p.path.empty() ? "." : p.path) << ": " << message;
-    if (!p.algorithm.empty() && p.message.find(p.found) == std::string::npos) {
-      text << " (" << p.algorithm << ": expected " << p.expected << ", found " << p.found
-                << ")";
-    }
-    text << "\n";
-  }
-  const std::size_t errors = report->error_count();
+  text << CheckProblemsToText(*report);
+  const std::size_t warnings = report->problems.size() - report->error_count();
   if (!vm["quiet"].as<bool>()) {
-    const double s =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    text << "checked " << report->files_checked << " files ("
-              << FormatBytes(static_cast<double>(report->bytes_checked)) << ") in "
-              << FormatDuration(s) << ", " << report->shards_checked << " shards";
-    if (cc.comm().size() > 1) text << ", " << cc.comm().size() << " ranks";
-    if (check.deep) text << ", " << report->examples_checked << " examples decoded";
-    text << ": ";
-    if (errors == 0) {
-      text << "OK";
-    } else {
-      text << errors << " error" << (errors == 1 ? "" : "s");
-    }
-    if (warnings) text << ", " << warnings << " warning" << (warnings == 1 ? "" : "s");
-    text << "\n";
+    const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    PrintVerifySummary(text, *report, s, cc.comm().size(), check.deep);
   }
-  bool content_ok = true;
-  if (content) {
-    for (const ContentMismatch& m : content->mismatches) {
-      text << "ERROR content " << m.path << ": "
-                << (m.expected.empty() ? "no recorded content digest" : "content digest expected " + m.expected)
-                << ", found " << m.found << "\n";
-    }
-    for (const std::string& p : content->unlisted) {
-      text << "ERROR content " << p << ": has a recorded digest but is not in the dataset\n";
-    }
-    content_ok = content->ok();
-    text << "content id " << content->current_id
-              << (content_ok ? " matches the recorded one" : " differs from the recorded " + content->recorded_id)
-              << (content->sidecar_stale ? " (digests recorded for an earlier dataset_info.json)" : "") << "\n";
-  }
+  if (content) PrintContentCheck(text, *content);
+  const bool content_ok = !content || content->ok();
   text << std::flush;
   const bool strict_ok = !vm["strict"].as<bool>() || warnings == 0;
   return report->ok() && content_ok && strict_ok ? kExitOk : kExitProblems;

@@ -1,15 +1,14 @@
 // SPDX-License-Identifier: Apache-2.0
 // `sedpack fix DATASET`: diagnose what dead jobs and deliberate edits leave
 // behind, and clean it up on request. Nothing here repairs corrupt data.
+#include <functional>
 #include <iostream>
-
 #include <sstream>
 
 #include <nlohmann/json.hpp>
 
 #include "cli/cli_common.h"
-#include "dataset/check_parts.h"
-#include "sedpack/dataset/check.h"
+#include "sedpack/check/check.h"
 #include "sedpack/index/index.h"
 #include "io/beneath.h"
 #include "sedpack/io/file.h"
@@ -69,6 +68,139 @@ const CommandSpec kFixSpec = {
     "      re-stamp the hashes after a deliberate edit (audited)\n",
 };
 
+namespace {
+
+// What `fix` writes: the lines on `out` (standard output, or nothing with
+// --json -) and the JSON document.
+struct FixOutput {
+  std::ostream& out;
+  nlohmann::json doc;
+};
+
+void PrintRestamp(const std::string& root, const RestampSummary& s, FixOutput* o) {
+  std::ostream& out = o->out;
+  out << "re-stamped " << s.shards_changed << " shard hash entr" << (s.shards_changed == 1 ? "y" : "ies")
+            << " and rewrote " << s.lists_changed << " shards_list.json file" << (s.lists_changed == 1 ? "" : "s")
+            << "; recorded in " << SidecarPath(root, kAuditSidecarName) << "\n";
+  for (std::size_t i = 0; i < s.new_root.size(); ++i) {
+    out << "  dataset_info.json " << s.new_root[i] << " (was " << (i < s.old_root.size() ? s.old_root[i] : "")
+              << ")\n";
+  }
+}
+
+// The unsafe or unreadable paths that stop a fix; the exit code.
+int PrintRefusal(const std::string& root, const DatasetDiagnosis& d, FixOutput* o) {
+  auto print = [o](std::string_view kind, const CheckProblem& p) {
+    std::string_view message = p.message;
+    if (message.starts_with(p.path + ": ")) message.remove_prefix(p.path.size() + 2);
+    o->out << kind << " " << p.path << ": " << message << "\n";
+  };
+  if (!d.unsafe.empty()) {
+    for (const CheckProblem& p : d.unsafe) print("unsafe", p);
+    std::cerr << "sedpack: " << root << " has " << d.unsafe.size() << " path" << (d.unsafe.size() == 1 ? "" : "s")
+              << " leading outside the dataset root (listed above); nothing was removed or rewritten\n";
+    return kExitProblems;
+  }
+  for (const CheckProblem& p : d.unreadable) print("unreadable", p);
+  std::cerr << "sedpack: " << root << ": " << d.unreadable.size() << " metadata file"
+            << (d.unreadable.size() == 1 ? "" : "s")
+            << " could not be followed (listed above), so the files they list look like orphans; nothing was "
+               "removed (run `sedpack verify`)\n";
+  return kExitProblems;
+}
+
+void PrintSidecars(const DatasetDiagnosis& d, bool rebuild_index, FixOutput* o) {
+  std::ostream& out = o->out;
+  if (d.index_needs_rebuild()) {
+    o->doc["sidecars"].push_back({{"path", d.index->path},
+                                  {"state", IndexFreshnessName(d.index->freshness)},
+                                  {"message", d.index->message},
+                                  {"rebuilt", rebuild_index}});
+    if (rebuild_index) {
+      out << "rebuilt " << d.index->path << "\n";
+    } else {
+      out << "sidecar " << d.index->path << ": " << IndexFreshnessName(d.index->freshness)
+                << (d.index->message.empty() ? "" : " (" + d.index->message + ")")
+                << "; --rebuild-index rewrites it\n";
+    }
+  } else if (rebuild_index) {
+    out << "the sample index is " << (d.index ? IndexFreshnessName(d.index->freshness) : "unreadable")
+              << "; nothing to rebuild\n";
+  }
+  if (d.content == ContentSidecarState::kStale || d.content == ContentSidecarState::kInvalid) {
+    o->doc["sidecars"].push_back({{"path", d.content_path},
+                                  {"state", d.content == ContentSidecarState::kStale ? "stale" : "invalid"},
+                                  {"message", d.content_message},
+                                  {"rebuilt", false}});
+  }
+  if (d.content == ContentSidecarState::kStale) {
+    out << "sidecar " << d.content_path
+              << ": recorded for another dataset_info.json (`sedpack verify --content` compares the data; "
+                 "`sedpack digest` records it anew)\n";
+  } else if (d.content == ContentSidecarState::kInvalid) {
+    out << "sidecar " << d.content_path << ": invalid (" << d.content_message << ")\n";
+  }
+}
+
+void PrintLeftovers(const DatasetDiagnosis& d, const GarbageReport& collected, bool remove, FixOutput* o) {
+  std::ostream& out = o->out;
+  for (const GarbageOutcome& g : collected.outcomes) {
+    const Leftover& l = g.leftover;
+    nlohmann::json entry = {{"kind", LeftoverKindName(l.kind)}, {"path", l.path}, {"removed", g.removed}};
+    if (!g.error.ok()) entry["error"] = g.error.message();
+    o->doc["leftovers"].push_back(std::move(entry));
+    if (!g.error.ok()) {
+      std::cerr << "sedpack: " << g.error.message() << "\n";
+    } else if (g.removed) {
+      out << "removed " << LeftoverKindName(l.kind) << " " << l.path << "\n";
+    } else if (l.kind == Leftover::Kind::kRecompress) {
+      out << "recompress " << l.path << " (an interrupted `sedpack recompress`; the dataset is whole)\n";
+    } else {
+      out << LeftoverKindName(l.kind) << " " << l.path << "\n";
+    }
+  }
+  const std::size_t n_orphans = d.count(Leftover::Kind::kOrphan), n_temp = d.count(Leftover::Kind::kTemporary);
+  if (const std::size_t n_locks = d.count(Leftover::Kind::kLock); n_locks > 0) {
+    out << n_locks << " stale lock file" << (n_locks == 1 ? "" : "s") << " of dead jobs"
+              << (remove ? " removed" : "; rerun with --gc --apply to remove them") << "\n";
+  }
+  out << n_orphans << " orphan file" << (n_orphans == 1 ? "" : "s") << " and " << n_temp << " temporary file"
+            << (n_temp == 1 ? "" : "s") << " (" << FormatBytes(static_cast<double>(d.leftover_bytes())) << ")"
+            << (remove ? " removed" : d.leftovers.empty() ? "" : "; rerun with --gc --apply to remove them")
+            << "\n";
+  o->doc["orphans"] = n_orphans;
+  o->doc["temporary"] = n_temp;
+  o->doc["leftover_bytes"] = d.leftover_bytes();
+  o->doc["applied"] = remove;
+}
+
+// Prints what FixDataset did, in the order it did it; the exit code.
+int PrintFix(const std::string& root, const FixOptions& options, const FixResult& r, FixOutput* o,
+             const std::function<int(int)>& emit) {
+  if (r.restamp) PrintRestamp(root, *r.restamp, o);
+  if (r.failed_step == FixStep::kRestamp || r.failed_step == FixStep::kReopen ||
+      r.failed_step == FixStep::kDiagnose) {
+    return ReportError(r.status);
+  }
+  const DatasetDiagnosis& d = *r.diagnosis;
+  for (const CheckProblem& p : d.unsafe) o->doc["unsafe"].push_back({{"path", p.path}, {"message", p.message}});
+  for (const CheckProblem& p : d.unreadable) {
+    o->doc["unreadable"].push_back({{"path", p.path}, {"message", p.message}});
+  }
+  if (r.refused) return emit(PrintRefusal(root, d, o));
+  if (r.failed_step == FixStep::kRebuildIndex) return ReportError(r.status);
+  if (!d.packed) PrintSidecars(d, options.rebuild_index, o);
+  for (const std::string& held : d.held_locks) {
+    o->out << "lock " << held << "; left alone\n";
+    o->doc["locks_held"].push_back(held);
+  }
+  if (r.failed_step == FixStep::kCollect) return ReportError(r.status);
+  PrintLeftovers(d, *r.garbage, options.remove_leftovers, o);
+  return emit(r.garbage->failures() ? kExitFailure : kExitOk);
+}
+
+}  // namespace
+
 int RunFix(const std::vector<std::string>& args) {
   po::options_description options("Options");
   options.add_options()
@@ -90,15 +222,15 @@ int RunFix(const std::vector<std::string>& args) {
   const auto json = JsonOption(vm);
   // With --json - standard output holds only the JSON document.
   std::ostringstream discarded;
-  std::ostream& out = json && *json == "-" ? static_cast<std::ostream&>(discarded) : std::cout;
-  nlohmann::json doc = {{"schema", JsonSchemaName("fix")}, {"dataset", root}, {"recovered_commit", false},
-                        {"unsafe", nlohmann::json::array()}, {"unreadable", nlohmann::json::array()},
-                        {"sidecars", nlohmann::json::array()}, {"locks_held", nlohmann::json::array()},
-                        {"leftovers", nlohmann::json::array()}};
+  FixOutput o{json && *json == "-" ? static_cast<std::ostream&>(discarded) : std::cout,
+              {{"schema", JsonSchemaName("fix")}, {"dataset", root}, {"recovered_commit", false},
+               {"unsafe", nlohmann::json::array()}, {"unreadable", nlohmann::json::array()},
+               {"sidecars", nlohmann::json::array()}, {"locks_held", nlohmann::json::array()},
+               {"leftovers", nlohmann::json::array()}}};
   auto emit = [&](int code) {
     if (!json) return code;
-    doc["exit_code"] = code;
-    if (Status st = WriteJsonOutput(*json, doc.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n"); !st.ok()) return ReportError(st);
+    o.doc["exit_code"] = code;
+    if (Status st = WriteJsonOutput(*json, o.doc.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n"); !st.ok()) return ReportError(st);
     return code;
   };
   const bool gc = vm["gc"].as<bool>() || vm["remove-orphans"].as<bool>();
@@ -108,133 +240,26 @@ int RunFix(const std::vector<std::string>& args) {
   if (rewrite && (!vm.count("reason") || vm["reason"].as<std::string>().empty())) {
     return UsageError("fix", "--rewrite-digests needs --reason TEXT (it is recorded in the audit log)");
   }
+  FixOptions fix;
+  if (rewrite) fix.restamp_reason = vm["reason"].as<std::string>();
+  fix.rebuild_index = vm["rebuild-index"].as<bool>();
+  fix.remove_leftovers = gc && apply;
   // Opening rolls back a half-done commit; do it here first so it can be reported.
   if (!PackReader::IsPack(root)) {
     auto recovered = RecoverInterruptedCommit(root);
     if (!recovered.ok()) return ReportError(recovered.status());
     if (*recovered) {
-      doc["recovered_commit"] = true;
-      out << "commit " << kCommitJournalPath
+      o.doc["recovered_commit"] = true;
+      o.out << "commit " << kCommitJournalPath
                 << ": cleaned up the commit a killed writer left half done; the dataset is at its last completed commit\n";
     }
   }
   auto ds = OpenDatasetArg(root);
   if (!ds.ok()) return ReportError(ds.status(), /*input_stage=*/true);
-  if ((gc && apply) || rewrite || vm["rebuild-index"].as<bool>()) {
+  if (fix.remove_leftovers || rewrite || fix.rebuild_index) {
     if ((*ds)->pack()) return UsageError("fix", "a packed dataset is read-only; unpack it first");
   }
-
-  if (rewrite) {
-    auto s = RestampHashes(root, vm["reason"].as<std::string>());
-    if (!s.ok()) return ReportError(s.status());
-    out << "re-stamped " << s->shards_changed << " shard hash entr" << (s->shards_changed == 1 ? "y" : "ies")
-              << " and rewrote " << s->lists_changed << " shards_list.json file" << (s->lists_changed == 1 ? "" : "s")
-              << "; recorded in " << SidecarPath(root, kAuditSidecarName) << "\n";
-    for (std::size_t i = 0; i < s->new_root.size(); ++i) {
-      out << "  dataset_info.json " << s->new_root[i] << " (was " << (i < s->old_root.size() ? s->old_root[i] : "")
-                << ")\n";
-    }
-    auto reopened = OpenDatasetArg(root);
-    if (!reopened.ok()) return ReportError(reopened.status());
-    ds = std::move(reopened);
-  }
-
-  auto diagnosed = DiagnoseDataset(**ds);
-  if (!diagnosed.ok()) return ReportError(diagnosed.status());
-  const DatasetDiagnosis& d = *diagnosed;
-  auto print = [&out](std::string_view kind, const CheckProblem& p) {
-    std::string_view message = p.message;
-    if (message.starts_with(p.path + ": ")) message.remove_prefix(p.path.size() + 2);
-    out << kind << " " << p.path << ": " << message << "\n";
-  };
-  for (const CheckProblem& p : d.unsafe) doc["unsafe"].push_back({{"path", p.path}, {"message", p.message}});
-  for (const CheckProblem& p : d.unreadable) doc["unreadable"].push_back({{"path", p.path}, {"message", p.message}});
-  if (!d.unsafe.empty()) {
-    for (const CheckProblem& p : d.unsafe) print("unsafe", p);
-    std::cerr << "sedpack: " << root << " has " << d.unsafe.size() << " path" << (d.unsafe.size() == 1 ? "" : "s")
-              << " leading outside the dataset root (listed above); nothing was removed or rewritten\n";
-    return emit(kExitProblems);
-  }
-  if (!d.SafeToCollect().ok()) {
-    for (const CheckProblem& p : d.unreadable) print("unreadable", p);
-    std::cerr << "sedpack: " << root << ": " << d.unreadable.size() << " metadata file"
-              << (d.unreadable.size() == 1 ? "" : "s")
-              << " could not be followed (listed above), so the files they list look like orphans; nothing was "
-                 "removed (run `sedpack verify`)\n";
-    return emit(kExitProblems);
-  }
-
-  // Sidecars.
-  if (!d.packed) {
-    if (d.index_needs_rebuild()) {
-      doc["sidecars"].push_back({{"path", d.index->path},
-                                 {"state", IndexFreshnessName(d.index->freshness)},
-                                 {"message", d.index->message},
-                                 {"rebuilt", vm["rebuild-index"].as<bool>()}});
-      if (vm["rebuild-index"].as<bool>()) {
-        auto built = BuildIndexFile(*ds);
-        if (!built.ok()) return ReportError(built.status());
-        out << "rebuilt " << d.index->path << "\n";
-      } else {
-        out << "sidecar " << d.index->path << ": " << IndexFreshnessName(d.index->freshness)
-                  << (d.index->message.empty() ? "" : " (" + d.index->message + ")")
-                  << "; --rebuild-index rewrites it\n";
-      }
-    } else if (vm["rebuild-index"].as<bool>()) {
-      out << "the sample index is " << (d.index ? IndexFreshnessName(d.index->freshness) : "unreadable")
-                << "; nothing to rebuild\n";
-    }
-    if (d.content == ContentSidecarState::kStale || d.content == ContentSidecarState::kInvalid) {
-      doc["sidecars"].push_back({{"path", d.content_path},
-                                 {"state", d.content == ContentSidecarState::kStale ? "stale" : "invalid"},
-                                 {"message", d.content_message},
-                                 {"rebuilt", false}});
-    }
-    if (d.content == ContentSidecarState::kStale) {
-      out << "sidecar " << d.content_path
-                << ": recorded for another dataset_info.json (`sedpack verify --content` compares the data; "
-                   "`sedpack digest` records it anew)\n";
-    } else if (d.content == ContentSidecarState::kInvalid) {
-      out << "sidecar " << d.content_path << ": invalid (" << d.content_message << ")\n";
-    }
-  }
-
-  for (const std::string& held : d.held_locks) {
-    out << "lock " << held << "; left alone\n";
-    doc["locks_held"].push_back(held);
-  }
-  const bool remove = gc && apply;
-  auto collected = CollectGarbage(**ds, d, remove);
-  if (!collected.ok()) return ReportError(collected.status());
-  for (const GarbageOutcome& o : collected->outcomes) {
-    const Leftover& l = o.leftover;
-    nlohmann::json entry = {{"kind", LeftoverKindName(l.kind)}, {"path", l.path}, {"removed", o.removed}};
-    if (!o.error.ok()) entry["error"] = o.error.message();
-    doc["leftovers"].push_back(std::move(entry));
-    if (!o.error.ok()) {
-      std::cerr << "sedpack: " << o.error.message() << "\n";
-    } else if (o.removed) {
-      out << "removed " << LeftoverKindName(l.kind) << " " << l.path << "\n";
-    } else if (l.kind == Leftover::Kind::kRecompress) {
-      out << "recompress " << l.path << " (an interrupted `sedpack recompress`; the dataset is whole)\n";
-    } else {
-      out << LeftoverKindName(l.kind) << " " << l.path << "\n";
-    }
-  }
-  const std::size_t n_orphans = d.count(Leftover::Kind::kOrphan), n_temp = d.count(Leftover::Kind::kTemporary);
-  if (const std::size_t n_locks = d.count(Leftover::Kind::kLock); n_locks > 0) {
-    out << n_locks << " stale lock file" << (n_locks == 1 ? "" : "s") << " of dead jobs"
-              << (remove ? " removed" : "; rerun with --gc --apply to remove them") << "\n";
-  }
-  out << n_orphans << " orphan file" << (n_orphans == 1 ? "" : "s") << " and " << n_temp << " temporary file"
-            << (n_temp == 1 ? "" : "s") << " (" << FormatBytes(static_cast<double>(d.leftover_bytes())) << ")"
-            << (remove ? " removed" : d.leftovers.empty() ? "" : "; rerun with --gc --apply to remove them")
-            << "\n";
-  doc["orphans"] = n_orphans;
-  doc["temporary"] = n_temp;
-  doc["leftover_bytes"] = d.leftover_bytes();
-  doc["applied"] = remove;
-  return emit(collected->failures() ? kExitFailure : kExitOk);
+  return PrintFix(root, fix, FixDataset(std::move(ds).value(), fix), &o, emit);
 }
 
 }  // namespace sedpack::cli

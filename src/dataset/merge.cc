@@ -15,6 +15,7 @@
 #include "sedpack/io/file.h"
 #include "sedpack/metadata/paths.h"
 #include "dataset/merge.h"
+#include "dataset/shards_tree_internal.h"
 #include "dataset/commit_metadata.h"
 
 namespace sedpack {
@@ -30,8 +31,6 @@ std::string SerializeStructure(const DatasetStructure& structure) {
   only.dataset_structure = structure;
   return SerializeDatasetInfo(only);
 }
-// Deeper trees than this are not produced by any writer; refusing them bounds recursion.
-constexpr std::size_t kMaxTreeDepth = 64;
 
 struct Update {
   ShardListInfo info;
@@ -54,8 +53,10 @@ class Merger {
   }
 
   Result<ShardListInfo> Merge(std::vector<Update> updates, std::size_t common) {
-    if (common > kMaxTreeDepth) {
-      return Status::InvalidArgument("shards_list tree deeper than ", kMaxTreeDepth, " levels");
+    // No writer produces a deeper tree; refusing one bounds the recursion.
+    if (common > dataset_internal::kMaxShardsListDepth) {
+      return Status::InvalidArgument("shards_list tree deeper than ", dataset_internal::kMaxShardsListDepth,
+                                     " levels");
     }
     const std::vector<std::string>& first = updates.front().components;
     std::vector<std::string> dir(first.begin(), first.begin() + static_cast<long>(common));

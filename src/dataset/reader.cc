@@ -15,6 +15,7 @@
 #include <system_error>
 #include <thread>
 
+#include "dataset/shards_tree_internal.h"
 #include "dataset/verified_read.h"
 #include "sedpack/codecs/hash.h"
 #include "io/beneath.h"
@@ -24,10 +25,6 @@
 
 namespace sedpack {
 namespace {
-
-// Lists nest one folder per level; real trees are a handful deep. A deeper
-// tree is hostile or broken and is refused rather than followed.
-constexpr std::size_t kMaxListDepth = 64;
 
 // ReadFileBytesBeneath (same checks and messages), but into pooled memory that
 // is neither zero-filled nor freshly mapped for every shard.
@@ -78,54 +75,32 @@ Result<ShardReadForCheck> ReadHashAndDecode(const Dataset& dataset, std::string_
 
 }  // namespace dataset_internal
 
-// The lists of a split depth first, pre-order, each loaded (and, with
-// verify_hashes, checked against the hash its parent records) when reached.
-// Memory: the entries of the children not visited yet along one path.
+// The lists of a split in the one tree walk's order and checks, each loaded
+// (and, with verify_hashes, checked against the hash its parent records) when
+// reached. Holds the dataset the walk reads.
 class ShardInfoIterator::ListWalk {
  public:
   ListWalk(std::shared_ptr<const Dataset> dataset, bool verify_hashes)
-      : dataset_(std::move(dataset)), verify_hashes_(verify_hashes) {}
+      : dataset_(std::move(dataset)), walk_(*dataset_, dataset_internal::ShardsTreeLimits{verify_hashes}) {}
 
   static Result<std::unique_ptr<ListWalk>> Make(std::shared_ptr<const Dataset> dataset, Split split,
                                                 bool verify_hashes) {
-    const ShardListInfo* root = dataset->info().FindSplit(split);
-    if (!root) return Status::NotFound("there is no shard in ", SplitName(split));
     auto walk = std::make_unique<ListWalk>(std::move(dataset), verify_hashes);
-    walk->pending_.push_back(Pending{root->shard_list_info_file, 0});
+    SEDPACK_RETURN_NOT_OK(walk->walk_.AddSplit(split));
     return walk;
   }
 
   // The next list and the file it was read from, or nullopt at the end.
   Result<std::optional<std::pair<FileInfo, ShardsList>>> Next() {
-    if (pending_.empty()) return std::optional<std::pair<FileInfo, ShardsList>>();
-    Pending p = std::move(pending_.back());
-    pending_.pop_back();
-    const std::string& path = p.file.file_path;
-    if (p.depth >= kMaxListDepth) {
-      return Status::Corruption(path, ": shards_list tree deeper than ", kMaxListDepth, " levels");
-    }
-    if (!visited_.insert(path).second) {
-      return Status::Corruption(path, " is listed more than once (a cycle or a repeated child)");
-    }
-    SEDPACK_ASSIGN_OR_RETURN(ShardsList list, verify_hashes_
-                                                  ? dataset_internal::LoadShardsListVerified(*dataset_, p.file)
-                                                  : LoadShardsList(*dataset_, path));
-    // Children in order: pushed last first.
-    for (auto c = list.children_shard_lists.rbegin(); c != list.children_shard_lists.rend(); ++c) {
-      pending_.push_back(Pending{c->shard_list_info_file, p.depth + 1});
-    }
-    return std::optional<std::pair<FileInfo, ShardsList>>(std::in_place, std::move(p.file), std::move(list));
+    SEDPACK_ASSIGN_OR_RETURN(std::optional<dataset_internal::ShardsTreeNode> node, walk_.Next());
+    if (!node) return std::optional<std::pair<FileInfo, ShardsList>>();
+    return std::optional<std::pair<FileInfo, ShardsList>>(std::in_place, std::move(node->entry.shard_list_info_file),
+                                                          std::move(node->list));
   }
 
  private:
-  struct Pending {
-    FileInfo file;
-    std::size_t depth = 0;
-  };
   std::shared_ptr<const Dataset> dataset_;
-  bool verify_hashes_ = false;
-  std::vector<Pending> pending_;
-  std::unordered_set<std::string> visited_;  // list paths seen, to refuse cycles
+  dataset_internal::ShardsTreeWalk walk_;
 };
 
 Result<std::unique_ptr<ShardInfoIterator>> ShardInfoIterator::Make(

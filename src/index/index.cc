@@ -23,6 +23,8 @@
 #include "sedpack/io/file.h"
 #include "sedpack/metadata/paths.h"
 #include "sidecar/sidecar_files.h"
+#include "dataset/shards_tree_internal.h"
+#include "index/index_internal.h"
 #include "index/subtree_walk.h"
 #include "parallel/worker_pool.h"
 
@@ -33,8 +35,6 @@ namespace {
 constexpr char kMagic[8] = {'S', 'P', 'H', 'P', 'C', 'I', 'D', 'X'};
 constexpr std::size_t kHeaderSize = 64;
 constexpr std::size_t kSplitEntrySize = 64;
-// The same bound the reader applies to a shards_list tree.
-constexpr std::size_t kMaxListDepth = 64;
 
 std::uint64_t Load64(const std::byte* p) {
   std::uint64_t v;
@@ -246,39 +246,15 @@ Status AppendListShards(const ShardsList& list, IndexedSplit* out) {
   return Status::OK();
 }
 
-Status WalkShardsSubtree(const Dataset& dataset, const std::string& list_path, std::size_t depth,
-                         std::vector<std::string>* visited, IndexedSplit* out) {
-  struct Frame {
-    ShardsList list;
-    std::size_t next_child = 0;
-    std::size_t depth = 0;
-  };
-  std::unordered_set<std::string> seen(visited->begin(), visited->end());
-  std::vector<Frame> stack;
-  auto enter = [&](const std::string& path, std::size_t d) -> Status {
-    if (d >= kMaxListDepth) {
-      return Status::Corruption(path, ": shards_list tree deeper than ", kMaxListDepth, " levels");
-    }
-    if (!seen.insert(path).second) {
-      return Status::Corruption(path, " is listed more than once (a cycle or a repeated child)");
-    }
-    visited->push_back(path);
-    SEDPACK_ASSIGN_OR_RETURN(ShardsList list, LoadShardsList(dataset, path));
-    SEDPACK_RETURN_NOT_OK(AppendListShards(list, out));
-    stack.push_back(Frame{std::move(list), 0, d});
-    return Status::OK();
-  };
-  SEDPACK_RETURN_NOT_OK(enter(list_path, depth));
-  while (!stack.empty()) {
-    Frame& top = stack.back();
-    if (top.next_child < top.list.children_shard_lists.size()) {
-      const std::string path = top.list.children_shard_lists[top.next_child++].shard_list_info_file.file_path;
-      SEDPACK_RETURN_NOT_OK(enter(path, top.depth + 1));
-      continue;
-    }
-    stack.pop_back();
-  }
-  return Status::OK();
+Status IndexShardsSubtree(const Dataset& dataset, const std::string& list_path, std::size_t depth,
+                          std::vector<std::string>* visited, IndexedSplit* out) {
+  struct Collect : dataset_internal::ShardsTreeVisitor {
+    IndexedSplit* out = nullptr;
+    Status Enter(dataset_internal::ShardsTreeNode& node) override { return AppendListShards(node.list, out); }
+  } collect;
+  collect.out = out;
+  return dataset_internal::WalkShardsSubtree(dataset, ShardListInfo{FileInfo{list_path, {}}, 0, 0}, depth, collect,
+                                             {}, visited);
 }
 
 namespace {
@@ -300,72 +276,45 @@ Status WalkSplitSerial(const std::shared_ptr<const Dataset>& dataset, IndexedSpl
   return Status::OK();
 }
 
-// A piece of the pre-order walk: either shards already read (a list's own) or a
-// subtree still to walk. Concatenated in order they give the serial order.
+// A piece of the pre-order walk (the planner's unit): either shards already
+// read (a list's own) or a subtree still to walk. Concatenated in order they
+// give the serial order.
 struct WalkUnit {
-  std::size_t split_slot = 0;
-  bool subtree = false;
-  std::string path;        // subtree: its list
-  std::size_t depth = 0;   // subtree: depth of `path` below the split
-  IndexedSplit shards;     // own shards, or (after the walk) the subtree's
+  dataset_internal::ShardsTreeUnit plan;
+  IndexedSplit shards;  // own shards, or (after the walk) the subtree's
   std::vector<std::string> visited;
   Status status;
 };
 
-// Parallel walk: the top levels of every split are read here (at most three
-// levels, until there are a few subtrees per thread) and the subtrees are then
-// walked by `threads` threads; every list path must appear once overall, as in
-// the serial walk.
+// Parallel walk: the planner reads the top levels of every split until there
+// are a few subtrees per thread, and `threads` threads then walk the subtrees;
+// every list path must appear once overall, as in the serial walk.
 Status WalkParallel(const Dataset& ds, int threads, IndexContents* contents) {
-  std::vector<WalkUnit> units;
-  for (std::size_t k = 0; k < contents->splits.size(); ++k) {
-    const ShardListInfo* top = ds.info().FindSplit(contents->splits[k].split);
-    WalkUnit u;
-    u.split_slot = k;
-    u.subtree = true;
-    u.path = top->shard_list_info_file.file_path;
-    units.push_back(std::move(u));
-  }
-  const std::size_t want = 4 * static_cast<std::size_t>(threads);
-  for (int level = 0; level < 3; ++level) {
-    std::size_t subtrees = 0;
-    for (const WalkUnit& u : units) subtrees += u.subtree ? 1 : 0;
-    if (subtrees == 0 || subtrees >= want) break;
-    std::vector<WalkUnit> next;
-    for (WalkUnit& u : units) {
-      if (!u.subtree) {
-        next.push_back(std::move(u));
-        continue;
-      }
-      SEDPACK_RETURN_NOT_OK(CheckCancelled());
-      if (u.depth >= kMaxListDepth) {
-        return Status::Corruption(u.path, ": shards_list tree deeper than ", kMaxListDepth, " levels");
-      }
-      SEDPACK_ASSIGN_OR_RETURN(ShardsList list, LoadShardsList(ds, u.path));
-      WalkUnit own;
-      own.split_slot = u.split_slot;
-      own.visited.push_back(u.path);
-      SEDPACK_RETURN_NOT_OK(AppendListShards(list, &own.shards));
-      next.push_back(std::move(own));
-      for (const ShardListInfo& child : list.children_shard_lists) {
-        WalkUnit c;
-        c.split_slot = u.split_slot;
-        c.subtree = true;
-        c.path = child.shard_list_info_file.file_path;
-        c.depth = u.depth + 1;
-        next.push_back(std::move(c));
-      }
+  std::vector<ShardListInfo> roots;
+  for (const IndexedSplit& s : contents->splits) roots.push_back(*ds.info().FindSplit(s.split));
+  std::vector<std::string> planned;
+  SEDPACK_RETURN_NOT_OK(CheckCancelled());
+  SEDPACK_ASSIGN_OR_RETURN(
+      std::vector<dataset_internal::ShardsTreeUnit> plan,
+      dataset_internal::PlanShardsSubtrees(ds, roots, 4 * static_cast<std::size_t>(threads), &planned));
+  std::vector<WalkUnit> units(plan.size());
+  for (std::size_t i = 0; i < plan.size(); ++i) {
+    units[i].plan = std::move(plan[i]);
+    if (!units[i].plan.subtree) {
+      SEDPACK_RETURN_NOT_OK(AppendListShards(units[i].plan.list, &units[i].shards));
+      units[i].plan.list = ShardsList{};
     }
-    units = std::move(next);
   }
   std::atomic<std::size_t> next_unit{0};
   std::atomic<bool> stop{false};
   auto work = [&](int) {
     for (std::size_t i; !stop.load() && (i = next_unit.fetch_add(1)) < units.size();) {
       WalkUnit& u = units[i];
-      if (!u.subtree) continue;
+      if (!u.plan.subtree) continue;
       u.status = CheckCancelled();
-      if (u.status.ok()) u.status = WalkShardsSubtree(ds, u.path, u.depth, &u.visited, &u.shards);
+      if (u.status.ok()) {
+        u.status = IndexShardsSubtree(ds, u.plan.entry.shard_list_info_file.file_path, u.plan.depth, &u.visited, &u.shards);
+      }
       if (!u.status.ok()) stop.store(true);
     }
   };
@@ -374,16 +323,14 @@ Status WalkParallel(const Dataset& ds, int threads, IndexContents* contents) {
   for (auto& t : pool) t.join();
   // The first failure in walk order, as the serial walk would report it.
   for (const WalkUnit& u : units) SEDPACK_RETURN_NOT_OK(u.status);
-  std::unordered_set<std::string> seen;
+  std::unordered_set<std::string> seen(planned.begin(), planned.end());
   for (WalkUnit& u : units) {
     for (const std::string& path : u.visited) {
-      if (!seen.insert(path).second) {
-        return Status::Corruption(path, " is listed more than once (a cycle or a repeated child)");
-      }
+      if (!seen.insert(path).second) return dataset_internal::RepeatedShardsList(path);
     }
     // The paths' blocks are moved, not copied, and each unit's counts freed as
     // soon as they are taken: the paths are most of the memory of a build.
-    IndexedSplit& s = contents->splits[u.split_slot];
+    IndexedSplit& s = contents->splits[u.plan.root];
     s.shard_paths.Append(std::move(u.shards.shard_paths));
     s.shard_examples.insert(s.shard_examples.end(), u.shards.shard_examples.begin(),
                             u.shards.shard_examples.end());

@@ -3,14 +3,10 @@
 
 #include <string>
 
+#include "dataset/shards_tree_internal.h"
 #include "dataset/verified_read.h"
 
 namespace sedpack::index_internal {
-
-namespace {
-// Lists nest one folder per level; a deeper tree is hostile or broken.
-constexpr int kMaxListDepth = 64;
-}  // namespace
 
 Result<std::shared_ptr<const ShardsList>> RecordedShards::Load(const FileInfo& file) {
   for (std::size_t i = 0; i < cache_.size(); ++i) {
@@ -35,10 +31,9 @@ Result<ShardInfo> RecordedShards::Lookup(Split split, std::uint64_t shard, std::
   if (!root) return Status::NotFound("there is no shard in ", SplitName(split));
   FileInfo file = root->shard_list_info_file;
   std::uint64_t k = shard;
-  for (int depth = 0;; ++depth) {
-    if (depth >= kMaxListDepth) {
-      return Status::Corruption(file.file_path, ": shards_list tree deeper than ", kMaxListDepth, " levels");
-    }
+  // One root-to-leaf descent: the walk's depth limit; a cycle ends there too.
+  for (std::size_t depth = 0;; ++depth) {
+    SEDPACK_RETURN_NOT_OK(dataset_internal::CheckShardsListDepth(file.file_path, depth));
     SEDPACK_ASSIGN_OR_RETURN(std::shared_ptr<const ShardsList> list, Load(file));
     if (k < list->shard_files.size()) {
       const ShardInfo& info = list->shard_files[k];

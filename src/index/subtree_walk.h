@@ -15,12 +15,12 @@
 namespace sedpack {
 
 /// The shards of the subtree rooted at the shards_list.json `list_path` in the
-/// reader's order (pre-order: a list's own shards, then its children). `depth`
-/// is the depth of `list_path` below the split (its list is depth 0); the same
-/// depth limit and cycle rule as ShardInfoIterator apply. `visited` collects the
-/// list paths read. Used to walk subtrees on different ranks.
-Status WalkShardsSubtree(const Dataset& dataset, const std::string& list_path, std::size_t depth,
-                         std::vector<std::string>* visited, IndexedSplit* out);
+/// reader's order (the one tree walk, dataset/shards_tree_internal.h). `depth`
+/// is the depth of `list_path` below the split (its list is depth 0).
+/// `visited` collects the list paths read. Used to walk subtrees on different
+/// threads or ranks.
+Status IndexShardsSubtree(const Dataset& dataset, const std::string& list_path, std::size_t depth,
+                          std::vector<std::string>* visited, IndexedSplit* out);
 
 /// Appends the shards `list` names itself (not its children's) to `out`: each
 /// one's file_infos[0] path and example count. Corruption, naming the list, for

@@ -8,7 +8,7 @@
 #include <cstring>
 #include <filesystem>
 
-#include "dataset/check_parts.h"
+#include "sedpack/check/steps.h"
 #include "io/beneath.h"
 #include "io/lock_file.h"
 #include "sedpack/dataset/commit.h"
@@ -274,6 +274,41 @@ Result<GarbageReport> CollectGarbage(const std::string& root, bool apply) {
   SEDPACK_ASSIGN_OR_RETURN(std::shared_ptr<Dataset> dataset, Dataset::Open(root));
   SEDPACK_ASSIGN_OR_RETURN(DatasetDiagnosis diagnosis, DiagnoseDataset(*dataset));
   return CollectGarbage(*dataset, diagnosis, apply);
+}
+
+FixResult FixDataset(std::shared_ptr<Dataset> dataset, const FixOptions& options) {
+  FixResult r;
+  auto fail = [&r](FixStep step, Status status) {
+    r.failed_step = step;
+    r.status = std::move(status);
+    return std::move(r);
+  };
+  const std::string root = dataset->root();
+  if (!options.restamp_reason.empty()) {
+    auto s = RestampHashes(root, options.restamp_reason);
+    if (!s.ok()) return fail(FixStep::kRestamp, s.status());
+    r.restamp = std::move(s).value();
+    auto reopened = Dataset::Open(root);
+    if (!reopened.ok()) return fail(FixStep::kReopen, reopened.status());
+    dataset = std::move(reopened).value();
+  }
+  auto diagnosed = DiagnoseDataset(*dataset);
+  if (!diagnosed.ok()) return fail(FixStep::kDiagnose, diagnosed.status());
+  r.diagnosis = std::move(diagnosed).value();
+  const DatasetDiagnosis& d = *r.diagnosis;
+  if (!d.unsafe.empty() || !d.SafeToCollect().ok()) {
+    r.refused = true;
+    return r;
+  }
+  if (!d.packed && d.index_needs_rebuild() && options.rebuild_index) {
+    auto built = BuildIndexFile(dataset);
+    if (!built.ok()) return fail(FixStep::kRebuildIndex, built.status());
+    r.index_rebuilt = true;
+  }
+  auto collected = CollectGarbage(*dataset, d, options.remove_leftovers);
+  if (!collected.ok()) return fail(FixStep::kCollect, collected.status());
+  r.garbage = std::move(collected).value();
+  return r;
 }
 
 }  // namespace sedpack

@@ -19,9 +19,11 @@
 #include <thread>
 
 #include "parallel/worker_pool.h"
-#include "dataset/check_parts.h"
+#include "check/check_wire_internal.h"
+#include "sedpack/check/steps.h"
+#include "dataset/shards_tree_internal.h"
 #include "sedpack/codecs/hash.h"
-#include "sedpack/dataset/check.h"
+#include "sedpack/check/check.h"
 #include "sedpack/dataset/dataset.h"
 #include "sedpack/io/file.h"
 #include "io/kill_point.h"
@@ -117,34 +119,57 @@ Result<std::vector<std::string>> RecompressShard(const Dataset& ds, const ShardC
   return HashBytes(algos, out);
 }
 
-// Rewrites the list at `rel` (and its subtree) into the staging tree with new
-// shard and child hashes; returns the hashes of the new list text.
-Result<std::vector<std::string>> RewriteList(const Dataset& ds, const std::string& rel,
-                                             const std::map<std::string, std::vector<std::string>>& shard_hashes,
-                                             const std::string& staging, const RecompressOptions& o, int depth) {
-  if (depth > 64) return Status::Corruption(rel, ": shards_list tree deeper than 64 levels");
-  SEDPACK_ASSIGN_OR_RETURN(ShardsList list, LoadShardsList(ds, rel));
-  for (ShardInfo& shard : list.shard_files) {
-    if (shard.file_infos.empty()) continue;
-    const auto it = shard_hashes.find(shard.file_infos[0].file_path);
-    if (it == shard_hashes.end()) {
-      return Status::Internal(shard.file_infos[0].file_path, ": no new hashes");
+// Rewrites a split's lists into the staging tree with new shard and child
+// hashes, children before parents.
+class ListRewriter : public dataset_internal::ShardsTreeVisitor {
+ public:
+  ListRewriter(const Dataset& ds, const std::map<std::string, std::vector<std::string>>& shard_hashes,
+               const std::string& staging, const RecompressOptions& o)
+      : ds_(ds), shard_hashes_(shard_hashes), staging_(staging), o_(o) {}
+
+  Status Enter(dataset_internal::ShardsTreeNode& node) override {
+    for (ShardInfo& shard : node.list.shard_files) {
+      if (shard.file_infos.empty()) continue;
+      const auto it = shard_hashes_.find(shard.file_infos[0].file_path);
+      if (it == shard_hashes_.end()) {
+        return Status::Internal(shard.file_infos[0].file_path, ": no new hashes");
+      }
+      shard.file_infos[0].hash_checksums = it->second;
     }
-    shard.file_infos[0].hash_checksums = it->second;
+    return Status::OK();
   }
-  for (ShardListInfo& child : list.children_shard_lists) {
-    SEDPACK_ASSIGN_OR_RETURN(child.shard_list_info_file.hash_checksums,
-                             RewriteList(ds, child.shard_list_info_file.file_path, shard_hashes, staging, o,
-                                         depth + 1));
+
+  Status Leave(dataset_internal::ShardsTreeNode& node) override {
+    const std::string& rel = node.path();
+    for (ShardListInfo& child : node.list.children_shard_lists) {
+      SEDPACK_ASSIGN_OR_RETURN(child.shard_list_info_file.hash_checksums,
+                               TakeHashes(child.shard_list_info_file.file_path));
+    }
+    if (o_.fault) SEDPACK_RETURN_NOT_OK(o_.fault("list " + rel));
+    const std::string text = SerializeShardsList(node.list);
+    const std::string target = JoinRoot(staging_, rel);
+    SEDPACK_RETURN_NOT_OK(CreateDirectories(fs::path(target).parent_path().string()));
+    SEDPACK_RETURN_NOT_OK(WriteFileAtomic(target, text));
+    SEDPACK_ASSIGN_OR_RETURN(new_list_hashes_[rel],
+                             HashBytes(ds_.info().dataset_structure.hash_checksum_algorithms,
+                                       std::as_bytes(std::span<const char>(text.data(), text.size()))));
+    return Status::OK();
   }
-  if (o.fault) SEDPACK_RETURN_NOT_OK(o.fault("list " + rel));
-  const std::string text = SerializeShardsList(list);
-  const std::string target = JoinRoot(staging, rel);
-  SEDPACK_RETURN_NOT_OK(CreateDirectories(fs::path(target).parent_path().string()));
-  SEDPACK_RETURN_NOT_OK(WriteFileAtomic(target, text));
-  return HashBytes(ds.info().dataset_structure.hash_checksum_algorithms,
-                   std::as_bytes(std::span<const char>(text.data(), text.size())));
-}
+
+  /// The hashes of the new text of the list `rel` (once its subtree is walked).
+  Result<std::vector<std::string>> TakeHashes(const std::string& rel) {
+    auto node = new_list_hashes_.extract(rel);
+    if (!node) return Status::Internal(rel, ": not rewritten");
+    return std::move(node.mapped());
+  }
+
+ private:
+  const Dataset& ds_;
+  const std::map<std::string, std::vector<std::string>>& shard_hashes_;
+  const std::string& staging_;
+  const RecompressOptions& o_;
+  std::map<std::string, std::vector<std::string>> new_list_hashes_;  // lists whose parent is not done
+};
 
 // Files outside the split folders (and not dataset_info.json) come along:
 // hard links where possible, else copies.
@@ -225,6 +250,141 @@ struct StagingState {
   bool exchanged = false;  // the new tree is in place: nothing to undo
 };
 
+// Step 1 of a recompress, on rank 0: open, walk the metadata (it must check
+// clean), prepare the staging folder and cut the shards into one part per rank.
+Status PrepareRecompress(const std::string& root, const RecompressOptions& o, const std::string& staging,
+                         int ranks, std::shared_ptr<Dataset>& ds, MetadataWalk& walk, RecompressSummary& summary,
+                         StagingState* state, std::vector<std::string>& parts) {
+  const bool in_place = o.out.empty();
+  SEDPACK_ASSIGN_OR_RETURN(ds, Dataset::Open(root));
+  DatasetStructure next = ds->info().dataset_structure;
+  next.compression = o.compression;
+  SEDPACK_RETURN_NOT_OK(Dataset::ValidateStructure(next).WithPrefix("recompress: "));
+  SEDPACK_RETURN_NOT_OK(ValidateCodecLevel(o.compression, o.codec.level).WithPrefix("recompress: "));
+  if (o.codec.threads < 1) {
+    return Status::InvalidArgument("recompress: codec threads must be at least 1, got ", o.codec.threads);
+  }
+  SEDPACK_ASSIGN_OR_RETURN(walk, WalkMetadata(*ds, CheckOptions{}));
+  for (const CheckProblem& p : walk.report.problems) {
+    if (!p.warning()) {
+      return Status::Corruption(root, ": the metadata does not check clean (", p.path, ": ", p.message,
+                                "); run `sedpack verify` first");
+    }
+    if (p.kind == CheckProblem::Kind::kOrphan) ++summary.orphans_dropped;
+  }
+  std::error_code ec;
+  if (in_place) {
+    SEDPACK_RETURN_NOT_OK(RemoveTree(staging));  // left by an interrupted run
+  } else if (fs::exists(staging, ec) && !(fs::is_directory(staging, ec) && fs::is_empty(staging, ec))) {
+    return Status::AlreadyExists(staging, " already exists; choose a new or empty folder");
+  }
+  SEDPACK_RETURN_NOT_OK(CheckCancelled());
+  state->existed = io_internal::OutputExists(staging);
+  state->ours = true;
+  SEDPACK_RETURN_NOT_OK(CreateDirectories(staging));
+  for (auto& p : PartitionShardTasks(walk.shards, ranks)) parts.push_back(EncodeShardTasks(p));
+  return Status::OK();
+}
+
+// Step 3 of a recompress, on rank 0: the new metadata tree from every rank's
+// new hashes, the files that come along, the content digests; then the swap.
+Status WriteRecompressedTree(const Dataset& dataset, const std::string& root, const RecompressOptions& o,
+                             const std::string& staging, const std::vector<std::string>& gathered,
+                             const std::vector<std::string>& gathered_digests, StagingState* state) {
+  const Dataset* ds = &dataset;
+  const bool in_place = o.out.empty();
+  std::map<std::string, std::vector<std::string>> all;
+  for (const std::string& g : gathered) DecodeHashes(g, &all);
+  DatasetInfo info = ds->info();
+  info.dataset_structure.compression = o.compression;
+  ListRewriter rewrite(*ds, all, staging, o);
+  for (auto& [split, list_info] : info.splits) {
+    SEDPACK_RETURN_NOT_OK(dataset_internal::WalkShardsTree(*ds, split, rewrite));
+    SEDPACK_ASSIGN_OR_RETURN(list_info.shard_list_info_file.hash_checksums,
+                             rewrite.TakeHashes(list_info.shard_list_info_file.file_path));
+  }
+  if (o.fault) SEDPACK_RETURN_NOT_OK(o.fault("dataset_info"));
+  SEDPACK_RETURN_NOT_OK(CheckCancelled());
+  SEDPACK_RETURN_NOT_OK(CarryOver(*ds, staging));
+  SEDPACK_RETURN_NOT_OK(WriteFileAtomic(JoinRoot(staging, "dataset_info.json"), SerializeDatasetInfo(info)));
+  // Content digests survive recompression: check them against the sidecar
+  // (if any) and re-stamp it for the new dataset_info.json.
+  std::map<std::string, std::vector<std::string>> by_path;
+  for (const std::string& g : gathered_digests) DecodeHashes(g, &by_path);
+  ContentDigests content;
+  for (auto& [path, d] : by_path) content.shards[path] = d.at(0);
+  if (auto old = ReadContentDigests(ds->root()); old.ok()) {
+    for (const auto& [path, digest] : content.shards) {
+      const auto it = old->shards.find(path);
+      if (it != old->shards.end() && it->second != digest) {
+        return Status::Internal(path, ": content digest changed in recompression (", it->second, " -> ",
+                                digest, "); nothing was replaced");
+      }
+    }
+    SEDPACK_ASSIGN_OR_RETURN(content.content_id, ContentIdOf(*ds, content.shards));
+    SEDPACK_RETURN_NOT_OK(WriteContentDigests(staging, content));
+  }
+  if (!in_place) return Status::OK();
+  if (o.fault) SEDPACK_RETURN_NOT_OK(o.fault("exchange"));
+  // The last moment to stop: after the exchange the job is done.
+  SEDPACK_RETURN_NOT_OK(CheckCancelled());
+  SEDPACK_RETURN_NOT_OK(Exchange(staging, fs::absolute(root).lexically_normal().string()));
+  state->exchanged = true;
+  KillPoint("exchange", root);
+  (void)RemoveTree(staging);  // now the old tree
+  KillPoint("remove", staging);
+  return Status::OK();
+}
+
+// Step 2 of a recompress on one rank: the state its worker threads share, and
+// their loop (each takes this rank's next shard until none is left, one fails,
+// or `stop` says another rank failed).
+struct RecompressWork {
+  RecompressWork(const Dataset& ds, const RecompressOptions& o, const std::string& staging,
+                 const std::vector<ShardCheckTask>& mine, int threads)
+      : ds(ds), o(o), staging(staging), mine(mine), running(threads) {}
+
+  void Work() {
+    for (;;) {
+      const std::size_t i = next.fetch_add(1);
+      if (i >= mine.size() || stop.load(std::memory_order_relaxed)) break;
+      {
+        std::lock_guard<std::mutex> lock(mu);
+        if (!first_error.ok()) break;
+      }
+      Status st = CheckCancelled();
+      if (st.ok() && o.fault) st = o.fault("shard " + mine[i].path);
+      std::uint64_t after = 0;
+      std::string digest;
+      Result<std::vector<std::string>> h = st.ok() ? RecompressShard(ds, mine[i], o.compression, o.codec, staging, &after, &digest)
+                                                   : Result<std::vector<std::string>>(st);
+      std::lock_guard<std::mutex> lock(mu);
+      if (!h.ok()) {
+        if (first_error.ok()) first_error = h.status();
+        break;
+      }
+      new_hashes[mine[i].path] = std::move(h).value();
+      digests[mine[i].path] = {std::move(digest)};
+      my_bytes += mine[i].size;
+      my_after += after;
+      ++my_files;
+    }
+    --running;
+    }
+
+  const Dataset& ds;
+  const RecompressOptions& o;
+  const std::string& staging;
+  const std::vector<ShardCheckTask>& mine;
+  std::map<std::string, std::vector<std::string>> new_hashes, digests;
+  std::mutex mu;
+  std::atomic<std::size_t> next{0};
+  std::atomic<std::uint64_t> my_bytes{0}, my_after{0}, my_files{0};
+  Status first_error;
+  std::atomic<int> running;
+  std::atomic<bool> stop{false};
+};
+
 Result<RecompressSummary> RecompressSteps(Comm& comm, const std::string& root, const RecompressOptions& o,
                                           StagingState* state) {
   const auto start = Clock::now();
@@ -239,38 +399,7 @@ Result<RecompressSummary> RecompressSteps(Comm& comm, const std::string& root, c
   MetadataWalk walk;
   std::vector<std::string> parts;
   Status local;
-  if (rank == 0) {
-    local = [&]() -> Status {
-      SEDPACK_ASSIGN_OR_RETURN(ds, Dataset::Open(root));
-      DatasetStructure next = ds->info().dataset_structure;
-      next.compression = o.compression;
-      SEDPACK_RETURN_NOT_OK(Dataset::ValidateStructure(next).WithPrefix("recompress: "));
-      SEDPACK_RETURN_NOT_OK(ValidateCodecLevel(o.compression, o.codec.level).WithPrefix("recompress: "));
-      if (o.codec.threads < 1) {
-        return Status::InvalidArgument("recompress: codec threads must be at least 1, got ", o.codec.threads);
-      }
-      SEDPACK_ASSIGN_OR_RETURN(walk, WalkMetadata(*ds, CheckOptions{}));
-      for (const CheckProblem& p : walk.report.problems) {
-        if (!p.warning()) {
-          return Status::Corruption(root, ": the metadata does not check clean (", p.path, ": ", p.message,
-                                    "); run `sedpack verify` first");
-        }
-        if (p.kind == CheckProblem::Kind::kOrphan) ++summary.orphans_dropped;
-      }
-      std::error_code ec;
-      if (in_place) {
-        SEDPACK_RETURN_NOT_OK(RemoveTree(staging));  // left by an interrupted run
-      } else if (fs::exists(staging, ec) && !(fs::is_directory(staging, ec) && fs::is_empty(staging, ec))) {
-        return Status::AlreadyExists(staging, " already exists; choose a new or empty folder");
-      }
-      SEDPACK_RETURN_NOT_OK(CheckCancelled());
-      state->existed = io_internal::OutputExists(staging);
-      state->ours = true;
-      SEDPACK_RETURN_NOT_OK(CreateDirectories(staging));
-      for (auto& p : PartitionShardTasks(walk.shards, comm.size())) parts.push_back(EncodeShardTasks(p));
-      return Status::OK();
-    }();
-  }
+  if (rank == 0) local = PrepareRecompress(root, o, staging, comm.size(), ds, walk, summary, state, parts);
   SEDPACK_RETURN_NOT_OK(AgreeOnStatus(comm, local));
   if (rank != 0) {
     auto open = Dataset::Open(root);
@@ -286,44 +415,13 @@ Result<RecompressSummary> RecompressSteps(Comm& comm, const std::string& root, c
   SEDPACK_ASSIGN_OR_RETURN(std::string mine_text, comm.Scatterv(parts, 0));
   SEDPACK_ASSIGN_OR_RETURN(std::vector<ShardCheckTask> mine, DecodeShardTasks(mine_text));
   const int threads = ResolveThreads(o.threads);
-  std::map<std::string, std::vector<std::string>> new_hashes, digests;
-  std::mutex mu;
-  std::atomic<std::size_t> next{0};
-  std::atomic<std::uint64_t> my_bytes{0}, my_after{0}, my_files{0};
-  Status first_error;
-  std::atomic<int> running{threads};
-  // Only the calling thread talks to `comm` (a Comm is not thread-safe, and MPI
-  // is initialized for calls from the main thread only): the workers learn of a
-  // failure on another rank through `stop`, and leave their own in
-  // `first_error`; the progress loop below relays both.
-  std::atomic<bool> stop{false};
-  auto work = [&] {
-    for (;;) {
-      const std::size_t i = next.fetch_add(1);
-      if (i >= mine.size() || stop.load(std::memory_order_relaxed)) break;
-      {
-        std::lock_guard<std::mutex> lock(mu);
-        if (!first_error.ok()) break;
-      }
-      Status st = CheckCancelled();
-      if (st.ok() && o.fault) st = o.fault("shard " + mine[i].path);
-      std::uint64_t after = 0;
-      std::string digest;
-      Result<std::vector<std::string>> h = st.ok() ? RecompressShard(*ds, mine[i], o.compression, o.codec, staging, &after, &digest)
-                                                   : Result<std::vector<std::string>>(st);
-      std::lock_guard<std::mutex> lock(mu);
-      if (!h.ok()) {
-        if (first_error.ok()) first_error = h.status();
-        break;
-      }
-      new_hashes[mine[i].path] = std::move(h).value();
-      digests[mine[i].path] = {std::move(digest)};
-      my_bytes += mine[i].size;
-      my_after += after;
-      ++my_files;
-    }
-    --running;
-  };
+  RecompressWork w(*ds, o, staging, mine, threads);
+  auto& mu = w.mu;
+  auto& my_bytes = w.my_bytes;
+  auto& first_error = w.first_error;
+  auto& running = w.running;
+  auto& stop = w.stop;
+  auto work = [&w] { w.Work(); };
   // Rank 0's own threads work while its caller thread folds in progress.
   std::vector<std::thread> pool = internal::StartThreads(threads, [&work](int) { work(); });
   // Threads the system refused never count down `running`.
@@ -392,54 +490,12 @@ Result<RecompressSummary> RecompressSteps(Comm& comm, const std::string& root, c
   SEDPACK_RETURN_NOT_OK(agreed);
 
   // 3. Rank 0 gathers the new hashes, writes the new metadata tree and swaps.
-  SEDPACK_ASSIGN_OR_RETURN(std::vector<std::string> gathered, comm.Gatherv(EncodeHashes(new_hashes), 0));
-  SEDPACK_ASSIGN_OR_RETURN(std::vector<std::string> gathered_digests, comm.Gatherv(EncodeHashes(digests), 0));
-  SEDPACK_ASSIGN_OR_RETURN(std::int64_t after_all, comm.AllreduceSum(static_cast<std::int64_t>(my_after.load())));
+  SEDPACK_ASSIGN_OR_RETURN(std::vector<std::string> gathered, comm.Gatherv(EncodeHashes(w.new_hashes), 0));
+  SEDPACK_ASSIGN_OR_RETURN(std::vector<std::string> gathered_digests, comm.Gatherv(EncodeHashes(w.digests), 0));
+  SEDPACK_ASSIGN_OR_RETURN(std::int64_t after_all, comm.AllreduceSum(static_cast<std::int64_t>(w.my_after.load())));
   SEDPACK_ASSIGN_OR_RETURN(std::int64_t before_all, comm.AllreduceSum(static_cast<std::int64_t>(my_bytes.load())));
-  SEDPACK_ASSIGN_OR_RETURN(std::int64_t files_all, comm.AllreduceSum(static_cast<std::int64_t>(my_files.load())));
-  if (rank == 0) {
-    local = [&]() -> Status {
-      std::map<std::string, std::vector<std::string>> all;
-      for (const std::string& g : gathered) DecodeHashes(g, &all);
-      DatasetInfo info = ds->info();
-      info.dataset_structure.compression = o.compression;
-      for (auto& [split, list_info] : info.splits) {
-        SEDPACK_ASSIGN_OR_RETURN(list_info.shard_list_info_file.hash_checksums,
-                                 RewriteList(*ds, list_info.shard_list_info_file.file_path, all, staging, o, 0));
-      }
-      if (o.fault) SEDPACK_RETURN_NOT_OK(o.fault("dataset_info"));
-      SEDPACK_RETURN_NOT_OK(CheckCancelled());
-      SEDPACK_RETURN_NOT_OK(CarryOver(*ds, staging));
-      SEDPACK_RETURN_NOT_OK(WriteFileAtomic(JoinRoot(staging, "dataset_info.json"), SerializeDatasetInfo(info)));
-      // Content digests survive recompression: check them against the sidecar
-      // (if any) and re-stamp it for the new dataset_info.json.
-      std::map<std::string, std::vector<std::string>> by_path;
-      for (const std::string& g : gathered_digests) DecodeHashes(g, &by_path);
-      ContentDigests content;
-      for (auto& [path, d] : by_path) content.shards[path] = d.at(0);
-      if (auto old = ReadContentDigests(ds->root()); old.ok()) {
-        for (const auto& [path, digest] : content.shards) {
-          const auto it = old->shards.find(path);
-          if (it != old->shards.end() && it->second != digest) {
-            return Status::Internal(path, ": content digest changed in recompression (", it->second, " -> ",
-                                    digest, "); nothing was replaced");
-          }
-        }
-        SEDPACK_ASSIGN_OR_RETURN(content.content_id, ContentIdOf(*ds, content.shards));
-        SEDPACK_RETURN_NOT_OK(WriteContentDigests(staging, content));
-      }
-      if (!in_place) return Status::OK();
-      if (o.fault) SEDPACK_RETURN_NOT_OK(o.fault("exchange"));
-      // The last moment to stop: after the exchange the job is done.
-      SEDPACK_RETURN_NOT_OK(CheckCancelled());
-      SEDPACK_RETURN_NOT_OK(Exchange(staging, fs::absolute(root).lexically_normal().string()));
-      state->exchanged = true;
-      KillPoint("exchange", root);
-      (void)RemoveTree(staging);  // now the old tree
-      KillPoint("remove", staging);
-      return Status::OK();
-    }();
-  }
+  SEDPACK_ASSIGN_OR_RETURN(std::int64_t files_all, comm.AllreduceSum(static_cast<std::int64_t>(w.my_files.load())));
+  if (rank == 0) local = WriteRecompressedTree(*ds, root, o, staging, gathered, gathered_digests, state);
   SEDPACK_RETURN_NOT_OK(AgreeOnStatus(comm, local));
   summary.files = static_cast<std::uint64_t>(files_all);
   summary.bytes_before = static_cast<std::uint64_t>(before_all);

@@ -7,6 +7,7 @@
 #include <chrono>
 #include <ctime>
 #include <fstream>
+#include <map>
 
 #include "sedpack/codecs/hash.h"
 #include "sedpack/dataset/commit.h"
@@ -16,49 +17,74 @@
 #include "sedpack/sidecar/sidecar.h"
 #include "sidecar/sidecar_files.h"
 #include "dataset/commit_metadata.h"
+#include "dataset/shards_tree_internal.h"
 
 namespace sedpack {
 namespace {
 
-constexpr int kMaxDepth = 64;
+// Recomputes the hashes of a split's tree, children before parents; lists
+// that change are queued in `writes` (children first) for one journaled commit.
+class Restamper : public dataset_internal::ShardsTreeVisitor {
+ public:
+  Restamper(const Dataset& ds, RestampSummary* s, std::vector<MetadataWrite>* writes)
+      : ds_(ds), s_(s), writes_(writes) {}
 
-// Recomputes the hashes below `rel`; lists that change are queued in `writes`
-// (children first) for one journaled commit. Returns the hashes of `rel`'s bytes
-// as they will be after that commit.
-Result<std::vector<std::string>> RestampList(const Dataset& ds, const std::string& rel, int depth,
-                                             RestampSummary* s, std::vector<MetadataWrite>* writes) {
-  if (depth > kMaxDepth) return Status::Corruption(rel, ": shards_list tree deeper than ", kMaxDepth, " levels");
-  SEDPACK_RETURN_NOT_OK(ValidateRelativePath(rel, "shard_list_info_file.file_path"));
-  SEDPACK_ASSIGN_OR_RETURN(std::string before, ds.ReadText(rel, 1ULL << 30));
-  SEDPACK_ASSIGN_OR_RETURN(ShardsList list, ParseShardsList(before, rel));
-  bool changed = false;
-  for (ShardInfo& shard : list.shard_files) {
-    for (FileInfo& f : shard.file_infos) {
-      SEDPACK_RETURN_NOT_OK(ValidateRelativePath(f.file_path, "file_path"));
-      SEDPACK_ASSIGN_OR_RETURN(std::vector<std::string> h, ds.HashOf(f.file_path));
-      if (h != f.hash_checksums) {
-        f.hash_checksums = std::move(h);
-        ++s->shards_changed;
-        changed = true;
+  Status Enter(dataset_internal::ShardsTreeNode& node) override {
+    for (ShardInfo& shard : node.list.shard_files) {
+      for (FileInfo& f : shard.file_infos) {
+        SEDPACK_RETURN_NOT_OK(ValidateRelativePath(f.file_path, "file_path"));
+        SEDPACK_ASSIGN_OR_RETURN(std::vector<std::string> h, ds_.HashOf(f.file_path));
+        if (h != f.hash_checksums) {
+          f.hash_checksums = std::move(h);
+          ++s_->shards_changed;
+          changed_[node.path()] = true;
+        }
       }
     }
+    return Status::OK();
   }
-  for (ShardListInfo& child : list.children_shard_lists) {
-    SEDPACK_ASSIGN_OR_RETURN(std::vector<std::string> h,
-                             RestampList(ds, child.shard_list_info_file.file_path, depth + 1, s, writes));
-    if (h != child.shard_list_info_file.hash_checksums) {
-      child.shard_list_info_file.hash_checksums = std::move(h);
-      changed = true;
+
+  Status Leave(dataset_internal::ShardsTreeNode& node) override {
+    const std::string& rel = node.path();
+    bool changed = changed_.erase(rel) > 0;
+    for (ShardListInfo& child : node.list.children_shard_lists) {
+      auto it = hashes_.find(child.shard_list_info_file.file_path);
+      if (it == hashes_.end()) return Status::Internal(child.shard_list_info_file.file_path, ": not restamped");
+      if (it->second != child.shard_list_info_file.hash_checksums) {
+        child.shard_list_info_file.hash_checksums = std::move(it->second);
+        changed = true;
+      }
+      hashes_.erase(it);
     }
+    const auto& algos = ds_.info().dataset_structure.hash_checksum_algorithms;
+    const std::string& before = node.text;
+    if (!changed) {
+      SEDPACK_ASSIGN_OR_RETURN(hashes_[rel],
+                               HashBytes(algos, std::as_bytes(std::span<const char>(before.data(), before.size()))));
+      return Status::OK();
+    }
+    std::string text = SerializeShardsList(node.list);
+    SEDPACK_ASSIGN_OR_RETURN(hashes_[rel],
+                             HashBytes(algos, std::as_bytes(std::span<const char>(text.data(), text.size()))));
+    writes_->push_back(MetadataWrite{rel, std::move(text), std::move(node.text)});
+    ++s_->lists_changed;
+    return Status::OK();
   }
-  const auto& algos = ds.info().dataset_structure.hash_checksum_algorithms;
-  if (!changed) return HashBytes(algos, std::as_bytes(std::span<const char>(before.data(), before.size())));
-  std::string text = SerializeShardsList(list);
-  auto hashes = HashBytes(algos, std::as_bytes(std::span<const char>(text.data(), text.size())));
-  writes->push_back(MetadataWrite{rel, std::move(text), std::move(before)});
-  ++s->lists_changed;
-  return hashes;
-}
+
+  /// The hashes of `rel`'s bytes as they will be after the commit (once its
+  /// subtree is walked).
+  std::vector<std::string> TakeHashes(const std::string& rel) {
+    auto node = hashes_.extract(rel);
+    return node ? std::move(node.mapped()) : std::vector<std::string>{};
+  }
+
+ private:
+  const Dataset& ds_;
+  RestampSummary* s_;
+  std::vector<MetadataWrite>* writes_;
+  std::map<std::string, bool> changed_;                     // lists whose shard hashes changed
+  std::map<std::string, std::vector<std::string>> hashes_;  // walked lists whose parent is not done
+};
 
 std::string Now() {
   const std::time_t t = std::time(nullptr);
@@ -101,9 +127,12 @@ Result<RestampSummary> RestampHashes(const std::string& root, const std::string&
   SEDPACK_ASSIGN_OR_RETURN(s.old_root, ds->MetadataChecksums());
   DatasetInfo info = ds->info();
   std::vector<MetadataWrite> writes;
+  Restamper restamp(*ds, &s, &writes);
+  dataset_internal::ShardsTreeLimits limits;
+  limits.keep_text = true;
   for (auto& [split, list_info] : info.splits) {
-    SEDPACK_ASSIGN_OR_RETURN(list_info.shard_list_info_file.hash_checksums,
-                             RestampList(*ds, list_info.shard_list_info_file.file_path, 0, &s, &writes));
+    SEDPACK_RETURN_NOT_OK(dataset_internal::WalkShardsTree(*ds, split, restamp, limits));
+    list_info.shard_list_info_file.hash_checksums = restamp.TakeHashes(list_info.shard_list_info_file.file_path);
   }
   const std::string info_text = SerializeDatasetInfo(info);
   SEDPACK_RETURN_NOT_OK(CommitMetadata(root, writes, &info_text));

@@ -7,6 +7,7 @@
 
 #include "parallel/worker_pool.h"
 #include "sedpack/cancel.h"
+#include "check/check_wire_internal.h"
 #include "maintain/shard_tasks_internal.h"
 #include "sedpack/codecs/hash.h"
 #include "sedpack/io/file.h"

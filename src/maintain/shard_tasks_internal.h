@@ -7,7 +7,7 @@
 
 #include <functional>
 
-#include "dataset/check_parts.h"
+#include "sedpack/check/steps.h"
 #include "sedpack/dataset/dataset.h"
 #include "sedpack/comm/comm.h"
 #include "sedpack/shard/shard.h"

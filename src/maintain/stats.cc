@@ -12,7 +12,7 @@
 #include <thread>
 
 #include "sedpack/codecs/hash.h"
-#include "sedpack/dataset/check.h"
+#include "sedpack/check/check.h"
 #include "sedpack/dataset/dataset.h"
 #include "sedpack/dataset/reader.h"
 #include "sedpack/cancel.h"

@@ -8,6 +8,8 @@
 #include "comm/status_wire.h"
 #include "sedpack/metadata/models.h"
 #include "sidecar/sidecar_files.h"
+#include "dataset/shards_tree_internal.h"
+#include "index/index_internal.h"
 #include "index/subtree_walk.h"
 
 namespace sedpack {
@@ -53,71 +55,93 @@ class Fields {
   std::string_view in_;
 };
 
-// One piece of a split's read order: shards rank 0 read itself from an
-// expanded list, or a subtree some rank walks.
+// One piece of a split's read order (the planner's unit): shards rank 0 read
+// itself from an expanded list, or a subtree some rank walks.
 struct Unit {
-  std::size_t split_slot = 0;  // position in contents.splits
-  bool subtree = false;
-  std::string path;            // subtree: its shards_list.json
-  std::size_t depth = 0;
-  std::uint64_t weight = 0;    // recorded shard count, for balancing
-  IndexedSplit shards;         // filled by rank 0 (own shards) or from the walking rank
+  dataset_internal::ShardsTreeUnit plan;
+  IndexedSplit shards;  // filled by rank 0 (own shards) or from the walking rank
 };
 
-// Rank 0: read the top of every split's tree and cut it into units.
+// Rank 0: read the top of every split's tree and cut it into units. One rank
+// walks everything itself; otherwise the planner expands a few levels, each
+// read by rank 0 alone.
 Status PlanUnits(const Dataset& ds, int ranks, int per_rank, IndexContents* contents,
                  std::vector<Unit>* units, std::vector<std::string>* visited) {
+  std::vector<ShardListInfo> roots;
   for (Split split : AllSplits()) {
     const ShardListInfo* top = ds.info().FindSplit(split);
     if (!top) continue;
     IndexedSplit s;
     s.split = split;
     contents->splits.push_back(s);
+    roots.push_back(*top);
+  }
+  const std::size_t want =
+      ranks > 1 ? static_cast<std::size_t>(std::max(1, ranks) * std::max(1, per_rank)) : 1;
+  SEDPACK_ASSIGN_OR_RETURN(std::vector<dataset_internal::ShardsTreeUnit> plan,
+                           dataset_internal::PlanShardsSubtrees(ds, roots, want, visited));
+  for (dataset_internal::ShardsTreeUnit& p : plan) {
     Unit u;
-    u.split_slot = contents->splits.size() - 1;
-    u.subtree = true;
-    u.path = top->shard_list_info_file.file_path;
-    u.weight = static_cast<std::uint64_t>(std::max<std::int64_t>(0, top->number_of_shards));
+    u.plan = std::move(p);
+    if (!u.plan.subtree) {
+      u.shards.split = contents->splits[u.plan.root].split;
+      SEDPACK_RETURN_NOT_OK(AppendListShards(u.plan.list, &u.shards));
+      u.plan.list = ShardsList{};
+    }
     units->push_back(std::move(u));
   }
-  const std::size_t want = static_cast<std::size_t>(std::max(1, ranks) * std::max(1, per_rank));
-  // One rank walks everything itself; otherwise expand a few levels at most:
-  // each level is read by rank 0 alone.
-  for (int level = 0; ranks > 1 && level < 3; ++level) {
-    std::size_t subtrees = 0;
-    for (const Unit& u : *units) subtrees += u.subtree ? 1 : 0;
-    if (subtrees == 0 || subtrees >= want) break;
-    std::vector<Unit> next;
-    for (Unit& u : *units) {
-      if (!u.subtree) {
-        next.push_back(std::move(u));
-        continue;
+  return Status::OK();
+}
+
+// Rank 0: every rank's reply joined into `contents` in read order (a list
+// reached from two subtrees, or already read by the planner, is the repeat the
+// sequential reader refuses); then the index is encoded and, with
+// options.write, written.
+Status JoinReplies(const std::string& root, const DistributedIndexOptions& options, int size,
+                   const std::vector<std::string>& visited, const std::vector<std::string>& gathered,
+                   std::vector<Unit>& units, IndexContents& contents) {
+  std::unordered_set<std::string> lists(visited.begin(), visited.end());
+  for (std::size_t r = 0; r < gathered.size(); ++r) {
+    Fields in(gathered[r]);
+    SEDPACK_ASSIGN_OR_RETURN(std::string_view st_text, in.Next());
+    const Status st = DecodeStatus(std::string(st_text));
+    if (!st.ok()) return st.WithPrefix(size > 1 ? "rank " + std::to_string(r) + ": " : "");
+    while (!in.done()) {
+      SEDPACK_ASSIGN_OR_RETURN(std::uint64_t id, in.Number());
+      if (id >= units.size() || !units[id].plan.subtree) return Status::Corruption("bad unit in index reply");
+      Unit& u = units[id];
+      u.shards.split = contents.splits[u.plan.root].split;
+      SEDPACK_ASSIGN_OR_RETURN(std::uint64_t n, in.Number());
+      for (std::uint64_t k = 0; k < n; ++k) {
+        SEDPACK_ASSIGN_OR_RETURN(std::string_view p, in.Next());
+        SEDPACK_ASSIGN_OR_RETURN(std::uint64_t e, in.Number());
+        u.shards.shard_paths.push_back(p);
+        u.shards.shard_examples.push_back(e);
       }
-      // The list's own shards (and only them) go into a rank-0 unit; its children
-      // become subtrees. WalkShardsSubtree on a childless copy reads the list once.
-      if (u.depth + 1 >= 64) return Status::Corruption(u.path, ": shards_list tree deeper than 64 levels");
-      if (std::find(visited->begin(), visited->end(), u.path) != visited->end()) {
-        return Status::Corruption(u.path, " is listed more than once (a cycle or a repeated child)");
-      }
-      visited->push_back(u.path);
-      SEDPACK_ASSIGN_OR_RETURN(ShardsList list, LoadShardsList(ds, u.path));
-      Unit own;
-      own.split_slot = u.split_slot;
-      own.shards.split = contents->splits[u.split_slot].split;
-      SEDPACK_RETURN_NOT_OK(AppendListShards(list, &own.shards));
-      next.push_back(std::move(own));
-      for (const ShardListInfo& child : list.children_shard_lists) {
-        Unit c;
-        c.split_slot = u.split_slot;
-        c.subtree = true;
-        c.path = child.shard_list_info_file.file_path;
-        c.depth = u.depth + 1;
-        c.weight = static_cast<std::uint64_t>(std::max<std::int64_t>(0, child.number_of_shards));
-        next.push_back(std::move(c));
+      SEDPACK_ASSIGN_OR_RETURN(std::uint64_t nv, in.Number());
+      for (std::uint64_t k = 0; k < nv; ++k) {
+        SEDPACK_ASSIGN_OR_RETURN(std::string_view p, in.Next());
+        // Subtrees are walked apart; a list reached from two of them is the
+        // repeat the sequential reader refuses.
+        if (!lists.insert(std::string(p)).second) {
+          return dataset_internal::RepeatedShardsList(p);
+        }
       }
     }
-    *units = std::move(next);
   }
+  for (Unit& u : units) {
+    IndexedSplit& s = contents.splits[u.plan.root];
+    s.shard_paths.Append(std::move(u.shards.shard_paths));
+    s.shard_examples.insert(s.shard_examples.end(), u.shards.shard_examples.begin(),
+                            u.shards.shard_examples.end());
+    std::vector<std::uint64_t>().swap(u.shards.shard_examples);
+  }
+  SEDPACK_ASSIGN_OR_RETURN(DatasetInfoDigest after, DatasetInfoSha256(root));
+  if (after != contents.dataset_info_sha256) {
+    return Status::IOError(root, "/dataset_info.json changed while the index was built");
+  }
+  SEDPACK_ASSIGN_OR_RETURN(std::vector<std::byte> bytes, EncodeIndex(contents));
+  if (options.write) SEDPACK_RETURN_NOT_OK(WriteSidecar(root, kIndexFileName, bytes));
   return Status::OK();
 }
 
@@ -148,18 +172,18 @@ Result<IndexContents> BuildIndexDistributed(Comm& comm, const std::string& root,
       // Largest subtrees first, each to the least-loaded rank.
       std::vector<std::size_t> order;
       for (std::size_t i = 0; i < units.size(); ++i) {
-        if (units[i].subtree) order.push_back(i);
+        if (units[i].plan.subtree) order.push_back(i);
       }
       std::stable_sort(order.begin(), order.end(),
-                       [&](std::size_t a, std::size_t b) { return units[a].weight > units[b].weight; });
+                       [&](std::size_t a, std::size_t b) { return units[a].plan.weight > units[b].plan.weight; });
       std::vector<std::uint64_t> load(static_cast<std::size_t>(size), 0);
       tasks.assign(static_cast<std::size_t>(size), "");
       for (std::size_t i : order) {
         const auto r = static_cast<std::size_t>(std::min_element(load.begin(), load.end()) - load.begin());
-        load[r] += std::max<std::uint64_t>(1, units[i].weight);
+        load[r] += std::max<std::uint64_t>(1, units[i].plan.weight);
         PutNumber(&tasks[r], i);
-        Put(&tasks[r], units[i].path);
-        PutNumber(&tasks[r], units[i].depth);
+        Put(&tasks[r], units[i].plan.entry.shard_list_info_file.file_path);
+        PutNumber(&tasks[r], units[i].plan.depth);
       }
     }
     opened = EncodeStatus(st);
@@ -188,7 +212,7 @@ Result<IndexContents> BuildIndexDistributed(Comm& comm, const std::string& root,
       }
       IndexedSplit part;
       std::vector<std::string> seen;
-      st = WalkShardsSubtree(**open, std::string(*path), static_cast<std::size_t>(*depth), &seen, &part);
+      st = IndexShardsSubtree(**open, std::string(*path), static_cast<std::size_t>(*depth), &seen, &part);
       if (!st.ok()) break;
       PutNumber(&body, *id);
       PutNumber(&body, part.shard_paths.size());
@@ -207,52 +231,7 @@ Result<IndexContents> BuildIndexDistributed(Comm& comm, const std::string& root,
 
   std::string outcome;
   if (rank == 0) {
-    auto join = [&]() -> Status {
-      std::unordered_set<std::string> lists(visited.begin(), visited.end());
-      for (std::size_t r = 0; r < gathered.size(); ++r) {
-        Fields in(gathered[r]);
-        SEDPACK_ASSIGN_OR_RETURN(std::string_view st_text, in.Next());
-        const Status st = DecodeStatus(std::string(st_text));
-        if (!st.ok()) return st.WithPrefix(size > 1 ? "rank " + std::to_string(r) + ": " : "");
-        while (!in.done()) {
-          SEDPACK_ASSIGN_OR_RETURN(std::uint64_t id, in.Number());
-          if (id >= units.size() || !units[id].subtree) return Status::Corruption("bad unit in index reply");
-          Unit& u = units[id];
-          u.shards.split = contents.splits[u.split_slot].split;
-          SEDPACK_ASSIGN_OR_RETURN(std::uint64_t n, in.Number());
-          for (std::uint64_t k = 0; k < n; ++k) {
-            SEDPACK_ASSIGN_OR_RETURN(std::string_view p, in.Next());
-            SEDPACK_ASSIGN_OR_RETURN(std::uint64_t e, in.Number());
-            u.shards.shard_paths.push_back(p);
-            u.shards.shard_examples.push_back(e);
-          }
-          SEDPACK_ASSIGN_OR_RETURN(std::uint64_t nv, in.Number());
-          for (std::uint64_t k = 0; k < nv; ++k) {
-            SEDPACK_ASSIGN_OR_RETURN(std::string_view p, in.Next());
-            // Subtrees are walked apart; a list reached from two of them is the
-            // repeat the sequential reader refuses.
-            if (!lists.insert(std::string(p)).second) {
-              return Status::Corruption(p, " is listed more than once (a cycle or a repeated child)");
-            }
-          }
-        }
-      }
-      for (Unit& u : units) {
-        IndexedSplit& s = contents.splits[u.split_slot];
-        s.shard_paths.Append(std::move(u.shards.shard_paths));
-        s.shard_examples.insert(s.shard_examples.end(), u.shards.shard_examples.begin(),
-                                u.shards.shard_examples.end());
-        std::vector<std::uint64_t>().swap(u.shards.shard_examples);
-      }
-      SEDPACK_ASSIGN_OR_RETURN(DatasetInfoDigest after, DatasetInfoSha256(root));
-      if (after != contents.dataset_info_sha256) {
-        return Status::IOError(root, "/dataset_info.json changed while the index was built");
-      }
-      SEDPACK_ASSIGN_OR_RETURN(std::vector<std::byte> bytes, EncodeIndex(contents));
-      if (options.write) SEDPACK_RETURN_NOT_OK(WriteSidecar(root, kIndexFileName, bytes));
-      return Status::OK();
-    };
-    outcome = EncodeStatus(join());
+    outcome = EncodeStatus(JoinReplies(root, options, size, visited, gathered, units, contents));
   }
   SEDPACK_RETURN_NOT_OK(comm.Bcast(&outcome, 0));
   SEDPACK_RETURN_NOT_OK(DecodeStatus(outcome));

@@ -20,7 +20,7 @@
 #include "sedpack/capture/import.h"
 #include "sedpack/capture/sources.h"
 #include "sedpack/capture/trs.h"
-#include "sedpack/dataset/check.h"
+#include "sedpack/check/check.h"
 #include "sedpack/dataset/dataset.h"
 #include "sedpack/dataset/reader.h"
 #include "shard/npz/zip_internal.h"

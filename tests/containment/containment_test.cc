@@ -11,7 +11,7 @@
 
 #include "io/beneath.h"
 #include "io/file_internal.h"
-#include "sedpack/dataset/check.h"
+#include "sedpack/check/check.h"
 #include "sedpack/dataset/filler.h"
 #include "sedpack/dataset/reader.h"
 #include "sedpack/index/fetch.h"

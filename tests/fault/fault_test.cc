@@ -23,7 +23,7 @@
 #include <set>
 
 #include "sedpack/comm/comm.h"
-#include "sedpack/dataset/check.h"
+#include "sedpack/check/check.h"
 #include "sedpack/dataset/dataset.h"
 #include "sedpack/dataset/filler.h"
 #include "sedpack/dataset/reader.h"

@@ -18,7 +18,7 @@
 #include "mpi/test_comm.h"
 #include "sedpack/dataset/dataset.h"
 #include "sedpack/dataset/reader.h"
-#include "sedpack/dataset/check.h"
+#include "sedpack/check/check.h"
 #include "sedpack/hdf5/import.h"
 #include "sedpack/io/file.h"
 #include "support/fault_fs.h"

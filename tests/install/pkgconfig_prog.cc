@@ -10,7 +10,7 @@
 #include <optional>
 
 #include "sedpack/config.h"
-#include "sedpack/dataset/check.h"
+#include "sedpack/check/check.h"
 #include "sedpack/dataset/dataset.h"
 #include "sedpack/dataset/reader.h"
 

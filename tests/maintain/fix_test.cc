@@ -13,7 +13,7 @@
 
 #include "sedpack/cancel.h"
 #include "sedpack/comm/comm.h"
-#include "sedpack/dataset/check.h"
+#include "sedpack/check/check.h"
 #include "sedpack/dataset/dataset.h"
 #include "sedpack/dataset/filler.h"
 #include "sedpack/index/index.h"
@@ -73,6 +73,18 @@ class FixTest : public ::testing::Test {
     Write(std::string(kTempName) + ".top");
     Write(std::string(".sedpack-hpc/") + kTempName);
     fs::create_directories(RecompressStagingPath(root_) + "/train");
+  }
+
+  // A list below train/ goes: its shards are listed nowhere now.
+  void RemoveALeafList() {
+  std::string leaf;
+  for (const auto& e : fs::recursive_directory_iterator(root_ + "/train")) {
+    if (e.path().filename() == "shards_list.json" && e.path().parent_path() != fs::path(root_ + "/train")) {
+      leaf = e.path().string();
+    }
+  }
+  ASSERT_FALSE(leaf.empty());
+  fs::remove(leaf);
   }
 
   Result<DatasetDiagnosis> Diagnose() {
@@ -154,6 +166,55 @@ TEST_F(FixTest, ApplyRemovesExactlyTheLeftovers) {
   EXPECT_TRUE(after.leftovers.empty());
 }
 
+// The whole `fix` sequence: diagnose, rebuild the stale index, remove.
+TEST_F(FixTest, FixDatasetRebuildsTheIndexAndRemovesTheLeftovers) {
+  const auto clean = Snapshot();
+  MakeLeftovers();
+  {
+    ASSERT_OK_AND_ASSIGN(auto ds, Dataset::Open(root_));
+    ASSERT_OK(BuildIndexFile(ds).status());
+  }
+  Write(std::string(".sedpack-hpc/") + std::string(kIndexFileName), "not an index");
+  ASSERT_OK_AND_ASSIGN(auto ds, Dataset::Open(root_));
+  FixOptions options;
+  options.rebuild_index = true;
+  options.remove_leftovers = true;
+  const FixResult r = FixDataset(ds, options);
+  ASSERT_OK(r.status);
+  EXPECT_EQ(r.failed_step, FixStep::kNone);
+  EXPECT_FALSE(r.restamp);
+  ASSERT_TRUE(r.diagnosis);
+  EXPECT_TRUE(r.diagnosis->index_needs_rebuild());
+  EXPECT_TRUE(r.index_rebuilt);
+  EXPECT_FALSE(r.refused);
+  ASSERT_TRUE(r.garbage);
+  EXPECT_EQ(r.garbage->outcomes.size(), 5u);
+  EXPECT_EQ(r.garbage->failures(), 0u);
+  ASSERT_OK_AND_ASSIGN(IndexCheck index, CheckIndex(root_));
+  EXPECT_EQ(index.freshness, IndexFreshness::kFresh);
+  auto after = Snapshot();
+  after.erase(std::string(".sedpack-hpc/") + std::string(kIndexFileName));
+  EXPECT_EQ(after, clean);
+}
+
+// An unreadable list stops the sequence after the diagnosis: nothing is listed
+// for removal, nothing removed.
+TEST_F(FixTest, FixDatasetStopsAtAnUnreadableList) {
+  MakeLeftovers();
+  ASSERT_NO_FATAL_FAILURE(RemoveALeafList());
+  const auto before = Snapshot();
+  ASSERT_OK_AND_ASSIGN(auto ds, Dataset::Open(root_));
+  FixOptions options;
+  options.remove_leftovers = true;
+  const FixResult r = FixDataset(ds, options);
+  ASSERT_OK(r.status);
+  EXPECT_TRUE(r.refused);
+  ASSERT_TRUE(r.diagnosis);
+  EXPECT_FALSE(r.diagnosis->unreadable.empty());
+  EXPECT_FALSE(r.garbage);
+  EXPECT_EQ(Snapshot(), before);
+}
+
 // A listed shard that is a symbolic link to a file outside the root: the
 // diagnosis reports it and nothing at all is removed, not even the genuine orphan.
 TEST_F(FixTest, UnsafePathBlocksRemoval) {
@@ -185,14 +246,7 @@ TEST_F(FixTest, UnsafePathBlocksRemoval) {
 // A list that cannot be read: its shards look like orphans, so none is removed.
 TEST_F(FixTest, UnreadableListBlocksRemovalOfOrphans) {
   ASSERT_OK_AND_ASSIGN(auto ds0, Dataset::Open(root_));
-  std::string leaf;
-  for (const auto& e : fs::recursive_directory_iterator(root_ + "/train")) {
-    if (e.path().filename() == "shards_list.json" && e.path().parent_path() != fs::path(root_ + "/train")) {
-      leaf = e.path().string();
-    }
-  }
-  ASSERT_FALSE(leaf.empty());
-  fs::remove(leaf);
+  ASSERT_NO_FATAL_FAILURE(RemoveALeafList());
   ASSERT_OK_AND_ASSIGN(auto ds, Dataset::Open(root_));
   ASSERT_OK_AND_ASSIGN(DatasetDiagnosis d, DiagnoseDataset(*ds));
   EXPECT_FALSE(d.unreadable.empty());

@@ -10,12 +10,12 @@
 
 #include "mpi/shared_dir.h"
 #include "mpi/test_comm.h"
-#include "sedpack/dataset/check.h"
+#include "sedpack/check/check.h"
 #include "sedpack/dataset/dataset.h"
 #include "sedpack/dataset/filler.h"
 #include "sedpack/dataset/reader.h"
 #include "sedpack/io/pack.h"
-#include "sedpack/mpi/distributed_verify.h"
+#include "sedpack/check/verify.h"
 #include "support/test_support.h"
 
 namespace sedpack {

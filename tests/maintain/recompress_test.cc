@@ -14,7 +14,7 @@
 #include "mpi/calling_thread_comm.h"
 #include "mpi/shared_dir.h"
 #include "mpi/test_comm.h"
-#include "sedpack/dataset/check.h"
+#include "sedpack/check/check.h"
 #include "sedpack/dataset/dataset.h"
 #include "sedpack/dataset/filler.h"
 #include "sedpack/dataset/reader.h"

@@ -11,7 +11,7 @@
 
 #include "mpi/shared_dir.h"
 #include "mpi/test_comm.h"
-#include "sedpack/dataset/check.h"
+#include "sedpack/check/check.h"
 #include "sedpack/dataset/reader.h"
 #include "sedpack/maintain/fix.h"
 #include "sedpack/mpi/distributed_write.h"

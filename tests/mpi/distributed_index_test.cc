@@ -9,6 +9,7 @@
 #include "sedpack/mpi/distributed_index.h"
 #include "sedpack/mpi/distributed_write.h"
 #include "support/test_support.h"
+#include "index/index_internal.h"
 #include "unit/index/index_test_util.h"
 
 namespace sedpack {

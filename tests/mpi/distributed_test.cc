@@ -9,10 +9,10 @@
 
 #include "mpi/shared_dir.h"
 #include "mpi/test_comm.h"
-#include "sedpack/dataset/check.h"
+#include "sedpack/check/check.h"
 #include "sedpack/dataset/reader.h"
 #include "sedpack/io/file.h"
-#include "sedpack/mpi/distributed_verify.h"
+#include "sedpack/check/verify.h"
 #include "sedpack/mpi/distributed_write.h"
 #include "comm/status_wire.h"
 #include <fstream>

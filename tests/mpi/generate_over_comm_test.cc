@@ -9,7 +9,7 @@
 
 #include "mpi/shared_dir.h"
 #include "mpi/test_comm.h"
-#include "sedpack/dataset/check.h"
+#include "sedpack/check/check.h"
 #include "sedpack/dataset/reader.h"
 #include "sedpack/generate/parallel.h"
 #include "sedpack/mpi/distributed_write.h"

@@ -127,10 +127,6 @@ struct IndexContents {
   std::vector<IndexedSplit> splits;  ///< ascending Split order, each at most once
 };
 
-/// Serialize (little-endian, see docs/format.md). InvalidArgument on contents that
-/// cannot be represented (duplicate splits, a count overflowing uint64).
-Result<std::vector<std::byte>> EncodeIndex(const IndexContents& contents);
-
 /// Walk the metadata of every split of `dataset` (the same walk the reader does)
 /// and collect the index contents. The digest is of dataset_info.json as read
 /// before the walk; if the file changes during the walk the build fails

@@ -11,9 +11,10 @@
 #include <string_view>
 #include <vector>
 
-#include "sedpack/dataset/check.h"
+#include "sedpack/check/check.h"
 #include "sedpack/dataset/dataset.h"
 #include "sedpack/index/index.h"
+#include "sedpack/maintain/restamp.h"
 #include "sedpack/status.h"
 
 namespace sedpack {
@@ -118,5 +119,40 @@ Result<GarbageReport> CollectGarbage(const Dataset& dataset, const DatasetDiagno
 
 /// Open `root`, diagnose it and CollectGarbage(apply).
 Result<GarbageReport> CollectGarbage(const std::string& root, bool apply);
+
+/// What FixDataset does beyond the diagnosis.
+struct FixOptions {
+  /// Not empty: first re-stamp every hash (RestampHashes) with this reason.
+  std::string restamp_reason;
+  /// Rewrite a stale or invalid sample index.
+  bool rebuild_index = false;
+  /// Remove the leftovers (CollectGarbage with apply); otherwise only list them.
+  bool remove_leftovers = false;
+};
+
+/// The steps of FixDataset, in order: where one failed.
+enum class FixStep { kNone, kRestamp, kReopen, kDiagnose, kRebuildIndex, kCollect };
+
+/// What FixDataset did. The members of the steps before `failed_step` are filled.
+struct FixResult {
+  std::optional<RestampSummary> restamp;  ///< with FixOptions::restamp_reason
+  std::optional<DatasetDiagnosis> diagnosis;
+  /// The diagnosis found unsafe or unreadable paths: the sequence stopped after
+  /// it (nothing rebuilt, listed or removed; see DatasetDiagnosis::SafeToCollect).
+  bool refused = false;
+  bool index_rebuilt = false;
+  /// The leftovers, removed or listed (absent when refused or failed before).
+  std::optional<GarbageReport> garbage;
+  FixStep failed_step = FixStep::kNone;
+  Status status;  ///< why `failed_step` failed; OK when the sequence ran through
+};
+
+/// The sequence of `sedpack fix` on an opened dataset (whose interrupted
+/// commit, if any, has been rolled back by opening it): re-stamp (and reopen)
+/// when asked, diagnose, stop there if anything is unsafe or unreadable, else
+/// rebuild the index when asked and it needs it, and collect the leftovers
+/// (removing them only with remove_leftovers). A packed dataset may only be
+/// diagnosed and listed (the caller refuses the rest: it is read-only).
+FixResult FixDataset(std::shared_ptr<Dataset> dataset, const FixOptions& options);
 
 }  // namespace sedpack

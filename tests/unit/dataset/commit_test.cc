@@ -7,7 +7,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "sedpack/dataset/check.h"
+#include "sedpack/check/check.h"
 #include "sedpack/dataset/commit.h"
 #include "sedpack/dataset/dataset.h"
 #include "sedpack/dataset/filler.h"

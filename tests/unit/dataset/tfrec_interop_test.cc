@@ -11,7 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "sedpack/dataset/check.h"
+#include "sedpack/check/check.h"
 #include "sedpack/dataset/dataset.h"
 #include "sedpack/dataset/reader.h"
 #include "support/test_support.h"

@@ -8,7 +8,7 @@
 #include <set>
 #include <nlohmann/json.hpp>
 
-#include "sedpack/dataset/check.h"
+#include "sedpack/check/check.h"
 #include "sedpack/dataset/filler.h"
 #include "sedpack/dataset/reader.h"
 #include "support/fault_fs.h"

@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "sedpack/dataset/check.h"
+#include "sedpack/check/check.h"
 #include "sedpack/dataset/reader.h"
 #include "sedpack/generate/generate.h"
 #include "support/test_support.h"

@@ -7,6 +7,7 @@
 #include <random>
 #include <thread>
 
+#include "index/index_internal.h"
 #include "unit/index/index_test_util.h"
 #include "sedpack/dataset/filler.h"
 #include "support/fault_fs.h"

@@ -3,7 +3,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "sedpack/dataset/check.h"
+#include "sedpack/check/check.h"
 #include "sedpack/dataset/filler.h"
 #include "sedpack/io/file.h"
 #include "sedpack/sidecar/sidecar.h"

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// The check engine behind CheckDataset and VerifyDataset (check_parts.h,
+// The check engine behind CheckDataset and VerifyDataset (check_internal.h,
 // RunCheck). Memory does not grow with the number of shards: a worker holds one
 // root-to-leaf path of lists; what every rank keeps for the orphan search is
 // one 64-bit key per listed shard file.
@@ -9,6 +9,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <deque>
+#include <functional>
 #include <list>
 #include <memory>
 #include <mutex>
@@ -17,7 +18,9 @@
 #include <thread>
 #include <unordered_set>
 
-#include "dataset/check_parts.h"
+#include "check/check_internal.h"
+#include "check/check_wire_internal.h"
+#include "dataset/shards_tree_internal.h"
 #include "dataset/verified_read.h"
 #include "metadata/shards_list_parse.h"
 #include "parallel/worker_pool.h"
@@ -173,14 +176,21 @@ class TreeChecker {
     const std::string& rel = entry.shard_list_info_file.file_path;
     Status valid = ValidateRelativePath(rel, "shard_list_info_file.file_path");
     if (!valid.ok()) {
-      AddProblem(report, CheckProblem::Kind::kPathEscape, rel, valid.message());
+      AddTreeRefusal(report, rel, dataset_internal::ShardsTreeRefusal::kBadPath, valid);
       return std::nullopt;
     }
-    if (depth >= kMaxListDepth) {
-      AddProblem(report, CheckProblem::Kind::kMalformed, rel,
-                 "shards_list tree deeper than " + std::to_string(kMaxListDepth) + " levels; not followed");
+    Status shallow = dataset_internal::CheckShardsListDepth(rel, static_cast<std::size_t>(depth));
+    if (!shallow.ok()) {
+      AddTreeRefusal(report, rel, dataset_internal::ShardsTreeRefusal::kTooDeep, shallow);
       return std::nullopt;
     }
+    return ReadList(entry, out);
+  }
+
+  // CheckList for a list whose path and depth are checked already.
+  std::optional<ShardsList> ReadList(const ShardListInfo& entry, Findings* out) const {
+    CheckReport* report = &out->report;
+    const std::string& rel = entry.shard_list_info_file.file_path;
     out->lists.push_back(rel);
     // One read: the bytes hashed are the bytes parsed.
     auto text = ds_.ReadText(rel, dataset_internal::kMaxMetadataBytes);
@@ -230,30 +240,14 @@ class TreeChecker {
     }
   }
 
-  // A whole subtree, depth first. `ancestors` catches a list that names one
-  // of the lists above it (a cycle).
-  void CheckSubtree(const ShardListInfo& entry, std::uint64_t depth, std::vector<std::string>* ancestors,
-                    Findings* out) const {
-    const std::string& rel = entry.shard_list_info_file.file_path;
-    if (std::find(ancestors->begin(), ancestors->end(), rel) != ancestors->end()) {
-      AddProblem(&out->report, CheckProblem::Kind::kMalformed, rel,
-                 "listed more than once (a cycle in the list tree); not followed again");
-      return;
-    }
-    std::optional<ShardsList> list = CheckList(entry, depth, out);
-    if (!list) return;
-    for (std::size_t i = 0; i < list->shard_files.size(); ++i) {
-      if (Stopped()) return;
-      CheckShardEntry(list->shard_files[i], i, rel, out);
-    }
-    ancestors->push_back(rel);
-    std::vector<ShardListInfo> children = std::move(list->children_shard_lists);
-    list.reset();  // only the children's entries stay on the path
-    for (const ShardListInfo& child : children) {
-      if (Stopped()) break;
-      CheckSubtree(child, depth + 1, ancestors, out);
-    }
-    ancestors->pop_back();
+  // A whole subtree, depth first, by the one tree walk: a list repeated
+  // within it (a cycle, or a child named twice) is reported, not followed.
+  void CheckSubtree(const ShardListInfo& entry, std::uint64_t depth, Findings* out) const {
+    SubtreeChecker checker(*this, out);
+    dataset_internal::ShardsTreeWalk walk(ds_, {}, &checker);
+    walk.Add(entry, static_cast<std::size_t>(depth));
+    // Every failure is a problem in `out`; an error here only means Stopped().
+    (void)dataset_internal::VisitShardsTree(walk, checker);
   }
 
   // Shards [begin, end) of a list rank 0 has checked. The list is parsed again
@@ -273,10 +267,52 @@ class TreeChecker {
     }
   }
 
+  // One unit, whole.
+  void CheckUnit(const Unit& u, Findings* out) {
+    if (u.subtree) {
+      CheckSubtree(u.entry, u.depth, out);
+    } else {
+      CheckRange(u, out);
+    }
+    out->units++;
+  }
+
   void Stop() { stop_.store(true); }
   bool Stopped() const { return stop_.load(std::memory_order_relaxed); }
 
  private:
+  class SubtreeChecker : public dataset_internal::ShardsTreeVisitor {
+   public:
+    SubtreeChecker(const TreeChecker& c, Findings* out) : c_(c), out_(out) {}
+
+    Status Refused(const dataset_internal::ShardsTreeNode& node, dataset_internal::ShardsTreeRefusal why,
+                   const Status& error) override {
+      AddTreeRefusal(&out_->report, node.path(), why, error);
+      return Status::OK();
+    }
+    Result<bool> Load(const Dataset&, const dataset_internal::ShardsTreeLimits&,
+                      dataset_internal::ShardsTreeNode& node) override {
+      if (c_.Stopped()) return Stopping();
+      std::optional<ShardsList> list = c_.ReadList(node.entry, out_);
+      if (!list) return false;
+      node.list = std::move(*list);
+      return true;
+    }
+    Status Enter(dataset_internal::ShardsTreeNode& node) override {
+      for (std::size_t i = 0; i < node.list.shard_files.size(); ++i) {
+        if (c_.Stopped()) return Stopping();
+        c_.CheckShardEntry(node.list.shard_files[i], i, node.path(), out_);
+      }
+      node.list = ShardsList{};  // only the children's entries stay on the path (in the walk)
+      return Status::OK();
+    }
+
+   private:
+    static Status Stopping() { return Status::Cancelled("check stopped"); }
+    const TreeChecker& c_;
+    Findings* out_;
+  };
+
   void Counted(std::uint64_t bytes, CheckReport* report) const {
     report->files_checked++;
     report->bytes_checked += bytes;
@@ -392,8 +428,8 @@ std::vector<Unit> CutIntoUnits(const Dataset& ds, const CheckOptions& options, T
     ++openings;
     const std::string& rel = u.entry.shard_list_info_file.file_path;
     if (!seen.insert(rel).second) {
-      AddProblem(&top->report, CheckProblem::Kind::kMalformed, rel,
-                 "listed more than once (a cycle or a repeated child); not followed again");
+      AddTreeRefusal(&top->report, rel, dataset_internal::ShardsTreeRefusal::kRepeated,
+                     dataset_internal::RepeatedShardsList(rel));
       continue;
     }
     std::optional<ShardsList> list = checker.CheckList(u.entry, u.depth, top);
@@ -409,9 +445,9 @@ std::vector<Unit> CutIntoUnits(const Dataset& ds, const CheckOptions& options, T
       done.push_back(std::move(r));
     }
     for (const ShardListInfo& child : list->children_shard_lists) {
-      if (seen.count(child.shard_list_info_file.file_path)) {
-        AddProblem(&top->report, CheckProblem::Kind::kMalformed, child.shard_list_info_file.file_path,
-                   "listed more than once (a cycle or a repeated child); not followed again");
+      if (const std::string& path = child.shard_list_info_file.file_path; seen.count(path)) {
+        AddTreeRefusal(&top->report, path, dataset_internal::ShardsTreeRefusal::kRepeated,
+                       dataset_internal::RepeatedShardsList(path));
         continue;
       }
       Unit c;
@@ -482,6 +518,98 @@ class UnitQueue {
   bool closed_ = false;
 };
 
+// Step 1 of RunCheck, on rank 0: dataset_info.json against the expected
+// hashes, the shard files the splits record, and the top of the tree cut into
+// `target` units (their wire form).
+std::string PlanCheckUnits(const Dataset& ds, const CheckOptions& co, TreeChecker& checker, std::size_t target,
+                           Findings* mine, std::atomic<std::uint64_t>* bytes_done, std::uint64_t* files_total) {
+  if (!co.expected_root_checksums.empty()) {
+    std::uint64_t size = 0;
+    if (HashAndCompare(ds, "dataset_info.json", co.expected_root_checksums, CheckOptions{}, &mine->report,
+                       &size)) {
+      *bytes_done += size;
+    }
+  }
+  for (const auto& [split, entry] : ds.info().splits) {
+    if (co.splits.empty() || std::find(co.splits.begin(), co.splits.end(), split) != co.splits.end()) {
+      *files_total += static_cast<std::uint64_t>(std::max<std::int64_t>(entry.number_of_shards, 0));
+    }
+  }
+  return EncodeUnits(CutIntoUnits(ds, co, checker, target, mine));
+}
+
+// Step 4 of RunCheck, on rank 0: every rank's findings merged, the lists
+// reached from more than one unit and the orphans found, problems sorted.
+Result<CheckReport> MergeFindings(const Dataset& ds, const CheckOptions& co, std::vector<std::string> gathered) {
+  Findings all;
+  for (std::size_t r = 0; r < gathered.size(); ++r) {
+    auto f = DecodeFindings(gathered[r]);
+    gathered[r].clear();
+    gathered[r].shrink_to_fit();
+    if (!f.ok()) return f.status().WithPrefix("findings of rank " + std::to_string(r) + ": ");
+    all.report.work_by_rank.push_back(CheckWork{f->units, f->report.files_checked, f->report.bytes_checked});
+    all.Merge(std::move(*f));
+  }
+  CheckReport out = std::move(all.report);
+  // A list two parents name is checked twice (once per unit that reached it);
+  // the tree is still wrong, as the reference's reader would read it twice.
+  std::sort(all.lists.begin(), all.lists.end());
+  for (std::size_t i = 1; i < all.lists.size(); ++i) {
+    if (all.lists[i] == all.lists[i - 1] && (i + 1 == all.lists.size() || all.lists[i + 1] != all.lists[i])) {
+      AddProblem(&out, CheckProblem::Kind::kMalformed, all.lists[i],
+                 "listed more than once (by more than one parent list)");
+    }
+  }
+  if (co.find_orphans) {
+    const std::unordered_set<std::string> lists(all.lists.begin(), all.lists.end());
+    std::sort(all.files.begin(), all.files.end());
+    FindOrphans(ds, co,
+                [&](const std::string& rel) {
+                  return lists.count(rel) != 0 ||
+                         std::binary_search(all.files.begin(), all.files.end(), PathKey(rel));
+                },
+                &out);
+  }
+  std::sort(out.problems.begin(), out.problems.end(), [](const CheckProblem& a, const CheckProblem& b) {
+    if (a.warning() != b.warning()) return !a.warning();
+    if (a.path != b.path) return a.path < b.path;
+    if (a.kind != b.kind) return a.kind < b.kind;
+    if (a.algorithm != b.algorithm) return a.algorithm < b.algorithm;
+    return a.message < b.message;
+  });
+  return out;
+}
+
+// Step 2 of RunCheck: takes units from the shared counter until none is left
+// or something failed (the failure), keeping `inflight` queued for the
+// workers, or running each here (`run_here`) when no worker could start.
+Status TakeUnits(Comm& comm, std::size_t units, UnitQueue& queue, std::size_t inflight, bool no_workers,
+                 const std::function<void(std::size_t)>& run_here,
+                 const std::function<Status(bool)>& report_progress) {
+  bool exhausted = false;
+  while (!exhausted) {
+    if (comm.PeerFailed()) return Status::Internal("aborted: another rank failed during the check");
+    if (queue.Load() < inflight) {
+      auto next = comm.FetchAdd(1);
+      if (!next.ok()) {
+        comm.NotifyFailure();
+        return next.status();
+      }
+      if (*next >= static_cast<std::int64_t>(units)) {
+        exhausted = true;
+      } else if (no_workers) {
+        run_here(static_cast<std::size_t>(*next));  // no worker thread could start: do it here
+      } else {
+        queue.Push(static_cast<std::size_t>(*next));
+      }
+    } else {
+      queue.WaitForProgress(std::chrono::milliseconds(20), inflight);
+    }
+    SEDPACK_RETURN_NOT_OK(report_progress(false));
+  }
+  return Status::OK();
+}
+
 }  // namespace
 
 Result<CheckReport> RunCheck(Comm& comm, const Dataset& ds, const CheckRunOptions& options) {
@@ -497,21 +625,9 @@ Result<CheckReport> RunCheck(Comm& comm, const Dataset& ds, const CheckRunOption
   std::string units_wire;
   std::uint64_t files_total = 0;
   if (rank == 0) {
-    if (!co.expected_root_checksums.empty()) {
-      std::uint64_t size = 0;
-      if (HashAndCompare(ds, "dataset_info.json", co.expected_root_checksums, CheckOptions{}, &mine.report,
-                         &size)) {
-        bytes_done += size;
-      }
-    }
-    for (const auto& [split, entry] : ds.info().splits) {
-      if (co.splits.empty() || std::find(co.splits.begin(), co.splits.end(), split) != co.splits.end()) {
-        files_total += static_cast<std::uint64_t>(std::max<std::int64_t>(entry.number_of_shards, 0));
-      }
-    }
     const std::size_t target = std::max<std::size_t>(64, 8 * static_cast<std::size_t>(comm.size()) *
                                                              static_cast<std::size_t>(threads));
-    units_wire = EncodeUnits(CutIntoUnits(ds, co, checker, target, &mine));
+    units_wire = PlanCheckUnits(ds, co, checker, target, &mine, &bytes_done, &files_total);
   }
   SEDPACK_RETURN_NOT_OK(comm.Bcast(&units_wire, 0));
   SEDPACK_ASSIGN_OR_RETURN(const std::vector<Unit> units, DecodeUnits(units_wire));
@@ -525,14 +641,7 @@ Result<CheckReport> RunCheck(Comm& comm, const Dataset& ds, const CheckRunOption
   auto run_unit = [&](std::size_t i, Findings* out) {
     if (checker.Stopped()) return;
     if (options.before_unit) options.before_unit(rank);
-    const Unit& u = units[i];
-    if (u.subtree) {
-      std::vector<std::string> ancestors;
-      checker.CheckSubtree(u.entry, u.depth, &ancestors, out);
-    } else {
-      checker.CheckRange(u, out);
-    }
-    out->units++;
+    checker.CheckUnit(units[i], out);
   };
   auto work = [&](int w) {
     while (auto i = queue.Pop()) {
@@ -583,38 +692,8 @@ Result<CheckReport> RunCheck(Comm& comm, const Dataset& ds, const CheckRunOption
     return Status::OK();
   };
 
-  Status failed;
-  bool exhausted = false;
-  while (!exhausted) {
-    if (comm.PeerFailed()) {
-      failed = Status::Internal("aborted: another rank failed during the check");
-      break;
-    }
-    if (queue.Load() < inflight) {
-      auto next = comm.FetchAdd(1);
-      if (!next.ok()) {
-        failed = next.status();
-        comm.NotifyFailure();
-        break;
-      }
-      if (*next >= static_cast<std::int64_t>(units.size())) {
-        exhausted = true;
-      } else {
-        const auto i = static_cast<std::size_t>(*next);
-        if (pool.empty()) {
-          run_unit(i, &per_worker[0]);  // no worker thread could start: do it here
-        } else {
-          queue.Push(i);
-        }
-      }
-    } else {
-      queue.WaitForProgress(std::chrono::milliseconds(20), inflight);
-    }
-    if (Status st = report_progress(false); !st.ok()) {
-      failed = st;
-      break;
-    }
-  }
+  Status failed = TakeUnits(comm, units.size(), queue, inflight, pool.empty(),
+                            [&](std::size_t i) { run_unit(i, &per_worker[0]); }, report_progress);
   if (!failed.ok()) checker.Stop();
   queue.Close();
   // Keep reporting while this rank's workers finish.
@@ -644,43 +723,7 @@ Result<CheckReport> RunCheck(Comm& comm, const Dataset& ds, const CheckRunOption
     mine.report.work_by_rank = {CheckWork{my_units, mine.report.files_checked, mine.report.bytes_checked}};
     return std::move(mine.report);
   }
-  Findings all;
-  for (std::size_t r = 0; r < gathered.size(); ++r) {
-    auto f = DecodeFindings(gathered[r]);
-    gathered[r].clear();
-    gathered[r].shrink_to_fit();
-    if (!f.ok()) return f.status().WithPrefix("findings of rank " + std::to_string(r) + ": ");
-    all.report.work_by_rank.push_back(CheckWork{f->units, f->report.files_checked, f->report.bytes_checked});
-    all.Merge(std::move(*f));
-  }
-  CheckReport out = std::move(all.report);
-  // A list two parents name is checked twice (once per unit that reached it);
-  // the tree is still wrong, as the reference's reader would read it twice.
-  std::sort(all.lists.begin(), all.lists.end());
-  for (std::size_t i = 1; i < all.lists.size(); ++i) {
-    if (all.lists[i] == all.lists[i - 1] && (i + 1 == all.lists.size() || all.lists[i + 1] != all.lists[i])) {
-      AddProblem(&out, CheckProblem::Kind::kMalformed, all.lists[i],
-                 "listed more than once (by more than one parent list)");
-    }
-  }
-  if (co.find_orphans) {
-    const std::unordered_set<std::string> lists(all.lists.begin(), all.lists.end());
-    std::sort(all.files.begin(), all.files.end());
-    FindOrphans(ds, co,
-                [&](const std::string& rel) {
-                  return lists.count(rel) != 0 ||
-                         std::binary_search(all.files.begin(), all.files.end(), PathKey(rel));
-                },
-                &out);
-  }
-  std::sort(out.problems.begin(), out.problems.end(), [](const CheckProblem& a, const CheckProblem& b) {
-    if (a.warning() != b.warning()) return !a.warning();
-    if (a.path != b.path) return a.path < b.path;
-    if (a.kind != b.kind) return a.kind < b.kind;
-    if (a.algorithm != b.algorithm) return a.algorithm < b.algorithm;
-    return a.message < b.message;
-  });
-  return out;
+  return MergeFindings(ds, co, std::move(gathered));
 }
 
 }  // namespace sedpack

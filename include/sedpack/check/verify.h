@@ -1,11 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
+// VerifyDataset: a check spread over the ranks of a Comm (sedpack::check; the
+// MPI communicator itself is sedpack::mpi).
 #pragma once
 
 #include <cstdint>
 #include <functional>
 #include <string>
 
-#include "sedpack/dataset/check.h"
+#include "sedpack/check/check.h"
 #include "sedpack/comm/comm.h"
 #include "sedpack/status.h"
 

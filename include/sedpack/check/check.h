@@ -1,4 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
+// Verifying a dataset (module sedpack::check): its hash tree and counts, every
+// problem reported. sedpack/check/verify.h runs it over a Comm; report.h
+// renders the report; steps.h has its steps for code that runs them apart.
 #pragma once
 
 #include <cstdint>

@@ -1,12 +1,14 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "sedpack/dataset/check.h"
+#include "sedpack/check/check.h"
 
 #include <algorithm>
 #include <filesystem>
 #include <string>
 #include <unordered_set>
 
-#include "dataset/check_parts.h"
+#include "check/check_internal.h"
+#include "check/check_wire_internal.h"
+#include "dataset/shards_tree_internal.h"
 #include "sedpack/codecs/hash.h"
 #include "sedpack/dataset/reader.h"
 #include "io/beneath.h"
@@ -133,6 +135,24 @@ void CheckListCounts(const ShardListInfo& entry, const ShardsList& list, const s
   count("the parent's number_of_shards", entry.number_of_shards, shards);
 }
 
+void AddTreeRefusal(CheckReport* report, const std::string& path, dataset_internal::ShardsTreeRefusal why,
+                    const Status& error) {
+  switch (why) {
+    case dataset_internal::ShardsTreeRefusal::kBadPath:
+      AddProblem(report, CheckProblem::Kind::kPathEscape, path, error.message());
+      return;
+    case dataset_internal::ShardsTreeRefusal::kTooDeep:
+      AddProblem(report, CheckProblem::Kind::kMalformed, path,
+                 "shards_list tree deeper than " + std::to_string(dataset_internal::kMaxShardsListDepth) +
+                     " levels; not followed");
+      return;
+    case dataset_internal::ShardsTreeRefusal::kRepeated:
+      AddProblem(report, CheckProblem::Kind::kMalformed, path,
+                 "listed more than once (a cycle or a repeated child); not followed again");
+      return;
+  }
+}
+
 }  // namespace check_internal
 
 namespace {
@@ -189,6 +209,9 @@ class Walker {
   }
 
   void Run() {
+    ListChecker checker(*this);
+    // One walk over every split: a list named from two splits is a repeat too.
+    dataset_internal::ShardsTreeWalk walk(ds_, {}, &checker);
     if (!options_.expected_root_checksums.empty()) {
       walk_.listed.push_back("dataset_info.json");
       HashAndCompare(ds_, "dataset_info.json", options_.expected_root_checksums, options_, &walk_.report);
@@ -200,7 +223,9 @@ class Walker {
         AddProblem(&walk_.report, CheckProblem::Kind::kMalformed, entry.shard_list_info_file.file_path,
                    "the split entry should point at " + expected_path);
       }
-      CheckList(entry, 0, targets_.empty());
+      walk.Add(entry, 0);
+      // The checker reports every failure as a problem: the walk itself cannot fail.
+      (void)dataset_internal::VisitShardsTree(walk, checker);
     }
     for (const Target& t : targets_) {
       if (!t.found) {
@@ -247,73 +272,94 @@ class Walker {
     return hit;
   }
 
-  void CheckList(const ShardListInfo& entry, std::size_t depth, bool inside) {
-    CheckReport* report = &walk_.report;
-    const std::string& rel = entry.shard_list_info_file.file_path;
-    Status valid = ValidateRelativePath(rel, "shard_list_info_file.file_path");
-    if (!valid.ok()) {
-      AddProblem(report, CheckProblem::Kind::kPathEscape, rel, valid.message());
-      return;
+  // The one tree walk, every refusal and unreadable list a problem: the
+  // check goes on with the rest of the tree.
+  class ListChecker : public dataset_internal::ShardsTreeVisitor {
+   public:
+    explicit ListChecker(Walker& w) : w_(w) {}
+
+    Status Refused(const dataset_internal::ShardsTreeNode& node, dataset_internal::ShardsTreeRefusal why,
+                   const Status& error) override {
+      AddTreeRefusal(&w_.walk_.report, node.path(), why, error);
+      return Status::OK();
     }
-    if (depth >= kMaxListDepth) {
-      AddProblem(report, CheckProblem::Kind::kMalformed, rel,
-                 "shards_list tree deeper than " + std::to_string(kMaxListDepth) + " levels; not followed");
-      return;
+
+    Result<bool> Load(const Dataset& ds, const dataset_internal::ShardsTreeLimits&,
+                      dataset_internal::ShardsTreeNode& node) override {
+      CheckReport* report = &w_.walk_.report;
+      const std::string& rel = node.path();
+      const bool parent_inside = inside_.empty() ? w_.targets_.empty() : inside_.back();
+      inside_now_ = w_.ListIsTarget(rel) || parent_inside;
+      w_.walk_.listed.push_back(rel);
+      if (!HashAndCompare(ds, rel, node.entry.shard_list_info_file.hash_checksums, w_.options_, report,
+                          &list_bytes_)) {
+        return false;
+      }
+      auto list = LoadShardsList(ds, rel);
+      if (!list.ok()) {
+        // A path in the list that leaves the root (ValidateRelativePath) or the
+        // list file itself resolving outside it.
+        const bool escape = list.status().detail() == StatusDetail::kPathEscape || IsOutsideRoot(list.status());
+        AddProblem(report, escape ? CheckProblem::Kind::kPathEscape : CheckProblem::Kind::kMalformed, rel,
+                   list.status().message());
+        return false;
+      }
+      node.list = std::move(list).value();
+      return true;
     }
-    if (!visited_.insert(rel).second) {
-      AddProblem(report, CheckProblem::Kind::kMalformed, rel,
-                 "listed more than once (a cycle or a repeated child); not followed again");
-      return;
-    }
-    inside = inside || ListIsTarget(rel);
-    walk_.listed.push_back(rel);
-    std::uint64_t list_bytes = 0;
-    if (!HashAndCompare(ds_, rel, entry.shard_list_info_file.hash_checksums, options_, report, &list_bytes)) {
-      return;
-    }
-    auto list = LoadShardsList(ds_, rel);
-    if (!list.ok()) {
-      // A path in the list that leaves the root (ValidateRelativePath) or the
-      // list file itself resolving outside it.
-      const bool escape = list.status().detail() == StatusDetail::kPathEscape || IsOutsideRoot(list.status());
-      AddProblem(report, escape ? CheckProblem::Kind::kPathEscape : CheckProblem::Kind::kMalformed, rel,
-                 list.status().message());
-      return;
-    }
-    WarnIfLarge(rel, list_bytes, *list, options_, report);
-    if (list->relative_path_self != rel) {
-      AddProblem(report, CheckProblem::Kind::kMalformed, rel,
-                 "relative_path_self is \"" + list->relative_path_self + "\" but the file is at \"" + rel + "\"");
-    }
-    for (std::size_t i = 0; i < list->shard_files.size(); ++i) {
-      const ShardInfo& shard = list->shard_files[i];
-      if (shard.file_infos.empty()) {
+
+    Status Enter(dataset_internal::ShardsTreeNode& node) override {
+      CheckReport* report = &w_.walk_.report;
+      const std::string& rel = node.path();
+      const ShardsList& list = node.list;
+      WarnIfLarge(rel, list_bytes_, list, w_.options_, report);
+      if (list.relative_path_self != rel) {
         AddProblem(report, CheckProblem::Kind::kMalformed, rel,
-                   "shard_files[" + std::to_string(i) + "] has no file_infos");
-        continue;
+                   "relative_path_self is \"" + list.relative_path_self + "\" but the file is at \"" + rel + "\"");
       }
-      for (const FileInfo& f : shard.file_infos) {
-        walk_.listed.push_back(f.file_path);
-        if (!inside && !ShardIsTarget(f.file_path)) continue;
-        ShardCheckTask task;
-        task.path = f.file_path;
-        task.expected = f.hash_checksums;
-        task.number_of_examples = shard.number_of_examples;
-        task.list_path = rel;
-        auto size = ds_.SizeOf(f.file_path);
-        task.size = size.ok() ? *size : 0;
-        walk_.shards.push_back(std::move(task));
+      for (std::size_t i = 0; i < list.shard_files.size(); ++i) {
+        const ShardInfo& shard = list.shard_files[i];
+        if (shard.file_infos.empty()) {
+          AddProblem(report, CheckProblem::Kind::kMalformed, rel,
+                     "shard_files[" + std::to_string(i) + "] has no file_infos");
+          continue;
+        }
+        for (const FileInfo& f : shard.file_infos) w_.AddShardTask(f, shard, rel, inside_now_);
       }
+      inside_.push_back(inside_now_);
+      return Status::OK();
     }
-    for (const ShardListInfo& child : list->children_shard_lists) CheckList(child, depth + 1, inside);
-    CheckListCounts(entry, *list, rel, report);
+
+    Status Leave(dataset_internal::ShardsTreeNode& node) override {
+      CheckListCounts(node.entry, node.list, node.path(), &w_.walk_.report);
+      inside_.pop_back();
+      return Status::OK();
+    }
+
+   private:
+    Walker& w_;
+    std::vector<bool> inside_;  // along the path: whether each list is inside a target
+    bool inside_now_ = false;   // the list just read
+    std::uint64_t list_bytes_ = 0;
+  };
+
+  void AddShardTask(const FileInfo& f, const ShardInfo& shard, const std::string& rel, bool inside) {
+    walk_.listed.push_back(f.file_path);
+    if (!inside && !ShardIsTarget(f.file_path)) return;
+    ShardCheckTask task;
+    task.path = f.file_path;
+    task.expected = f.hash_checksums;
+    task.number_of_examples = shard.number_of_examples;
+    task.list_path = rel;
+    auto size = ds_.SizeOf(f.file_path);
+    task.size = size.ok() ? *size : 0;
+    walk_.shards.push_back(std::move(task));
   }
 
   const Dataset& ds_;
   const CheckOptions& options_;
   MetadataWalk walk_;
   std::vector<Target> targets_;
-  std::unordered_set<std::string> visited_;
 };
 
 }  // namespace

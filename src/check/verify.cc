@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "sedpack/mpi/distributed_verify.h"
+#include "sedpack/check/verify.h"
 
 #include <algorithm>
 #include <chrono>
@@ -7,7 +7,8 @@
 #include <thread>
 
 #include "comm/status_wire.h"
-#include "dataset/check_parts.h"
+#include "check/check_internal.h"
+#include "check/check_wire_internal.h"
 
 namespace sedpack {
 namespace {
@@ -36,16 +37,7 @@ Result<CheckReport> VerifyWhole(Comm& comm, const std::string& root, const Verif
   run.check = options.check;
   run.progress_interval_s = options.progress_interval_s;
   run.before_unit = options.before_unit;
-  if (options.progress) {
-    run.progress = [&](const CheckRunProgress& p) {
-      VerifyProgress vp;
-      vp.bytes_done = p.bytes_done;
-      vp.bytes_total = p.bytes_total;
-      vp.files_total = p.files_total;
-      vp.seconds = p.seconds;
-      options.progress(vp);
-    };
-  }
+  run.progress = options.progress;
   return RunCheck(comm, **open, run);
 }
 

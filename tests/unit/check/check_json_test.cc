@@ -4,7 +4,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "sedpack/dataset/check_json.h"
+#include "sedpack/check/report.h"
 
 namespace sedpack {
 namespace {
