@@ -16,7 +16,7 @@
 #include "sedpack/dataset/check.h"
 #include "sedpack/dataset/check_json.h"
 #include "sedpack/io/file.h"
-#include "sedpack/io/user_output.h"
+#include "io/user_output_internal.h"
 #include "sedpack/mpi/distributed_verify.h"
 
 namespace sedpack::cli {
