@@ -73,7 +73,7 @@ void AddExceptions(py::module_& m) {
 
 PYBIND11_MODULE(_sedpack_hpc, m) {
   namespace bind = sedpack_python;
-  m.doc() = "sedpack-hpc: read and write sedpack datasets with the C++ library (see README, \"From Python\").";
+  m.doc() = "sedpack-hpc: read and write sedpack datasets with the C++ library (see docs/python.md).";
   m.attr("__version__") = SEDPACK_PROJECT_VERSION;
 
   bind::AddExceptions(m);

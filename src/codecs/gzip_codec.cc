@@ -8,8 +8,8 @@
 // Which library: fb shards are compressed at levels 1..3 and decompressed
 // with ISA-L's igzip where the build has it, and with zlib otherwise (and at
 // levels 4..9, and always for tfrec streams and npz members). Measured on a
-// 41 MB TinyAES fb shard (float16 traces, 2-core VM; bench/codec_bench and the
-// README have the table): zlib -9 compresses in 2.1 s, libdeflate -1 in 0.41 s
+// 41 MB TinyAES fb shard (float16 traces, 2-core VM; bench/codec_bench and
+// docs/performance.md have the table): zlib -9 compresses in 2.1 s, libdeflate -1 in 0.41 s
 // (+1.0% size) and -6 in 0.79 s (-0.5%), ISA-L -1 in 0.09 s (+1.9%); all three
 // decompress it in 0.12..0.13 s (libdeflate, ISA-L) against 0.38 s (zlib).
 // Only ISA-L reaches 10x zlib -9 on writes, and its streaming inflate keeps
