@@ -7,7 +7,7 @@
 // The other public headers are included on their own: sedpack/index/ (sample
 // index, fetch by number, elastic order), sedpack/generate/, sedpack/maintain/,
 // sedpack/mpi/distributed_*.h (parallel write, verify, index over a Comm),
-// sedpack/codecs/, sedpack/sidecar/, and the optional modules
+// sedpack/codecs/, and the optional modules
 // sedpack/mpi/mpi_comm.h (sedpack::mpi) and sedpack/hdf5/ (sedpack::hdf5).
 #pragma once
 
@@ -20,7 +20,6 @@
 #include "sedpack/dataset/reader.h"
 #include "sedpack/io/file.h"
 #include "sedpack/io/pack.h"
-#include "sedpack/io/user_output.h"
 #include "sedpack/metadata/json_value.h"
 #include "sedpack/metadata/models.h"
 #include "sedpack/shard/shard.h"

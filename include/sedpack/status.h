@@ -109,6 +109,10 @@ class [[nodiscard]] Status {
 
   /// Return a copy whose message is "<prefix><message>" (same code and detail).
   Status WithPrefix(std::string_view prefix) const;
+  /// Return a copy whose message is "<prefix><message><suffix>" (same code and
+  /// detail): to say where an error happened without losing what kind it was,
+  /// which callers classify by (never rebuild it as Status::X(s.message())).
+  Status WithContext(std::string_view prefix, std::string_view suffix) const;
   /// Return a copy with this detail (same code and message). OK stays OK.
   Status WithDetail(StatusDetail detail) const;
 

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -113,5 +114,11 @@ enum class Split { kTrain, kTest, kHoldout };
 Result<Split> ParseSplit(std::string_view name);
 std::string_view SplitName(Split s);
 std::span<const Split> AllSplits();
+
+/// SHA-256 of the bytes of a dataset_info.json. That file holds the hashes of
+/// every shards_list.json (and those of every shard), so this one digest pins
+/// the whole tree: files derived from a dataset (the sample index) record it,
+/// and one whose digest differs from the current file is stale.
+using DatasetInfoDigest = std::array<std::byte, 32>;
 
 }  // namespace sedpack

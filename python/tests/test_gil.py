@@ -15,7 +15,7 @@ load changes from second to second) slows both sides alike.
 `test_the_probe_tells_a_gil_holding_call` runs the same probe around a C call
 that holds the GIL (sorted() of a list of floats) and checks it reads low: the
 probe can fail. (Checked by hand too: with the gil_scoped_release calls of
-NumpyIterator::Next and PyFiller::WriteExample removed from sedpack_hpc.cc,
+NumpyIterator::Next and PyFiller::WriteExample removed from the binding,
 every other test here fails, keeping 0.01 to 0.02 of the rate.)
 
 The shards are slow to decode on purpose (one 1 MiB example per BZ2 shard), so

@@ -14,7 +14,7 @@
 #include <filesystem>
 #include <map>
 
-#include "sedpack/codecs/compress.h"
+#include "codecs/compress_internal.h"
 #include "sedpack/io/file.h"
 #include "sedpack/io/file_system.h"
 #include "shard/npz/npy_internal.h"

@@ -14,7 +14,7 @@
 #include "io/beneath.h"
 #include "sedpack/io/file.h"
 #include "sedpack/metadata/paths.h"
-#include "sedpack/sidecar/sidecar.h"
+#include "sidecar/sidecar_internal.h"
 
 namespace sedpack {
 namespace check_internal {

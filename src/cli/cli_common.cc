@@ -19,7 +19,7 @@
 #include "sedpack/codecs/compress.h"
 #include "sedpack/comm/comm.h"
 #include "sedpack/io/file.h"
-#include "sedpack/io/user_output.h"
+#include "io/user_output_internal.h"
 
 namespace sedpack::cli {
 namespace {

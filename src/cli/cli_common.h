@@ -165,7 +165,7 @@ void AddJsonOption(po::options_description* options);
 /// The --json target ("-" for standard output), nullopt without --json.
 std::optional<std::string> JsonOption(const po::variables_map& vm);
 /// Write a JSON document (text, newline-terminated) to a --json target: "-" is
-/// standard output; a file is replaced atomically (see sedpack/io/user_output.h).
+/// standard output; a file is replaced atomically (see io/user_output_internal.h).
 Status WriteJsonOutput(const std::string& target, const std::string& text);
 /// "sedpack-hpc/<command>/<version>", the "schema" field of every --json document.
 std::string JsonSchemaName(std::string_view command, int version = 1);

@@ -16,7 +16,7 @@
 #include "sedpack/check/check.h"
 #include "sedpack/check/report.h"
 #include "sedpack/io/file.h"
-#include "sedpack/io/user_output.h"
+#include "io/user_output_internal.h"
 #include "sedpack/check/verify.h"
 
 namespace sedpack::cli {

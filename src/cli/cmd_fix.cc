@@ -16,7 +16,8 @@
 #include "sedpack/maintain/fix.h"
 #include "sedpack/maintain/recompress.h"
 #include "sedpack/maintain/restamp.h"
-#include "sedpack/sidecar/sidecar.h"
+#include "dataset/commit_internal.h"
+#include "sidecar/sidecar_internal.h"
 #include "sedpack/dataset/commit.h"
 #include "sedpack/io/pack.h"
 

@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <iostream>
+#include <optional>
 #include <sstream>
 #include <thread>
 
@@ -185,9 +186,8 @@ int RunGenerateParallel(CliComm& cc, const GenerateConfig& config, const std::st
   return kExitOk;
 }
 
-}  // namespace
-
-int RunGenerate(const std::vector<std::string>& args) {
+// The options of `sedpack generate`, each overriding a field of the config.
+po::options_description GenerateOptionsDescription() {
   po::options_description options("Options (each overrides the config)");
   options.add_options()
       ("config", po::value<std::string>()->value_name("CONFIG"), "generate config (JSON)")
@@ -217,45 +217,34 @@ int RunGenerate(const std::vector<std::string>& args) {
       ("lock-stale", po::value<std::string>()->value_name("SECONDS"),
        "a lock holder on another host whose heartbeat stopped this long ago is dead (default 60)");
   AddStructureOptions(&options);
-  po::positional_options_description positional;
-  positional.add("config", 1).add("out-arg", 1);
-  po::variables_map vm;
-  if (auto code = ParseCommandLine(kGenerateSpec, options, positional, args, &vm)) return *code;
-  if (!vm.count("config")) return UsageError("generate", "missing CONFIG argument");
+  return options;
+}
 
-  auto loaded = LoadGenerateConfig(vm["config"].as<std::string>());
-  if (!loaded.ok()) return ReportError(loaded.status(), /*input_stage=*/true);
-  GenerateConfig config = std::move(loaded).value();
-  if (Status st = ApplyOverrides(vm, &config); !st.ok()) return UsageError("generate", st.message());
-  if (config.params.append) {
-    // An append keeps the dataset's own structure; a structure option would be ignored.
-    for (const char* opt : {"compression", "examples-per-shard", "shard-file-type", "hash-algorithms"}) {
-      if (vm.count(opt)) {
-        return UsageError("generate", std::string("--") + opt +
-                                          " cannot be used with --append (the dataset keeps its own structure)");
-      }
-    }
-    if (!vm.count("seed")) {
-      std::cerr << "sedpack generate: note: --append without --seed uses the config's seed "
-                << config.params.seed << "; give concurrent appends each their own --seed\n";
+// An append keeps the dataset's own structure: the options that would change
+// it are usage errors. An exit code, or nullopt to go on.
+std::optional<int> CheckAppendOptions(const po::variables_map& vm, const GenerateConfig& config) {
+  // An append keeps the dataset's own structure; a structure option would be ignored.
+  for (const char* opt : {"compression", "examples-per-shard", "shard-file-type", "hash-algorithms"}) {
+    if (vm.count(opt)) {
+      return UsageError("generate", std::string("--") + opt +
+                                        " cannot be used with --append (the dataset keeps its own structure)");
     }
   }
-  if (Status st = ValidateGenerateConfig(config); !st.ok()) {
-    return ReportError(st.WithPrefix(vm["config"].as<std::string>() + ": "), /*input_stage=*/true);
+  if (!vm.count("seed")) {
+    std::cerr << "sedpack generate: note: --append without --seed uses the config's seed "
+              << config.params.seed << "; give concurrent appends each their own --seed\n";
   }
-  if (vm.count("out") && vm.count("out-arg")) return UsageError("generate", "give OUT or -o OUT, not both");
-  if (vm.count("out")) config.params.output = vm["out"].as<std::string>();
-  if (vm.count("out-arg")) config.params.output = vm["out-arg"].as<std::string>();
-  const std::string out = config.params.output;
-  if (out.empty()) {
-    return UsageError("generate", "missing OUT argument (or generate.output in the config)");
-  }
-  if (config.params.append) {
-    // The dataset to append to is the user's input: a missing one is a usage
-    // error (2), a garbled dataset_info.json a dataset problem (1).
-    if (auto opened = OpenDatasetArg(out); !opened.ok()) return ReportError(opened.status(), /*input_stage=*/true);
-  }
-  if (config.params.append && vm.count("trace-length")) {
+  return std::nullopt;
+}
+
+// The dataset an append adds to must exist and have traces of the length
+// asked for, if one is. An exit code, or nullopt to go on.
+std::optional<int> CheckAppendTarget(const po::variables_map& vm, const GenerateConfig& config,
+                                     const std::string& out) {
+  // The dataset to append to is the user's input: a missing one is a usage
+  // error (2), a garbled dataset_info.json a dataset problem (1).
+  if (auto opened = OpenDatasetArg(out); !opened.ok()) return ReportError(opened.status(), /*input_stage=*/true);
+  if (vm.count("trace-length")) {
     // The append writes traces of the dataset's own length; another one would be ignored.
     auto existing = Dataset::Open(out);
     std::int64_t have = -1;
@@ -272,32 +261,22 @@ int RunGenerate(const std::vector<std::string>& args) {
                                         " (the dataset keeps its own structure)");
     }
   }
-  CommitLockOptions lock;
-  for (auto [name, field] : {std::pair{"lock-wait", &lock.wait_timeout}, std::pair{"lock-stale", &lock.stale_timeout}}) {
+  return std::nullopt;
+}
+
+// --lock-wait / --lock-stale. An exit code, or nullopt to go on.
+std::optional<int> ParseLockOptions(const po::variables_map& vm, CommitLockOptions* lock) {
+  for (auto [name, field] : {std::pair{"lock-wait", &lock->wait_timeout}, std::pair{"lock-stale", &lock->stale_timeout}}) {
     if (!vm.count(name)) continue;
     auto seconds = ParseUInt(vm[name].as<std::string>(), std::string("--") + name);
     if (!seconds.ok()) return UsageError("generate", seconds.status().message());
     *field = std::chrono::seconds(std::min<std::uint64_t>(*seconds, 1ULL << 31));
   }
-  auto started = StartComm();
-  if (!started.ok()) return ReportError(started.status());
-  CliComm& cc = **started;
-  if (cc.comm().size() > 1 || config.params.append) return RunGenerateParallel(cc, config, out, lock, QuietOption(vm));
-  if (Status st = PrepareGenerateOutput(out); !st.ok()) return ReportError(st);
+  return std::nullopt;
+}
 
-  ProgressPrinter printer(config.params.progress || StderrIsTty());
-  GenerateOptions gen;
-  if (printer.enabled()) {
-    gen.progress = [&](const GenerateProgress& p) {
-      printer.Update(ProgressLine(p), p.finished);
-    };
-  }
-  auto summary = GenerateDataset(config, out, gen);
-  printer.Finish();
-  if (!summary.ok()) return ReportError(summary.status());
-
-  if (QuietOption(vm)) return kExitOk;
-  const GenerateSummary& s = *summary;
+// The summary of a one-rank run on standard output.
+void PrintGenerateSummary(const GenerateConfig& config, const std::string& out, const GenerateSummary& s) {
   const std::int64_t trace_length = TraceLength(config).ValueOr(0);
   std::string trace_dtype = "?";
   for (const Attribute& a : config.structure.saved_data_description) {
@@ -332,6 +311,59 @@ int RunGenerate(const std::vector<std::string>& args) {
                 s.root_checksums[i].c_str());
   }
   std::fflush(stdout);
+}
+
+}  // namespace
+
+int RunGenerate(const std::vector<std::string>& args) {
+  po::options_description options = GenerateOptionsDescription();
+  po::positional_options_description positional;
+  positional.add("config", 1).add("out-arg", 1);
+  po::variables_map vm;
+  if (auto code = ParseCommandLine(kGenerateSpec, options, positional, args, &vm)) return *code;
+  if (!vm.count("config")) return UsageError("generate", "missing CONFIG argument");
+
+  auto loaded = LoadGenerateConfig(vm["config"].as<std::string>());
+  if (!loaded.ok()) return ReportError(loaded.status(), /*input_stage=*/true);
+  GenerateConfig config = std::move(loaded).value();
+  if (Status st = ApplyOverrides(vm, &config); !st.ok()) return UsageError("generate", st.message());
+  if (config.params.append) {
+    if (auto code = CheckAppendOptions(vm, config)) return *code;
+  }
+  if (Status st = ValidateGenerateConfig(config); !st.ok()) {
+    return ReportError(st.WithPrefix(vm["config"].as<std::string>() + ": "), /*input_stage=*/true);
+  }
+  if (vm.count("out") && vm.count("out-arg")) return UsageError("generate", "give OUT or -o OUT, not both");
+  if (vm.count("out")) config.params.output = vm["out"].as<std::string>();
+  if (vm.count("out-arg")) config.params.output = vm["out-arg"].as<std::string>();
+  const std::string out = config.params.output;
+  if (out.empty()) {
+    return UsageError("generate", "missing OUT argument (or generate.output in the config)");
+  }
+  if (config.params.append) {
+    if (auto code = CheckAppendTarget(vm, config, out)) return *code;
+  }
+  CommitLockOptions lock;
+  if (auto code = ParseLockOptions(vm, &lock)) return *code;
+  auto started = StartComm();
+  if (!started.ok()) return ReportError(started.status());
+  CliComm& cc = **started;
+  if (cc.comm().size() > 1 || config.params.append) return RunGenerateParallel(cc, config, out, lock, QuietOption(vm));
+  if (Status st = PrepareGenerateOutput(out); !st.ok()) return ReportError(st);
+
+  ProgressPrinter printer(config.params.progress || StderrIsTty());
+  GenerateOptions gen;
+  if (printer.enabled()) {
+    gen.progress = [&](const GenerateProgress& p) {
+      printer.Update(ProgressLine(p), p.finished);
+    };
+  }
+  auto summary = GenerateDataset(config, out, gen);
+  printer.Finish();
+  if (!summary.ok()) return ReportError(summary.status());
+
+  if (QuietOption(vm)) return kExitOk;
+  PrintGenerateSummary(config, out, *summary);
   return kExitOk;
 }
 

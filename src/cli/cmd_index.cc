@@ -9,6 +9,7 @@
 #include "sedpack/index/index.h"
 #include "sedpack/io/file.h"
 #include "sedpack/mpi/distributed_index.h"
+#include "sidecar/sidecar_internal.h"
 
 namespace sedpack::cli {
 

@@ -37,69 +37,42 @@ nlohmann::json JsonOfText(const std::string& text) {
   return j.is_discarded() ? nlohmann::json(text) : j;
 }
 
-}  // namespace
-
-int RunInfo(const std::vector<std::string>& args) {
-  po::options_description options("Options");
-  options.add_options()
-      ("dataset", po::value<std::string>(), "dataset folder (holds dataset_info.json)")
-      ("checksums", po::bool_switch(), "print only the dataset_info.json checksums");
-  AddJsonOption(&options);
-  po::positional_options_description positional;
-  positional.add("dataset", 1);
-  po::variables_map vm;
-  if (auto code = ParseCommandLine(kInfoSpec, options, positional, args, &vm)) return *code;
-  if (!vm.count("dataset")) return UsageError("info", "missing DATASET argument");
-
-  auto opened = OpenDatasetArg(vm["dataset"].as<std::string>());
-  if (!opened.ok()) return ReportError(opened.status(), /*input_stage=*/true);
-  const Dataset& ds = **opened;
+// The --json document: the checksums, and unless `checksums_only` everything
+// else dataset_info.json holds.
+nlohmann::json InfoJson(const Dataset& ds, const nlohmann::json& sums, bool checksums_only) {
   const DatasetInfo& info = ds.info();
   const DatasetStructure& st = info.dataset_structure;
-  auto checksums = ds.MetadataChecksums();
-  if (!checksums.ok()) return ReportError(checksums.status());
-
-  const auto json = JsonOption(vm);
-  nlohmann::json sums = nlohmann::json::array();
-  for (std::size_t i = 0; i < checksums->size() && i < st.hash_checksum_algorithms.size(); ++i) {
-    sums.push_back({{"algorithm", HashAlgorithmName(st.hash_checksum_algorithms[i])}, {"hex", (*checksums)[i]}});
-  }
-  if (json) {
-    const Metadata& m = info.metadata;
-    nlohmann::json doc = {{"schema", JsonSchemaName("info")}, {"dataset", ds.root()}, {"checksums", sums}};
-    if (!vm["checksums"].as<bool>()) {
-      doc["metadata"] = {{"description", m.description},         {"dataset_version", m.dataset_version},
-                         {"dataset_license", m.dataset_license}, {"download_from", m.download_from},
-                         {"sedpack_version", m.sedpack_version}, {"custom_metadata", JsonOfText(m.custom_metadata.text())}};
-      nlohmann::json algos = nlohmann::json::array();
-      for (HashAlgorithm a : st.hash_checksum_algorithms) algos.push_back(HashAlgorithmName(a));
-      doc["structure"] = {{"shard_file_type", ShardFileTypeName(st.shard_file_type)},
-                          {"compression", CompressionName(st.compression)},
-                          {"examples_per_shard", st.examples_per_shard},
-                          {"hash_checksum_algorithms", algos}};
-      nlohmann::json attrs = nlohmann::json::array();
-      for (const Attribute& a : st.saved_data_description) {
-        attrs.push_back({{"name", a.name}, {"dtype", a.dtype}, {"shape", a.shape},
-                         {"custom_metadata", JsonOfText(a.custom_metadata.text())}});
-      }
-      doc["attributes"] = attrs;
-      nlohmann::json splits = nlohmann::json::object();
-      for (const auto& [split, sli] : info.splits) {
-        splits[std::string(SplitName(split))] = {{"examples", sli.number_of_examples}, {"shards", sli.number_of_shards}};
-      }
-      doc["splits"] = splits;
+  const Metadata& m = info.metadata;
+  nlohmann::json doc = {{"schema", JsonSchemaName("info")}, {"dataset", ds.root()}, {"checksums", sums}};
+  if (!checksums_only) {
+    doc["metadata"] = {{"description", m.description},         {"dataset_version", m.dataset_version},
+                       {"dataset_license", m.dataset_license}, {"download_from", m.download_from},
+                       {"sedpack_version", m.sedpack_version}, {"custom_metadata", JsonOfText(m.custom_metadata.text())}};
+    nlohmann::json algos = nlohmann::json::array();
+    for (HashAlgorithm a : st.hash_checksum_algorithms) algos.push_back(HashAlgorithmName(a));
+    doc["structure"] = {{"shard_file_type", ShardFileTypeName(st.shard_file_type)},
+                        {"compression", CompressionName(st.compression)},
+                        {"examples_per_shard", st.examples_per_shard},
+                        {"hash_checksum_algorithms", algos}};
+    nlohmann::json attrs = nlohmann::json::array();
+    for (const Attribute& a : st.saved_data_description) {
+      attrs.push_back({{"name", a.name}, {"dtype", a.dtype}, {"shape", a.shape},
+                       {"custom_metadata", JsonOfText(a.custom_metadata.text())}});
     }
-    if (Status w = WriteJsonOutput(*json, doc.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n"); !w.ok()) return ReportError(w);
-    if (*json == "-") return kExitOk;  // standard output holds only the JSON
-  }
-  if (vm["checksums"].as<bool>()) {
-    for (std::size_t i = 0; i < checksums->size() && i < st.hash_checksum_algorithms.size(); ++i) {
-      std::cout << HashAlgorithmName(st.hash_checksum_algorithms[i]) << " " << (*checksums)[i]
-                << "\n";
+    doc["attributes"] = attrs;
+    nlohmann::json splits = nlohmann::json::object();
+    for (const auto& [split, sli] : info.splits) {
+      splits[std::string(SplitName(split))] = {{"examples", sli.number_of_examples}, {"shards", sli.number_of_shards}};
     }
-    return kExitOk;
+    doc["splits"] = splits;
   }
+  return doc;
+}
 
+// The text report: metadata, structure, attributes, splits, checksums.
+void PrintInfoText(const Dataset& ds, const std::vector<std::string>& checksums) {
+  const DatasetInfo& info = ds.info();
+  const DatasetStructure& st = info.dataset_structure;
   const Metadata& m = info.metadata;
   std::cout << "dataset            " << ds.root() << "\n"
             << "description        " << m.description << "\n"
@@ -159,12 +132,54 @@ int RunInfo(const std::vector<std::string>& args) {
   std::cout << "\n";
 
   std::cout << "dataset_info.json checksums\n";
-  if (checksums->empty()) std::cout << "  (no hash algorithms configured)\n";
-  for (std::size_t i = 0; i < checksums->size() && i < st.hash_checksum_algorithms.size(); ++i) {
+  if (checksums.empty()) std::cout << "  (no hash algorithms configured)\n";
+  for (std::size_t i = 0; i < checksums.size() && i < st.hash_checksum_algorithms.size(); ++i) {
     std::string name(HashAlgorithmName(st.hash_checksum_algorithms[i]));
     name.resize(std::max<std::size_t>(name.size(), 9), ' ');
-    std::cout << "  " << name << " " << (*checksums)[i] << "\n";
+    std::cout << "  " << name << " " << checksums[i] << "\n";
   }
+}
+
+}  // namespace
+
+int RunInfo(const std::vector<std::string>& args) {
+  po::options_description options("Options");
+  options.add_options()
+      ("dataset", po::value<std::string>(), "dataset folder (holds dataset_info.json)")
+      ("checksums", po::bool_switch(), "print only the dataset_info.json checksums");
+  AddJsonOption(&options);
+  po::positional_options_description positional;
+  positional.add("dataset", 1);
+  po::variables_map vm;
+  if (auto code = ParseCommandLine(kInfoSpec, options, positional, args, &vm)) return *code;
+  if (!vm.count("dataset")) return UsageError("info", "missing DATASET argument");
+
+  auto opened = OpenDatasetArg(vm["dataset"].as<std::string>());
+  if (!opened.ok()) return ReportError(opened.status(), /*input_stage=*/true);
+  const Dataset& ds = **opened;
+  const DatasetStructure& st = ds.info().dataset_structure;
+  auto checksums = ds.MetadataChecksums();
+  if (!checksums.ok()) return ReportError(checksums.status());
+
+  const auto json = JsonOption(vm);
+  nlohmann::json sums = nlohmann::json::array();
+  for (std::size_t i = 0; i < checksums->size() && i < st.hash_checksum_algorithms.size(); ++i) {
+    sums.push_back({{"algorithm", HashAlgorithmName(st.hash_checksum_algorithms[i])}, {"hex", (*checksums)[i]}});
+  }
+  if (json) {
+    const nlohmann::json doc = InfoJson(ds, sums, vm["checksums"].as<bool>());
+    if (Status w = WriteJsonOutput(*json, doc.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n"); !w.ok()) return ReportError(w);
+    if (*json == "-") return kExitOk;  // standard output holds only the JSON
+  }
+  if (vm["checksums"].as<bool>()) {
+    for (std::size_t i = 0; i < checksums->size() && i < st.hash_checksum_algorithms.size(); ++i) {
+      std::cout << HashAlgorithmName(st.hash_checksum_algorithms[i]) << " " << (*checksums)[i]
+                << "\n";
+    }
+    return kExitOk;
+  }
+
+  PrintInfoText(ds, *checksums);
   return kExitOk;
 }
 

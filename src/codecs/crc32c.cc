@@ -8,7 +8,7 @@
 #include <span>
 
 #include "codecs/crc32c_internal.h"
-#include "sedpack/codecs/compress.h"
+#include "codecs/compress_internal.h"
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <nmmintrin.h>

@@ -49,9 +49,14 @@ std::string Status::ToString() const {
   return out;
 }
 
-Status Status::WithPrefix(std::string_view prefix) const {
+Status Status::WithPrefix(std::string_view prefix) const { return WithContext(prefix, {}); }
+
+Status Status::WithContext(std::string_view prefix, std::string_view suffix) const {
   if (ok()) return *this;
-  return Status(code(), std::string(prefix) + state_->message, state_->detail);
+  std::string message;
+  message.reserve(prefix.size() + state_->message.size() + suffix.size());
+  message.append(prefix).append(state_->message).append(suffix);
+  return Status(code(), std::move(message), state_->detail);
 }
 
 Status Status::WithDetail(StatusDetail detail) const {

@@ -14,7 +14,8 @@
 #include "sedpack/io/file.h"
 #include "io/kill_point.h"
 #include "sedpack/metadata/paths.h"
-#include "sedpack/sidecar/sidecar.h"
+#include "dataset/commit_internal.h"
+#include "sidecar/sidecar_internal.h"
 #include "sidecar/sidecar_files.h"
 #include "dataset/commit_metadata.h"
 

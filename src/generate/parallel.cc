@@ -62,6 +62,50 @@ Status PrepareGenerateOutput(const std::string& out) {
   return Status::OK();
 }
 
+namespace {
+
+// How every rank's writer is opened: a new dataset is created with the
+// config's metadata and structure, an append keeps the dataset's own.
+DistributedWriteOptions GenerateWriteOptions(const GenerateConfig& config, const ParallelGenerateOptions& options) {
+  DistributedWriteOptions wo;
+  if (!config.params.append) {
+    wo.create_metadata = config.metadata;
+    wo.create_structure = config.structure;
+  }
+  wo.job_id = options.job_id;
+  wo.commit_lock = options.commit_lock;
+  wo.filler.concurrency = ResolveThreads(config.params.threads);
+  wo.filler.codec.level = config.params.level;
+  return wo;
+}
+
+// This rank's share of every split's indices (after `base`, the examples an
+// append keeps), into `gen`; the config's counts become the end of each split.
+// Returns the examples of the whole job.
+std::uint64_t PlanRankRanges(int rank, int size, const std::array<std::uint64_t, 3>& base, GenerateConfig* config,
+                             GenerateOptions* gen) {
+  std::uint64_t total = 0;
+  for (Split s : AllSplits()) {
+    const int i = static_cast<int>(s);
+    const std::uint64_t n = config->examples(s);
+    total += n;
+    gen->ranges[i] = IndexRange{base[i] + n * rank / size, base[i] + n * (rank + 1) / size};
+    config->params.examples[i] = base[i] + n;  // ranges are clipped to this
+  }
+  return total;
+}
+
+// What the finished dataset says of itself: job id and root checksums.
+ParallelGenerateSummary SummarizeJob(const DistributedWriter& writer) {
+  ParallelGenerateSummary summary;
+  summary.job_id = writer.job_id();
+  summary.root_checksums = writer.dataset()->MetadataChecksums().ValueOr({});
+  summary.checksum_algorithms = writer.dataset()->info().dataset_structure.hash_checksum_algorithms;
+  return summary;
+}
+
+}  // namespace
+
 Result<ParallelGenerateSummary> GenerateOverComm(Comm& comm, GenerateConfig config, const std::string& out,
                                                  const ParallelGenerateOptions& options) {
   const int rank = comm.rank(), size = comm.size();
@@ -81,15 +125,7 @@ Result<ParallelGenerateSummary> GenerateOverComm(Comm& comm, GenerateConfig conf
   // Only a job that found no dataset there removes what it made.
   const bool fresh = !append && rank == 0;
 
-  DistributedWriteOptions wo;
-  if (!append) {
-    wo.create_metadata = config.metadata;
-    wo.create_structure = config.structure;
-  }
-  wo.job_id = options.job_id;
-  wo.commit_lock = options.commit_lock;
-  wo.filler.concurrency = ResolveThreads(config.params.threads);
-  wo.filler.codec.level = config.params.level;
+  const DistributedWriteOptions wo = GenerateWriteOptions(config, options);
   auto opened = DistributedWriter::Open(comm, out, wo);
   if (!opened.ok()) {
     if (fresh && opened.status().code() != StatusCode::kAlreadyExists) io_internal::RestoreOutputFolder(out, existed);
@@ -98,14 +134,7 @@ Result<ParallelGenerateSummary> GenerateOverComm(Comm& comm, GenerateConfig conf
   std::unique_ptr<DistributedWriter> writer = std::move(opened).value();
 
   GenerateOptions gen;
-  std::uint64_t total = 0;
-  for (Split s : AllSplits()) {
-    const int i = static_cast<int>(s);
-    const std::uint64_t n = config.examples(s);
-    total += n;
-    gen.ranges[i] = IndexRange{base[i] + n * rank / size, base[i] + n * (rank + 1) / size};
-    config.params.examples[i] = base[i] + n;  // ranges are clipped to this
-  }
+  const std::uint64_t total = PlanRankRanges(rank, size, base, &config, &gen);
   gen.filler = wo.filler;
   gen.sink = [&](Split s, std::span<const ValueView> v, const JsonValue* m) { return writer->WriteExample(s, v, m); };
 
@@ -173,15 +202,12 @@ Result<ParallelGenerateSummary> GenerateOverComm(Comm& comm, GenerateConfig conf
     if (fresh) io_internal::RestoreOutputFolder(out, existed);
     return finished;
   }
-  ParallelGenerateSummary out_summary;
+  ParallelGenerateSummary out_summary = SummarizeJob(*writer);
   out_summary.examples_total = static_cast<std::uint64_t>(examples.ValueOr(0));
   out_summary.bytes = static_cast<std::uint64_t>(bytes.ValueOr(0));
   out_summary.seconds = SecondsSince(start);
   out_summary.ranks = size;
   out_summary.appended = append;
-  out_summary.job_id = writer->job_id();
-  out_summary.root_checksums = writer->dataset()->MetadataChecksums().ValueOr({});
-  out_summary.checksum_algorithms = writer->dataset()->info().dataset_structure.hash_checksum_algorithms;
   return out_summary;
 }
 

@@ -248,28 +248,11 @@ std::string DescribeLockOwner(const LockOwner& o) {
   return extra.empty() ? out : out + " (" + extra + ")";
 }
 
-struct LockFile::Beat {
-  std::mutex mu;
-  std::condition_variable cv;
-  bool stop = false;
-  std::thread thread;
-};
+namespace {
 
-Result<std::unique_ptr<LockFile>> LockFile::Acquire(const std::string& path, const LockFileOptions& options) {
-  std::unique_ptr<LockFile> lock(new LockFile());
-  lock->path_ = path;
-  LockOwner& me = lock->owner_;
-  me = Self();
-  me.token = RandomToken();
-  me.pid = static_cast<long>(::getpid());
-  me.pid_start = ProcessStart(me.pid);
-  me.job = options.job.empty() ? JobFromEnvironment() : options.job;
-  me.started = static_cast<std::int64_t>(std::time(nullptr));
-  const std::string record = Serialize(me);
-
-  // The record goes to a private file first, so the lock name only ever names
-  // a complete record.
-  const std::string pending = path + ".pending-" + me.token;
+// `record` in the new file `pending`, fsync'ed; its descriptor in `*fd_out`.
+// On failure the file is gone.
+Status WritePending(const std::string& pending, const std::string& record, int* fd_out) {
   const int fd = CurrentFileSystem().Open(pending.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
   if (fd < 0) return Status::IOError("cannot create ", pending, ": ", std::strerror(errno));
   KillPoint("create", pending);
@@ -293,6 +276,40 @@ Result<std::unique_ptr<LockFile>> LockFile::Acquire(const std::string& path, con
     drop_pending();
     return Status::IOError("cannot fsync ", pending, ": ", std::strerror(err));
   }
+  *fd_out = fd;
+  return Status::OK();
+}
+
+}  // namespace
+
+struct LockFile::Beat {
+  std::mutex mu;
+  std::condition_variable cv;
+  bool stop = false;
+  std::thread thread;
+};
+
+Result<std::unique_ptr<LockFile>> LockFile::Acquire(const std::string& path, const LockFileOptions& options) {
+  std::unique_ptr<LockFile> lock(new LockFile());
+  lock->path_ = path;
+  LockOwner& me = lock->owner_;
+  me = Self();
+  me.token = RandomToken();
+  me.pid = static_cast<long>(::getpid());
+  me.pid_start = ProcessStart(me.pid);
+  me.job = options.job.empty() ? JobFromEnvironment() : options.job;
+  me.started = static_cast<std::int64_t>(std::time(nullptr));
+  const std::string record = Serialize(me);
+
+  // The record goes to a private file first, so the lock name only ever names
+  // a complete record.
+  const std::string pending = path + ".pending-" + me.token;
+  int fd = -1;
+  SEDPACK_RETURN_NOT_OK(WritePending(pending, record, &fd));
+  auto drop_pending = [&] {
+    CurrentFileSystem().Close(fd);
+    CurrentFileSystem().Unlink(pending.c_str());
+  };
 
   const auto start = std::chrono::steady_clock::now();
   const auto deadline = start + options.wait_timeout;

@@ -15,7 +15,7 @@
 #include "io/beneath.h"
 #include "sedpack/cancel.h"
 #include "sedpack/io/file.h"
-#include "sedpack/io/user_output.h"
+#include "io/user_output_internal.h"
 
 namespace sedpack {
 namespace {
@@ -210,7 +210,7 @@ Result<std::vector<std::byte>> PackReader::Read(std::string_view rel, std::uint6
 Result<PackSummary> PackTree(const std::string& root, const std::string& out) {
   std::error_code ec;
   if (!fs::is_directory(root, ec)) return Status::NotFound(root, ": not a folder");
-  // The output path is the user's (sedpack/io/user_output.h): a new file is
+  // The output path is the user's (io/user_output_internal.h): a new file is
   // written atomically, a FIFO, device or link to nothing yet is written
   // through (the pack is one sequential stream); a pack never overwrites a file.
   UserOutputOptions output_options;

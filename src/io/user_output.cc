@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "sedpack/io/user_output.h"
+#include "io/user_output_internal.h"
 #include "sedpack/io/file_system.h"
 
 #include <fcntl.h>

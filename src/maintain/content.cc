@@ -11,7 +11,7 @@
 #include "sedpack/codecs/hash.h"
 #include "sedpack/dataset/reader.h"
 #include "sedpack/io/file.h"
-#include "sedpack/sidecar/sidecar.h"
+#include "sidecar/sidecar_internal.h"
 #include "sidecar/sidecar_files.h"
 
 namespace sedpack {

@@ -17,7 +17,8 @@
 #include "sedpack/io/pack.h"
 #include "sedpack/maintain/content.h"
 #include "sedpack/maintain/recompress.h"
-#include "sedpack/sidecar/sidecar.h"
+#include "dataset/commit_internal.h"
+#include "sidecar/sidecar_internal.h"
 
 namespace sedpack {
 namespace {

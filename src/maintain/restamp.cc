@@ -14,7 +14,7 @@
 #include "sedpack/dataset/dataset.h"
 #include "sedpack/io/file.h"
 #include "sedpack/metadata/paths.h"
-#include "sedpack/sidecar/sidecar.h"
+#include "sidecar/sidecar_internal.h"
 #include "sidecar/sidecar_files.h"
 #include "dataset/commit_metadata.h"
 #include "dataset/shards_tree_internal.h"

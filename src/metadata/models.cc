@@ -110,6 +110,14 @@ class Reader {
     return Status::InvalidArgument(source_, ": ", path, ": ", std::forward<Args>(args)...);
   }
 
+  /// `cause` (a failed parse of the value at `path`) in the words of Error,
+  /// keeping its code and detail.
+  Status ErrorFrom(std::string_view path, const Status& cause) const {
+    std::string prefix = std::string(source_) + ": ";
+    if (!path.empty()) prefix.append(path).append(": ");
+    return cause.WithPrefix(prefix);
+  }
+
   Status Expect(const Node& n, Kind kind, std::string_view path) const {
     if (n.kind == kind) return Status::OK();
     return Error(path, "expected ", json_internal::KindName(kind), ", got ",
@@ -221,7 +229,7 @@ class Reader {
     const std::string p = Child(path, "custom_metadata");
     SEDPACK_RETURN_NOT_OK(Expect(*n, Kind::kObject, p));
     auto value = JsonValue::Parse(json_internal::WriteCompact(*n));
-    if (!value.ok()) return Error(p, value.status().message());
+    if (!value.ok()) return ErrorFrom(p, value.status());
     *out = std::move(value).value();
     return Status::OK();
   }
@@ -364,7 +372,7 @@ class Reader {
       std::string s;
       SEDPACK_RETURN_NOT_OK(Str(*c, p, &s));
       auto parsed = ParseCompression(s);
-      if (!parsed.ok()) return Error(p, parsed.status().message());
+      if (!parsed.ok()) return ErrorFrom(p, parsed.status());
       out->compression = *parsed;
     }
     if (const Node* e = n.Find("examples_per_shard")) {
@@ -376,7 +384,7 @@ class Reader {
       std::string s;
       SEDPACK_RETURN_NOT_OK(Str(*t, p, &s));
       auto parsed = ParseShardFileType(s);
-      if (!parsed.ok()) return Error(p, parsed.status().message());
+      if (!parsed.ok()) return ErrorFrom(p, parsed.status());
       out->shard_file_type = *parsed;
     }
     if (const Node* h = n.Find("hash_checksum_algorithms")) {
@@ -387,7 +395,7 @@ class Reader {
         std::string s;
         SEDPACK_RETURN_NOT_OK(Str(h->items[i], Index(p, i), &s));
         auto parsed = ParseHashAlgorithm(s);
-        if (!parsed.ok()) return Error(Index(p, i), parsed.status().message());
+        if (!parsed.ok()) return ErrorFrom(Index(p, i), parsed.status());
         out->hash_checksum_algorithms.push_back(*parsed);
       }
     }
@@ -407,7 +415,7 @@ class Reader {
       for (const auto& [key, value] : sp->members) {
         const std::string p = Child("splits", key);
         auto split = ParseSplit(key);
-        if (!split.ok()) return Error(p, split.status().message());
+        if (!split.ok()) return ErrorFrom(p, split.status());
         ShardListInfo info;
         SEDPACK_RETURN_NOT_OK(ShardListInfoFrom(value, p, &info));
         out->splits.emplace_back(*split, std::move(info));
@@ -418,7 +426,7 @@ class Reader {
 
   Result<Node> Parse(std::string_view text) const {
     auto node = json_internal::ParseJson(text);
-    if (!node.ok()) return Error("", node.status().message());
+    if (!node.ok()) return ErrorFrom("", node.status());
     return node;
   }
 
@@ -544,10 +552,10 @@ std::string Pretty(const Node& n) {
 Result<AttributeSpec> Attribute::ToSpec() const {
   auto dtype_parsed = ParseDType(dtype);
   if (!dtype_parsed.ok()) {
-    return Status::InvalidArgument("attribute \"", name, "\": ", dtype_parsed.status().message());
+    return dtype_parsed.status().WithPrefix("attribute \"" + name + "\": ");
   }
   if (auto count = ShapeElementCount(shape); !count.ok()) {
-    return Status::InvalidArgument("attribute \"", name, "\": ", count.status().message());
+    return count.status().WithPrefix("attribute \"" + name + "\": ");
   }
   AttributeSpec spec{name, *dtype_parsed, shape};
   // Refused here, while the schema is read, rather than when a value's size is

@@ -62,8 +62,7 @@ int CompareNumeric(std::string_view a, std::string_view b) {
 
 Result<SemVer> ParseSemVer(std::string_view text) {
   auto fail = [&](const Status& why) {
-    return Status::InvalidArgument("\"", text, "\" is not a valid SemVer 2.0 version (",
-                                   why.message(), ")");
+    return why.WithContext("\"" + std::string(text) + "\" is not a valid SemVer 2.0 version (", ")");
   };
   std::string_view rest = text;
   std::string_view build;
@@ -146,11 +145,11 @@ int CompareSemVer(const SemVer& a, const SemVer& b) {
 Status CheckSedpackVersion(std::string_view dataset_version, std::string_view reader_version) {
   auto dataset = ParseSemVer(dataset_version);
   if (!dataset.ok()) {
-    return Status::InvalidArgument("metadata.sedpack_version ", dataset.status().message());
+    return dataset.status().WithPrefix("metadata.sedpack_version ");
   }
   auto reader = ParseSemVer(reader_version);
   if (!reader.ok()) {
-    return Status::InvalidArgument("reader version ", reader.status().message());
+    return reader.status().WithPrefix("reader version ");
   }
   if (CompareSemVer(*dataset, *reader) > 0) {
     return Status::InvalidArgument("dataset was written by sedpack ", dataset_version,

@@ -6,7 +6,8 @@
 
 #include "sedpack/cancel.h"
 #include "sedpack/io/file.h"
-#include "sedpack/sidecar/sidecar.h"
+#include "dataset/commit_internal.h"
+#include "sidecar/sidecar_internal.h"
 #include "comm/status_wire.h"
 #include "sedpack/metadata/paths.h"
 #include "dataset/merge.h"

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "sedpack/sidecar/sidecar.h"
+#include "sidecar/sidecar_internal.h"
 #include "sidecar/sidecar_files.h"
 
 #include "sedpack/codecs/hash.h"

@@ -2,7 +2,7 @@
 // Reading and writing the files in <dataset root>/.sedpack-hpc/ for the modules
 // that keep one there (index, maintain, the commit journal in dataset).
 // Project-private (src/ include directory), not installed; the public side
-// (names, digests) is sedpack/sidecar/sidecar.h.
+// (names, digests) is sidecar/sidecar_internal.h.
 #pragma once
 
 #include <cstddef>
@@ -12,7 +12,7 @@
 #include <string>
 #include <string_view>
 
-#include "sedpack/sidecar/sidecar.h"
+#include "sidecar/sidecar_internal.h"
 #include "sedpack/io/file.h"
 #include "sedpack/status.h"
 

@@ -18,7 +18,7 @@
 #include "sedpack/index/index.h"
 #include "sedpack/io/file.h"
 #include "sedpack/metadata/paths.h"
-#include "sedpack/sidecar/sidecar.h"
+#include "sidecar/sidecar_internal.h"
 #include "support/test_support.h"
 #include "sidecar/sidecar_files.h"
 

@@ -15,7 +15,7 @@
 #include "sedpack/io/file.h"
 #include "sedpack/maintain/content.h"
 #include "sedpack/maintain/recompress.h"
-#include "sedpack/sidecar/sidecar.h"
+#include "sidecar/sidecar_internal.h"
 #include "support/test_support.h"
 
 namespace sedpack {

@@ -8,6 +8,7 @@
 #include "sedpack/io/file.h"
 #include "sedpack/mpi/distributed_index.h"
 #include "sedpack/mpi/distributed_write.h"
+#include "sidecar/sidecar_internal.h"
 #include "support/test_support.h"
 #include "index/index_internal.h"
 #include "unit/index/index_test_util.h"

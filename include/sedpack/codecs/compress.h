@@ -108,19 +108,4 @@ std::string_view InflateLibrary();
 /// default, 6, as TensorFlow).
 Result<std::unique_ptr<Codec>> MakeTfRecordCodec(Compression c, int level = kDefaultCodecLevel);
 
-/// Raw DEFLATE (no zlib/gzip header), as used inside zip members.
-/// `level` as zlib's (-1 = default, 6).
-Status DeflateRaw(std::span<const std::byte> input, int level, std::vector<std::byte>* out);
-/// Inflate raw DEFLATE data whose decompressed size is known to be `expected_size`
-/// (fails with Corruption if it differs; `expected_size` must be checked by the caller).
-Status InflateRaw(std::span<const std::byte> input, std::uint64_t expected_size,
-                  std::vector<std::byte>* out);
-
-/// CRC-32 (zip/gzip polynomial) of `data`, continuing from `crc`.
-std::uint32_t Crc32(std::span<const std::byte> data, std::uint32_t crc = 0);
-
-/// CRC-32C (Castagnoli polynomial, as in iSCSI and TFRecord framing) of
-/// `data`, continuing from `crc`. Uses the SSE4.2 instruction when the CPU has it.
-std::uint32_t Crc32c(std::span<const std::byte> data, std::uint32_t crc = 0);
-
 }  // namespace sedpack

@@ -18,7 +18,6 @@
 
 #include <chrono>
 #include <string>
-#include <string_view>
 
 #include "sedpack/status.h"
 
@@ -37,14 +36,5 @@ struct CommitLockOptions {
 /// Finish a commit that a dead process left at `root` (roll back or drop the
 /// journal, see above). Returns whether there was one. Errors name the journal.
 Result<bool> RecoverInterruptedCommit(const std::string& root, const CommitLockOptions& lock = {});
-
-/// Dataset-relative path of the journal (for tools that list a dataset's files).
-inline constexpr std::string_view kCommitJournalPath = ".sedpack-hpc/commit-journal";
-/// Dataset-relative path of the commit lock.
-inline constexpr std::string_view kCommitLockPath = ".sedpack-hpc/commit.lock";
-/// Folder of the job reservations: `<job-id>.lock`, held by a parallel writer
-/// (DistributedWriter) from Open to its end, so no two live jobs share a job id
-/// and with it the shard folders `<split>/<job-id>-r<rank>/`.
-inline constexpr std::string_view kJobLockDir = ".sedpack-hpc/jobs";
 
 }  // namespace sedpack

@@ -18,7 +18,6 @@
 #include <vector>
 
 #include "sedpack/dataset/dataset.h"
-#include "sedpack/sidecar/sidecar.h"
 #include "sedpack/status.h"
 #include "sedpack/types.h"
 

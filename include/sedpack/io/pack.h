@@ -60,8 +60,8 @@ struct PackSummary {
   std::uint64_t bytes = 0;
 };
 
-/// Pack every regular file under `root` into `out`, a path under the rules of
-/// sedpack/io/user_output.h with replace_existing = false: a new file is written
+/// Pack every regular file under `root` into `out`, a path the user names for
+/// output (as for the CLI's JSON reports), which must be new: a new file is written
 /// to a temporary name, fsync'ed and renamed, so it appears complete or not at
 /// all; "-", a FIFO, a device or a symbolic link to nothing yet is written
 /// through as one sequential stream; an existing file (also through a link) is

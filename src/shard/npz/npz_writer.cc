@@ -6,6 +6,7 @@
 #include <utility>
 #include <vector>
 
+#include "codecs/compress_internal.h"
 #include "shard/npz/npy_internal.h"
 #include "shard/npz/zip_internal.h"
 #include "shard/shard_internal.h"

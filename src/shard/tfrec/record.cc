@@ -2,7 +2,7 @@
 // TFRecord framing (TensorFlow's RecordWriter/RecordReader layout).
 #include <string>
 
-#include "sedpack/codecs/compress.h"
+#include "codecs/compress_internal.h"
 #include "shard/shard_internal.h"
 #include "shard/tfrec/tfrec_internal.h"
 

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "codecs/compress_internal.h"
 #include "codecs_test_util.h"
 #include "sedpack/codecs/compress.h"
 #include "support/test_support.h"

@@ -8,6 +8,7 @@
 #include <cstring>
 #include <vector>
 
+#include "codecs/compress_internal.h"
 #include "codecs/crc32c_internal.h"
 #include "codecs_test_util.h"
 #include "sedpack/codecs/compress.h"

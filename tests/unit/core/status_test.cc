@@ -48,6 +48,17 @@ TEST(StatusDetailTest, KeptByCopiesPrefixesAndResults) {
   EXPECT_EQ(s.detail(), StatusDetail::kPeerAborted);
 }
 
+TEST(StatusDetailTest, WithContextKeepsCodeAndDetail) {
+  const Status s(StatusCode::kCorruption, "bad block", StatusDetail::kHashMismatch);
+  const Status wrapped = s.WithContext("shard a.fb: ", " (read twice)");
+  EXPECT_EQ(wrapped.message(), "shard a.fb: bad block (read twice)");
+  EXPECT_EQ(wrapped.code(), StatusCode::kCorruption);
+  EXPECT_EQ(wrapped.detail(), StatusDetail::kHashMismatch);
+  EXPECT_EQ(s.message(), "bad block");  // the original is untouched
+  EXPECT_EQ(s.WithContext("", "").ToString(), s.ToString());
+  EXPECT_TRUE(Status::OK().WithContext("x", "y").ok());
+}
+
 TEST(StatusDetailTest, Names) {
   EXPECT_EQ(StatusDetailName(StatusDetail::kNone), "none");
   EXPECT_EQ(StatusDetailName(StatusDetail::kPeerAborted), "peer_aborted");

@@ -14,6 +14,7 @@
 #include "sedpack/index/fetch.h"
 #include "sedpack/index/order.h"
 #include "sedpack/io/file.h"
+#include "sidecar/sidecar_internal.h"
 
 namespace sedpack {
 namespace {

@@ -14,7 +14,7 @@
 
 #include "sedpack/io/file.h"
 #include "sedpack/io/pack.h"
-#include "sedpack/io/user_output.h"
+#include "io/user_output_internal.h"
 #include "support/test_support.h"
 
 namespace sedpack {

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "sedpack/codecs/compress.h"
+#include "codecs/compress_internal.h"
 #include "sedpack/shard/shard.h"
 #include "shard/tfrec/tfrec_internal.h"
 #include "support/test_support.h"

@@ -6,7 +6,7 @@
 #include "sedpack/check/check.h"
 #include "sedpack/dataset/filler.h"
 #include "sedpack/io/file.h"
-#include "sedpack/sidecar/sidecar.h"
+#include "sidecar/sidecar_internal.h"
 #include "support/test_support.h"
 #include "sidecar/sidecar_files.h"
 

@@ -9,20 +9,16 @@
 // differs from the current file is stale.
 #pragma once
 
-#include <array>
-#include <cstddef>
 #include <string>
 #include <string_view>
 
 #include "sedpack/status.h"
+#include "sedpack/types.h"
 
 namespace sedpack {
 
 /// Name of the sidecar folder directly under the dataset root.
 inline constexpr std::string_view kSidecarDirName = ".sedpack-hpc";
-
-/// SHA-256 of a dataset_info.json, raw bytes.
-using DatasetInfoDigest = std::array<std::byte, 32>;
 
 /// `<root>/.sedpack-hpc`.
 std::string SidecarDir(const std::string& root);

@@ -1,0 +1,129 @@
+// SPDX-License-Identifier: Apache-2.0
+// What the translation units of the Python module share: error mapping,
+// conversions between Python objects and library types, and the Bind*
+// functions each file registers its classes with (called by module.cc in
+// the order the module always had, so docstring signatures name the
+// registered Python classes).
+//
+// Threads: the GIL is released around every library call that reads, decodes,
+// hashes or writes; callbacks into Python (shard_filter) take it back. Values
+// read are numpy arrays over the decoded shard's bytes (read-only views, no
+// copy), kept alive by a capsule holding the shard.
+#pragma once
+
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "sedpack/config.h"
+#include "sedpack/sedpack.h"
+
+namespace sedpack_python {
+
+namespace py = pybind11;
+namespace sp = sedpack;
+
+// ---- Errors (module.cc) -----------------------------------------------------------
+
+/// Raise the Python exception for a failed Status (GIL held).
+[[noreturn]] void Raise(const sp::Status& st);
+
+inline void Check(const sp::Status& st) {
+  if (!st.ok()) Raise(st);
+}
+
+template <typename T>
+T Unwrap(sp::Result<T> r) {
+  if (!r.ok()) Raise(r.status());
+  return std::move(r).value();
+}
+
+[[noreturn]] inline void ValueErrorFor(const std::string& name, const std::string& what) {
+  throw py::value_error("attribute \"" + name + "\": " + what);
+}
+
+// ---- JSON and models (models.cc) -------------------------------------------------
+
+py::module_ Numpy();
+py::object JsonToPy(const sp::JsonValue& v);
+py::object JsonTextToPy(const std::string& text);
+std::string PyTypeName(py::handle obj);
+
+/// A plain (JSON-able) Python structure for `obj`: our model objects and the
+/// reference's pydantic models (model_dump) become dicts, tuples become lists.
+py::object Plain(py::handle obj);
+sp::JsonValue PyToJson(py::handle obj);
+std::string PlainJsonText(py::handle obj);
+
+std::string PathString(py::handle path);
+py::object PyPath(const std::string& s);
+py::tuple StringsTuple(const std::vector<std::string>& v);
+
+sp::Metadata ToMetadata(py::handle obj);
+sp::DatasetStructure ToStructure(py::handle obj);
+sp::Attribute ToAttribute(py::handle obj);
+sp::Split ToSplit(const std::string& s);
+
+void BindModels(py::module_& m);
+
+// ---- Values (values.cc) ----------------------------------------------------------
+
+/// How examples become dicts, as the reference's shard iterators return them:
+/// numeric attributes are numpy arrays of the stored dtype and the schema's
+/// shape (fb: a 0-d array for shape (); npz: a numpy scalar), int is a Python
+/// int, str a str, bytes bytes.
+class ExampleConverter {
+ public:
+  explicit ExampleConverter(const sp::Dataset& dataset);
+
+  py::dict ToDict(const sp::Example& e);
+
+  /// A batch: numeric attributes stacked along a new first axis (one copy),
+  /// int/str/bytes as lists (the reference's decode_batched).
+  py::dict BatchToDict(const std::vector<sp::Example>& batch);
+
+ private:
+  py::object& OwnerOf(const std::shared_ptr<const sp::DecodedShard>& shard);
+  static py::object Scalar(const sp::ValueView& v);
+  py::object Value(const sp::ValueView& v, const py::object& owner);
+
+  std::vector<py::str> names_;
+  bool scalars_as_numpy_scalars_ = false;
+  const sp::DecodedShard* last_shard_ = nullptr;
+  py::object last_owner_;
+};
+
+/// Owns whatever the ValueViews of one example point into, until it is written.
+struct ExampleValues {
+  std::vector<py::object> keep;
+  std::vector<std::int64_t> ints;
+  std::vector<sp::ValueView> views;
+  std::optional<sp::JsonValue> meta;
+};
+
+/// The views of one example (`values[name]` for each attribute of `schema`).
+ExampleValues ConvertExample(const std::vector<sp::AttributeSpec>& schema, const py::dict& values,
+                             py::handle custom_metadata);
+
+// ---- Registration (module.cc, iterators.cc, dataset.cc, mpi.cc) ------------------
+
+void AddExceptions(py::module_& m);
+
+/// ValueError listing the errors of a failed check (Dataset.check and
+/// distributed_check); nothing for a clean report.
+void RaiseIfProblems(const sp::CheckReport& report);
+
+void BindIterators(py::module_& m);
+void BindDataset(py::module_& m);
+#ifdef SEDPACK_HAVE_MPI
+void BindMpi(py::module_& m);
+#endif
+
+}  // namespace sedpack_python

@@ -1,0 +1,290 @@
+// SPDX-License-Identifier: Apache-2.0
+// Dataset (open, create, check, read, fetch by index) and its filler: the
+// reference's sedpack.io.Dataset over the library's Dataset, Filler and
+// ExampleReader.
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <random>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "iterators_internal.h"
+#include "sedpack/index/fetch.h"
+
+namespace sedpack_python {
+
+namespace {
+
+/// The random seed used when none is given (the reference's shuffles are unseeded).
+std::uint64_t FreshSeed() {
+  std::random_device rd;
+  return (static_cast<std::uint64_t>(rd()) << 32) ^ rd();
+}
+
+/// `with ds.filler() as f: f.write_example(...)`. Leaving the block normally
+/// finishes the filler (lists and dataset_info.json are written); leaving it
+/// by an exception drops it, so only unreferenced shard files remain.
+class PyFiller {
+ public:
+  PyFiller(std::shared_ptr<sp::Dataset> ds, sp::FillerOptions options)
+      : ds_(std::move(ds)), options_(std::move(options)) {}
+
+  PyFiller& Enter() {
+    if (filler_) throw std::runtime_error("filler: already entered");
+    std::optional<sp::Result<std::unique_ptr<sp::Filler>>> made;
+    {
+      py::gil_scoped_release nogil;
+      made = sp::Filler::Make(ds_, options_);
+    }
+    filler_ = Unwrap(std::move(*made));
+    return *this;
+  }
+
+  bool Exit(py::handle exc_type, py::handle, py::handle) {
+    std::unique_ptr<sp::Filler> filler;
+    {
+      py::gil_scoped_release nogil;
+      std::lock_guard<std::mutex> lock(mu_);
+      filler = std::move(filler_);
+    }
+    if (!filler) return false;
+    sp::Status st;
+    {
+      py::gil_scoped_release nogil;
+      if (exc_type.is_none()) st = filler->Finish();
+      filler.reset();  // waits for the shard writers
+    }
+    if (exc_type.is_none()) Check(st);
+    return false;
+  }
+
+  void WriteExample(const py::dict& values, const std::string& split, py::handle custom_metadata) {
+    if (!filler_) throw std::runtime_error("write_example: use the filler in a `with` block");
+    const sp::Split s = ToSplit(split);
+    ExampleValues ex = ConvertExample(ds_->schema(), values, custom_metadata);
+    sp::Status st;
+    {
+      py::gil_scoped_release nogil;
+      std::lock_guard<std::mutex> lock(mu_);  // Filler is not thread-safe
+      st = filler_ ? filler_->WriteExample(s, ex.views, ex.meta ? &*ex.meta : nullptr)
+                   : sp::Status::InvalidArgument("write_example: the filler was closed");
+    }
+    Check(st);
+  }
+
+  std::uint64_t examples_written() const { return filler_ ? filler_->examples_written() : 0; }
+
+ private:
+  std::shared_ptr<sp::Dataset> ds_;
+  sp::FillerOptions options_;
+  std::mutex mu_;
+  std::unique_ptr<sp::Filler> filler_;
+};
+
+class PyDataset {
+ public:
+  explicit PyDataset(std::shared_ptr<sp::Dataset> ds) : ds_(std::move(ds)) {}
+
+  static PyDataset Open(py::handle path) {
+    const std::string root = PathString(path);
+    std::optional<sp::Result<std::shared_ptr<sp::Dataset>>> r;
+    {
+      py::gil_scoped_release nogil;
+      r = sp::Dataset::Open(root);
+    }
+    return PyDataset(Unwrap(std::move(*r)));
+  }
+
+  static PyDataset Create(py::handle path, py::handle metadata, py::handle structure) {
+    const std::string root = PathString(path);
+    sp::Metadata m = ToMetadata(metadata);
+    sp::DatasetStructure s = ToStructure(structure);
+    std::optional<sp::Result<std::shared_ptr<sp::Dataset>>> r;
+    {
+      py::gil_scoped_release nogil;
+      r = sp::Dataset::Create(root, std::move(m), std::move(s));
+    }
+    return PyDataset(Unwrap(std::move(*r)));
+  }
+
+  const std::shared_ptr<sp::Dataset>& ds() const { return ds_; }
+
+  py::tuple MetadataChecksums() const {
+    std::optional<sp::Result<std::vector<std::string>>> r;
+    {
+      py::gil_scoped_release nogil;
+      r = ds_->MetadataChecksums();
+    }
+    return StringsTuple(Unwrap(std::move(*r)));
+  }
+
+  void CheckIntegrity(py::handle hash_checksums_values) const {
+    sp::CheckOptions options;
+    for (py::handle h : hash_checksums_values) options.expected_root_checksums.push_back(py::str(h));
+    std::optional<sp::Result<sp::CheckReport>> r;
+    {
+      py::gil_scoped_release nogil;
+      r = sp::CheckDataset(ds_->root(), options);
+    }
+    RaiseIfProblems(Unwrap(std::move(*r)));
+  }
+
+  std::unique_ptr<NumpyIterator> Iterate(const std::string& split, py::object process, std::optional<std::size_t> shards,
+                                         std::optional<std::size_t> type_limit, py::object shard_filter,
+                                         bool repeat, std::size_t shuffle, std::optional<std::uint64_t> seed,
+                                         int prefetch, bool verify_hashes, std::size_t batch_size) {
+    sp::ReadOptions o;
+    o.max_shards = shards;
+    // The reference ignores a limit of 0 ("Ignored when None. If non-zero ...").
+    if (type_limit && *type_limit > 0) o.custom_metadata_type_limit = type_limit;
+    o.repeat = repeat;
+    o.shuffle_buffer = shuffle;
+    o.seed = seed ? *seed : FreshSeed();
+    o.prefetch_shards = prefetch;
+    o.verify_hashes = verify_hashes;
+    return std::make_unique<NumpyIterator>(ds_, ToSplit(split), std::move(o), std::move(shard_filter),
+                                           std::move(process), batch_size, o.seed);
+  }
+
+  std::shared_ptr<const sp::SampleIndex> Index() {
+    if (index_) return index_;
+    std::optional<sp::Result<std::shared_ptr<const sp::SampleIndex>>> r;
+    {
+      py::gil_scoped_release nogil;
+      r = sp::OpenIndex(ds_);
+    }
+    auto index = Unwrap(std::move(*r));
+    if (!index_) index_ = index;
+    return index_;
+  }
+
+  py::dict Get(const std::string& split, std::uint64_t i) {
+    const sp::Split s = ToSplit(split);
+    if (!fetcher_) {
+      auto index = Index();
+      std::optional<sp::Result<std::unique_ptr<sp::ExampleFetcher>>> r;
+      {
+        py::gil_scoped_release nogil;
+        r = sp::ExampleFetcher::Make(ds_, index);
+      }
+      auto fetcher = std::shared_ptr<sp::ExampleFetcher>(Unwrap(std::move(*r)));
+      if (!fetcher_) fetcher_ = fetcher;
+    }
+    std::shared_ptr<sp::ExampleFetcher> fetcher = fetcher_;
+    std::optional<sp::Result<sp::Example>> r;
+    {
+      py::gil_scoped_release nogil;
+      r = fetcher->Get(s, i);
+    }
+    sp::Example e = Unwrap(std::move(*r));
+    ExampleConverter conv(*ds_);
+    return conv.ToDict(e);
+  }
+
+  std::unique_ptr<ElasticIterator> Elastic(const std::string& split, std::uint64_t seed,
+                                           std::uint64_t shards_per_block, std::uint32_t rank,
+                                           std::uint32_t num_readers, bool repeat, std::uint64_t epoch,
+                                           int prefetch, py::object process) {
+    sp::ElasticReadOptions o;
+    o.seed = seed;
+    o.epoch = epoch;
+    o.shards_per_block = shards_per_block;
+    o.rank = rank;
+    o.num_readers = num_readers;
+    o.repeat = repeat;
+    o.prefetch_shards = prefetch;
+    return std::make_unique<ElasticIterator>(ds_, Index(), ToSplit(split), o, std::move(process));
+  }
+
+ private:
+  std::shared_ptr<sp::Dataset> ds_;
+  std::shared_ptr<const sp::SampleIndex> index_;
+  std::shared_ptr<sp::ExampleFetcher> fetcher_;
+};
+
+}  // namespace
+
+void RaiseIfProblems(const sp::CheckReport& report) {
+  if (report.ok()) return;
+  std::string msg = "dataset check failed (" + std::to_string(report.error_count()) + " problems):";
+  for (const auto& p : report.problems) {
+    if (!p.warning()) msg += "\n  " + p.path + ": " + p.message;
+  }
+  throw py::value_error(msg);
+}
+
+void BindDataset(py::module_& m) {
+  py::class_<PyFiller>(m, "DatasetFiller")
+      .def("__enter__", &PyFiller::Enter, py::return_value_policy::reference_internal)
+      .def("__exit__", &PyFiller::Exit)
+      .def("write_example", &PyFiller::WriteExample, py::arg("values"), py::arg("split"),
+           py::arg("custom_metadata") = py::none())
+      .def_property_readonly("examples_written", &PyFiller::examples_written);
+
+  py::class_<PyDataset>(m, "Dataset")
+      .def(py::init(&PyDataset::Open), py::arg("path"))
+      .def_static("create", &PyDataset::Create, py::arg("path"), py::arg("metadata") = py::none(),
+                  py::arg("dataset_structure") = py::none())
+      .def_property_readonly("path", [](const PyDataset& d) { return PyPath(d.ds()->root()); })
+      .def_property_readonly("dataset_info", [](const PyDataset& d) { return d.ds()->info(); })
+      .def_property_readonly("metadata", [](const PyDataset& d) { return d.ds()->info().metadata; })
+      .def_property_readonly("dataset_structure", [](const PyDataset& d) { return d.ds()->info().dataset_structure; })
+      .def("current_metadata_checksums", &PyDataset::MetadataChecksums)
+      .def(
+          "check",
+          [](const PyDataset& d, bool, py::object values) { d.CheckIntegrity(values); },
+          py::arg("show_progressbar") = true, py::arg("hash_checksums_values") = py::tuple())
+      .def(
+          "filler",
+          [](const PyDataset& d, int concurrency, const std::string& relative_path_from_split,
+             bool auto_update_dataset) {
+            sp::FillerOptions o;
+            o.concurrency = concurrency;
+            o.relative_path_from_split = relative_path_from_split;
+            o.auto_update_dataset = auto_update_dataset;
+            return std::make_unique<PyFiller>(d.ds(), std::move(o));
+          },
+          py::arg("concurrency") = 0, py::arg("relative_path_from_split") = ".",
+          py::arg("auto_update_dataset") = true)
+      .def(
+          "as_numpy_iterator",
+          [](PyDataset& d, const std::string& split, py::object process_record, std::optional<std::size_t> shards,
+             std::optional<std::size_t> custom_metadata_type_limit, py::object shard_filter, bool repeat,
+             std::size_t shuffle, std::optional<std::uint64_t> seed, int prefetch_shards, bool verify_hashes) {
+            return d.Iterate(split, std::move(process_record), shards, custom_metadata_type_limit,
+                             std::move(shard_filter), repeat, shuffle, seed, prefetch_shards, verify_hashes, 0);
+          },
+          py::kw_only(), py::arg("split"), py::arg("process_record") = py::none(), py::arg("shards") = py::none(),
+          py::arg("custom_metadata_type_limit") = py::none(), py::arg("shard_filter") = py::none(),
+          py::arg("repeat") = true, py::arg("shuffle") = 1000, py::arg("seed") = py::none(),
+          py::arg("prefetch_shards") = 2, py::arg("verify_hashes") = true)
+      .def(
+          "as_numpy_iterator_batched",
+          [](PyDataset& d, const std::string& split, std::size_t batch_size, py::object process_batch,
+             std::optional<std::size_t> shards, std::optional<std::size_t> custom_metadata_type_limit,
+             py::object shard_filter, bool repeat, std::size_t shuffle, std::optional<std::uint64_t> seed,
+             int prefetch_shards, bool verify_hashes) {
+            if (batch_size == 0) throw py::value_error("batch_size must be positive");
+            return d.Iterate(split, std::move(process_batch), shards, custom_metadata_type_limit,
+                             std::move(shard_filter), repeat, shuffle, seed, prefetch_shards, verify_hashes,
+                             batch_size);
+          },
+          py::kw_only(), py::arg("split"), py::arg("batch_size") = 1, py::arg("process_batch") = py::none(),
+          py::arg("shards") = py::none(), py::arg("custom_metadata_type_limit") = py::none(),
+          py::arg("shard_filter") = py::none(), py::arg("repeat") = true, py::arg("shuffle") = 1000,
+          py::arg("seed") = py::none(), py::arg("prefetch_shards") = 2, py::arg("verify_hashes") = true)
+      .def("as_numpy_iterator_elastic", &PyDataset::Elastic, py::kw_only(), py::arg("split"), py::arg("seed") = 0,
+           py::arg("shards_per_block") = 4, py::arg("rank") = 0, py::arg("num_readers") = 1,
+           py::arg("repeat") = false, py::arg("epoch") = 0, py::arg("prefetch_shards") = 2,
+           py::arg("process_record") = py::none())
+      .def("get", &PyDataset::Get, py::arg("split"), py::arg("index"))
+      .def("num_examples", [](PyDataset& d, const std::string& split) {
+        const auto* sli = d.ds()->info().FindSplit(ToSplit(split));
+        return sli ? sli->number_of_examples : 0;
+      }, py::arg("split"));
+}
+
+}  // namespace sedpack_python

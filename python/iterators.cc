@@ -1,0 +1,149 @@
+// SPDX-License-Identifier: Apache-2.0
+// The iterators over a split: the reference's order (NumpyIterator) and the
+// elastic, resumable one (ElasticIterator). The reader is driven without the
+// GIL; only the conversion of each example to a dict holds it.
+#include <mutex>
+#include <optional>
+#include <utility>
+#include <vector>
+
+#include "iterators_internal.h"
+
+namespace sedpack_python {
+
+NumpyIterator::NumpyIterator(std::shared_ptr<sp::Dataset> ds, sp::Split split, sp::ReadOptions options,
+                             py::object shard_filter, py::object process, std::size_t batch_size, std::uint64_t seed)
+    : converter_(*ds), shard_filter_(std::move(shard_filter)), process_(std::move(process)),
+      batch_size_(batch_size), seed_(seed) {
+  if (!shard_filter_.is_none()) {
+    // Called while the reader is built (on this thread, without the GIL).
+    PyObject* f = shard_filter_.ptr();  // kept alive by shard_filter_
+    options.shard_filter = [f, this](const sp::ShardInfo& s) {
+      py::gil_scoped_acquire gil;
+      if (filter_error_) return false;
+      try {
+        return py::handle(f)(py::cast(s)).cast<bool>();
+      } catch (py::error_already_set& e) {
+        filter_error_ = std::move(e);
+        return false;
+      }
+    };
+  }
+  std::optional<sp::Result<std::unique_ptr<sp::ExampleReader>>> made;
+  {
+    py::gil_scoped_release nogil;
+    made = sp::ExampleReader::Make(ds, split, std::move(options));
+  }
+  if (filter_error_) {
+    py::error_already_set e = std::move(*filter_error_);
+    filter_error_.reset();
+    throw e;
+  }
+  reader_ = Unwrap(std::move(*made));
+}
+
+py::object NumpyIterator::Next() {
+  if (batch_size_ == 0) {
+    std::optional<sp::Result<std::optional<sp::Example>>> next;
+    {
+      py::gil_scoped_release nogil;
+      std::lock_guard<std::mutex> lock(mu_);
+      next = reader_->Next();
+    }
+    std::optional<sp::Example> e = Unwrap(std::move(*next));
+    if (!e) throw py::stop_iteration();
+    py::object d = converter_.ToDict(*e);
+    return process_.is_none() ? d : process_(d);
+  }
+  std::optional<sp::Result<std::vector<sp::Example>>> next;
+  {
+    py::gil_scoped_release nogil;
+    std::lock_guard<std::mutex> lock(mu_);
+    next = reader_->NextBatch(batch_size_);
+  }
+  std::vector<sp::Example> batch = Unwrap(std::move(*next));
+  if (batch.empty()) throw py::stop_iteration();
+  py::object d = converter_.BatchToDict(batch);
+  return process_.is_none() ? d : process_(d);
+}
+
+ElasticIterator::ElasticIterator(std::shared_ptr<sp::Dataset> ds, std::shared_ptr<const sp::SampleIndex> index,
+                                 sp::Split split, sp::ElasticReadOptions options, py::object process)
+    : ds_(std::move(ds)), index_(std::move(index)), split_(split), options_(options),
+      converter_(*ds_), process_(std::move(process)) {
+  std::optional<sp::Result<std::unique_ptr<sp::ElasticReader>>> made;
+  {
+    py::gil_scoped_release nogil;
+    made = sp::ElasticReader::Make(ds_, index_, split_, options_);
+  }
+  reader_ = Unwrap(std::move(*made));
+}
+
+py::object ElasticIterator::Next() {
+  std::optional<sp::Result<std::optional<sp::OrderedExample>>> next;
+  {
+    py::gil_scoped_release nogil;
+    std::lock_guard<std::mutex> lock(mu_);
+    next = reader_->Next();
+  }
+  std::optional<sp::OrderedExample> e = Unwrap(std::move(*next));
+  if (!e) throw py::stop_iteration();
+  py::object d = converter_.ToDict(e->example);
+  return process_.is_none() ? d : process_(d);
+}
+
+py::dict ElasticIterator::StateDict() {
+  sp::ReaderState s;
+  {
+    py::gil_scoped_release nogil;
+    std::lock_guard<std::mutex> lock(mu_);
+    s = reader_->state();
+  }
+  py::dict d;
+  d["seed"] = s.seed;
+  d["epoch"] = s.epoch;
+  d["position"] = s.position;
+  d["shards_per_block"] = s.shards_per_block;
+  d["rank"] = s.rank;
+  d["num_readers"] = s.num_readers;
+  d["encoded"] = s.Encode();
+  return d;
+}
+
+void ElasticIterator::LoadStateDict(const py::dict& d) {
+  sp::ReaderState s;
+  if (d.contains("encoded")) {
+    s = Unwrap(sp::ReaderState::Decode(d["encoded"].cast<std::string>()));
+  } else {
+    s.seed = d["seed"].cast<std::uint64_t>();
+    s.epoch = d["epoch"].cast<std::uint64_t>();
+    s.position = d["position"].cast<std::uint64_t>();
+    s.shards_per_block = d["shards_per_block"].cast<std::uint64_t>();
+    s.rank = d["rank"].cast<std::uint32_t>();
+    s.num_readers = d["num_readers"].cast<std::uint32_t>();
+  }
+  auto resumed = [&] {
+    py::gil_scoped_release nogil;
+    return sp::ElasticReader::Resume(ds_, index_, split_, s, options_);
+  }();
+  std::unique_ptr<sp::ElasticReader> fresh = Unwrap(std::move(resumed));
+  py::gil_scoped_release nogil;
+  std::lock_guard<std::mutex> lock(mu_);
+  reader_ = std::move(fresh);
+}
+
+void BindIterators(py::module_& m) {
+  py::class_<NumpyIterator>(m, "NumpyIterator")
+      .def("__iter__", [](NumpyIterator& it) -> NumpyIterator& { return it; })
+      .def("__next__", &NumpyIterator::Next)
+      .def_property_readonly("seed", &NumpyIterator::seed);
+
+  py::class_<ElasticIterator>(m, "ElasticIterator")
+      .def("__iter__", [](ElasticIterator& it) -> ElasticIterator& { return it; })
+      .def("__next__", &ElasticIterator::Next)
+      .def("state_dict", &ElasticIterator::StateDict)
+      .def("load_state_dict", &ElasticIterator::LoadStateDict, py::arg("state"))
+      .def_property_readonly("epoch_size", &ElasticIterator::epoch_size);
+}
+
+}  // namespace sedpack_python

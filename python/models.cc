@@ -1,0 +1,403 @@
+// SPDX-License-Identifier: Apache-2.0
+// The reference's models (Metadata, DatasetStructure, Attribute) and the
+// read-only records of dataset_info.json / shards_list.json, and how Python
+// objects of any shape become them. Models are parsed by the library's own
+// JSON parsers, so a Python caller gets exactly the checks a file gets.
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "binding_internal.h"
+
+namespace sedpack_python {
+
+// ---- JSON and models -----------------------------------------------------------
+
+py::object Json() { return py::module_::import("json"); }
+py::module_ Numpy() { return py::module_::import("numpy"); }
+
+py::object JsonToPy(const sp::JsonValue& v) { return Json().attr("loads")(v.text()); }
+py::object JsonTextToPy(const std::string& text) { return Json().attr("loads")(text); }
+
+std::string PyTypeName(py::handle obj) { return py::str(py::type::handle_of(obj).attr("__name__")); }
+
+py::object ModelDump(py::handle model);
+
+sp::JsonValue PyToJson(py::handle obj) {
+  if (obj.is_none()) return sp::JsonValue();
+  const std::string text = py::str(Json().attr("dumps")(Plain(obj)));
+  return Unwrap(sp::JsonValue::Parse(text));
+}
+
+std::string PathString(py::handle path) {
+  return py::str(py::module_::import("os").attr("fspath")(path));
+}
+
+py::object PyPath(const std::string& s) { return py::module_::import("pathlib").attr("Path")(s); }
+
+// Serialized forms through the library's own serializer (the reference's
+// model_dump_json(indent=2) of the enclosing dataset_info.json).
+std::string InfoText(const sp::DatasetInfo& info) { return sp::SerializeDatasetInfo(info); }
+
+py::object MetadataDict(const sp::Metadata& m) {
+  sp::DatasetInfo info;
+  info.metadata = m;
+  return JsonTextToPy(InfoText(info))["metadata"];
+}
+py::object StructureDict(const sp::DatasetStructure& s) {
+  sp::DatasetInfo info;
+  info.dataset_structure = s;
+  return JsonTextToPy(InfoText(info))["dataset_structure"];
+}
+py::object AttributeDict(const sp::Attribute& a) {
+  sp::DatasetStructure s;
+  s.saved_data_description = {a};
+  return StructureDict(s)["saved_data_description"][py::int_(0)];
+}
+
+py::object Plain(py::handle obj) {
+  if (py::isinstance<sp::Attribute>(obj)) return AttributeDict(obj.cast<const sp::Attribute&>());
+  if (py::isinstance<sp::Metadata>(obj)) return MetadataDict(obj.cast<const sp::Metadata&>());
+  if (py::isinstance<sp::DatasetStructure>(obj)) return StructureDict(obj.cast<const sp::DatasetStructure&>());
+  if (py::isinstance<py::dict>(obj)) {
+    py::dict out;
+    for (auto [k, v] : obj.cast<py::dict>()) out[k] = Plain(v);
+    return out;
+  }
+  if (py::isinstance<py::list>(obj) || py::isinstance<py::tuple>(obj)) {
+    py::list out;
+    for (py::handle v : obj) out.append(Plain(v));
+    return out;
+  }
+  if (py::isinstance<py::str>(obj) || py::isinstance<py::bool_>(obj) || py::isinstance<py::int_>(obj) ||
+      py::isinstance<py::float_>(obj) || obj.is_none()) {
+    return py::reinterpret_borrow<py::object>(obj);
+  }
+  if (py::hasattr(obj, "model_dump")) return Plain(ModelDump(obj));  // any pydantic model
+  // numpy scalars and arrays (a shape given as np.int64 dims or an array).
+  if (py::isinstance(obj, Numpy().attr("generic")) || py::isinstance<py::array>(obj)) {
+    return Plain(obj.attr("tolist")());
+  }
+  if (PyIndex_Check(obj.ptr())) return py::reinterpret_steal<py::object>(PyNumber_Index(obj.ptr()));
+  if (py::isinstance(obj, py::module_::import("os").attr("PathLike"))) return py::str(PathString(obj));
+  if (py::isinstance(obj, py::module_::import("collections.abc").attr("Mapping"))) {
+    return Plain(py::dict(py::reinterpret_borrow<py::object>(obj)));
+  }
+  return py::reinterpret_borrow<py::object>(obj);
+}
+
+// ---- The three models, from whatever shape the caller has ---------------------------
+//
+// The reference's classes are pydantic models (sedpack.io.metadata); they are
+// never imported here. A model is accepted as: our class, a dict (any
+// Mapping), an object with pydantic's model_dump() (v2) or dict() (v1), or any
+// object carrying the model's fields as attributes (dataclasses, namedtuples,
+// stand-ins). Every field then goes through the same strict parser as a dict.
+
+enum class Model { kMetadata, kStructure, kAttribute };
+
+struct ModelFields {
+  const char* name;
+  std::vector<const char*> fields;  // the reference's field names, in its order
+};
+
+const ModelFields& FieldsOf(Model kind) {
+  static const ModelFields kMetadataFields{
+      "Metadata",
+      {"description", "dataset_license", "dataset_version", "download_from", "custom_metadata", "sedpack_version"}};
+  static const ModelFields kStructureFields{
+      "DatasetStructure",
+      {"saved_data_description", "compression", "examples_per_shard", "shard_file_type",
+       "hash_checksum_algorithms"}};
+  static const ModelFields kAttributeFields{"Attribute", {"name", "dtype", "shape", "custom_metadata"}};
+  switch (kind) {
+    case Model::kMetadata:
+      return kMetadataFields;
+    case Model::kStructure:
+      return kStructureFields;
+    case Model::kAttribute:
+      break;
+  }
+  return kAttributeFields;
+}
+
+py::object ModelDump(py::handle obj) {
+  py::object dump = obj.attr("model_dump");
+  try {
+    return dump(py::arg("mode") = "json");  // pydantic v2: JSON-able values
+  } catch (py::error_already_set& e) {
+    if (!e.matches(PyExc_TypeError)) throw;  // a model_dump() that takes no `mode`
+  }
+  return dump();
+}
+
+bool IsForeignModel(py::handle obj) {
+  return !py::isinstance<sp::Attribute>(obj) && !py::isinstance<sp::Metadata>(obj) &&
+         !py::isinstance<sp::DatasetStructure>(obj) && !py::isinstance<py::dict>(obj) &&
+         !py::isinstance(obj, py::module_::import("collections.abc").attr("Mapping"));
+}
+
+/// The fields of one model as a dict of plain values (the entries of a
+/// saved_data_description are Attributes in any of the shapes above).
+py::object ModelDict(py::handle obj, Model kind) {
+  const ModelFields& model = FieldsOf(kind);
+  py::object raw;
+  if (!IsForeignModel(obj)) {
+    raw = py::isinstance<py::dict>(obj) ? py::reinterpret_borrow<py::object>(obj) : Plain(obj);
+    if (!py::isinstance<py::dict>(raw)) raw = py::dict(raw);  // a Mapping
+  } else if (py::hasattr(obj, "model_dump")) {
+    raw = ModelDump(obj);
+  } else if (py::hasattr(obj, "_asdict")) {  // a namedtuple
+    raw = obj.attr("_asdict")();
+  } else if (py::hasattr(obj, "dict") && py::hasattr(obj, "__fields__")) {  // pydantic v1
+    raw = obj.attr("dict")();
+  } else if (py::isinstance<py::str>(obj) || py::isinstance<py::list>(obj) || py::isinstance<py::tuple>(obj) ||
+             PyNumber_Check(obj.ptr())) {
+    return Plain(obj);  // not a model: the parser says what it expected
+  } else {
+    py::dict fields;
+    for (const char* f : model.fields) {
+      if (py::hasattr(obj, f)) fields[f] = obj.attr(f);
+    }
+    if (py::len(fields) == 0) {
+      throw py::type_error(std::string(model.name) + ": expected a dict or an object with the fields of the " +
+                           "reference's " + model.name + ", got " + PyTypeName(obj));
+    }
+    raw = fields;
+  }
+  if (!py::isinstance<py::dict>(raw)) return Plain(raw);
+  py::dict out;
+  for (auto [k, v] : raw.cast<py::dict>()) {
+    const bool attributes = kind == Model::kStructure && py::isinstance<py::str>(k) &&
+                            k.cast<std::string>() == "saved_data_description" && !py::isinstance<py::str>(v) &&
+                            py::hasattr(v, "__iter__");
+    if (!attributes) {
+      out[k] = Plain(v);
+      continue;
+    }
+    py::list attrs;
+    for (py::handle a : v) attrs.append(ModelDict(a, Model::kAttribute));
+    out[k] = attrs;
+  }
+  // The reference fills sedpack_version with its own version; that records
+  // which library wrote the object, not the format we write, and a newer
+  // reference's number would make the dataset unreadable to our reader. It is
+  // kept only when pydantic says the caller set it (model_fields_set).
+  if (kind == Model::kMetadata && IsForeignModel(obj) && out.contains("sedpack_version")) {
+    bool set_by_caller = false;
+    if (py::hasattr(obj, "model_fields_set")) {
+      set_by_caller = py::bool_(obj.attr("model_fields_set").attr("__contains__")("sedpack_version"));
+    }
+    if (!set_by_caller) PyDict_DelItemString(out.ptr(), "sedpack_version");
+  }
+  return out;
+}
+
+std::string PlainJsonText(py::handle obj) { return py::str(Json().attr("dumps")(Plain(obj))); }
+
+sp::Metadata ToMetadata(py::handle obj) {
+  if (py::isinstance<sp::Metadata>(obj)) return obj.cast<sp::Metadata>();
+  if (obj.is_none()) return sp::Metadata();
+  return Unwrap(sp::ParseMetadata(PlainJsonText(ModelDict(obj, Model::kMetadata)), "metadata", /*strict=*/true));
+}
+
+sp::DatasetStructure ToStructure(py::handle obj) {
+  if (py::isinstance<sp::DatasetStructure>(obj)) return obj.cast<sp::DatasetStructure>();
+  if (obj.is_none()) return sp::DatasetStructure();
+  return Unwrap(sp::ParseDatasetStructure(PlainJsonText(ModelDict(obj, Model::kStructure)), "dataset_structure",
+                                          /*strict=*/true));
+}
+
+sp::Attribute ToAttribute(py::handle obj) {
+  if (py::isinstance<sp::Attribute>(obj)) return obj.cast<sp::Attribute>();
+  py::dict wrapper;
+  py::list one;
+  one.append(obj);
+  wrapper["saved_data_description"] = one;
+  sp::DatasetStructure s = Unwrap(sp::ParseDatasetStructure(PlainJsonText(ModelDict(wrapper, Model::kStructure)),
+                                                            "Attribute", true));
+  return s.saved_data_description.at(0);
+}
+
+std::vector<sp::Attribute> ToAttributes(py::handle list) {
+  std::vector<sp::Attribute> out;
+  for (py::handle a : list) out.push_back(ToAttribute(a));
+  return out;
+}
+
+py::tuple StringsTuple(const std::vector<std::string>& v) {
+  py::tuple t(v.size());
+  for (std::size_t i = 0; i < v.size(); ++i) t[i] = py::str(v[i]);
+  return t;
+}
+
+std::string Repr(const char* cls, const py::object& dict) {
+  std::string out = std::string(cls) + "(";
+  bool first = true;
+  for (auto [k, v] : dict.cast<py::dict>()) {
+    if (!first) out += ", ";
+    first = false;
+    out += std::string(py::str(k)) + "=" + std::string(py::repr(v));
+  }
+  return out + ")";
+}
+
+sp::Split ToSplit(const std::string& s) { return Unwrap(sp::ParseSplit(s)); }
+
+// ---- Model classes ---------------------------------------------------------------
+
+namespace {
+
+py::dict KwargsOr(py::kwargs kw) { return py::dict(kw); }
+
+/// FileInfo, ShardInfo, ShardListInfo: what shards_list.json records.
+void BindShardModels(py::module_& m) {
+  py::class_<sp::FileInfo>(m, "FileInfo", "A file of the dataset and its hash checksums (read-only).")
+      .def_property_readonly("file_path", [](const sp::FileInfo& f) { return PyPath(f.file_path); })
+      .def_property_readonly("hash_checksums", [](const sp::FileInfo& f) { return StringsTuple(f.hash_checksums); })
+      .def("__repr__", [](const sp::FileInfo& f) {
+        return "FileInfo(file_path=" + f.file_path + ", hash_checksums=" +
+               std::string(py::repr(StringsTuple(f.hash_checksums))) + ")";
+      });
+
+  py::class_<sp::ShardInfo>(m, "ShardInfo", "One shard as its shards_list.json records it (read-only).")
+      .def_property_readonly("file_infos",
+                             [](const sp::ShardInfo& s) {
+                               py::tuple t(s.file_infos.size());
+                               for (std::size_t i = 0; i < s.file_infos.size(); ++i) t[i] = py::cast(s.file_infos[i]);
+                               return t;
+                             })
+      .def_readonly("number_of_examples", &sp::ShardInfo::number_of_examples)
+      .def_property_readonly("custom_metadata", [](const sp::ShardInfo& s) { return JsonToPy(s.custom_metadata); });
+
+  py::class_<sp::ShardListInfo>(m, "ShardListInfo", "A split's or subtree's shards_list.json (read-only).")
+      .def_readonly("shard_list_info_file", &sp::ShardListInfo::shard_list_info_file)
+      .def_readonly("number_of_examples", &sp::ShardListInfo::number_of_examples)
+      .def_readonly("number_of_shards", &sp::ShardListInfo::number_of_shards);
+}
+
+void BindAttribute(py::module_& m) {
+  py::class_<sp::Attribute>(m, "Attribute",
+                            "The reference's Attribute(name, dtype, shape, custom_metadata={}); "
+                            "checked by the C++ parser of dataset_info.json.")
+      .def(py::init([](py::kwargs kw) { return ToAttribute(KwargsOr(kw)); }))
+      .def(py::init([](py::object name, py::object dtype, py::object shape, py::object custom_metadata) {
+             py::dict d;
+             d["name"] = name;
+             d["dtype"] = dtype;
+             d["shape"] = shape;
+             if (!custom_metadata.is_none()) d["custom_metadata"] = custom_metadata;
+             return ToAttribute(d);
+           }),
+           py::arg("name"), py::arg("dtype"), py::arg("shape"), py::arg("custom_metadata") = py::none())
+      .def_readwrite("name", &sp::Attribute::name)
+      .def_readwrite("dtype", &sp::Attribute::dtype)
+      .def_property(
+          "shape", [](const sp::Attribute& a) { return py::tuple(py::cast(a.shape)); },
+          [](sp::Attribute& a, py::handle shape) {
+            py::dict d = AttributeDict(a);
+            d["shape"] = shape;
+            a = ToAttribute(d);
+          })
+      .def_property(
+          "custom_metadata", [](const sp::Attribute& a) { return JsonToPy(a.custom_metadata); },
+          [](sp::Attribute& a, py::handle v) { a.custom_metadata = PyToJson(v); })
+      .def("has_variable_size", [](const sp::Attribute& a) { return Unwrap(a.ToSpec()).IsVariableSize(); })
+      .def("model_dump", [](const sp::Attribute& a) { return AttributeDict(a); })
+      .def("__eq__", [](const sp::Attribute& a, const sp::Attribute& b) {
+        return PlainJsonText(py::cast(a)) == PlainJsonText(py::cast(b));
+      })
+      .def("__repr__", [](const sp::Attribute& a) { return Repr("Attribute", AttributeDict(a)); });
+}
+
+void BindMetadata(py::module_& m) {
+  py::class_<sp::Metadata>(m, "Metadata",
+                           "The reference's Metadata (description, dataset_license, dataset_version, "
+                           "download_from, custom_metadata, sedpack_version) with its defaults.")
+      .def(py::init([](py::kwargs kw) { return ToMetadata(KwargsOr(kw)); }))
+      .def_readwrite("description", &sp::Metadata::description)
+      .def_readwrite("dataset_license", &sp::Metadata::dataset_license)
+      .def_readwrite("dataset_version", &sp::Metadata::dataset_version)
+      .def_readwrite("download_from", &sp::Metadata::download_from)
+      .def_readwrite("sedpack_version", &sp::Metadata::sedpack_version)
+      .def_property(
+          "custom_metadata", [](const sp::Metadata& x) { return JsonToPy(x.custom_metadata); },
+          [](sp::Metadata& x, py::handle v) { x.custom_metadata = PyToJson(v); })
+      .def("model_dump", [](const sp::Metadata& x) { return MetadataDict(x); })
+      .def("__eq__", [](const sp::Metadata& a, const sp::Metadata& b) {
+        return PlainJsonText(py::cast(a)) == PlainJsonText(py::cast(b));
+      })
+      .def("__repr__", [](const sp::Metadata& x) { return Repr("Metadata", MetadataDict(x)); });
+}
+
+void BindStructure(py::module_& m) {
+  py::class_<sp::DatasetStructure>(m, "DatasetStructure",
+                                   "The reference's DatasetStructure (saved_data_description, compression, "
+                                   "examples_per_shard, shard_file_type, hash_checksum_algorithms) with its defaults.")
+      .def(py::init([](py::kwargs kw) { return ToStructure(KwargsOr(kw)); }))
+      .def_property(
+          "saved_data_description",
+          [](const sp::DatasetStructure& s) { return py::cast(s.saved_data_description); },
+          [](sp::DatasetStructure& s, py::handle v) { s.saved_data_description = ToAttributes(v); })
+      .def_property(
+          "compression", [](const sp::DatasetStructure& s) { return std::string(sp::CompressionName(s.compression)); },
+          [](sp::DatasetStructure& s, const std::string& c) { s.compression = Unwrap(sp::ParseCompression(c)); })
+      .def_readwrite("examples_per_shard", &sp::DatasetStructure::examples_per_shard)
+      .def_property(
+          "shard_file_type",
+          [](const sp::DatasetStructure& s) { return std::string(sp::ShardFileTypeName(s.shard_file_type)); },
+          [](sp::DatasetStructure& s, const std::string& t) { s.shard_file_type = Unwrap(sp::ParseShardFileType(t)); })
+      .def_property(
+          "hash_checksum_algorithms",
+          [](const sp::DatasetStructure& s) {
+            std::vector<std::string> names;
+            for (auto h : s.hash_checksum_algorithms) names.emplace_back(sp::HashAlgorithmName(h));
+            return StringsTuple(names);
+          },
+          [](sp::DatasetStructure& s, py::handle v) {
+            std::vector<sp::HashAlgorithm> hs;
+            for (py::handle h : v) hs.push_back(Unwrap(sp::ParseHashAlgorithm(py::str(h).cast<std::string>())));
+            s.hash_checksum_algorithms = std::move(hs);
+          })
+      .def("attribute_by_name",
+           [](const sp::DatasetStructure& s, const std::string& name) {
+             for (const auto& a : s.saved_data_description) {
+               if (a.name == name) return a;
+             }
+             throw py::value_error("No attribute named " + name);
+           })
+      .def("model_dump", [](const sp::DatasetStructure& x) { return StructureDict(x); })
+      .def("__eq__", [](const sp::DatasetStructure& a, const sp::DatasetStructure& b) {
+        return PlainJsonText(py::cast(a)) == PlainJsonText(py::cast(b));
+      })
+      .def("__repr__", [](const sp::DatasetStructure& x) { return Repr("DatasetStructure", StructureDict(x)); });
+}
+
+void BindDatasetInfo(py::module_& m) {
+  py::class_<sp::DatasetInfo>(m, "DatasetInfo", "The content of dataset_info.json (read-only copy).")
+      .def_readonly("metadata", &sp::DatasetInfo::metadata)
+      .def_readonly("dataset_structure", &sp::DatasetInfo::dataset_structure)
+      .def_property_readonly("splits",
+                             [](const sp::DatasetInfo& info) {
+                               py::dict d;
+                               for (const auto& [split, sli] : info.splits) {
+                                 d[py::str(std::string(sp::SplitName(split)))] = py::cast(sli);
+                               }
+                               return d;
+                             })
+      .def("model_dump_json", [](const sp::DatasetInfo& info, py::object) { return InfoText(info); },
+           py::arg("indent") = py::none())
+      .def("model_dump", [](const sp::DatasetInfo& info) { return JsonTextToPy(InfoText(info)); });
+}
+
+}  // namespace
+
+void BindModels(py::module_& m) {
+  BindShardModels(m);
+  BindAttribute(m);
+  BindMetadata(m);
+  BindStructure(m);
+  BindDatasetInfo(m);
+}
+
+}  // namespace sedpack_python

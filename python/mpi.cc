@@ -1,0 +1,148 @@
+// SPDX-License-Identifier: Apache-2.0
+// The MPI part of the module (built with SEDPACK_HAVE_MPI): a collective
+// filler and check over the world communicator, which is started on first use.
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+
+#include "binding_internal.h"
+#include "sedpack/check/verify.h"
+#include "sedpack/mpi/distributed_write.h"
+#include "sedpack/mpi/mpi_comm.h"
+
+namespace sedpack_python {
+
+namespace {
+
+// ---- MPI: one session per process, started on first use ---------------------------
+
+std::unique_ptr<sp::MpiSession>& MpiSessionSlot() {
+  static auto* slot = new std::unique_ptr<sp::MpiSession>();  // never destroyed: atexit ends it
+  return *slot;
+}
+
+/// The world communicator. MPI is initialised here unless the application (or
+/// mpi4py) already did; MpiSession checks MPI_Initialized, so MPI is never
+/// initialised twice, and finalised at exit only if it was initialised here.
+sp::Comm& MpiWorld() {
+  auto& slot = MpiSessionSlot();
+  if (!slot) {
+    slot = Unwrap(sp::MpiSession::Start(nullptr, nullptr));
+    py::module_::import("atexit").attr("register")(py::cpp_function([] { MpiSessionSlot().reset(); }));
+  }
+  return slot->comm();
+}
+
+/// `with sedpack_hpc.distributed_filler(path, ...) as f:` on every rank of an
+/// MPI job: each rank writes its own subtree; leaving the block is the
+/// collective Finish (merge on rank 0). A rank leaving by an exception marks
+/// itself failed, so every rank raises and nothing is published.
+class PyDistributedFiller {
+ public:
+  PyDistributedFiller(std::string root, sp::DistributedWriteOptions options)
+      : root_(std::move(root)), options_(std::move(options)) {}
+
+  PyDistributedFiller& Enter() {
+    if (writer_) throw std::runtime_error("distributed_filler: already entered");
+    sp::Comm& comm = MpiWorld();
+    std::optional<sp::Result<std::unique_ptr<sp::DistributedWriter>>> made;
+    {
+      py::gil_scoped_release nogil;
+      made = sp::DistributedWriter::Open(comm, root_, options_);
+    }
+    writer_ = Unwrap(std::move(*made));
+    return *this;
+  }
+
+  void WriteExample(const py::dict& values, const std::string& split, py::handle custom_metadata) {
+    if (!writer_) throw std::runtime_error("write_example: use the filler in a `with` block");
+    const sp::Split s = ToSplit(split);
+    ExampleValues ex = ConvertExample(writer_->dataset()->schema(), values, custom_metadata);
+    sp::Status st;
+    {
+      py::gil_scoped_release nogil;
+      st = writer_->WriteExample(s, ex.views, ex.meta ? &*ex.meta : nullptr);
+    }
+    Check(st);
+  }
+
+  bool Exit(py::handle exc_type, py::handle exc, py::handle) {
+    std::unique_ptr<sp::DistributedWriter> writer = std::move(writer_);
+    if (!writer) return false;
+    if (!exc_type.is_none() && !writer->failed()) {
+      writer->Fail(sp::Status::Internal("Python exception: " + std::string(py::str(exc))));
+    }
+    sp::Status st;
+    {
+      py::gil_scoped_release nogil;
+      st = writer->Finish();  // collective
+      writer.reset();
+    }
+    if (exc_type.is_none()) Check(st);
+    return false;
+  }
+
+  std::string job_id() const { return writer_ ? writer_->job_id() : std::string(); }
+
+ private:
+  std::string root_;
+  sp::DistributedWriteOptions options_;
+  std::unique_ptr<sp::DistributedWriter> writer_;
+};
+
+}  // namespace
+
+void BindMpi(py::module_& m) {
+  py::class_<PyDistributedFiller>(m, "DistributedFiller")
+      .def("__enter__", &PyDistributedFiller::Enter, py::return_value_policy::reference_internal)
+      .def("__exit__", &PyDistributedFiller::Exit)
+      .def("write_example", &PyDistributedFiller::WriteExample, py::arg("values"), py::arg("split"),
+           py::arg("custom_metadata") = py::none())
+      .def_property_readonly("job_id", &PyDistributedFiller::job_id);
+  m.def(
+      "distributed_filler",
+      [](py::handle path, py::handle metadata, py::handle dataset_structure, int concurrency, std::string job_id) {
+        sp::DistributedWriteOptions o;
+        o.filler.concurrency = concurrency;
+        o.job_id = std::move(job_id);
+        if (!dataset_structure.is_none()) {
+          o.create_metadata = ToMetadata(metadata);
+          o.create_structure = ToStructure(dataset_structure);
+        }
+        return std::make_unique<PyDistributedFiller>(PathString(path), std::move(o));
+      },
+      "Collective: a filler for every rank of the MPI job (creates the dataset if it does not exist "
+      "and dataset_structure is given).",
+      py::arg("path"), py::arg("metadata") = py::none(), py::arg("dataset_structure") = py::none(),
+      py::arg("concurrency") = 0, py::arg("job_id") = "");
+  m.def(
+      "distributed_check",
+      [](py::handle path, py::handle hash_checksums_values) {
+        sp::VerifyOptions o;
+        for (py::handle h : hash_checksums_values) o.check.expected_root_checksums.push_back(py::str(h));
+        sp::Comm& comm = MpiWorld();
+        const std::string root = PathString(path);
+        std::optional<sp::Result<sp::CheckReport>> r;
+        {
+          py::gil_scoped_release nogil;
+          r = sp::VerifyDataset(comm, root, o);
+        }
+        RaiseIfProblems(Unwrap(std::move(*r)));
+      },
+      "Collective: Dataset.check() with the files split between the ranks.", py::arg("path"),
+      py::arg("hash_checksums_values") = py::tuple());
+  m.def("mpi_rank", [] { return MpiWorld().rank(); });
+  m.def("mpi_size", [] { return MpiWorld().size(); });
+  m.def("mpi_barrier", [] {
+    sp::Comm& comm = MpiWorld();
+    sp::Status st;
+    {
+      py::gil_scoped_release nogil;
+      st = comm.Barrier();
+    }
+    Check(st);
+  });
+}
+
+}  // namespace sedpack_python
