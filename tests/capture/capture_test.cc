@@ -23,7 +23,7 @@
 #include "sedpack/dataset/check.h"
 #include "sedpack/dataset/dataset.h"
 #include "sedpack/dataset/reader.h"
-#include "shard/npz/zip_internal.h"
+#include "npy/zip_internal.h"
 #include "support/test_support.h"
 
 namespace sedpack {
