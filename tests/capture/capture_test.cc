@@ -20,6 +20,7 @@
 #include "sedpack/capture/import.h"
 #include "sedpack/capture/sources.h"
 #include "sedpack/capture/trs.h"
+#include "capture/trs_internal.h"
 #include "sedpack/dataset/check.h"
 #include "sedpack/dataset/dataset.h"
 #include "sedpack/dataset/reader.h"
