@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "sedpack/comm/comm.h"
+#include "sedpack/import/progress.h"
 #include "sedpack/metadata/models.h"
 #include "sedpack/status.h"
 #include "sedpack/types.h"
@@ -110,12 +111,7 @@ Result<CaptureImportConfig> LoadCaptureImportConfig(const std::string& path, std
 /// suggested attribute, in its own dtype and shape, into split train.
 std::string SuggestCaptureMapping(const CaptureInput& input, std::string_view key);
 
-struct CaptureImportProgress {
-  std::uint64_t rows_done = 0, rows_total = 0;
-  std::uint64_t bytes_done = 0, bytes_total = 0;
-  double seconds = 0;
-  bool finished = false;
-};
+using CaptureImportProgress = ImportProgress;
 
 struct CaptureImportSummary {
   std::array<std::uint64_t, 3> examples{};

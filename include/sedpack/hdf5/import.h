@@ -11,20 +11,12 @@
 
 #include "sedpack/hdf5/mapping.h"
 #include "sedpack/comm/comm.h"
+#include "sedpack/import/progress.h"
 #include "sedpack/status.h"
 
 namespace sedpack {
 
-/// Progress of a whole import (all ranks).
-struct Hdf5ImportProgress {
-  std::uint64_t rows_done = 0;
-  std::uint64_t rows_total = 0;
-  std::uint64_t bytes_done = 0;    ///< value bytes read (all attributes; estimated from rows)
-  std::uint64_t bytes_total = 0;
-  double seconds = 0;
-  /// True on the last call, once every rank has read all its rows (or stopped).
-  bool finished = false;
-};
+using Hdf5ImportProgress = ImportProgress;
 
 /// What an import did (totals over all ranks).
 struct Hdf5ImportSummary {
