@@ -324,15 +324,8 @@ Result<CaptureImportSummary> ImportCapture(Comm& comm, const CaptureImportConfig
   SEDPACK_ASSIGN_OR_RETURN(import_internal::ImportResult r,
                            import_internal::Import(comm, plans.status(), splits, out, job));
   CaptureImportSummary summary;
-  summary.examples = r.examples;
-  summary.examples_total = r.examples_total;
-  summary.source_bytes = r.source_bytes;
   summary.max_float32_error = r.max_rounding_error;
-  summary.job_id = std::move(r.job_id);
-  summary.root_checksums = std::move(r.root_checksums);
-  summary.block_rows = job.sizing.block_rows;
-  summary.write_threads = job.sizing.threads;
-  summary.seconds = r.seconds;
+  static_cast<ImportSummary&>(summary) = std::move(r);
   return summary;
 }
 

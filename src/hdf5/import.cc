@@ -355,17 +355,7 @@ Result<Hdf5ImportSummary> ImportHdf5(Comm& comm, const Hdf5ImportConfig& config,
   job.who = "import-hdf5";
   SEDPACK_ASSIGN_OR_RETURN(import_internal::ImportResult r,
                            import_internal::Import(comm, plan.status(), splits, out, job));
-  Hdf5ImportSummary summary;
-  summary.examples = r.examples;
-  summary.examples_total = r.examples_total;
-  summary.source_bytes = r.source_bytes;
-  summary.job_id = std::move(r.job_id);
-  summary.root_checksums = std::move(r.root_checksums);
-  summary.block_rows = job.sizing.block_rows;
-  summary.shard_byte_budget = job.sizing.shard_byte_budget;
-  summary.write_threads = job.sizing.threads;
-  summary.seconds = r.seconds;
-  return summary;
+  return Hdf5ImportSummary(std::move(r));
 }
 
 }  // namespace sedpack

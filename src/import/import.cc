@@ -240,6 +240,9 @@ Result<ImportResult> Summarize(Comm& comm, const Importer& importer, Distributed
   std::memcpy(&summary.max_rounding_error, &max_bits, 8);
   summary.job_id = writer.job_id();
   SEDPACK_ASSIGN_OR_RETURN(summary.root_checksums, writer.dataset()->MetadataChecksums());
+  summary.block_rows = job.sizing.block_rows;
+  summary.shard_byte_budget = job.sizing.shard_byte_budget;
+  summary.write_threads = job.sizing.threads;
   summary.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - job.start).count();
   return summary;
 }

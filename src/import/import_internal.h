@@ -21,7 +21,7 @@
 
 #include "sedpack/codecs/compress.h"
 #include "sedpack/comm/comm.h"
-#include "sedpack/import/progress.h"
+#include "sedpack/import/import.h"
 #include "sedpack/metadata/json_value.h"
 #include "sedpack/metadata/models.h"
 #include "sedpack/status.h"
@@ -105,14 +105,8 @@ struct ImportJob {
   std::chrono::steady_clock::time_point start = std::chrono::steady_clock::now();
 };
 
-/// What an import did, totals over all ranks.
-struct ImportResult {
-  std::array<std::uint64_t, 3> examples{};
-  std::uint64_t examples_total = 0;
-  std::uint64_t source_bytes = 0;
-  double seconds = 0;
-  std::string job_id;
-  std::vector<std::string> root_checksums;
+/// The summary, and the largest rounding error over all ranks.
+struct ImportResult : ImportSummary {
   double max_rounding_error = 0;
 };
 

@@ -41,12 +41,14 @@ struct SplitSpec {
 
 struct MappingParams {
   std::vector<SplitSpec> splits;
-  std::vector<std::string> inputs;
-  std::string output;
+  // Every format: "memory_budget_mb", "threads", "progress".
   std::uint64_t memory_budget_bytes = 256ULL << 20;
   int threads = 0;
-  int level = kDefaultCodecLevel;
   bool progress = false;
+  // Dialect::job_keys only: "inputs", "output", "level".
+  std::vector<std::string> inputs;
+  std::string output;
+  int level = kDefaultCodecLevel;
 };
 
 struct MappingConfig {
