@@ -25,7 +25,9 @@ struct ImportProgress {
 struct ImportSummary {
   std::array<std::uint64_t, 3> examples{};  ///< per split, indexed by static_cast<int>(Split)
   std::uint64_t examples_total = 0;
-  std::uint64_t source_bytes = 0;  ///< source bytes read (all ranks)
+  /// Bytes read from the inputs, all ranks (HDF5: the attributes' values;
+  /// captures: whole records).
+  std::uint64_t source_bytes = 0;
   double seconds = 0;
   std::string job_id;
   std::vector<std::string> root_checksums;  ///< of dataset_info.json, per hash algorithm
