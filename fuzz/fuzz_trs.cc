@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "capture/trs_internal.h"
 #include "sedpack/capture/sources.h"
 #include "sedpack/capture/trs.h"
 

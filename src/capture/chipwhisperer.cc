@@ -17,8 +17,8 @@
 #include "codecs/compress_internal.h"
 #include "sedpack/io/file.h"
 #include "sedpack/io/file_system.h"
-#include "shard/npz/npy_internal.h"
-#include "shard/npz/zip_internal.h"
+#include "npy/npy_internal.h"
+#include "npy/zip_internal.h"
 
 namespace sedpack {
 namespace {

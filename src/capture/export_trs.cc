@@ -11,7 +11,7 @@
 #include <random>
 
 #include "sedpack/capture/export.h"
-#include "sedpack/capture/trs.h"
+#include "capture/trs_internal.h"
 #include "sedpack/dataset/reader.h"
 #include "sedpack/io/file.h"
 #include "sedpack/io/file_system.h"

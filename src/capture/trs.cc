@@ -2,7 +2,7 @@
 // TRS header parsing, record reads and the v2 header writer. Every length in
 // a header is untrusted: each is checked against what is left before it is
 // used, and sizes are multiplied with overflow checks.
-#include "sedpack/capture/trs.h"
+#include "capture/trs_internal.h"
 
 #include <fcntl.h>
 

@@ -7,6 +7,7 @@
 #include <cstring>
 
 #include "sedpack/capture/sources.h"
+#include "capture/trs_internal.h"
 
 namespace sedpack {
 namespace {

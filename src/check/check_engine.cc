@@ -21,6 +21,7 @@
 #include "check/check_internal.h"
 #include "check/check_wire_internal.h"
 #include "dataset/shards_tree_internal.h"
+#include "comm/progress_internal.h"
 #include "dataset/verified_read.h"
 #include "metadata/shards_list_parse.h"
 #include "parallel/worker_pool.h"
@@ -653,33 +654,24 @@ Result<CheckReport> RunCheck(Comm& comm, const Dataset& ds, const CheckRunOption
   const std::size_t inflight = pool.empty() ? 1 : 2 * pool.size();
 
   // Progress: rank 0 folds in what the others send.
-  bool others_done = comm.size() == 1;
-  std::vector<std::int64_t> others;
+  internal::RankProgress collector(comm);
+  auto others_done = [&] { return comm.size() == 1 || collector.others_final(); };
   auto last_report = Clock::now() - std::chrono::hours(1);
-  auto last_send = Clock::now();
   auto report_progress = [&](bool final) -> Status {
     if (rank != 0) {
-      if (final || Clock::now() - last_send >= std::chrono::milliseconds(200)) {
-        last_send = Clock::now();
-        comm.SendProgress(0, static_cast<std::int64_t>(bytes_done.load()), final);
-      }
+      collector.Send(bytes_done.load(), final);
       return Status::OK();
     }
-    if (!others_done) {
-      SEDPACK_ASSIGN_OR_RETURN(Comm::Progress p, comm.ReceiveProgress());
-      others = p.values;
-      others_done = p.all_final;
-    }
+    if (!others_done()) SEDPACK_RETURN_NOT_OK(collector.Poll());
     const auto now = Clock::now();
-    const bool last = final && others_done;
+    const bool last = final && others_done();
     if (!options.progress ||
         (!last && std::chrono::duration<double>(now - last_report).count() < options.progress_interval_s)) {
       return Status::OK();
     }
     last_report = now;
     CheckRunProgress p;
-    p.bytes_done = bytes_done.load();
-    for (std::size_t r = 1; r < others.size(); ++r) p.bytes_done += static_cast<std::uint64_t>(others[r]);
+    p.bytes_done = collector.Total(bytes_done.load());
     p.files_total = files_total;
     const std::uint64_t files = files_done.load();
     if (last) {
@@ -709,7 +701,7 @@ Result<CheckReport> RunCheck(Comm& comm, const Dataset& ds, const CheckRunOption
 
   // 3. Final progress; rank 0 waits for everyone's last message.
   SEDPACK_RETURN_NOT_OK(report_progress(true));
-  while (rank == 0 && !others_done) {
+  while (rank == 0 && !others_done()) {
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
     SEDPACK_RETURN_NOT_OK(report_progress(true));
   }

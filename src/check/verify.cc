@@ -6,6 +6,7 @@
 #include <numeric>
 #include <thread>
 
+#include "comm/progress_internal.h"
 #include "comm/status_wire.h"
 #include "check/check_internal.h"
 #include "check/check_wire_internal.h"
@@ -92,48 +93,37 @@ Result<CheckReport> VerifyPartial(Comm& comm, const std::string& root, const Ver
   std::uint64_t my_bytes = 0;
   auto last_report = Clock::now();
   // Rank 0: fold in what the others sent and call the user's callback, at most
-  // every progress_interval_s (always when `force`).
-  // The channel resets itself once it reports all_final, so that answer is latched
-  // here and the channel is not asked again in this verification.
-  bool others_done = false;
-  std::vector<std::int64_t> others;
+  // every progress_interval_s (always when `force` or once all ranks are done).
+  internal::RankProgress collector(comm);
   auto report_progress = [&](bool force) -> Result<bool> {
-    Comm::Progress p{others, true};
-    if (!others_done) {
-      SEDPACK_ASSIGN_OR_RETURN(p, comm.ReceiveProgress());
-      others = p.values;
-      others_done = p.all_final;
-    }
+    SEDPACK_RETURN_NOT_OK(collector.Poll());
     const auto now = Clock::now();
-    force = force || p.all_final;
+    force = force || collector.others_final();
     if (options.progress &&
         (force || std::chrono::duration<double>(now - last_report).count() >= options.progress_interval_s)) {
       last_report = now;
       VerifyProgress vp;
-      vp.bytes_done = my_bytes;
-      for (std::size_t r = 1; r < p.values.size(); ++r) vp.bytes_done += static_cast<std::uint64_t>(p.values[r]);
+      vp.bytes_done = collector.Total(my_bytes);
       vp.bytes_total = bytes_total;
       vp.files_total = files_total;
       vp.seconds = std::chrono::duration<double>(now - start).count();
       options.progress(vp);
     }
-    return p.all_final;
+    return collector.others_final();
   };
-  auto last_send = Clock::now();
   CheckOptions co = options.check;
   co.progress = [&](std::uint64_t bytes, std::uint64_t) {
     my_bytes += bytes;
     if (rank == 0) {
       (void)report_progress(false);
-    } else if (std::chrono::duration<double>(Clock::now() - last_send).count() >= 0.2) {
-      last_send = Clock::now();
-      comm.SendProgress(0, static_cast<std::int64_t>(my_bytes), false);
+    } else {
+      collector.Send(my_bytes, false);
     }
   };
   CheckReport part;
   CheckShardFiles(*ds, mine, co, &part);
   if (rank != 0) {
-    comm.SendProgress(0, static_cast<std::int64_t>(my_bytes), true);
+    collector.Send(my_bytes, true);
   } else {
     // Keep reporting while the other ranks finish.
     for (;;) {

@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <thread>
 
+#include "comm/progress_internal.h"
 #include "sedpack/dataset/dataset.h"
 #include "sedpack/io/file.h"
 #include "parallel/worker_pool.h"
@@ -145,35 +146,24 @@ Result<ParallelGenerateSummary> GenerateOverComm(Comm& comm, GenerateConfig conf
   if (auto schema = config.structure.Schema(); schema.ok()) {
     for (const auto& a : *schema) per_example += a.FixedByteSize().ValueOr(0);
   }
-  bool others_final = false;
-  std::vector<std::int64_t> others(static_cast<std::size_t>(size), 0);
+  internal::RankProgress collector(comm, options.report_interval);
   const auto start = std::chrono::steady_clock::now();
-  auto poll_others = [&] {
-    if (others_final) return;
-    auto p = comm.ReceiveProgress();
-    if (!p.ok()) return;
-    others = p->values;
-    others_final = p->all_final;  // the channel resets after this answer: latch it
-  };
   auto report = [&](std::uint64_t mine, bool final) {
     if (!options.progress) return;
     GenerateProgress p;
-    p.examples_done = mine;
-    for (std::size_t r = 1; r < others.size(); ++r) p.examples_done += static_cast<std::uint64_t>(others[r]);
+    p.examples_done = collector.Total(mine);
     p.examples_total = total;
     p.bytes_done = p.examples_done * per_example;
     p.seconds = SecondsSince(start);
     p.finished = final;
     options.progress(p);
   };
-  auto last_send = start;
   gen.progress = [&](const GenerateProgress& p) {
     if (rank == 0) {
-      poll_others();
+      (void)collector.Poll();  // a lost progress message only delays the numbers
       report(p.examples_done, false);
-    } else if (std::chrono::steady_clock::now() - last_send > options.report_interval) {
-      last_send = std::chrono::steady_clock::now();
-      comm.SendProgress(0, static_cast<std::int64_t>(p.examples_done), false);
+    } else {
+      collector.Send(p.examples_done, false);
     }
   };
   auto summary = GenerateIntoDataset(config, writer->dataset(), gen);
@@ -182,12 +172,12 @@ Result<ParallelGenerateSummary> GenerateOverComm(Comm& comm, GenerateConfig conf
   if (!summary.ok()) writer->Fail(summary.status());
   const std::uint64_t mine = summary.ok() ? summary->examples_total : 0;
   if (rank != 0) {
-    comm.SendProgress(0, static_cast<std::int64_t>(mine), true);
+    collector.Send(mine, true);
   } else {
-    while (!others_final) {
-      poll_others();
+    while (!collector.others_final()) {
+      (void)collector.Poll();
       report(mine, false);
-      if (!others_final) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+      if (!collector.others_final()) std::this_thread::sleep_for(std::chrono::milliseconds(50));
     }
     report(mine, true);
   }

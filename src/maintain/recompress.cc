@@ -18,6 +18,7 @@
 #include <sstream>
 #include <thread>
 
+#include "comm/progress_internal.h"
 #include "parallel/worker_pool.h"
 #include "check/check_wire_internal.h"
 #include "sedpack/check/steps.h"
@@ -430,20 +431,13 @@ Result<RecompressSummary> RecompressSteps(Comm& comm, const std::string& root, c
     running.fetch_add(1);
     work();
   }
-  std::vector<std::int64_t> others;
-  bool others_final = false;
+  internal::RankProgress collector(comm);
   auto progress = [&](bool finished) {
     if (rank != 0) return;
-    if (!others_final) {
-      if (auto p = comm.ReceiveProgress(); p.ok()) {
-        others = p->values;
-        others_final = p->all_final;  // the channel resets after this answer: latch it
-      }
-    }
+    (void)collector.Poll();  // a lost progress message only delays the numbers
     if (!o.progress) return;
     RecompressProgress rp;
-    rp.bytes_done = my_bytes;
-    for (std::size_t r = 1; r < others.size(); ++r) rp.bytes_done += static_cast<std::uint64_t>(others[r]);
+    rp.bytes_done = collector.Total(my_bytes);
     rp.bytes_total = bytes_total;
     rp.files_total = files_total;
     rp.seconds = std::chrono::duration<double>(Clock::now() - start).count();
@@ -463,25 +457,23 @@ Result<RecompressSummary> RecompressSteps(Comm& comm, const std::string& root, c
     }
     if (comm.PeerFailed()) stop.store(true, std::memory_order_relaxed);
   };
-  auto last_send = Clock::now();
   while (running.load() > 0) {
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
     relay_failures();
     if (rank == 0) {
       progress(false);
-    } else if (Clock::now() - last_send > std::chrono::milliseconds(200)) {
-      last_send = Clock::now();
-      comm.SendProgress(0, static_cast<std::int64_t>(my_bytes.load()), false);
+    } else {
+      collector.Send(my_bytes.load(), false);
     }
   }
   for (auto& t : pool) t.join();
   relay_failures();  // a failure in the last 50 ms
   if (rank != 0) {
-    comm.SendProgress(0, static_cast<std::int64_t>(my_bytes.load()), true);
+    collector.Send(my_bytes.load(), true);
   } else {
-    while (comm.size() > 1 && !others_final) {
+    while (comm.size() > 1 && !collector.others_final()) {
       progress(false);
-      if (!others_final) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      if (!collector.others_final()) std::this_thread::sleep_for(std::chrono::milliseconds(20));
     }
   }
   SEDPACK_RETURN_NOT_OK(comm.IdleBarrier());

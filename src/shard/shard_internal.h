@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "codecs/byte_buffer.h"
+#include "core/endian_internal.h"
 #include "shard/shard_buffer.h"
 #include "sedpack/shard/shard.h"
 #include "sedpack/status.h"
@@ -44,24 +45,11 @@ void AppendUtf32LeFromUtf8(std::string_view text, std::vector<std::byte>* out);
 /// REQUIRES: cp <= 0x10FFFF and cp is not a surrogate.
 void AppendUtf8(std::uint32_t cp, std::string* out);
 
-/// Little-endian loads and stores that do not care about alignment.
-inline std::uint16_t LoadLe16(const std::byte* p) {
-  return static_cast<std::uint16_t>(static_cast<unsigned>(p[0]) |
-                                    (static_cast<unsigned>(p[1]) << 8));
-}
-inline std::uint32_t LoadLe32(const std::byte* p) {
-  return static_cast<std::uint32_t>(LoadLe16(p)) |
-         (static_cast<std::uint32_t>(LoadLe16(p + 2)) << 16);
-}
-inline std::uint64_t LoadLe64(const std::byte* p) {
-  return static_cast<std::uint64_t>(LoadLe32(p)) |
-         (static_cast<std::uint64_t>(LoadLe32(p + 4)) << 32);
-}
-inline void AppendLe(std::uint64_t value, int bytes, std::vector<std::byte>* out) {
-  for (int i = 0; i < bytes; ++i) {
-    out->push_back(static_cast<std::byte>((value >> (8 * i)) & 0xff));
-  }
-}
+/// Little-endian loads and stores (core/endian_internal.h).
+using core_internal::AppendLe;
+using core_internal::LoadLe16;
+using core_internal::LoadLe32;
+using core_internal::LoadLe64;
 
 /// Implemented by writers that can hand over their file bytes without first
 /// copying them into the std::vector that ShardWriter::Finish() returns.

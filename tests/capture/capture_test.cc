@@ -20,10 +20,11 @@
 #include "sedpack/capture/import.h"
 #include "sedpack/capture/sources.h"
 #include "sedpack/capture/trs.h"
+#include "capture/trs_internal.h"
 #include "sedpack/check/check.h"
 #include "sedpack/dataset/dataset.h"
 #include "sedpack/dataset/reader.h"
-#include "shard/npz/zip_internal.h"
+#include "npy/zip_internal.h"
 #include "support/test_support.h"
 
 namespace sedpack {

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "sedpack/comm/comm.h"
+#include "sedpack/import/import.h"
 #include "sedpack/metadata/models.h"
 #include "sedpack/status.h"
 #include "sedpack/types.h"
@@ -110,22 +111,10 @@ Result<CaptureImportConfig> LoadCaptureImportConfig(const std::string& path, std
 /// suggested attribute, in its own dtype and shape, into split train.
 std::string SuggestCaptureMapping(const CaptureInput& input, std::string_view key);
 
-struct CaptureImportProgress {
-  std::uint64_t rows_done = 0, rows_total = 0;
-  std::uint64_t bytes_done = 0, bytes_total = 0;
-  double seconds = 0;
-  bool finished = false;
-};
+/// Progress of an import (sedpack/import/import.h).
+using CaptureImportProgress = ImportProgress;
 
-struct CaptureImportSummary {
-  std::array<std::uint64_t, 3> examples{};
-  std::uint64_t examples_total = 0;
-  std::uint64_t source_bytes = 0;  ///< bytes read from the inputs (all ranks)
-  double seconds = 0;
-  std::string job_id;
-  std::vector<std::string> root_checksums;
-  std::uint64_t block_rows = 0;
-  int write_threads = 0;
+struct CaptureImportSummary : ImportSummary {
   /// Largest |float64 - float32| of a float64 field stored as float32 (0: exact).
   double max_float32_error = 0;
 };

@@ -11,34 +11,14 @@
 
 #include "sedpack/hdf5/mapping.h"
 #include "sedpack/comm/comm.h"
+#include "sedpack/import/import.h"
 #include "sedpack/status.h"
 
 namespace sedpack {
 
-/// Progress of a whole import (all ranks).
-struct Hdf5ImportProgress {
-  std::uint64_t rows_done = 0;
-  std::uint64_t rows_total = 0;
-  std::uint64_t bytes_done = 0;    ///< value bytes read (all attributes; estimated from rows)
-  std::uint64_t bytes_total = 0;
-  double seconds = 0;
-  /// True on the last call, once every rank has read all its rows (or stopped).
-  bool finished = false;
-};
-
-/// What an import did (totals over all ranks).
-struct Hdf5ImportSummary {
-  std::array<std::uint64_t, 3> examples{};  ///< per split, indexed by static_cast<int>(Split)
-  std::uint64_t examples_total = 0;
-  std::uint64_t source_bytes = 0;   ///< value bytes read from HDF5 (all attributes)
-  double seconds = 0;
-  std::string job_id;
-  std::vector<std::string> root_checksums;  ///< of dataset_info.json, per hash algorithm
-  /// Per-rank sizing chosen from the memory budget (rank 0's).
-  std::uint64_t block_rows = 0;
-  std::uint64_t shard_byte_budget = 0;
-  int write_threads = 0;
-};
+/// Progress and summary of an import (sedpack/import/import.h).
+using Hdf5ImportProgress = ImportProgress;
+using Hdf5ImportSummary = ImportSummary;
 
 struct Hdf5ImportOptions {
   /// Called on rank 0 only, from its importing thread, at most a few times a

@@ -5,8 +5,8 @@
 #include <iterator>
 #include <random>
 
-#include "shard/npz/npy_internal.h"
-#include "shard/npz/zip_internal.h"
+#include "npy/npy_internal.h"
+#include "npy/zip_internal.h"
 #include "support/test_support.h"
 
 namespace sedpack::testing {

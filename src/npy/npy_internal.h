@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// Private to the npz shard code: the .npy member format (numpy.lib.format).
+// Private to the library: the .npy format (numpy.lib.format), shared by the
+// npz shards and the ChipWhisperer reader.
 #pragma once
 
 #include <cstddef>

@@ -1,11 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
+// .npy headers (numpy.lib.format), read and written.
 #include <array>
 #include <cstring>
 #include <limits>
 #include <optional>
 
-#include "shard/npz/npy_internal.h"
-#include "shard/shard_internal.h"
+#include "core/endian_internal.h"
+#include "npy/npy_internal.h"
 
 namespace sedpack::npz_internal {
 namespace {
@@ -222,11 +223,11 @@ Result<NpyHeader> ParseNpyHeader(std::span<const std::byte> member) {
   std::uint64_t hlen;
   if (major == 1 && minor == 0) {
     start = kMagicLen + 4;
-    hlen = shard_internal::LoadLe16(member.data() + 8);
+    hlen = core_internal::LoadLe16(member.data() + 8);
   } else if (major == 2 && minor == 0) {
     if (member.size() < kMagicLen + 6) return Status::Corruption("truncated .npy header");
     start = kMagicLen + 6;
-    hlen = shard_internal::LoadLe32(member.data() + 8);
+    hlen = core_internal::LoadLe32(member.data() + 8);
   } else {
     return Status::Corruption("unsupported .npy format version ", major, ".", minor);
   }

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-// Private to the npz shard code: the zip container as numpy.savez /
-// numpy.savez_compressed write it (Python zipfile with force_zip64=True).
+// Private to the library: the zip container as numpy.savez /
+// numpy.savez_compressed write it (Python zipfile with force_zip64=True),
+// shared by the npz shards and the ChipWhisperer reader.
 #pragma once
 
 #include <cstddef>
