@@ -411,9 +411,8 @@ class Importer {
 };
 
 Status CheckOutputFree(const std::string& out, bool* existed) {
-  std::error_code ec;
-  *existed = std::filesystem::exists(out, ec);
-  if (*existed && !(std::filesystem::is_directory(out, ec) && std::filesystem::is_empty(out, ec))) {
+  *existed = PathExists(out);
+  if (*existed && !IsEmptyDirectory(out)) {
     return Status::AlreadyExists(out, " already exists; an import writes a new dataset, choose a new or empty folder");
   }
   return Status::OK();

@@ -258,7 +258,7 @@ Result<std::vector<std::string>> HashFile(std::span<const HashAlgorithm> algorit
 Result<std::vector<std::string>> HashFd(std::span<const HashAlgorithm> algorithms, int fd,
                                         const std::string& path) {
   SEDPACK_ASSIGN_OR_RETURN(MultiHasher m, MultiHasher::Make(algorithms));
-  ::posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
+  (void)CurrentFileSystem().AdviseSequential(fd);
   auto buffer = std::make_unique_for_overwrite<std::byte[]>(kFileChunk);
   for (;;) {
     const ssize_t n = CurrentFileSystem().Read(fd, buffer.get(), kFileChunk);

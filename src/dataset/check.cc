@@ -159,7 +159,7 @@ bool IsFolder(const Dataset& ds, const std::string& rel) {
     const auto it = pack->entries().lower_bound(prefix);
     return it != pack->entries().end() && it->first.compare(0, prefix.size(), prefix) == 0;
   }
-  return std::filesystem::is_directory(ds.PathOf(rel));
+  return IsDirectory(ds.PathOf(rel));
 }
 
 class Walker {
@@ -457,24 +457,28 @@ void FindOrphans(const Dataset& dataset, const CheckOptions& options,
       }
       continue;
     }
-    std::error_code ec;
-    fs::recursive_directory_iterator it(dataset.PathOf(SplitName(split)), fs::directory_options::none, ec);
-    if (ec) continue;
-    for (fs::recursive_directory_iterator end; it != end; it.increment(ec)) {
-      if (ec) break;
+    // A folder that cannot be listed ends the scan of its split.
+    const std::string split_name(SplitName(split));
+    (void)WalkTree(dataset.PathOf(split_name), [&](const TreeEntry& e, bool* descend) {
+      const std::string rel = split_name + "/" + e.relative;
+      // A link is judged by what it leads to (it is not entered, though).
+      const bool link = e.type == FileType::kSymlink;
       // Sidecar folders (.sedpack-hpc) hold our own derived files, never shards:
       // not orphans, and `fix --remove-orphans` must leave them alone.
-      if (it->is_directory(ec) && it->path().filename() == kSidecarDirName) {
-        it.disable_recursion_pending();
-        continue;
+      if ((e.type == FileType::kDirectory || (link && IsDirectory(root_prefix + rel))) &&
+          fs::path(e.relative).filename() == kSidecarDirName) {
+        *descend = false;
+        return Status::OK();
       }
-      if (!it->is_regular_file(ec)) continue;
-      const std::string rel = it->path().string().substr(root_prefix.size());
-      if (IsSidecarPath(rel)) continue;
+      if (e.type != FileType::kRegular && !(link && IsRegularFile(root_prefix + rel))) {
+        return Status::OK();
+      }
+      if (IsSidecarPath(rel)) return Status::OK();
       if (!is_listed(rel)) {
         AddProblem(report, CheckProblem::Kind::kOrphan, rel, "file not listed by any metadata");
       }
-    }
+      return Status::OK();
+    });
   }
 }
 

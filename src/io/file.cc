@@ -484,8 +484,9 @@ Result<std::vector<DirEntry>> ListDirectory(const std::string& path, FileSystem*
 
 std::string WeaklyCanonical(const std::string& path, FileSystem* fs) {
   FileSystem& files = FileSystemOr(fs);
-  const std::filesystem::path normal = std::filesystem::path(path).lexically_normal();
-  std::filesystem::path head = normal;
+  // As std::filesystem::weakly_canonical: ".." in the part that exists is
+  // resolved by the file system (after links), in the rest lexically.
+  std::filesystem::path head(path);
   std::filesystem::path tail;
   for (;;) {
     std::string resolved;
@@ -494,7 +495,7 @@ std::string WeaklyCanonical(const std::string& path, FileSystem* fs) {
           .lexically_normal()
           .string();
     }
-    if (!head.has_relative_path()) return normal.string();
+    if (!head.has_relative_path()) return std::filesystem::path(path).lexically_normal().string();
     tail = tail.empty() ? head.filename() : head.filename() / tail;
     head = head.parent_path();
   }
