@@ -188,6 +188,14 @@ MemoryFileSystem::OpenFile* MemoryFileSystem::FileOf(int fd) {
   return it->second.get();
 }
 
+bool MemoryFileSystem::Find(const char* path, bool follow, Lookup* out) const {
+  *out = Resolve("/", path, follow, false, false);
+  if (out->err == 0 && !out->node) out->err = ENOENT;
+  if (out->err == 0) return true;
+  errno = out->err;
+  return false;
+}
+
 int MemoryFileSystem::OpenLocked(const std::string& base, const char* path, int flags, bool beneath,
                                  bool no_symlinks) {
   const bool exclusive = (flags & O_CREAT) != 0 && (flags & O_EXCL) != 0;
@@ -375,9 +383,8 @@ int MemoryFileSystem::RenameNoReplace(const char* from, const char* to) {
 
 int MemoryFileSystem::Link(const char* existing, const char* new_path) {
   std::lock_guard<std::mutex> lock(mu_);
-  const Lookup e = Resolve("/", existing, false, false, false);
-  if (e.err != 0) return Fail(e.err);
-  if (!e.node) return Fail(ENOENT);
+  Lookup e;
+  if (!Find(existing, false, &e)) return -1;
   if (e.node->type == FileType::kDirectory) return Fail(EPERM);
   const Lookup n = Resolve("/", new_path, false, false, false);
   if (n.err != 0) return Fail(n.err);
@@ -400,9 +407,8 @@ int MemoryFileSystem::Symlink(const char* target, const char* link_path) {
 
 int MemoryFileSystem::Unlink(const char* path) {
   std::lock_guard<std::mutex> lock(mu_);
-  const Lookup l = Resolve("/", path, false, false, false);
-  if (l.err != 0) return Fail(l.err);
-  if (!l.node) return Fail(ENOENT);
+  Lookup l;
+  if (!Find(path, false, &l)) return -1;
   if (l.node->type == FileType::kDirectory) return Fail(EISDIR);
   l.parent->children.erase(l.name);
   return 0;
@@ -421,9 +427,8 @@ int MemoryFileSystem::Mkdir(const char* path, unsigned /*mode*/) {
 
 int MemoryFileSystem::Rmdir(const char* path) {
   std::lock_guard<std::mutex> lock(mu_);
-  const Lookup l = Resolve("/", path, false, false, false);
-  if (l.err != 0) return Fail(l.err);
-  if (!l.node) return Fail(ENOENT);
+  Lookup l;
+  if (!Find(path, false, &l)) return -1;
   if (l.node->type != FileType::kDirectory) return Fail(ENOTDIR);
   if (!l.parent) return Fail(EBUSY);
   if (!l.node->children.empty()) return Fail(ENOTEMPTY);
@@ -443,17 +448,15 @@ int Describe(const MemoryFileSystem::Node& node, FileStat* out) {
 
 int MemoryFileSystem::Stat(const char* path, FileStat* out) {
   std::lock_guard<std::mutex> lock(mu_);
-  const Lookup l = Resolve("/", path, true, false, false);
-  if (l.err != 0) return Fail(l.err);
-  if (!l.node) return Fail(ENOENT);
+  Lookup l;
+  if (!Find(path, true, &l)) return -1;
   return Describe(*l.node, out);
 }
 
 int MemoryFileSystem::Lstat(const char* path, FileStat* out) {
   std::lock_guard<std::mutex> lock(mu_);
-  const Lookup l = Resolve("/", path, false, false, false);
-  if (l.err != 0) return Fail(l.err);
-  if (!l.node) return Fail(ENOENT);
+  Lookup l;
+  if (!Find(path, false, &l)) return -1;
   return Describe(*l.node, out);
 }
 
@@ -466,9 +469,8 @@ int MemoryFileSystem::Fstat(int fd, FileStat* out) {
 
 int MemoryFileSystem::ListDir(const char* path, std::vector<DirEntry>* entries) {
   std::lock_guard<std::mutex> lock(mu_);
-  const Lookup l = Resolve("/", path, true, false, false);
-  if (l.err != 0) return Fail(l.err);
-  if (!l.node) return Fail(ENOENT);
+  Lookup l;
+  if (!Find(path, true, &l)) return -1;
   if (l.node->type != FileType::kDirectory) return Fail(ENOTDIR);
   entries->clear();
   for (const auto& [name, child] : l.node->children) entries->push_back({name, child->type});
@@ -477,9 +479,8 @@ int MemoryFileSystem::ListDir(const char* path, std::vector<DirEntry>* entries) 
 
 int MemoryFileSystem::ReadLink(const char* path, std::string* target) {
   std::lock_guard<std::mutex> lock(mu_);
-  const Lookup l = Resolve("/", path, false, false, false);
-  if (l.err != 0) return Fail(l.err);
-  if (!l.node) return Fail(ENOENT);
+  Lookup l;
+  if (!Find(path, false, &l)) return -1;
   if (l.node->type != FileType::kSymlink) return Fail(EINVAL);
   *target = l.node->target;
   return 0;
@@ -487,9 +488,8 @@ int MemoryFileSystem::ReadLink(const char* path, std::string* target) {
 
 int MemoryFileSystem::RealPath(const char* path, std::string* resolved) {
   std::lock_guard<std::mutex> lock(mu_);
-  const Lookup l = Resolve("/", path, true, false, false);
-  if (l.err != 0) return Fail(l.err);
-  if (!l.node) return Fail(ENOENT);
+  Lookup l;
+  if (!Find(path, true, &l)) return -1;
   *resolved = l.path;
   return 0;
 }

@@ -65,6 +65,8 @@ class MemoryFileSystem : public FileSystem {
   // All below with mu_ held.
   Lookup Resolve(const std::string& base, std::string_view path, bool follow_last, bool beneath,
                  bool no_symlinks) const;
+  // Resolve `path` from "/" to something that exists; false (errno set) if not.
+  bool Find(const char* path, bool follow, Lookup* out) const;
   int OpenLocked(const std::string& base, const char* path, int flags, bool beneath, bool no_symlinks);
   int RenameLocked(const char* from, const char* to, Rename2 how);
   OpenFile* FileOf(int fd);
