@@ -196,6 +196,14 @@ bool MemoryFileSystem::Find(const char* path, bool follow, Lookup* out) const {
   return false;
 }
 
+int MemoryFileSystem::AddLocked(const char* path, std::shared_ptr<Node> node) {
+  const Lookup l = Resolve("/", path, false, false, false);
+  if (l.err != 0) return Fail(l.err);
+  if (l.node) return Fail(EEXIST);
+  l.parent->children[l.name] = std::move(node);
+  return 0;
+}
+
 int MemoryFileSystem::OpenLocked(const std::string& base, const char* path, int flags, bool beneath,
                                  bool no_symlinks) {
   const bool exclusive = (flags & O_CREAT) != 0 && (flags & O_EXCL) != 0;
@@ -386,23 +394,15 @@ int MemoryFileSystem::Link(const char* existing, const char* new_path) {
   Lookup e;
   if (!Find(existing, false, &e)) return -1;
   if (e.node->type == FileType::kDirectory) return Fail(EPERM);
-  const Lookup n = Resolve("/", new_path, false, false, false);
-  if (n.err != 0) return Fail(n.err);
-  if (n.node) return Fail(EEXIST);
-  n.parent->children[n.name] = e.node;
-  return 0;
+  return AddLocked(new_path, e.node);
 }
 
 int MemoryFileSystem::Symlink(const char* target, const char* link_path) {
   std::lock_guard<std::mutex> lock(mu_);
-  const Lookup n = Resolve("/", link_path, false, false, false);
-  if (n.err != 0) return Fail(n.err);
-  if (n.node) return Fail(EEXIST);
   auto link = std::make_shared<Node>();
   link->type = FileType::kSymlink;
   link->target = target;
-  n.parent->children[n.name] = std::move(link);
-  return 0;
+  return AddLocked(link_path, std::move(link));
 }
 
 int MemoryFileSystem::Unlink(const char* path) {
@@ -416,13 +416,9 @@ int MemoryFileSystem::Unlink(const char* path) {
 
 int MemoryFileSystem::Mkdir(const char* path, unsigned /*mode*/) {
   std::lock_guard<std::mutex> lock(mu_);
-  const Lookup l = Resolve("/", path, false, false, false);
-  if (l.err != 0) return Fail(l.err);
-  if (l.node) return Fail(EEXIST);
   auto dir = std::make_shared<Node>();
   dir->type = FileType::kDirectory;
-  l.parent->children[l.name] = std::move(dir);
-  return 0;
+  return AddLocked(path, std::move(dir));
 }
 
 int MemoryFileSystem::Rmdir(const char* path) {
