@@ -204,8 +204,14 @@ int MemoryFileSystem::AddLocked(const char* path, std::shared_ptr<Node> node) {
   return 0;
 }
 
-int MemoryFileSystem::OpenLocked(const std::string& base, const char* path, int flags, bool beneath,
-                                 bool no_symlinks) {
+int MemoryFileSystem::OpenLocked(int dirfd, const char* path, int flags, bool beneath, bool no_symlinks) {
+  std::string base = "/";
+  if (dirfd != AT_FDCWD) {
+    const OpenFile* dir = FileOf(dirfd);
+    if (dir == nullptr) return -1;
+    if (dir->node->type != FileType::kDirectory) return Fail(ENOTDIR);
+    base = dir->path;
+  }
   const bool exclusive = (flags & O_CREAT) != 0 && (flags & O_EXCL) != 0;
   const bool follow = (flags & O_NOFOLLOW) == 0 && !exclusive;
   Lookup l = Resolve(base, path, follow, beneath, no_symlinks);
@@ -233,31 +239,17 @@ int MemoryFileSystem::OpenLocked(const std::string& base, const char* path, int 
 
 int MemoryFileSystem::Open(const char* path, int flags, unsigned /*mode*/) {
   std::lock_guard<std::mutex> lock(mu_);
-  return OpenLocked("/", path, flags, false, false);
+  return OpenLocked(AT_FDCWD, path, flags, false, false);
 }
 
 int MemoryFileSystem::OpenAt(int dirfd, const char* path, int flags, unsigned /*mode*/) {
   std::lock_guard<std::mutex> lock(mu_);
-  std::string base = "/";
-  if (dirfd != AT_FDCWD) {
-    const OpenFile* dir = FileOf(dirfd);
-    if (dir == nullptr) return -1;
-    if (dir->node->type != FileType::kDirectory) return Fail(ENOTDIR);
-    base = dir->path;
-  }
-  return OpenLocked(base, path, flags, false, false);
+  return OpenLocked(dirfd, path, flags, false, false);
 }
 
 long MemoryFileSystem::OpenAt2(int dirfd, const char* path, std::uint64_t how_flags, std::uint64_t resolve) {
   std::lock_guard<std::mutex> lock(mu_);
-  std::string base = "/";
-  if (dirfd != AT_FDCWD) {
-    const OpenFile* dir = FileOf(dirfd);
-    if (dir == nullptr) return -1;
-    if (dir->node->type != FileType::kDirectory) return Fail(ENOTDIR);
-    base = dir->path;
-  }
-  return OpenLocked(base, path, static_cast<int>(how_flags), (resolve & RESOLVE_BENEATH) != 0,
+  return OpenLocked(dirfd, path, static_cast<int>(how_flags), (resolve & RESOLVE_BENEATH) != 0,
                     (resolve & RESOLVE_NO_SYMLINKS) != 0);
 }
 

@@ -69,7 +69,8 @@ class MemoryFileSystem : public FileSystem {
   bool Find(const char* path, bool follow, Lookup* out) const;
   // Put `node` at `path`, which must not exist yet (its folder must).
   int AddLocked(const char* path, std::shared_ptr<Node> node);
-  int OpenLocked(const std::string& base, const char* path, int flags, bool beneath, bool no_symlinks);
+  // Open `path` from the folder `dirfd` (AT_FDCWD: from "/").
+  int OpenLocked(int dirfd, const char* path, int flags, bool beneath, bool no_symlinks);
   int RenameLocked(const char* from, const char* to, Rename2 how);
   OpenFile* FileOf(int fd);
 
