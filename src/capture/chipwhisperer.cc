@@ -180,10 +180,10 @@ class Container {
         if (p.parent_path().string() == dir && matches(p.filename().string())) out.push_back(rel);
       }
     } else {
-      std::error_code ec;
-      for (const auto& d : std::filesystem::directory_iterator(JoinRoot(root_, dir.empty() ? "." : dir), ec)) {
-        const std::string name = d.path().filename().string();
-        if (d.is_regular_file(ec) && matches(name)) out.push_back(dir.empty() ? name : dir + "/" + name);
+      const std::string folder = JoinRoot(root_, dir.empty() ? "." : dir);
+      for (const DirEntry& d : ListDirectory(folder).ValueOr({})) {
+        const std::string& name = d.name;
+        if (matches(name) && IsRegularFile(JoinRoot(folder, name))) out.push_back(dir.empty() ? name : dir + "/" + name);
       }
     }
     std::sort(out.begin(), out.end());

@@ -179,7 +179,7 @@ bool IsFolder(const Dataset& ds, const std::string& rel) {
     const auto it = pack->entries().lower_bound(prefix);
     return it != pack->entries().end() && it->first.compare(0, prefix.size(), prefix) == 0;
   }
-  return std::filesystem::is_directory(ds.PathOf(rel));
+  return IsDirectory(ds.PathOf(rel), ds.file_system());
 }
 
 class Walker {
@@ -496,31 +496,36 @@ void FindOrphans(const Dataset& dataset, const CheckOptions& options,
     // The walk below does not follow links to folders, except the one it starts
     // from: a split folder that is a link out of the root is not scanned
     // (listing it would offer files elsewhere to `fix --gc` for removal).
-    if (auto dir = OpenBeneath(dataset.root(), SplitName(split), O_PATH | O_DIRECTORY); !dir.ok()) {
+    if (auto dir = OpenBeneath(dataset.root(), SplitName(split), O_PATH | O_DIRECTORY, dataset.file_system());
+        !dir.ok()) {
       if (IsOutsideRoot(dir.status())) {
         AddProblem(report, CheckProblem::Kind::kPathEscape, std::string(SplitName(split)),
                    dir.status().message());
       }
       continue;
     }
-    std::error_code ec;
-    fs::recursive_directory_iterator it(dataset.PathOf(SplitName(split)), fs::directory_options::none, ec);
-    if (ec) continue;
-    for (fs::recursive_directory_iterator end; it != end; it.increment(ec)) {
-      if (ec) break;
+    // A folder that cannot be listed ends the scan of its split.
+    const std::string split_name(SplitName(split));
+    (void)WalkTree(dataset.PathOf(split_name), [&](const TreeEntry& e, bool* descend) {
+      const std::string rel = split_name + "/" + e.relative;
+      // A link is judged by what it leads to (it is not entered, though).
+      const bool link = e.type == FileType::kSymlink;
       // Sidecar folders (.sedpack-hpc) hold our own derived files, never shards:
       // not orphans, and `fix --remove-orphans` must leave them alone.
-      if (it->is_directory(ec) && it->path().filename() == kSidecarDirName) {
-        it.disable_recursion_pending();
-        continue;
+      if ((e.type == FileType::kDirectory || (link && IsDirectory(root_prefix + rel, dataset.file_system()))) &&
+          fs::path(e.relative).filename() == kSidecarDirName) {
+        *descend = false;
+        return Status::OK();
       }
-      if (!it->is_regular_file(ec)) continue;
-      const std::string rel = it->path().string().substr(root_prefix.size());
-      if (IsSidecarPath(rel)) continue;
+      if (e.type != FileType::kRegular && !(link && IsRegularFile(root_prefix + rel, dataset.file_system()))) {
+        return Status::OK();
+      }
+      if (IsSidecarPath(rel)) return Status::OK();
       if (!is_listed(rel)) {
         AddProblem(report, CheckProblem::Kind::kOrphan, rel, "file not listed by any metadata");
       }
-    }
+      return Status::OK();
+    }, dataset.file_system());
   }
 }
 
@@ -596,7 +601,9 @@ Result<std::vector<ShardCheckTask>> DecodeShardTasks(std::string_view bytes) {
 }
 
 Result<CheckReport> CheckDataset(const std::string& root, const CheckOptions& options) {
-  SEDPACK_ASSIGN_OR_RETURN(std::shared_ptr<Dataset> ds, Dataset::Open(root));
+  OpenOptions open;
+  open.file_system = options.file_system;
+  SEDPACK_ASSIGN_OR_RETURN(std::shared_ptr<Dataset> ds, Dataset::Open(root, open));
   if (options.partial.empty()) {
     SerialComm comm;
     CheckRunOptions run;

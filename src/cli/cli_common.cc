@@ -232,9 +232,8 @@ std::vector<std::string> PrepareArgs(const CommandSpec& spec, const std::vector<
       const std::string& next = args[i + 1];
       // The next argument is the FILE unless it is an option or a dataset
       // (`sedpack info --json ds` prints ds's JSON to standard output).
-      std::error_code ec;
-      const bool dataset = std::filesystem::exists(std::filesystem::path(next) / "dataset_info.json", ec) ||
-                           (std::filesystem::is_regular_file(next, ec) && PackReader::IsPack(next));
+      const bool dataset = PathExists((std::filesystem::path(next) / "dataset_info.json").string()) ||
+                           (IsRegularFile(next) && PackReader::IsPack(next));
       if (next == "-" || (!next.empty() && next[0] != '-' && !dataset)) {
         out.push_back("--json=" + next);
         ++i;

@@ -86,9 +86,9 @@ Result<std::string> DatasetRelative(const std::string& root, const std::string& 
   namespace fs = std::filesystem;
   std::error_code ec;
   const fs::path given(path);
-  if (!given.is_absolute() && !fs::exists(given, ec)) return path;
-  const fs::path base = fs::weakly_canonical(fs::absolute(root, ec), ec);
-  const fs::path full = fs::weakly_canonical(fs::absolute(given, ec), ec);
+  if (!given.is_absolute() && !PathExists(path)) return path;
+  const fs::path base = WeaklyCanonical(fs::absolute(root, ec).string());
+  const fs::path full = WeaklyCanonical(fs::absolute(given, ec).string());
   const fs::path rel = full.lexically_relative(base);
   if (rel.empty() || *rel.begin() == "..") {
     if (!given.is_absolute()) return path;  // e.g. "train" beside a folder named so

@@ -67,12 +67,11 @@ namespace {
 
 std::uint64_t DiskUsage(const std::string& root) {
   std::uint64_t total = 0;
-  std::error_code ec;
-  for (auto it = std::filesystem::recursive_directory_iterator(root, ec);
-       !ec && it != std::filesystem::recursive_directory_iterator(); it.increment(ec)) {
-    std::error_code ec2;
-    if (it->is_regular_file(ec2)) total += it->file_size(ec2);
-  }
+  // What cannot be listed or measured is left out of the figure.
+  (void)WalkTree(root, [&](const TreeEntry& e, bool*) {
+    if (e.type != FileType::kDirectory) total += FileSize(JoinRoot(root, e.relative)).ValueOr(0);
+    return Status::OK();
+  });
   return total;
 }
 

@@ -1,13 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
 // `sedpack import-trs`, `inspect-trs`, `export-trs`: Inspector trace sets in and out.
 #include <cstdio>
-#include <fstream>
 #include <iostream>
 
 #include "cli/cli_comm.h"
 #include "cli/cmd_capture.h"
 #include "sedpack/capture/export.h"
 #include "sedpack/capture/sources.h"
+#include "sedpack/io/user_output.h"
 
 namespace sedpack::cli {
 
@@ -215,9 +215,7 @@ int WriteJson(const po::variables_map& vm, const std::string& text) {
     std::cout << text << "\n";
     return kExitOk;
   }
-  std::ofstream f(target);
-  f << text << "\n";
-  if (!f) return ReportError(Status::IOError(target, ": cannot write"));
+  if (!WriteUserOutput(target, text + "\n").ok()) return ReportError(Status::IOError(target, ": cannot write"));
   return kExitOk;
 }
 

@@ -256,12 +256,13 @@ Result<std::vector<std::string>> HashFile(std::span<const HashAlgorithm> algorit
 }
 
 Result<std::vector<std::string>> HashFd(std::span<const HashAlgorithm> algorithms, int fd,
-                                        const std::string& path) {
+                                        const std::string& path, FileSystem* fs) {
+  FileSystem& files = FileSystemOr(fs);
   SEDPACK_ASSIGN_OR_RETURN(MultiHasher m, MultiHasher::Make(algorithms));
-  ::posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
+  (void)files.AdviseSequential(fd);
   auto buffer = std::make_unique_for_overwrite<std::byte[]>(kFileChunk);
   for (;;) {
-    const ssize_t n = CurrentFileSystem().Read(fd, buffer.get(), kFileChunk);
+    const ssize_t n = files.Read(fd, buffer.get(), kFileChunk);
     if (n < 0) {
       if (errno == EINTR) continue;
       return Status::IOError("cannot read ", path, ": ", std::strerror(errno));

@@ -107,24 +107,24 @@ Result<Journal> Parse(std::string_view text, const std::string& where) {
   return j;
 }
 
-Status RemoveJournal(const std::string& journal) {
-  if (CurrentFileSystem().Unlink(journal.c_str()) != 0 && errno != ENOENT) {
+Status RemoveJournal(const std::string& journal, FileSystem* fs) {
+  if (FileSystemOr(fs).Unlink(journal.c_str()) != 0 && errno != ENOENT) {
     return Status::IOError("cannot remove ", journal, ": ", std::strerror(errno));
   }
   KillPoint("remove", journal);
   return Status::OK();
 }
 
-Status RestoreLists(const std::string& root, const std::vector<MetadataWrite>& files) {
+Status RestoreLists(const std::string& root, const std::vector<MetadataWrite>& files, FileSystem* fs) {
   // Parents were written last; restore them first so that, if this is cut short
   // too, the next recovery simply repeats it.
   for (std::size_t i = files.size(); i-- > 0;) {
     const MetadataWrite& f = files[i];
     const std::string path = JoinRoot(root, f.relative);
-    SEDPACK_RETURN_NOT_OK(CheckStaysBeneath(root, f.relative));
+    SEDPACK_RETURN_NOT_OK(CheckStaysBeneath(root, f.relative, fs));
     if (f.previous) {
-      SEDPACK_RETURN_NOT_OK(WriteFileAtomic(path, *f.previous));
-    } else if (CurrentFileSystem().Unlink(path.c_str()) != 0 && errno != ENOENT) {
+      SEDPACK_RETURN_NOT_OK(WriteFileAtomic(path, *f.previous, {.file_system = fs}));
+    } else if (FileSystemOr(fs).Unlink(path.c_str()) != 0 && errno != ENOENT) {
       return Status::IOError("cannot remove ", path, ": ", std::strerror(errno));
     } else {
       KillPoint("remove", path);
@@ -134,54 +134,58 @@ Status RestoreLists(const std::string& root, const std::vector<MetadataWrite>& f
 }
 
 // Recovery with the lock held.
-Result<bool> RecoverLocked(const std::string& root) {
+Result<bool> RecoverLocked(const std::string& root, FileSystem* fs) {
   const std::string journal = JoinRoot(root, kCommitJournalPath);
-  if (!PathExists(journal)) return false;
-  SEDPACK_ASSIGN_OR_RETURN(std::string text, ReadFileTextBeneath(root, kCommitJournalPath, kMaxJournalBytes));
+  if (!PathExists(journal, fs)) return false;
+  SEDPACK_ASSIGN_OR_RETURN(std::string text, ReadFileTextBeneath(root, kCommitJournalPath, kMaxJournalBytes, fs));
   SEDPACK_ASSIGN_OR_RETURN(Journal j, Parse(text, journal));
-  SEDPACK_ASSIGN_OR_RETURN(std::string info, ReadFileTextBeneath(root, kInfoName, kMaxJournalBytes));
+  SEDPACK_ASSIGN_OR_RETURN(std::string info, ReadFileTextBeneath(root, kInfoName, kMaxJournalBytes, fs));
   const std::string now = HexOf(info);
   if (now == j.after) {
     // The commit point was reached; only the clean-up was cut short.
-    SEDPACK_RETURN_NOT_OK(RemoveJournal(journal));
+    SEDPACK_RETURN_NOT_OK(RemoveJournal(journal, fs));
     return true;
   }
   if (now != j.before) {
     return Status::Corruption(journal, ": an interrupted commit cannot be rolled back: ", JoinRoot(root, kInfoName),
                               " is neither the file it started from nor the one it was writing");
   }
-  SEDPACK_RETURN_NOT_OK(RestoreLists(root, j.files).WithPrefix("rolling back " + journal + ": "));
-  SEDPACK_RETURN_NOT_OK(RemoveJournal(journal));
+  SEDPACK_RETURN_NOT_OK(RestoreLists(root, j.files, fs).WithPrefix("rolling back " + journal + ": "));
+  SEDPACK_RETURN_NOT_OK(RemoveJournal(journal, fs));
   return true;
 }
 
 }  // namespace
 
 Result<std::unique_ptr<LockFile>> TakeCommitLock(const std::string& root, const CommitLockOptions& options) {
-  SEDPACK_RETURN_NOT_OK(CheckStaysBeneath(root, kCommitLockPath));
-  SEDPACK_RETURN_NOT_OK(CreateDirectories(SidecarDir(root)));
+  FileSystem* const fs = options.file_system;
+  SEDPACK_RETURN_NOT_OK(CheckStaysBeneath(root, kCommitLockPath, fs));
+  SEDPACK_RETURN_NOT_OK(CreateDirectories(SidecarDir(root), fs));
   LockFileOptions lo;
   lo.wait_timeout = options.wait_timeout;
   lo.stale_timeout = options.stale_timeout;
+  lo.file_system = fs;
   SEDPACK_ASSIGN_OR_RETURN(std::unique_ptr<LockFile> lock, LockFile::Acquire(JoinRoot(root, kCommitLockPath), lo));
-  SEDPACK_RETURN_NOT_OK(RecoverLocked(root).status());
+  SEDPACK_RETURN_NOT_OK(RecoverLocked(root, fs).status());
   return lock;
 }
 
 Result<bool> RecoverInterruptedCommit(const std::string& root, const CommitLockOptions& options) {
+  FileSystem* const fs = options.file_system;
   const std::string journal = JoinRoot(root, kCommitJournalPath);
-  if (!PathExists(journal)) return false;
-  SEDPACK_RETURN_NOT_OK(CheckStaysBeneath(root, kCommitLockPath));
-  SEDPACK_RETURN_NOT_OK(CreateDirectories(SidecarDir(root)));
+  if (!PathExists(journal, fs)) return false;
+  SEDPACK_RETURN_NOT_OK(CheckStaysBeneath(root, kCommitLockPath, fs));
+  SEDPACK_RETURN_NOT_OK(CreateDirectories(SidecarDir(root), fs));
   LockFileOptions lo;
   lo.wait_timeout = options.wait_timeout;
   lo.stale_timeout = options.stale_timeout;
+  lo.file_system = fs;
   auto lock = LockFile::Acquire(JoinRoot(root, kCommitLockPath), lo);
   if (!lock.ok()) {
     return lock.status().WithPrefix(journal + ": a killed writer left a commit half done; it is undone on the first "
                                     "open with write access (e.g. `sedpack fix`), which failed: ");
   }
-  auto recovered = RecoverLocked(root);
+  auto recovered = RecoverLocked(root, fs);
   (void)(*lock)->Release();
   return recovered;
 }
@@ -191,40 +195,41 @@ namespace {
 // The commit itself, with the lock held (or, without dataset_info_text, for a
 // subtree no other writer touches).
 Status WriteCommit(const std::string& root, std::span<const MetadataWrite> lists,
-                   const std::string* dataset_info_text, const LockFile* held) {
+                   const std::string* dataset_info_text, const LockFile* held, FileSystem* fs) {
+  const AtomicWriteOptions write{.file_system = fs};
   std::string journal;
   if (dataset_info_text) {
-    SEDPACK_ASSIGN_OR_RETURN(std::string info, ReadFileTextBeneath(root, kInfoName, kMaxJournalBytes));
+    SEDPACK_ASSIGN_OR_RETURN(std::string info, ReadFileTextBeneath(root, kInfoName, kMaxJournalBytes, fs));
     Journal j;
     j.before = HexOf(info);
     j.after = HexOf(*dataset_info_text);
     for (const MetadataWrite& w : lists) j.files.push_back(MetadataWrite{w.relative, {}, w.previous});
     journal = JoinRoot(root, kCommitJournalPath);
-    SEDPACK_RETURN_NOT_OK(CheckStaysBeneath(root, kCommitJournalPath));
-    SEDPACK_RETURN_NOT_OK(WriteFileAtomic(journal, Serialize(j)));
+    SEDPACK_RETURN_NOT_OK(CheckStaysBeneath(root, kCommitJournalPath, fs));
+    SEDPACK_RETURN_NOT_OK(WriteFileAtomic(journal, Serialize(j), write));
   }
   std::size_t done = 0;
   Status st;
   for (; done < lists.size(); ++done) {
-    st = CheckStaysBeneath(root, lists[done].relative);
-    if (st.ok()) st = WriteFileAtomic(JoinRoot(root, lists[done].relative), lists[done].text);
+    st = CheckStaysBeneath(root, lists[done].relative, fs);
+    if (st.ok()) st = WriteFileAtomic(JoinRoot(root, lists[done].relative), lists[done].text, write);
     if (!st.ok()) break;
   }
-  if (st.ok() && dataset_info_text) st = CheckStaysBeneath(root, kInfoName);
+  if (st.ok() && dataset_info_text) st = CheckStaysBeneath(root, kInfoName, fs);
   // Last look before the commit point: had another process wrongly broken the
   // lock, committing now could overwrite its commit.
   if (st.ok() && held) st = held->StillHeld();
-  if (st.ok() && dataset_info_text) st = WriteFileAtomic(JoinRoot(root, kInfoName), *dataset_info_text);
+  if (st.ok() && dataset_info_text) st = WriteFileAtomic(JoinRoot(root, kInfoName), *dataset_info_text, write);
   if (st.ok()) {
     // Committed. A journal that cannot be removed now is removed by the next
     // recovery (dataset_info.json is the one it was writing): the commit stands.
-    if (!journal.empty()) (void)RemoveJournal(journal);
+    if (!journal.empty()) (void)RemoveJournal(journal, fs);
     return st;
   }
   // Undo in this process what was written. If that fails too, the journal
   // stays, and the next open with write access rolls the commit back.
   std::vector<MetadataWrite> written(lists.begin(), lists.begin() + static_cast<long>(done));
-  if (RestoreLists(root, written).ok() && !journal.empty()) (void)RemoveJournal(journal);
+  if (RestoreLists(root, written, fs).ok() && !journal.empty()) (void)RemoveJournal(journal, fs);
   return st;
 }
 
@@ -232,16 +237,16 @@ Status WriteCommit(const std::string& root, std::span<const MetadataWrite> lists
 
 Status CommitMetadataLocked(const std::string& root, std::span<const MetadataWrite> lists,
                             const std::string& dataset_info_text, const LockFile& held) {
-  return WriteCommit(root, lists, &dataset_info_text, &held);
+  return WriteCommit(root, lists, &dataset_info_text, &held, held.file_system());
 }
 
 Status CommitMetadata(const std::string& root, std::span<const MetadataWrite> lists,
                       const std::string* dataset_info_text, const CommitLockOptions& options) {
-  if (!dataset_info_text) return WriteCommit(root, lists, nullptr, nullptr);
+  if (!dataset_info_text) return WriteCommit(root, lists, nullptr, nullptr, options.file_system);
   SEDPACK_ASSIGN_OR_RETURN(std::unique_ptr<LockFile> lock, TakeCommitLock(root, options));
   // The outcome is the commit's: a lock that could not be removed is stale
   // once this process is gone, and the next writer breaks it.
-  Status st = WriteCommit(root, lists, dataset_info_text, lock.get());
+  Status st = WriteCommit(root, lists, dataset_info_text, lock.get(), options.file_system);
   (void)lock->Release();
   return st;
 }

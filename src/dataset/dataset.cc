@@ -58,20 +58,32 @@ Status Dataset::ValidateStructure(const DatasetStructure& structure) {
   return Status::OK();
 }
 
+namespace {
+// The commit lock options of a dataset opened with `options`: they carry its FileSystem.
+CommitLockOptions LockOptionsOf(const OpenOptions& options) {
+  CommitLockOptions lock = options.commit_lock;
+  if (options.file_system != nullptr) lock.file_system = options.file_system;
+  return lock;
+}
+}  // namespace
+
 Result<std::shared_ptr<Dataset>> Dataset::Create(const std::string& root, Metadata metadata,
-                                                 DatasetStructure structure) {
+                                                 DatasetStructure structure, const OpenOptions& options) {
   SEDPACK_RETURN_NOT_OK(ValidateStructure(structure));
   SEDPACK_RETURN_NOT_OK(
       ParseSemVer(metadata.sedpack_version).status().WithPrefix("metadata.sedpack_version: "));
-  SEDPACK_RETURN_NOT_OK(CreateDirectories(root));
+  const CommitLockOptions lock = LockOptionsOf(options);
+  SEDPACK_RETURN_NOT_OK(CreateDirectories(root, lock.file_system));
   std::shared_ptr<Dataset> ds(new Dataset());
   ds->root_ = root;
+  ds->lock_options_ = lock;
   ds->info_.metadata = std::move(metadata);
   ds->info_.dataset_structure = std::move(structure);
   SEDPACK_ASSIGN_OR_RETURN(ds->schema_, ds->info_.dataset_structure.Schema());
   const std::string path = ds->PathOf(kDatasetInfoName);
   AtomicWriteOptions opts;
   opts.no_replace = true;  // never overwrite an existing dataset
+  opts.file_system = lock.file_system;
   Status st = WriteFileAtomic(path, SerializeDatasetInfo(ds->info_), opts);
   if (st.code() == StatusCode::kAlreadyExists) {
     return Status::AlreadyExists("a dataset already exists at ", root, " (", path, " is present)");
@@ -83,14 +95,15 @@ Result<std::shared_ptr<Dataset>> Dataset::Create(const std::string& root, Metada
 Result<std::shared_ptr<Dataset>> Dataset::Open(const std::string& root, const OpenOptions& options) {
   std::shared_ptr<Dataset> ds(new Dataset());
   ds->root_ = root;
-  ds->lock_options_ = options.commit_lock;
-  if (PackReader::IsPack(root)) {
-    SEDPACK_ASSIGN_OR_RETURN(auto pack, PackReader::Open(root));
+  ds->lock_options_ = LockOptionsOf(options);
+  FileSystem* const fs = ds->file_system();
+  if (PackReader::IsPack(root, fs)) {
+    SEDPACK_ASSIGN_OR_RETURN(auto pack, PackReader::Open(root, fs));
     ds->pack_ = std::move(pack);
   } else {
     // A writer that died mid-commit left a journal: put the dataset back to its
     // last completed commit before reading anything (commit.h).
-    SEDPACK_RETURN_NOT_OK(RecoverInterruptedCommit(root, options.commit_lock).status());
+    SEDPACK_RETURN_NOT_OK(RecoverInterruptedCommit(root, ds->lock_options_).status());
   }
   const std::string path = ds->PathOf(kDatasetInfoName);
   auto text = ds->ReadText(kDatasetInfoName, kMaxMetadataBytes);
@@ -114,25 +127,25 @@ std::string Dataset::PathOf(std::string_view relative) const { return JoinRoot(r
 
 Result<std::vector<std::byte>> Dataset::ReadBytes(std::string_view relative, std::uint64_t max_bytes) const {
   if (pack_) return pack_->Read(relative, max_bytes);
-  return ReadFileBytesBeneath(root_, relative, max_bytes);
+  return ReadFileBytesBeneath(root_, relative, max_bytes, file_system());
 }
 
 Result<std::string> Dataset::ReadText(std::string_view relative, std::uint64_t max_bytes) const {
-  if (!pack_) return ReadFileTextBeneath(root_, relative, max_bytes);
+  if (!pack_) return ReadFileTextBeneath(root_, relative, max_bytes, file_system());
   SEDPACK_ASSIGN_OR_RETURN(std::vector<std::byte> bytes, pack_->Read(relative, max_bytes));
   return std::string(reinterpret_cast<const char*>(bytes.data()), bytes.size());
 }
 
 Result<std::uint64_t> Dataset::SizeOf(std::string_view relative) const {
   if (pack_) return pack_->Size(relative);
-  return FileSizeBeneath(root_, relative);
+  return FileSizeBeneath(root_, relative, file_system());
 }
 
 Result<std::vector<std::string>> Dataset::HashOf(std::string_view relative) const {
   const auto& algos = info_.dataset_structure.hash_checksum_algorithms;
   if (!pack_) {
-    SEDPACK_ASSIGN_OR_RETURN(BeneathFile file, OpenFileBeneath(root_, relative));
-    return HashFd(algos, file.fd.get(), file.path);
+    SEDPACK_ASSIGN_OR_RETURN(BeneathFile file, OpenFileBeneath(root_, relative, file_system()));
+    return HashFd(algos, file.fd.get(), file.path, file_system());
   }
   SEDPACK_ASSIGN_OR_RETURN(std::vector<std::byte> bytes, pack_->Read(relative));
   return HashBytes(algos, bytes);
@@ -141,13 +154,15 @@ Result<std::vector<std::string>> Dataset::HashOf(std::string_view relative) cons
 Status Dataset::WriteFile(std::string_view relative, std::string_view text,
                           const AtomicWriteOptions& options) const {
   if (pack_) return Status::InvalidArgument(root_, ": a packed dataset is read-only");
-  SEDPACK_RETURN_NOT_OK(CheckStaysBeneath(root_, relative));
-  return WriteFileAtomic(PathOf(relative), text, options);
+  SEDPACK_RETURN_NOT_OK(CheckStaysBeneath(root_, relative, file_system()));
+  AtomicWriteOptions write = options;
+  if (write.file_system == nullptr) write.file_system = file_system();
+  return WriteFileAtomic(PathOf(relative), text, write);
 }
 
 Status Dataset::Reload() {
   OpenOptions options;
-  options.commit_lock = lock_options_;
+  options.commit_lock = lock_options_;  // with the FileSystem
   SEDPACK_ASSIGN_OR_RETURN(std::shared_ptr<Dataset> fresh, Open(root_, options));
   info_ = fresh->info_;
   schema_ = fresh->schema_;

@@ -196,14 +196,14 @@ class Filler::Impl {
     written_lists_.clear();
     std::set<std::string> folders;
     for (const std::string& rel : files) {
-      (void)RemoveTree(dataset_->PathOf(rel));
+      (void)RemoveTree(dataset_->PathOf(rel), dataset_->file_system());
       for (std::string dir = ParentOf(rel); dir.find('/') != std::string::npos; dir = ParentOf(dir)) {
         folders.insert(dir);
       }
     }
     // Deepest first; a folder still holding something stays.
     for (auto it = folders.rbegin(); it != folders.rend(); ++it) {
-      (void)CurrentFileSystem().Rmdir(dataset_->PathOf(*it).c_str());
+      (void)FileSystemOr(dataset_->file_system()).Rmdir(dataset_->PathOf(*it).c_str());
     }
   }
 
@@ -243,7 +243,7 @@ class Filler::Impl {
     const auto& algos = dataset_->info().dataset_structure.hash_checksum_algorithms;
     ShardsList list;
     const std::string list_path = st.leaf_dir + "/" + std::string(kListName);
-    if (PathExists(dataset_->PathOf(list_path))) {
+    if (PathExists(dataset_->PathOf(list_path), dataset_->file_system())) {
       // A folder this filler did not make (a fixed relative_path_from_split
       // reused): extend its list, and keep the old text to put back on failure.
       SEDPACK_ASSIGN_OR_RETURN(std::string previous, dataset_->ReadText(list_path, 1ULL << 32));
@@ -375,6 +375,7 @@ class Filler::Impl {
     AtomicWriteOptions wopts;
     wopts.sync = options_.sync;
     wopts.no_replace = true;  // random names never collide in practice; never clobber
+    wopts.file_system = dataset_->file_system();
     return wopts;
   }
 
@@ -394,7 +395,7 @@ class Filler::Impl {
     if (Sticky().ok()) {
       // The split folder (or the writer's sub-folder) may be a symbolic link
       // leading out of the dataset; shards are not written through it.
-      Status s = CheckStaysBeneath(dataset_->root(), w.rel_path);
+      Status s = CheckStaysBeneath(dataset_->root(), w.rel_path, dataset_->file_system());
       if (s.ok()) s = WriteFileAtomic(w.path, w.bytes.span(), ShardWriteOptions());
       RecordShardWrite(s, w, std::move(w.hashes));
     }
@@ -407,7 +408,7 @@ class Filler::Impl {
   // buffer for the whole compressed file.
   void StreamShard(ShardWriter& writer, PendingWrite w, const std::vector<HashAlgorithm>& algos,
                    int codec_threads) {
-    Status s = CheckStaysBeneath(dataset_->root(), w.rel_path);
+    Status s = CheckStaysBeneath(dataset_->root(), w.rel_path, dataset_->file_system());
     Result<MultiHasher> hasher = MultiHasher::Make(algos);
     if (s.ok()) s = hasher.status();
     if (s.ok()) {

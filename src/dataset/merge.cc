@@ -73,7 +73,7 @@ class Merger {
 
     ShardsList list;
     std::optional<std::string> previous;
-    if (PathExists(ds_.PathOf(list_path))) {
+    if (PathExists(ds_.PathOf(list_path), ds_.file_system())) {
       SEDPACK_ASSIGN_OR_RETURN(previous, ds_.ReadText(list_path, std::uint64_t{1} << 30));
       SEDPACK_ASSIGN_OR_RETURN(list, ParseShardsList(*previous, list_path));
     } else {

@@ -30,7 +30,7 @@ namespace {
 // is neither zero-filled nor freshly mapped for every shard.
 Status ReadFileInto(const Dataset& dataset, std::string_view relative, std::uint64_t max_bytes,
                     codecs_internal::ByteBuffer* out) {
-  SEDPACK_ASSIGN_OR_RETURN(BeneathFile file, OpenFileBeneath(dataset.root(), relative));
+  SEDPACK_ASSIGN_OR_RETURN(BeneathFile file, OpenFileBeneath(dataset.root(), relative, dataset.file_system()));
   const std::uint64_t size = file.size;
   if (size > max_bytes) {
     return Status::ResourceExhausted("file ", file.path, " has ", size, " bytes, more than the limit of ",
@@ -41,7 +41,8 @@ Status ReadFileInto(const Dataset& dataset, std::string_view relative, std::uint
   } catch (const std::bad_alloc&) {
     return Status::ResourceExhausted("out of memory reading ", file.path, " (", size, " bytes)");
   }
-  return ReadFully(file.fd.get(), std::span<std::byte>(out->data(), out->size()), file.path);
+  return ReadFully(file.fd.get(), std::span<std::byte>(out->data(), out->size()), file.path, std::nullopt,
+                   dataset.file_system());
 }
 
 }  // namespace

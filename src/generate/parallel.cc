@@ -44,22 +44,22 @@ double SecondsSince(std::chrono::steady_clock::time_point start) {
 
 Status PrepareGenerateOutput(const std::string& out) {
   namespace fs = std::filesystem;
-  std::error_code ec;
-  if (!fs::exists(out, ec)) return Status::OK();
-  if (fs::exists(fs::path(out) / "dataset_info.json", ec)) {
+  if (!PathExists(out)) return Status::OK();
+  if (PathExists((fs::path(out) / "dataset_info.json").string())) {
     return Status::AlreadyExists(out, " already holds a sedpack dataset; add examples to it with --append, "
                                       "or choose a new folder");
   }
-  if (!fs::is_directory(out, ec)) return Status::AlreadyExists(out, " exists and is not a folder");
-  std::vector<fs::path> temps;
-  for (const auto& e : fs::directory_iterator(out, ec)) {
-    if (!e.is_regular_file(ec) || !IsAtomicWriteTempName(e.path().filename().string())) {
+  if (!IsDirectory(out)) return Status::AlreadyExists(out, " exists and is not a folder");
+  std::vector<std::string> temps;
+  for (const DirEntry& e : ListDirectory(out).ValueOr({})) {
+    const std::string path = JoinRoot(out, e.name);
+    if (!IsRegularFile(path) || !IsAtomicWriteTempName(e.name)) {
       return Status::AlreadyExists(
           out, " already exists and is not empty; generate writes a new dataset, choose a new or empty folder");
     }
-    temps.push_back(e.path());
+    temps.push_back(path);
   }
-  for (const fs::path& t : temps) (void)RemoveTree(t.string());
+  for (const std::string& t : temps) (void)RemoveTree(t);
   return Status::OK();
 }
 

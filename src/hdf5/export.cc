@@ -372,7 +372,7 @@ Result<Hdf5ExportSummary> ExportHdf5(Comm& comm, std::shared_ptr<const Dataset> 
   }
   auto fail = [&](const Status& st) -> Status {
     writer.reset();
-    if (root) std::filesystem::remove(temp);
+    if (root) (void)RemoveTree(temp);
     return st;
   };
   if (Status st = AgreeOnStatus(comm, planned); !st.ok()) return fail(st);
@@ -427,11 +427,9 @@ Result<Hdf5ExportSummary> ExportHdf5(Comm& comm, std::shared_ptr<const Dataset> 
   if (root) {
     closed = writer->Close();
     writer.reset();
-    if (closed.ok()) {
-      std::error_code ec;
-      std::filesystem::rename(temp, out, ec);
-      if (ec) closed = Status::IOError("export-hdf5: cannot rename ", temp, " to ", out, ": ", ec.message());
-    }
+    // The HDF5 library wrote the file; it becomes the output only once its
+    // bytes and then its name are on disk.
+    if (closed.ok()) closed = MoveIntoPlace(temp, out, "export-hdf5");
   }
   if (Status st = AgreeOnStatus(comm, closed); !st.ok()) return fail(st);
   Hdf5ExportSummary s;

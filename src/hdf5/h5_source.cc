@@ -1,9 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
+#include <fcntl.h>
+
 #include <algorithm>
 #include <limits>
 #include <string>
 
 #include "hdf5/h5_internal.h"
+#include "sedpack/io/file_system.h"
 
 namespace sedpack::h5 {
 namespace {
@@ -56,9 +59,9 @@ std::string LastError() {
 Result<Handle> OpenFile(const std::string& path) {
   SilenceLibraryErrors();
   if (H5Fis_hdf5(path.c_str()) <= 0) {
-    std::FILE* f = std::fopen(path.c_str(), "rb");
-    if (!f) return Status::NotFound(path, ": cannot open the file");
-    std::fclose(f);
+    const int fd = CurrentFileSystem().Open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return Status::NotFound(path, ": cannot open the file");
+    CurrentFileSystem().Close(fd);
     LastError();
     return Status::InvalidArgument(path, ": not an HDF5 file");
   }

@@ -212,9 +212,8 @@ class Importer {
 };
 
 Status CheckOutputFree(const std::string& out, std::string_view who, bool* existed) {
-  std::error_code ec;
-  *existed = std::filesystem::exists(out, ec);
-  if (*existed && !(std::filesystem::is_directory(out, ec) && std::filesystem::is_empty(out, ec))) {
+  *existed = PathExists(out);
+  if (*existed && !IsEmptyDirectory(out)) {
     return Status::AlreadyExists(out, " already exists; ", who,
                                  " writes a new dataset, choose a new or empty folder");
   }

@@ -404,13 +404,16 @@ Result<std::shared_ptr<const SampleIndex>> SampleIndex::OpenInDataset(const std:
 }
 
 Result<std::shared_ptr<const SampleIndex>> SampleIndex::MapFile(int fd, const std::string& path) {
-  struct stat st {};
-  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+  FileStat st;
+  if (CurrentFileSystem().Fstat(fd, &st) != 0 || st.type != FileType::kRegular) {
     return Status::IOError("not a readable regular file: ", path);
   }
   std::unique_ptr<SampleIndex> index(new SampleIndex());
-  index->size_ = static_cast<std::size_t>(st.st_size);
+  index->size_ = static_cast<std::size_t>(st.size);
   if (index->size_ > 0) {
+    // Mapped by the kernel (FileSystem has no mmap): the index is read in
+    // place, never copied, which a FileSystem without kernel descriptors
+    // cannot offer.
     void* m = ::mmap(nullptr, index->size_, PROT_READ, MAP_PRIVATE, fd, 0);
     if (m == MAP_FAILED) {
       const int err = errno;

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "sedpack/io/file.h"
+#include "sedpack/io/file_system.h"
 #include "sedpack/status.h"
 
 namespace sedpack {
@@ -23,9 +24,10 @@ namespace sedpack {
 class FileDescriptor {
  public:
   FileDescriptor() = default;
-  explicit FileDescriptor(int fd) : fd_(fd) {}
+  /// `fd` was opened through `fs` (nullptr: CurrentFileSystem()), which closes it.
+  explicit FileDescriptor(int fd, FileSystem* fs = nullptr) : fd_(fd), fs_(fs) {}
   ~FileDescriptor() { Reset(); }
-  FileDescriptor(FileDescriptor&& other) noexcept : fd_(other.Release()) {}
+  FileDescriptor(FileDescriptor&& other) noexcept : fs_(other.fs_) { fd_ = other.Release(); }
   FileDescriptor& operator=(FileDescriptor&& other) noexcept;
   FileDescriptor(const FileDescriptor&) = delete;
   FileDescriptor& operator=(const FileDescriptor&) = delete;
@@ -42,6 +44,7 @@ class FileDescriptor {
 
  private:
   int fd_ = -1;
+  FileSystem* fs_ = nullptr;
 };
 
 /// Open `relative`, a path inside the folder `root`, such that resolving it
@@ -59,7 +62,7 @@ class FileDescriptor {
 /// RESOLVE_BENEATH refuses), the canonical path (realpath) is compared with the
 /// canonical root and the file is then opened by its canonical path.
 Result<FileDescriptor> OpenBeneath(const std::string& root, std::string_view relative,
-                                   int flags = O_RDONLY);
+                                   int flags = O_RDONLY, FileSystem* fs = nullptr);
 
 /// A regular file opened beneath a root for reading, with its size.
 struct BeneathFile {
@@ -69,15 +72,16 @@ struct BeneathFile {
 };
 /// OpenBeneath for reading a regular file: IOError "not a regular file: <path>"
 /// for anything else (a FIFO is opened without blocking and refused).
-Result<BeneathFile> OpenFileBeneath(const std::string& root, std::string_view relative);
+Result<BeneathFile> OpenFileBeneath(const std::string& root, std::string_view relative,
+                                    FileSystem* fs = nullptr);
 /// Fill `out` from `fd` (at `offset` with positioned reads, else from the file
 /// position), retrying interrupted and short reads. IOError naming `path` on a
 /// read error, or when the file ends first ("shrank while being read").
 Status ReadFully(int fd, std::span<std::byte> out, const std::string& path,
-                 std::optional<std::uint64_t> offset = std::nullopt);
+                 std::optional<std::uint64_t> offset = std::nullopt, FileSystem* fs = nullptr);
 /// Read the whole of an open regular file of `size` bytes (its size at open
 /// time). ResourceExhausted if larger than `max_bytes`; `path` is for messages.
 Result<std::vector<std::byte>> ReadAllBytes(int fd, std::uint64_t size, const std::string& path,
-                                            std::uint64_t max_bytes);
+                                            std::uint64_t max_bytes, FileSystem* fs = nullptr);
 
 }  // namespace sedpack

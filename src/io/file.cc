@@ -40,10 +40,10 @@ constexpr std::string_view kOutsideRoot = "leads outside the dataset root";
 std::atomic<bool> g_no_openat2{false};
 std::atomic<bool> g_force_fallback{false};
 
-long OpenAt2(int dirfd, const std::string& path, int flags, std::uint64_t resolve) {
+long OpenAt2(FileSystem& files, int dirfd, const std::string& path, int flags, std::uint64_t resolve) {
   const auto how_flags = static_cast<std::uint64_t>(flags | O_CLOEXEC);
   for (int attempt = 0;; ++attempt) {
-    const long fd = CurrentFileSystem().OpenAt2(dirfd, path.c_str(), how_flags, resolve);
+    const long fd = files.OpenAt2(dirfd, path.c_str(), how_flags, resolve);
     if (fd >= 0) return fd;
     // EAGAIN: a rename elsewhere raced with the lookup and the kernel could not
     // be sure a ".." stayed beneath; asking again settles it.
@@ -52,11 +52,9 @@ long OpenAt2(int dirfd, const std::string& path, int flags, std::uint64_t resolv
   }
 }
 
-std::optional<std::string> Canonical(const std::string& path) {
-  char* resolved = ::realpath(path.c_str(), nullptr);
-  if (resolved == nullptr) return std::nullopt;
-  std::string out(resolved);
-  std::free(resolved);
+std::optional<std::string> Canonical(FileSystem& files, const std::string& path) {
+  std::string out;
+  if (files.RealPath(path.c_str(), &out) != 0) return std::nullopt;
   return out;
 }
 
@@ -87,11 +85,11 @@ Status OpenError(const std::string& path, int err) {
 // The fallback of OpenBeneath: resolve `path` completely, compare it with the
 // canonical root, then open it by its canonical path (which names no link; with
 // openat2 the kernel makes sure of that, so a link swapped in meanwhile fails).
-Result<FileDescriptor> OpenCanonicalBeneath(int root_fd, const std::string& root, const std::string& path,
-                                            int flags, bool have_openat2) {
-  const auto canonical_root = Canonical(root.empty() ? "." : root);
+Result<FileDescriptor> OpenCanonicalBeneath(FileSystem& files, int root_fd, const std::string& root,
+                                            const std::string& path, int flags, bool have_openat2) {
+  const auto canonical_root = Canonical(files, root.empty() ? "." : root);
   if (!canonical_root) return OpenError(root, errno);
-  const auto canonical = Canonical(path);
+  const auto canonical = Canonical(files, path);
   // realpath also fails (ENOENT) for a link whose target is missing: there is
   // nothing to open, wherever the link points.
   if (!canonical) return OpenError(path, errno);
@@ -102,10 +100,10 @@ Result<FileDescriptor> OpenCanonicalBeneath(int root_fd, const std::string& root
   }
   long fd;
   if (have_openat2) {
-    fd = OpenAt2(root_fd, rel, flags, RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS);
+    fd = OpenAt2(files, root_fd, rel, flags, RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS);
   } else {
     do {
-      fd = CurrentFileSystem().OpenAt(root_fd, rel.c_str(), flags | O_CLOEXEC | O_NOFOLLOW);
+      fd = files.OpenAt(root_fd, rel.c_str(), flags | O_CLOEXEC | O_NOFOLLOW);
     } while (fd < 0 && errno == EINTR);
   }
   if (fd < 0) {
@@ -113,7 +111,7 @@ Result<FileDescriptor> OpenCanonicalBeneath(int root_fd, const std::string& root
     if (errno == ELOOP || errno == EXDEV) return OutsideRoot(root, path, "");
     return OpenError(path, errno);
   }
-  return FileDescriptor(static_cast<int>(fd));
+  return FileDescriptor(static_cast<int>(fd), &files);
 }
 
 std::string TempNameFor(const std::string& path) {
@@ -131,10 +129,10 @@ std::string TempNameFor(const std::string& path) {
   return (p.parent_path() / name).string();
 }
 
-Status WriteAll(int fd, const std::byte* data, std::size_t size, const std::string& path) {
+Status WriteAll(FileSystem& files, int fd, const std::byte* data, std::size_t size, const std::string& path) {
   while (size > 0) {
     const std::size_t chunk = std::min<std::size_t>(size, 1u << 30);
-    const long n = CurrentFileSystem().Write(fd, data, chunk);
+    const long n = files.Write(fd, data, chunk);
     if (n < 0) {
       if (errno == EINTR) continue;
       return ErrnoStatus("cannot write", path, errno);
@@ -150,13 +148,14 @@ Status WriteAll(int fd, const std::byte* data, std::size_t size, const std::stri
 FileDescriptor& FileDescriptor::operator=(FileDescriptor&& other) noexcept {
   if (this != &other) {
     Reset();
+    fs_ = other.fs_;
     fd_ = other.Release();
   }
   return *this;
 }
 
 void FileDescriptor::Reset() {
-  if (fd_ >= 0) CurrentFileSystem().Close(fd_);
+  if (fd_ >= 0) FileSystemOr(fs_).Close(fd_);
   fd_ = -1;
 }
 
@@ -165,7 +164,9 @@ void SetOpenBeneathFallbackForTesting(bool on) { g_force_fallback.store(on); }
 std::string AtomicTempName(const std::string& path) { return TempNameFor(path); }
 }  // namespace io_internal
 
-Result<FileDescriptor> OpenBeneath(const std::string& root, std::string_view relative, int flags) {
+Result<FileDescriptor> OpenBeneath(const std::string& root, std::string_view relative, int flags,
+                                   FileSystem* fs) {
+  FileSystem& files = FileSystemOr(fs);
   const std::string path = JoinRoot(root, relative);
   if (relative.find('\0') != std::string_view::npos) {
     return Status::InvalidArgument(path, ": the path contains a NUL byte");
@@ -174,58 +175,58 @@ Result<FileDescriptor> OpenBeneath(const std::string& root, std::string_view rel
   // root by realpath: refuse it up front so both ways agree.
   if (!relative.empty() && relative.front() == '/') return OutsideRoot(root, path, "");
   const std::string rel = relative.empty() ? "." : std::string(relative);
-  FileDescriptor dir(CurrentFileSystem().Open(root.empty() ? "." : root.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
+  FileDescriptor dir(files.Open(root.empty() ? "." : root.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC), &files);
   if (!dir.valid()) return OpenError(root.empty() ? "." : root, errno);
   bool have_openat2 =
       !g_no_openat2.load(std::memory_order_relaxed) && !g_force_fallback.load(std::memory_order_relaxed);
   if (have_openat2) {
-    const long fd = OpenAt2(dir.get(), rel, flags, RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS);
-    if (fd >= 0) return FileDescriptor(static_cast<int>(fd));
+    const long fd = OpenAt2(files, dir.get(), rel, flags, RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS);
+    if (fd >= 0) return FileDescriptor(static_cast<int>(fd), &files);
     const int err = errno;
     if (err == EXDEV || err == ELOOP) {
       // Leaves the root, or is an absolute link (refused by RESOLVE_BENEATH even
       // when it points back inside): the canonical path decides.
-      return OpenCanonicalBeneath(dir.get(), root, path, flags, /*have_openat2=*/true);
+      return OpenCanonicalBeneath(files, dir.get(), root, path, flags, /*have_openat2=*/true);
     }
     if (err != ENOSYS && err != EPERM) return OpenError(path, err);
     // No openat2 here (an old kernel, or a seccomp filter refusing it).
     g_no_openat2.store(true, std::memory_order_relaxed);
     have_openat2 = false;
   }
-  return OpenCanonicalBeneath(dir.get(), root, path, flags, have_openat2);
+  return OpenCanonicalBeneath(files, dir.get(), root, path, flags, have_openat2);
 }
 
-Result<BeneathFile> OpenFileBeneath(const std::string& root, std::string_view relative) {
+Result<BeneathFile> OpenFileBeneath(const std::string& root, std::string_view relative, FileSystem* fs) {
   BeneathFile file;
   file.path = JoinRoot(root, relative);
   // O_NONBLOCK: opening a FIFO planted in a dataset must not hang (it is then
   // refused below); for regular files the flag changes nothing.
-  SEDPACK_ASSIGN_OR_RETURN(file.fd, OpenBeneath(root, relative, O_RDONLY | O_NONBLOCK));
-  struct stat st {};
-  if (::fstat(file.fd.get(), &st) != 0) return ErrnoStatus("cannot stat", file.path, errno);
-  if (!S_ISREG(st.st_mode)) return Status::IOError("not a regular file: ", file.path);
-  file.size = static_cast<std::uint64_t>(st.st_size);
+  SEDPACK_ASSIGN_OR_RETURN(file.fd, OpenBeneath(root, relative, O_RDONLY | O_NONBLOCK, fs));
+  FileStat st;
+  if (FileSystemOr(fs).Fstat(file.fd.get(), &st) != 0) return ErrnoStatus("cannot stat", file.path, errno);
+  if (st.type != FileType::kRegular) return Status::IOError("not a regular file: ", file.path);
+  file.size = st.size;
   return file;
 }
 
 Result<std::vector<std::byte>> ReadFileBytesBeneath(const std::string& root, std::string_view relative,
-                                                    std::uint64_t max_bytes) {
-  SEDPACK_ASSIGN_OR_RETURN(BeneathFile file, OpenFileBeneath(root, relative));
-  return ReadAllBytes(file.fd.get(), file.size, file.path, max_bytes);
+                                                    std::uint64_t max_bytes, FileSystem* fs) {
+  SEDPACK_ASSIGN_OR_RETURN(BeneathFile file, OpenFileBeneath(root, relative, fs));
+  return ReadAllBytes(file.fd.get(), file.size, file.path, max_bytes, fs);
 }
 
 Result<std::string> ReadFileTextBeneath(const std::string& root, std::string_view relative,
-                                        std::uint64_t max_bytes) {
-  SEDPACK_ASSIGN_OR_RETURN(std::vector<std::byte> bytes, ReadFileBytesBeneath(root, relative, max_bytes));
+                                        std::uint64_t max_bytes, FileSystem* fs) {
+  SEDPACK_ASSIGN_OR_RETURN(std::vector<std::byte> bytes, ReadFileBytesBeneath(root, relative, max_bytes, fs));
   return std::string(reinterpret_cast<const char*>(bytes.data()), bytes.size());
 }
 
-Result<std::uint64_t> FileSizeBeneath(const std::string& root, std::string_view relative) {
-  SEDPACK_ASSIGN_OR_RETURN(BeneathFile file, OpenFileBeneath(root, relative));
+Result<std::uint64_t> FileSizeBeneath(const std::string& root, std::string_view relative, FileSystem* fs) {
+  SEDPACK_ASSIGN_OR_RETURN(BeneathFile file, OpenFileBeneath(root, relative, fs));
   return file.size;
 }
 
-Status CheckStaysBeneath(const std::string& root, std::string_view relative) {
+Status CheckStaysBeneath(const std::string& root, std::string_view relative, FileSystem* fs) {
   const std::string path = JoinRoot(root, relative);
   if (!relative.empty() && relative.front() == '/') return OutsideRoot(root, path, "");
   // The folders on the way, without the file itself.
@@ -245,7 +246,7 @@ Status CheckStaysBeneath(const std::string& root, std::string_view relative) {
       if (i) prefix += '/';
       prefix += parts[i];
     }
-    auto dir = OpenBeneath(root, prefix, O_PATH | O_DIRECTORY);
+    auto dir = OpenBeneath(root, prefix, O_PATH | O_DIRECTORY, fs);
     if (dir.ok()) return Status::OK();
     if (dir.status().code() != StatusCode::kNotFound || n == 0) {
       return dir.status().WithPrefix(path + ": ");
@@ -258,23 +259,24 @@ bool IsOutsideRoot(const Status& status) {
 }
 
 Result<std::vector<std::byte>> ReadAllBytes(int fd, std::uint64_t size, const std::string& path,
-                                            std::uint64_t max_bytes) {
+                                            std::uint64_t max_bytes, FileSystem* fs) {
   if (size > max_bytes) {
     return Status::ResourceExhausted("file ", path, " has ", size, " bytes, more than the limit of ",
                                      max_bytes);
   }
   std::vector<std::byte> out(size);
-  SEDPACK_RETURN_NOT_OK(ReadFully(fd, out, path));
+  SEDPACK_RETURN_NOT_OK(ReadFully(fd, out, path, std::nullopt, fs));
   return out;
 }
 
-Status ReadFully(int fd, std::span<std::byte> out, const std::string& path, std::optional<std::uint64_t> offset) {
+Status ReadFully(int fd, std::span<std::byte> out, const std::string& path, std::optional<std::uint64_t> offset,
+                 FileSystem* fs) {
+  FileSystem& files = FileSystemOr(fs);
   std::size_t done = 0;
   while (done < out.size()) {
     const std::size_t chunk = std::min<std::size_t>(out.size() - done, std::size_t{1} << 30);
-    const long n = offset ? CurrentFileSystem().Pread(fd, out.data() + done, chunk,
-                                                      static_cast<std::int64_t>(*offset + done))
-                          : CurrentFileSystem().Read(fd, out.data() + done, chunk);
+    const long n = offset ? files.Pread(fd, out.data() + done, chunk, static_cast<std::int64_t>(*offset + done))
+                          : files.Read(fd, out.data() + done, chunk);
     if (n < 0) {
       if (errno == EINTR) continue;
       return ErrnoStatus("cannot read", path, errno);
@@ -285,17 +287,18 @@ Status ReadFully(int fd, std::span<std::byte> out, const std::string& path, std:
   return Status::OK();
 }
 
-Result<std::vector<std::byte>> ReadFileBytes(const std::string& path, std::uint64_t max_bytes) {
-  FileDescriptor fd(CurrentFileSystem().Open(path.c_str(), O_RDONLY | O_CLOEXEC));
+Result<std::vector<std::byte>> ReadFileBytes(const std::string& path, std::uint64_t max_bytes, FileSystem* fs) {
+  FileSystem& files = FileSystemOr(fs);
+  FileDescriptor fd(files.Open(path.c_str(), O_RDONLY | O_CLOEXEC), &files);
   if (fd.get() < 0) return ErrnoStatus("cannot open", path, errno);
-  struct stat st {};
-  if (::fstat(fd.get(), &st) != 0) return ErrnoStatus("cannot stat", path, errno);
-  if (!S_ISREG(st.st_mode)) return Status::IOError("not a regular file: ", path);
-  return ReadAllBytes(fd.get(), static_cast<std::uint64_t>(st.st_size), path, max_bytes);
+  FileStat st;
+  if (files.Fstat(fd.get(), &st) != 0) return ErrnoStatus("cannot stat", path, errno);
+  if (st.type != FileType::kRegular) return Status::IOError("not a regular file: ", path);
+  return ReadAllBytes(fd.get(), st.size, path, max_bytes, &files);
 }
 
-Result<std::string> ReadFileText(const std::string& path, std::uint64_t max_bytes) {
-  SEDPACK_ASSIGN_OR_RETURN(std::vector<std::byte> bytes, ReadFileBytes(path, max_bytes));
+Result<std::string> ReadFileText(const std::string& path, std::uint64_t max_bytes, FileSystem* fs) {
+  SEDPACK_ASSIGN_OR_RETURN(std::vector<std::byte> bytes, ReadFileBytes(path, max_bytes, fs));
   return std::string(reinterpret_cast<const char*>(bytes.data()), bytes.size());
 }
 
@@ -306,24 +309,24 @@ Status WriteFileAtomic(const std::string& path, std::span<const std::byte> data,
 
 Status WriteFileAtomicStreamed(const std::string& path, const std::function<Status(const ByteSink&)>& produce,
                                const AtomicWriteOptions& options) {
+  FileSystem& files = FileSystemOr(options.file_system);
   const std::filesystem::path p(path);
-  if (p.has_parent_path()) SEDPACK_RETURN_NOT_OK(CreateDirectories(p.parent_path().string()));
+  if (p.has_parent_path()) SEDPACK_RETURN_NOT_OK(CreateDirectories(p.parent_path().string(), &files));
   const std::string tmp = TempNameFor(path);
-  FileSystem& files = CurrentFileSystem();
-  FileDescriptor fd(files.Open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644));
+  FileDescriptor fd(files.Open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644), &files);
   if (fd.get() < 0) return ErrnoStatus("cannot create", tmp, errno);
   // Pieces below 64 KiB are gathered (an index hands over one path at a time).
   constexpr std::size_t kGather = std::size_t{1} << 20;
   std::vector<std::byte> pending;
   auto flush = [&]() -> Status {
-    Status w = WriteAll(fd.get(), pending.data(), pending.size(), tmp);
+    Status w = WriteAll(files, fd.get(), pending.data(), pending.size(), tmp);
     pending.clear();
     return w;
   };
   const ByteSink sink = [&](std::span<const std::byte> piece) -> Status {
     if (piece.size() >= (kGather >> 4)) {
       SEDPACK_RETURN_NOT_OK(flush());
-      return WriteAll(fd.get(), piece.data(), piece.size(), tmp);
+      return WriteAll(files, fd.get(), piece.data(), piece.size(), tmp);
     }
     if (pending.capacity() < kGather) pending.reserve(kGather);
     if (pending.size() + piece.size() > kGather) SEDPACK_RETURN_NOT_OK(flush());
@@ -357,7 +360,7 @@ Status WriteFileAtomicStreamed(const std::string& path, const std::function<Stat
     return st;
   }
   if (options.sync && p.has_parent_path()) {
-    FileDescriptor dir(files.Open(p.parent_path().c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+    FileDescriptor dir(files.Open(p.parent_path().c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC), &files);
     // Best effort: the file is in place by now, and an error here would report
     // a write as failed that readers already see.
     if (dir.get() >= 0) files.Fsync(dir.get());
@@ -376,15 +379,36 @@ bool IsAtomicWriteTempName(std::string_view file_name) {
   return file_name.starts_with("update_") && file_name.find("_of_") != std::string_view::npos;
 }
 
-Status CreateDirectories(const std::string& path) {
+Status MoveIntoPlace(const std::string& from, const std::string& to, std::string_view what, FileSystem* fs) {
+  FileSystem& files = FileSystemOr(fs);
+  const std::string prefix = what.empty() ? std::string() : std::string(what) + ": ";
+  {
+    FileDescriptor fd(files.Open(from.c_str(), O_RDONLY | O_CLOEXEC), &files);
+    if (!fd.valid()) return ErrnoStatus(prefix + "cannot open", from, errno);
+    if (files.Fsync(fd.get()) != 0) return ErrnoStatus(prefix + "cannot fsync", from, errno);
+  }
+  if (files.Rename(from.c_str(), to.c_str()) != 0) {
+    return Status::IOError(prefix, "cannot rename ", from, " to ", to, ": ", std::strerror(errno));
+  }
+  const std::filesystem::path parent = std::filesystem::path(to).parent_path();
+  const std::string dir_path = parent.empty() ? "." : parent.string();
+  FileDescriptor dir(files.Open(dir_path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC), &files);
+  // Best effort, as in WriteFileAtomic: the file is in place by now, and an
+  // error here would report as failed a write that readers already see.
+  if (dir.valid()) files.Fsync(dir.get());
+  return Status::OK();
+}
+
+Status CreateDirectories(const std::string& path, FileSystem* fs) {
+  FileSystem& files = FileSystemOr(fs);
   // mkdir of every missing component, parents first; one that exists (made by
   // someone else meanwhile, too) is fine if it is a folder.
   std::vector<std::string> missing;
   std::filesystem::path p = std::filesystem::path(path).lexically_normal();
   while (!p.empty() && p != p.root_path()) {
-    struct stat st {};
-    if (::stat(p.c_str(), &st) == 0) {
-      if (!S_ISDIR(st.st_mode)) return Status::IOError("cannot create folder ", path, ": ", p.string(), " is not a folder");
+    FileStat st;
+    if (files.Stat(p.c_str(), &st) == 0) {
+      if (st.type != FileType::kDirectory) return Status::IOError("cannot create folder ", path, ": ", p.string(), " is not a folder");
       break;
     }
     if (errno != ENOENT) return ErrnoStatus("cannot create folder", path, errno);
@@ -399,7 +423,7 @@ Status CreateDirectories(const std::string& path) {
   // (or the ranks, for shared parents) race to make the same folders, each
   // folder a job asks for is made once, so its count of disk changes is fixed.
   for (std::size_t i = missing.size(); i-- > 0;) {
-    if (CurrentFileSystem().Mkdir(missing[i].c_str(), 0777) == 0) {
+    if (files.Mkdir(missing[i].c_str(), 0777) == 0) {
       if (i == 0) KillPoint("mkdir", path);
     } else if (errno != EEXIST) {
       return ErrnoStatus("cannot create folder", missing[i], errno);
@@ -408,19 +432,19 @@ Status CreateDirectories(const std::string& path) {
   return Status::OK();
 }
 
-Status RemoveTree(const std::string& path) {
-  FileSystem& files = CurrentFileSystem();
-  struct stat st {};
-  if (::lstat(path.c_str(), &st) != 0) {
+Status RemoveTree(const std::string& path, FileSystem* fs) {
+  FileSystem& files = FileSystemOr(fs);
+  FileStat st;
+  if (files.Lstat(path.c_str(), &st) != 0) {
     if (errno == ENOENT) return Status::OK();
     return ErrnoStatus("cannot remove", path, errno);
   }
-  if (S_ISDIR(st.st_mode)) {
-    std::error_code ec;
-    std::vector<std::string> entries;
-    for (const auto& e : std::filesystem::directory_iterator(path, ec)) entries.push_back(e.path().string());
-    if (ec) return Status::IOError("cannot list ", path, ": ", ec.message());
-    for (const std::string& e : entries) SEDPACK_RETURN_NOT_OK(RemoveTree(e));
+  if (st.type == FileType::kDirectory) {
+    std::vector<DirEntry> entries;
+    if (files.ListDir(path.c_str(), &entries) != 0) {
+      return Status::IOError("cannot list ", path, ": ", std::strerror(errno));
+    }
+    for (const DirEntry& e : entries) SEDPACK_RETURN_NOT_OK(RemoveTree(JoinRoot(path, e.name), &files));
     if (files.Rmdir(path.c_str()) != 0 && errno != ENOENT) return ErrnoStatus("cannot remove", path, errno);
   } else if (files.Unlink(path.c_str()) != 0 && errno != ENOENT) {
     return ErrnoStatus("cannot remove", path, errno);
@@ -428,16 +452,84 @@ Status RemoveTree(const std::string& path) {
   return Status::OK();
 }
 
-bool PathExists(const std::string& path) {
-  std::error_code ec;
-  return std::filesystem::exists(path, ec);
+bool PathExists(const std::string& path, FileSystem* fs) { return FileSystemOr(fs).Exists(path.c_str()); }
+
+bool IsDirectory(const std::string& path, FileSystem* fs) {
+  FileStat st;
+  return FileSystemOr(fs).Stat(path.c_str(), &st) == 0 && st.type == FileType::kDirectory;
 }
 
-Result<std::uint64_t> FileSize(const std::string& path) {
-  struct stat st {};
-  if (::stat(path.c_str(), &st) != 0) return ErrnoStatus("cannot stat", path, errno);
-  if (!S_ISREG(st.st_mode)) return Status::IOError("not a regular file: ", path);
-  return static_cast<std::uint64_t>(st.st_size);
+bool IsRegularFile(const std::string& path, FileSystem* fs) {
+  FileStat st;
+  return FileSystemOr(fs).Stat(path.c_str(), &st) == 0 && st.type == FileType::kRegular;
+}
+
+bool IsEmptyDirectory(const std::string& path, FileSystem* fs) {
+  std::vector<DirEntry> entries;
+  return FileSystemOr(fs).ListDir(path.c_str(), &entries) == 0 && entries.empty();
+}
+
+Result<std::uint64_t> FileSize(const std::string& path, FileSystem* fs) {
+  FileStat st;
+  if (FileSystemOr(fs).Stat(path.c_str(), &st) != 0) return ErrnoStatus("cannot stat", path, errno);
+  if (st.type != FileType::kRegular) return Status::IOError("not a regular file: ", path);
+  return st.size;
+}
+
+Result<std::vector<DirEntry>> ListDirectory(const std::string& path, FileSystem* fs) {
+  std::vector<DirEntry> entries;
+  if (FileSystemOr(fs).ListDir(path.c_str(), &entries) != 0) return ErrnoStatus("cannot list", path, errno);
+  return entries;
+}
+
+std::string WeaklyCanonical(const std::string& path, FileSystem* fs) {
+  FileSystem& files = FileSystemOr(fs);
+  // As std::filesystem::weakly_canonical: ".." in the part that exists is
+  // resolved by the file system (after links), in the rest lexically.
+  std::filesystem::path head(path);
+  std::filesystem::path tail;
+  for (;;) {
+    std::string resolved;
+    if (files.RealPath(head.c_str(), &resolved) == 0) {
+      return (tail.empty() ? std::filesystem::path(resolved) : std::filesystem::path(resolved) / tail)
+          .lexically_normal()
+          .string();
+    }
+    if (!head.has_relative_path()) return std::filesystem::path(path).lexically_normal().string();
+    tail = tail.empty() ? head.filename() : head.filename() / tail;
+    head = head.parent_path();
+  }
+}
+
+Result<std::string> ReadSymlink(const std::string& path, FileSystem* fs) {
+  std::string target;
+  if (FileSystemOr(fs).ReadLink(path.c_str(), &target) != 0) {
+    return Status::IOError("cannot read the link ", path, ": ", std::strerror(errno));
+  }
+  return target;
+}
+
+namespace {
+Status WalkFolder(FileSystem& files, const std::string& root, const std::string& relative, int depth,
+                  const std::function<Status(const TreeEntry&, bool*)>& visit) {
+  const std::string folder = relative.empty() ? root : JoinRoot(root, relative);
+  std::vector<DirEntry> entries;
+  if (files.ListDir(folder.c_str(), &entries) != 0) return ErrnoStatus("cannot list", folder, errno);
+  for (DirEntry& e : entries) {
+    TreeEntry entry{relative.empty() ? std::move(e.name) : relative + "/" + e.name, e.type, depth};
+    bool descend = true;
+    SEDPACK_RETURN_NOT_OK(visit(entry, &descend));
+    if (entry.type == FileType::kDirectory && descend) {
+      SEDPACK_RETURN_NOT_OK(WalkFolder(files, root, entry.relative, depth + 1, visit));
+    }
+  }
+  return Status::OK();
+}
+}  // namespace
+
+Status WalkTree(const std::string& root, const std::function<Status(const TreeEntry&, bool* descend)>& visit,
+                FileSystem* fs) {
+  return WalkFolder(FileSystemOr(fs), root, "", 0, visit);
 }
 
 std::string JoinRoot(const std::string& root, std::string_view relative) {

@@ -149,9 +149,9 @@ struct Seen {
   struct stat st {};
 };
 
-Result<Seen> Look(const std::string& path) {
+Result<Seen> Look(FileSystem& files, const std::string& path) {
   Seen s;
-  const int fd = CurrentFileSystem().Open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+  const int fd = files.Open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
   if (fd < 0) {
     if (errno == ENOENT) return s;
     return Status::IOError("cannot read the lock ", path, ": ", std::strerror(errno));
@@ -160,13 +160,13 @@ Result<Seen> Look(const std::string& path) {
   char buf[kMaxLockBytes];
   std::size_t got = 0;
   while (got < sizeof(buf)) {
-    const ssize_t n = CurrentFileSystem().Read(fd, buf + got, sizeof(buf) - got);
+    const ssize_t n = files.Read(fd, buf + got, sizeof(buf) - got);
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) break;
     got += static_cast<std::size_t>(n);
   }
   ::fstat(fd, &s.st);
-  CurrentFileSystem().Close(fd);
+  files.Close(fd);
   s.raw.assign(buf, got);
   s.owner = Parse(s.raw);
   return s;
@@ -210,21 +210,21 @@ std::string Holder(const Seen& s) {
 // Rename the lock at `path` away, check it is the one whose bytes were `raw`,
 // and remove it; if it is not (a new holder took the lock after we looked),
 // put it back. NotFound: it was gone already.
-Status BreakIfSame(const std::string& path, const std::string& raw) {
+Status BreakIfSame(FileSystem& files, const std::string& path, const std::string& raw) {
   const std::string broken = path + ".broken-" + RandomToken();
-  if (CurrentFileSystem().Rename(path.c_str(), broken.c_str()) != 0) {
+  if (files.Rename(path.c_str(), broken.c_str()) != 0) {
     if (errno == ENOENT) return Status::NotFound(path, ": already gone");
     return Status::IOError("cannot break the lock ", path, ": rename to ", broken, ": ", std::strerror(errno));
   }
   KillPoint("rename", broken);
-  auto moved = Look(broken);
+  auto moved = Look(files, broken);
   if (moved.ok() && moved->exists && moved->raw != raw) {
     // Link back, not rename: link never replaces a lock someone took meanwhile.
-    (void)CurrentFileSystem().Link(broken.c_str(), path.c_str());
-    CurrentFileSystem().Unlink(broken.c_str());
+    (void)files.Link(broken.c_str(), path.c_str());
+    files.Unlink(broken.c_str());
     return Status::AlreadyExists(path, ": taken by another holder meanwhile; not broken");
   }
-  if (CurrentFileSystem().Unlink(broken.c_str()) != 0 && errno != ENOENT) {
+  if (files.Unlink(broken.c_str()) != 0 && errno != ENOENT) {
     return Status::IOError("cannot remove the broken lock ", broken, ": ", std::strerror(errno));
   }
   KillPoint("remove", broken);
@@ -252,17 +252,17 @@ namespace {
 
 // `record` in the new file `pending`, fsync'ed; its descriptor in `*fd_out`.
 // On failure the file is gone.
-Status WritePending(const std::string& pending, const std::string& record, int* fd_out) {
-  const int fd = CurrentFileSystem().Open(pending.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+Status WritePending(FileSystem& files, const std::string& pending, const std::string& record, int* fd_out) {
+  const int fd = files.Open(pending.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
   if (fd < 0) return Status::IOError("cannot create ", pending, ": ", std::strerror(errno));
   KillPoint("create", pending);
   auto drop_pending = [&] {
-    CurrentFileSystem().Close(fd);
-    CurrentFileSystem().Unlink(pending.c_str());
+    files.Close(fd);
+    files.Unlink(pending.c_str());
   };
   std::size_t done = 0;
   while (done < record.size()) {
-    const ssize_t n = CurrentFileSystem().Write(fd, record.data() + done, record.size() - done);
+    const ssize_t n = files.Write(fd, record.data() + done, record.size() - done);
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) {
       const int err = errno;
@@ -271,7 +271,7 @@ Status WritePending(const std::string& pending, const std::string& record, int* 
     }
     done += static_cast<std::size_t>(n);
   }
-  if (CurrentFileSystem().Fsync(fd) != 0) {
+  if (files.Fsync(fd) != 0) {
     const int err = errno;
     drop_pending();
     return Status::IOError("cannot fsync ", pending, ": ", std::strerror(err));
@@ -290,8 +290,10 @@ struct LockFile::Beat {
 };
 
 Result<std::unique_ptr<LockFile>> LockFile::Acquire(const std::string& path, const LockFileOptions& options) {
+  FileSystem& files = FileSystemOr(options.file_system);
   std::unique_ptr<LockFile> lock(new LockFile());
   lock->path_ = path;
+  lock->fs_ = options.file_system;
   LockOwner& me = lock->owner_;
   me = Self();
   me.token = RandomToken();
@@ -305,10 +307,10 @@ Result<std::unique_ptr<LockFile>> LockFile::Acquire(const std::string& path, con
   // a complete record.
   const std::string pending = path + ".pending-" + me.token;
   int fd = -1;
-  SEDPACK_RETURN_NOT_OK(WritePending(pending, record, &fd));
+  SEDPACK_RETURN_NOT_OK(WritePending(files, pending, record, &fd));
   auto drop_pending = [&] {
-    CurrentFileSystem().Close(fd);
-    CurrentFileSystem().Unlink(pending.c_str());
+    files.Close(fd);
+    files.Unlink(pending.c_str());
   };
 
   const auto start = std::chrono::steady_clock::now();
@@ -319,7 +321,7 @@ Result<std::unique_ptr<LockFile>> LockFile::Acquire(const std::string& path, con
   std::string watched_key;
   auto watched_since = start;
   for (;;) {
-    const int rc = CurrentFileSystem().Link(pending.c_str(), path.c_str());
+    const int rc = files.Link(pending.c_str(), path.c_str());
     const int err = errno;
     struct stat st {};
     // A link() whose reply was lost (NFS retransmission) reports an error yet
@@ -329,7 +331,7 @@ Result<std::unique_ptr<LockFile>> LockFile::Acquire(const std::string& path, con
       drop_pending();
       return Status::IOError("cannot create the lock ", path, ": ", std::strerror(err));
     }
-    auto seen = Look(path);
+    auto seen = Look(files, path);
     if (!seen.ok()) {
       drop_pending();
       return seen.status();
@@ -355,7 +357,7 @@ Result<std::unique_ptr<LockFile>> LockFile::Acquire(const std::string& path, con
       }
     }
     if (!stale.empty()) {
-      Status broke = BreakIfSame(path, seen->raw);
+      Status broke = BreakIfSame(files, path, seen->raw);
       if (broke.ok()) {
         const std::string message =
             "sedpack: breaking the stale lock " + path + " of " + Holder(*seen) + ": " + stale;
@@ -386,7 +388,7 @@ Result<std::unique_ptr<LockFile>> LockFile::Acquire(const std::string& path, con
     backoff = std::min(backoff * 2, std::chrono::milliseconds(200));
   }
   KillPoint("lock", path);
-  CurrentFileSystem().Unlink(pending.c_str());
+  files.Unlink(pending.c_str());
   KillPoint("remove", pending);
   lock->fd_ = fd;
   auto interval = options.heartbeat_interval.count() > 0 ? options.heartbeat_interval : options.stale_timeout / 6;
@@ -407,7 +409,7 @@ void LockFile::Heartbeat(std::chrono::milliseconds interval) {
 }
 
 Status LockFile::StillHeld() const {
-  auto seen = Look(path_);
+  auto seen = Look(FileSystemOr(fs_), path_);
   if (!seen.ok()) return seen.status();
   if (!seen->exists || !seen->owner || seen->owner->token != owner_.token) {
     return Status::IOError("lost the lock ", path_, ": another process broke it (it judged it stale)",
@@ -427,24 +429,25 @@ Status LockFile::Release() {
     beat_->thread.join();
     beat_.reset();
   }
+  FileSystem& files = FileSystemOr(fs_);
   Status st = StillHeld();
   if (st.ok()) {
-    if (CurrentFileSystem().Unlink(path_.c_str()) != 0 && errno != ENOENT) {
+    if (files.Unlink(path_.c_str()) != 0 && errno != ENOENT) {
       st = Status::IOError("cannot remove the lock ", path_, ": ", std::strerror(errno));
     } else {
       KillPoint("remove", path_);
     }
   }
-  CurrentFileSystem().Close(fd_);
+  files.Close(fd_);
   fd_ = -1;
   return st;
 }
 
 LockFile::~LockFile() { (void)Release(); }
 
-LockInspection InspectLockFile(const std::string& path, std::chrono::milliseconds stale_timeout) {
+LockInspection InspectLockFile(const std::string& path, std::chrono::milliseconds stale_timeout, FileSystem* fs) {
   LockInspection out;
-  auto seen = Look(path);
+  auto seen = Look(FileSystemOr(fs), path);
   if (!seen.ok()) {
     out.state = LockInspection::State::kUnknown;
     out.reason = seen.status().message();
@@ -477,15 +480,16 @@ LockInspection InspectLockFile(const std::string& path, std::chrono::millisecond
   return out;
 }
 
-Status BreakLockFile(const std::string& path, const LockOwner& seen) {
-  auto now = Look(path);
+Status BreakLockFile(const std::string& path, const LockOwner& seen, FileSystem* fs) {
+  FileSystem& files = FileSystemOr(fs);
+  auto now = Look(files, path);
   if (!now.ok()) return now.status();
   if (!now->exists) return Status::NotFound(path, ": already gone");
-  if (now->raw.empty() && seen.token.empty()) return BreakIfSame(path, now->raw);
+  if (now->raw.empty() && seen.token.empty()) return BreakIfSame(files, path, now->raw);
   if (!now->owner || now->owner->token != seen.token) {
     return Status::AlreadyExists(path, ": held by another holder now (", Holder(*now), "); not broken");
   }
-  return BreakIfSame(path, now->raw);
+  return BreakIfSame(files, path, now->raw);
 }
 
 bool IsLockLeftoverName(std::string_view name) {

@@ -38,6 +38,7 @@
 #include <string>
 #include <string_view>
 
+#include "sedpack/io/file_system.h"
 #include "sedpack/status.h"
 
 namespace sedpack {
@@ -70,6 +71,9 @@ struct LockFileOptions {
   std::string job;
   /// Where a message about a broken stale lock goes; null = stderr.
   std::function<void(const std::string&)> on_break;
+  /// The FileSystem the lock file is made, read and removed through (nullptr:
+  /// CurrentFileSystem()).
+  FileSystem* file_system = nullptr;
 };
 
 /// A held lock. Releasing it (Release or the destructor) removes the lock file
@@ -93,6 +97,8 @@ class LockFile {
 
   const std::string& path() const { return path_; }
   const LockOwner& owner() const { return owner_; }
+  /// The FileSystem it was taken through (LockFileOptions::file_system).
+  FileSystem* file_system() const { return fs_; }
 
  private:
   LockFile() = default;
@@ -101,6 +107,7 @@ class LockFile {
   std::string path_;
   LockOwner owner_;
   int fd_ = -1;
+  FileSystem* fs_ = nullptr;  // LockFileOptions::file_system
   std::unique_ptr<Beat> beat_;
 };
 
@@ -121,12 +128,13 @@ struct LockInspection {
 /// counts as stale when its mtime is older than `stale_timeout` by this host's
 /// wall clock (a one-shot look cannot watch the heartbeat; cluster clocks are
 /// kept in step far closer than any sensible timeout).
-LockInspection InspectLockFile(const std::string& path, std::chrono::milliseconds stale_timeout);
+LockInspection InspectLockFile(const std::string& path, std::chrono::milliseconds stale_timeout,
+                               FileSystem* fs = nullptr);
 
 /// Break the lock at `path` if it is still the one `seen` describes (same
 /// token), race-free as above. NotFound if it is gone, AlreadyExists if another
 /// lock is there now.
-Status BreakLockFile(const std::string& path, const LockOwner& seen);
+Status BreakLockFile(const std::string& path, const LockOwner& seen, FileSystem* fs = nullptr);
 
 /// True for the names lock handling leaves for a moment beside a lock
 /// "<name>.lock" ("<name>.lock.pending-<32hex>" before the link,

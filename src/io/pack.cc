@@ -46,10 +46,11 @@ std::uint32_t GetU32(const unsigned char* p) {
   return v;
 }
 
-Status PRead(int fd, void* buf, std::uint64_t size, std::uint64_t offset, const std::string& what) {
+Status PRead(int fd, void* buf, std::uint64_t size, std::uint64_t offset, const std::string& what,
+             FileSystem* fs = nullptr) {
   auto* p = static_cast<char*>(buf);
   while (size > 0) {
-    const ssize_t n = CurrentFileSystem().Pread(fd, p, std::min<std::uint64_t>(size, 1ULL << 30), static_cast<off_t>(offset));
+    const ssize_t n = FileSystemOr(fs).Pread(fd, p, std::min<std::uint64_t>(size, 1ULL << 30), static_cast<off_t>(offset));
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) return Status::IOError(what, ": short read at offset ", offset);
     p += n;
@@ -122,35 +123,38 @@ bool SafeRelative(std::string_view p) {
 }  // namespace
 
 PackReader::~PackReader() {
-  if (fd_ >= 0) CurrentFileSystem().Close(fd_);
+  if (fd_ >= 0) FileSystemOr(fs_).Close(fd_);
 }
 
-bool PackReader::IsPack(const std::string& path) {
-  const int fd = CurrentFileSystem().Open(path.c_str(), O_RDONLY | O_CLOEXEC);
+bool PackReader::IsPack(const std::string& path, FileSystem* fs) {
+  FileSystem& files = FileSystemOr(fs);
+  const int fd = files.Open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return false;
   char buf[16];
-  const bool ok = CurrentFileSystem().Pread(fd, buf, 16, 0) == 16 && std::memcmp(buf, kMagic, 16) == 0;
-  CurrentFileSystem().Close(fd);
+  const bool ok = files.Pread(fd, buf, 16, 0) == 16 && std::memcmp(buf, kMagic, 16) == 0;
+  files.Close(fd);
   return ok;
 }
 
-Result<std::unique_ptr<PackReader>> PackReader::Open(const std::string& path) {
+Result<std::unique_ptr<PackReader>> PackReader::Open(const std::string& path, FileSystem* fs) {
+  FileSystem& files = FileSystemOr(fs);
   std::unique_ptr<PackReader> r(new PackReader());
   r->path_ = path;
-  r->fd_ = CurrentFileSystem().Open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  r->fs_ = fs;
+  r->fd_ = files.Open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (r->fd_ < 0) {
     if (errno == ENOENT) return Status::NotFound(path, ": no such file");
     return Status::IOError(path, ": cannot open: ", std::strerror(errno));
   }
-  struct stat st;
-  if (::fstat(r->fd_, &st) != 0) return Status::IOError(path, ": cannot stat");
-  const std::uint64_t file_size = static_cast<std::uint64_t>(st.st_size);
+  FileStat st;
+  if (files.Fstat(r->fd_, &st) != 0) return Status::IOError(path, ": cannot stat");
+  const std::uint64_t file_size = st.size;
   if (file_size < 16 + kFooterSize) return Status::Corruption(path, ": too small to be a pack");
   char magic[16];
-  SEDPACK_RETURN_NOT_OK(PRead(r->fd_, magic, 16, 0, path));
+  SEDPACK_RETURN_NOT_OK(PRead(r->fd_, magic, 16, 0, path, fs));
   if (std::memcmp(magic, kMagic, 16) != 0) return Status::Corruption(path, ": not a sedpack pack (bad magic)");
   unsigned char footer[kFooterSize];
-  SEDPACK_RETURN_NOT_OK(PRead(r->fd_, footer, kFooterSize, file_size - kFooterSize, path));
+  SEDPACK_RETURN_NOT_OK(PRead(r->fd_, footer, kFooterSize, file_size - kFooterSize, path, fs));
   if (std::memcmp(footer + 16, kEndMagic, 16) != 0) {
     return Status::Corruption(path, ": truncated or damaged pack (no end marker)");
   }
@@ -161,7 +165,7 @@ Result<std::unique_ptr<PackReader>> PackReader::Open(const std::string& path) {
     return Status::Corruption(path, ": bad index position");
   }
   std::vector<unsigned char> index(index_size);
-  SEDPACK_RETURN_NOT_OK(PRead(r->fd_, index.data(), index_size, index_offset, path));
+  SEDPACK_RETURN_NOT_OK(PRead(r->fd_, index.data(), index_size, index_offset, path, fs));
   const std::uint64_t count = GetU64(index.data());
   std::size_t pos = 8;
   // Each entry needs at least 21 bytes: bound the count before looping.
@@ -203,7 +207,8 @@ Result<std::vector<std::byte>> PackReader::Read(std::string_view rel, std::uint6
     return Status::ResourceExhausted(path_, ": ", rel, " is ", it->second.size, " bytes, more than ", max_bytes);
   }
   std::vector<std::byte> out(it->second.size);
-  SEDPACK_RETURN_NOT_OK(PRead(fd_, out.data(), out.size(), it->second.offset, path_ + ": " + std::string(rel)));
+  SEDPACK_RETURN_NOT_OK(
+      PRead(fd_, out.data(), out.size(), it->second.offset, path_ + ": " + std::string(rel), fs_));
   return out;
 }
 

@@ -39,10 +39,9 @@ Status RemoveWithEmptyParents(const fs::path& file, const fs::path& stop) {
   if (CurrentFileSystem().Unlink(file.c_str()) != 0) {
     return Status::IOError("cannot remove ", file.string(), ": ", std::strerror(errno));
   }
-  std::error_code ec;
   for (auto dir = file.parent_path(); dir != stop && dir.string().size() > stop.string().size();
        dir = dir.parent_path()) {
-    if (!fs::is_empty(dir, ec) || ec || CurrentFileSystem().Rmdir(dir.c_str()) != 0) break;
+    if (!IsEmptyDirectory(dir.string()) || CurrentFileSystem().Rmdir(dir.c_str()) != 0) break;
   }
   return Status::OK();
 }
@@ -55,14 +54,15 @@ void DiagnoseLocks(const Dataset& dataset, DatasetDiagnosis* d) {
   const std::string& root = dataset.root();
   const auto stale = dataset.commit_lock_options().stale_timeout;
   std::vector<std::string> candidates;
-  std::error_code ec;
   for (const std::string& dir : {std::string(kSidecarDirName), std::string(kJobLockDir)}) {
-    for (const auto& e : fs::directory_iterator(fs::path(root) / dir, ec)) {
-      const std::string name = e.path().filename().string();
+    const std::string folder = (fs::path(root) / dir).string();
+    for (const DirEntry& e : ListDirectory(folder).ValueOr({})) {
+      const std::string& name = e.name;
       const bool lock = dir == kJobLockDir ? name.ends_with(".lock") : dir + "/" + name == kCommitLockPath;
-      if (e.is_regular_file(ec) && (lock || IsLockLeftoverName(name))) candidates.push_back(dir + "/" + name);
+      if (IsRegularFile(JoinRoot(folder, name)) && (lock || IsLockLeftoverName(name))) {
+        candidates.push_back(dir + "/" + name);
+      }
     }
-    ec.clear();
   }
   std::sort(candidates.begin(), candidates.end());
   for (const std::string& rel : candidates) {
@@ -72,8 +72,7 @@ void DiagnoseLocks(const Dataset& dataset, DatasetDiagnosis* d) {
       Leftover l;
       l.kind = Leftover::Kind::kLock;
       l.path = rel;
-      l.bytes = fs::file_size(dataset.PathOf(rel), ec);
-      if (ec) l.bytes = 0;
+      l.bytes = FileSize(dataset.PathOf(rel)).ValueOr(0);
       d->leftovers.push_back(std::move(l));
     } else {
       d->held_locks.push_back(rel + ": held by " + DescribeLockOwner(look.owner) + "; " + look.reason);
@@ -170,12 +169,10 @@ Result<DatasetDiagnosis> DiagnoseDataset(const Dataset& dataset) {
   }
   CheckReport orphans;
   FindOrphans(dataset, check, walk.listed, &orphans);
-  std::error_code ec;
   auto add_file = [&](Leftover::Kind kind, std::string path) {
     Leftover l;
     l.kind = kind;
-    l.bytes = fs::file_size(dataset.PathOf(path), ec);
-    if (ec) l.bytes = 0;
+    l.bytes = FileSize(dataset.PathOf(path)).ValueOr(0);
     l.path = std::move(path);
     d.leftovers.push_back(std::move(l));
   };
@@ -193,17 +190,15 @@ Result<DatasetDiagnosis> DiagnoseDataset(const Dataset& dataset) {
   // died leaves its temporary file there).
   for (const std::string& dir : {std::string(), std::string(kSidecarDirName) + "/"}) {
     std::vector<std::string> names;
-    for (const auto& e : fs::directory_iterator(fs::path(root) / dir, ec)) {
-      if (e.is_regular_file() && IsAtomicWriteTempName(e.path().filename().string())) {
-        names.push_back(dir + e.path().filename().string());
-      }
+    const std::string folder = (fs::path(root) / dir).string();
+    for (const DirEntry& e : ListDirectory(folder).ValueOr({})) {
+      if (IsAtomicWriteTempName(e.name) && IsRegularFile(JoinRoot(folder, e.name))) names.push_back(dir + e.name);
     }
-    ec.clear();
     for (std::string& n : names) add_file(Leftover::Kind::kTemporary, std::move(n));
   }
   DiagnoseLocks(dataset, &d);
   const std::string staging = RecompressStagingPath(root);
-  if (fs::exists(staging, ec)) d.leftovers.push_back({Leftover::Kind::kRecompress, staging, 0});
+  if (PathExists(staging)) d.leftovers.push_back({Leftover::Kind::kRecompress, staging, 0});
   DiagnoseSidecars(root, &d);
   return d;
 }

@@ -177,41 +177,46 @@ class ListRewriter : public dataset_internal::ShardsTreeVisitor {
 Status CarryOver(const Dataset& ds, const std::string& staging) {
   std::set<std::string> splits;
   for (Split s : AllSplits()) splits.insert(std::string(SplitName(s)));
-  std::error_code ec;
-  for (auto it = fs::recursive_directory_iterator(ds.root(), ec); !ec && it != fs::recursive_directory_iterator();
-       it.increment(ec)) {
-    const fs::path rel = fs::relative(it->path(), ds.root());
-    const std::string first = rel.begin()->string();
-    if (it.depth() == 0 && (splits.count(first) || first == "dataset_info.json")) {
-      if (it->is_directory()) it.disable_recursion_pending();
-      continue;
+  FileSystem& files = CurrentFileSystem();
+  Status carried;
+  // A folder that cannot be listed ends the walk without an error, as it always
+  // has; a file that cannot be carried over fails it.
+  (void)WalkTree(ds.root(), [&](const TreeEntry& e, bool* descend) -> Status {
+    if (e.depth == 0 && (splits.count(e.relative) || e.relative == "dataset_info.json")) {
+      *descend = false;
+      return Status::OK();
     }
-    const fs::path target = fs::path(staging) / rel;
+    const std::string source = JoinRoot(ds.root(), e.relative);
+    const fs::path target = fs::path(staging) / e.relative;
     const auto carry_error = [&](const std::string& why) {
-      return Status::IOError(it->path().string(), ": cannot carry over: ", why);
+      carried = Status::IOError(source, ": cannot carry over: ", why);
+      return carried;
     };
-    if (it->is_symlink()) {
+    const auto fail = [&](Status st) {
+      carried = std::move(st);
+      return carried;
+    };
+    if (e.type == FileType::kSymlink) {
       // Carried over as the link it is: copying what it points to could read a
       // file outside the dataset into it.
-      SEDPACK_RETURN_NOT_OK(CreateDirectories(target.parent_path().string()));
-      const fs::path link_target = fs::read_symlink(it->path(), ec);
-      if (ec) return carry_error(ec.message());
-      if (CurrentFileSystem().Symlink(link_target.c_str(), target.c_str()) != 0) {
-        return carry_error(std::strerror(errno));
-      }
-    } else if (it->is_directory()) {
-      SEDPACK_RETURN_NOT_OK(CreateDirectories(target.string()));
-    } else if (it->is_regular_file()) {
-      SEDPACK_RETURN_NOT_OK(CreateDirectories(target.parent_path().string()));
-      if (CurrentFileSystem().Link(it->path().c_str(), target.c_str()) != 0) {
+      if (Status st = CreateDirectories(target.parent_path().string()); !st.ok()) return fail(st);
+      std::string link_target;
+      if (files.ReadLink(source.c_str(), &link_target) != 0) return carry_error(std::strerror(errno));
+      if (files.Symlink(link_target.c_str(), target.c_str()) != 0) return carry_error(std::strerror(errno));
+    } else if (e.type == FileType::kDirectory) {
+      if (Status st = CreateDirectories(target.string()); !st.ok()) return fail(st);
+    } else if (e.type == FileType::kRegular) {
+      if (Status st = CreateDirectories(target.parent_path().string()); !st.ok()) return fail(st);
+      if (files.Link(source.c_str(), target.c_str()) != 0) {
         // Another file system under the staging folder: copy.
-        SEDPACK_ASSIGN_OR_RETURN(std::vector<std::byte> bytes, ReadFileBytes(it->path().string()));
-        SEDPACK_RETURN_NOT_OK(WriteFileAtomic(target.string(), bytes));
+        auto bytes = ReadFileBytes(source);
+        if (!bytes.ok()) return fail(bytes.status());
+        if (Status st = WriteFileAtomic(target.string(), *bytes); !st.ok()) return fail(st);
       }
     }
-    if (ec) return carry_error(ec.message());
-  }
-  return Status::OK();
+    return Status::OK();
+  });
+  return carried;
 }
 
 Status Exchange(const std::string& a, const std::string& b) {
@@ -273,10 +278,9 @@ Status PrepareRecompress(const std::string& root, const RecompressOptions& o, co
     }
     if (p.kind == CheckProblem::Kind::kOrphan) ++summary.orphans_dropped;
   }
-  std::error_code ec;
   if (in_place) {
     SEDPACK_RETURN_NOT_OK(RemoveTree(staging));  // left by an interrupted run
-  } else if (fs::exists(staging, ec) && !(fs::is_directory(staging, ec) && fs::is_empty(staging, ec))) {
+  } else if (PathExists(staging) && !IsEmptyDirectory(staging)) {
     return Status::AlreadyExists(staging, " already exists; choose a new or empty folder");
   }
   SEDPACK_RETURN_NOT_OK(CheckCancelled());

@@ -43,9 +43,9 @@ Result<std::vector<ShardListInfo>> DecodeInfos(const std::string& text, int from
 }
 
 // Whether a committed job already used `job_id`: its rank-0 folder in any split.
-bool JobFoldersExist(const std::string& root, const std::string& job_id) {
+bool JobFoldersExist(const std::string& root, const std::string& job_id, FileSystem* fs) {
   for (Split s : AllSplits()) {
-    if (PathExists(JoinRoot(root, std::string(SplitName(s)) + "/" + job_id + "-r0"))) return true;
+    if (PathExists(JoinRoot(root, std::string(SplitName(s)) + "/" + job_id + "-r0"), fs)) return true;
   }
   return false;
 }
@@ -58,13 +58,14 @@ bool JobFoldersExist(const std::string& root, const std::string& job_id) {
 Result<std::unique_ptr<LockFile>> ReserveJobId(const std::string& root, bool random, std::string* job_id,
                                                const CommitLockOptions& lock) {
   const std::string dir(kJobLockDir);
-  SEDPACK_RETURN_NOT_OK(CheckStaysBeneath(root, dir + "/x.lock"));
-  SEDPACK_RETURN_NOT_OK(CreateDirectories(JoinRoot(root, dir)));
+  SEDPACK_RETURN_NOT_OK(CheckStaysBeneath(root, dir + "/x.lock", lock.file_system));
+  SEDPACK_RETURN_NOT_OK(CreateDirectories(JoinRoot(root, dir), lock.file_system));
   LockFileOptions lo;
+  lo.file_system = lock.file_system;
   lo.stale_timeout = lock.stale_timeout;
   lo.wait_timeout = random ? std::chrono::milliseconds(0) : lock.wait_timeout;
   for (int attempt = 0;; ++attempt) {
-    if (!random || !JobFoldersExist(root, *job_id)) {
+    if (!random || !JobFoldersExist(root, *job_id, lock.file_system)) {
       auto reserved = LockFile::Acquire(JoinRoot(root, dir + "/" + *job_id + ".lock"), lo);
       if (reserved.ok() || !random || reserved.status().code() != StatusCode::kAlreadyExists) {
         if (!reserved.ok()) return reserved.status().WithPrefix("job id " + *job_id + ": ");
@@ -81,6 +82,8 @@ Result<std::unique_ptr<LockFile>> ReserveJobId(const std::string& root, bool ran
 Result<std::unique_ptr<DistributedWriter>> DistributedWriter::Open(Comm& comm, const std::string& root,
                                                                    DistributedWriteOptions options) {
   std::unique_ptr<DistributedWriter> w(new DistributedWriter(comm));
+  if (options.file_system != nullptr) options.commit_lock.file_system = options.file_system;
+  FileSystem* const fs = options.commit_lock.file_system;
   // 1. Rank 0 creates or opens the dataset and picks the job id.
   std::string payload;
   if (comm.rank() == 0) {
@@ -89,9 +92,11 @@ Result<std::unique_ptr<DistributedWriter>> DistributedWriter::Open(Comm& comm, c
     Status valid = ValidateRelativePath(w->job_id_, "job id");
     if (!valid.ok() || PathComponents(w->job_id_).size() != 1) {
       st = Status::InvalidArgument("job id \"", w->job_id_, "\" must be one folder name");
-    } else if (!PathExists(JoinRoot(root, "dataset_info.json")) && options.create_structure) {
+    } else if (!PathExists(JoinRoot(root, "dataset_info.json"), fs) && options.create_structure) {
+      OpenOptions co;
+      co.commit_lock = options.commit_lock;
       auto created = Dataset::Create(root, options.create_metadata.value_or(Metadata{}),
-                                     *options.create_structure);
+                                     *options.create_structure, co);
       st = created.status();
     }
     if (st.ok()) {
@@ -179,7 +184,7 @@ Status DistributedWriter::Finish() {
     // removed its files if it was the one that failed).
     filler_.reset();
     for (Split s : AllSplits()) {
-      (void)RemoveTree(dataset_->PathOf(std::string(SplitName(s)) + "/" + RankFolder()));
+      (void)RemoveTree(dataset_->PathOf(std::string(SplitName(s)) + "/" + RankFolder()), dataset_->file_system());
     }
   }
   return st;
@@ -212,7 +217,7 @@ Status DistributedWriter::FinishJob(bool* may_be_committed) {
     // shard writers, then remove its own folders (no other rank writes there).
     filler_.reset();
     for (Split s : AllSplits()) {
-      (void)RemoveTree(dataset_->PathOf(std::string(SplitName(s)) + "/" + RankFolder()));
+      (void)RemoveTree(dataset_->PathOf(std::string(SplitName(s)) + "/" + RankFolder()), dataset_->file_system());
     }
     // Return together, so that whoever looks at the dataset next (rank 0 removing
     // a folder the job created, a check) sees every rank's folders gone.

@@ -70,6 +70,13 @@ Status Fill(std::shared_ptr<Dataset> dataset, const std::string& sub, int first,
   return filler->Finish();
 }
 
+// Options opening a dataset on `fs`.
+OpenOptions OnFileSystem(FileSystem* fs) {
+  OpenOptions o;
+  o.file_system = fs;
+  return o;
+}
+
 // The compression and every label of every split in reading order, or the
 // reason it could not be read.
 std::string Content(const std::string& root) {
@@ -134,12 +141,39 @@ struct Tally {
 struct Job {
   std::string name;
   std::function<void(const std::string& root)> prepare;
-  std::function<Status(const std::string& root)> run;
+  // `fs`: the FileSystem to pass in the job's options; nullptr for a job whose
+  // options take none (it then runs with the FileSystem installed as the
+  // process default).
+  std::function<Status(const std::string& root, FileSystem* fs)> run;
   // Where a failed job's output must be gone (a pack file); may be empty.
   std::function<std::string(const std::string& root)> output;
   // False for a job that writes elsewhere (pack): the dataset stays as it was.
   bool changes_dataset = true;
+  // Whether run() passes `fs` on in its options.
+  bool takes_file_system = false;
 };
+
+// Run `job` on `root` with every file call going to `fs`: passed in its
+// options, where the checked path never reaches the process default (a
+// counting FileSystem installed there sees no call), or installed as that
+// default for a job whose options take none.
+Status RunOn(const Job& job, const std::string& root, FileSystem* fs) {
+  if (!job.takes_file_system) {
+    ScopedFileSystem installed(fs);
+    return job.run(root, nullptr);
+  }
+  FaultFileSystem stray;
+  Status st;
+  {
+    ScopedFileSystem installed(&stray);
+    st = job.run(root, fs);
+  }
+  for (FaultOp op : testing::kAllFaultOps) {
+    EXPECT_EQ(stray.count(op), 0) << job.name << ": " << testing::FaultOpName(op)
+                                  << " calls bypassed the FileSystem passed in";
+  }
+  return st;
+}
 
 void RunWithFaults(const Job& job) {
   TempDir tmp;
@@ -153,10 +187,7 @@ void RunWithFaults(const Job& job) {
   {
     const std::string root = tmp.path() + "/count";
     testing::CopyTree(pristine, root);
-    {
-      ScopedFileSystem installed(&counter);
-      ASSERT_OK(job.run(root));
-    }
+    ASSERT_OK(RunOn(job, root, &counter));
     after = Content(root);
     ExpectCleanDataset(root, job.name + " healthy run");
   }
@@ -175,11 +206,7 @@ void RunWithFaults(const Job& job) {
     const std::string root = tmp.path() + "/run" + std::to_string(run_id++);
     testing::CopyTree(pristine, root);
     FaultFileSystem faulty(plan);
-    Status st;
-    {
-      ScopedFileSystem installed(&faulty);
-      st = job.run(root);
-    }
+    const Status st = RunOn(job, root, &faulty);
     const std::string context = job.name + " with " + label + " (" + (st.ok() ? "succeeded" : st.ToString()) + ")";
     Tally& t = tally[std::string(testing::FaultOpName(plan.op))];
     ++t.tried;
@@ -237,10 +264,7 @@ void RunWithFaults(const Job& job) {
     const std::string root = tmp.path() + "/short";
     testing::CopyTree(pristine, root);
     FaultFileSystem faulty(plan);
-    {
-      ScopedFileSystem installed(&faulty);
-      ASSERT_OK(job.run(root));
-    }
+    ASSERT_OK(RunOn(job, root, &faulty));
     EXPECT_EQ(Content(root), after) << job.name << " with short writes";
   }
   std::string summary;
@@ -267,11 +291,12 @@ void MakeFilled(const std::string& root) {
 // A Filler writing a new dataset with `compression` (the job is named `name`).
 Job FreshWriterJob(std::string name, Compression compression) {
   return Job{std::move(name), [](const std::string& root) { fs::create_directories(root); },
-             [compression](const std::string& root) -> Status {
-               SEDPACK_ASSIGN_OR_RETURN(auto ds, Dataset::Create(root, Metadata{}, Structure(compression)));
+             [compression](const std::string& root, FileSystem* fs) -> Status {
+               SEDPACK_ASSIGN_OR_RETURN(auto ds,
+                                        Dataset::Create(root, Metadata{}, Structure(compression), OnFileSystem(fs)));
                return Fill(ds, "job", 0, 18);
              },
-             {}};
+             {}, true, true};
 }
 
 TEST(FaultTest, WriterOfAFreshDataset) { RunWithFaults(FreshWriterJob("writer", Compression::kLz4)); }
@@ -281,16 +306,16 @@ TEST(FaultTest, StreamedGzipWriter) { RunWithFaults(FreshWriterJob("gzip writer"
 
 TEST(FaultTest, Append) {
   RunWithFaults(Job{"append", MakeFilled,
-                    [](const std::string& root) -> Status {
-                      SEDPACK_ASSIGN_OR_RETURN(auto ds, Dataset::Open(root));
+                    [](const std::string& root, FileSystem* fs) -> Status {
+                      SEDPACK_ASSIGN_OR_RETURN(auto ds, Dataset::Open(root, OnFileSystem(fs)));
                       return Fill(ds, "second", 100, 14);
                     },
-                    {}});
+                    {}, true, true});
 }
 
 TEST(FaultTest, RecompressInPlace) {
   RunWithFaults(Job{"recompress", MakeFilled,
-                    [](const std::string& root) -> Status {
+                    [](const std::string& root, FileSystem*) -> Status {
                       SerialComm comm;
                       RecompressOptions o;
                       o.compression = Compression::kZstd;
@@ -302,7 +327,7 @@ TEST(FaultTest, RecompressInPlace) {
 
 TEST(FaultTest, Pack) {
   RunWithFaults(Job{"pack", MakeFilled,
-                    [](const std::string& root) -> Status {
+                    [](const std::string& root, FileSystem*) -> Status {
                       // The pack goes beside the dataset's files, into the copy.
                       return PackTree(root, root + ".pack").status();
                     },

@@ -6,7 +6,6 @@
 #include <algorithm>
 #include <cerrno>
 #include <filesystem>
-#include <optional>
 #include <set>
 
 #include "mpi/shared_dir.h"
@@ -25,7 +24,6 @@ namespace fs = std::filesystem;
 using testing::FaultFileSystem;
 using testing::FaultOp;
 using testing::FaultPlan;
-using testing::ScopedFileSystem;
 using testing::SharedDir;
 using testing::TestComm;
 
@@ -41,10 +39,13 @@ DistributedWriteOptions Options() {
   return o;
 }
 
-// Every rank writes its share of [first, last) into the dataset at `root`.
-Status Job(const std::string& root, std::int64_t first, std::int64_t last) {
+// Every rank writes its share of [first, last) into the dataset at `root`,
+// through `fs` (nullptr: the process default).
+Status Job(const std::string& root, std::int64_t first, std::int64_t last, FileSystem* fs = nullptr) {
   const int rank = TestComm().rank(), size = TestComm().size();
-  SEDPACK_ASSIGN_OR_RETURN(auto w, DistributedWriter::Open(TestComm(), root, Options()));
+  DistributedWriteOptions options = Options();
+  options.file_system = fs;
+  SEDPACK_ASSIGN_OR_RETURN(auto w, DistributedWriter::Open(TestComm(), root, options));
   Status st;
   for (std::int64_t k = first + rank; k < last && st.ok(); k += size) {
     std::vector<std::int64_t> x = {k, -k};
@@ -107,11 +108,7 @@ TEST(DistributedFaultTest, AFaultOnOneRankFailsTheJobAndLeavesNothing) {
     const std::string root = dir.path() + "/count";
     if (rank == 0) testing::CopyTree(pristine, root);
     ASSERT_OK(TestComm().Barrier());
-    {
-      std::optional<ScopedFileSystem> installed;
-      if (rank == victim) installed.emplace(&counter);
-      ASSERT_OK(Job(root, 100, 130));
-    }
+    ASSERT_OK(Job(root, 100, 130, rank == victim ? &counter : nullptr));
     if (rank == 0) ExpectNothingLeft(root, "healthy run");
   }
   // Every rank takes the victim's counts, so that all run the same plan.
@@ -136,12 +133,7 @@ TEST(DistributedFaultTest, AFaultOnOneRankFailsTheJobAndLeavesNothing) {
       plan.at = at;
       plan.error = ops[o] == FaultOp::kWrite ? ENOSPC : EIO;
       FaultFileSystem faulty(plan);
-      Status st;
-      {
-        std::optional<ScopedFileSystem> installed;
-        if (rank == victim) installed.emplace(&faulty);
-        st = Job(root, 100, 130);
-      }
+      const Status st = Job(root, 100, 130, rank == victim ? &faulty : nullptr);
       const std::string context = std::string(testing::FaultOpName(ops[o])) + " #" + std::to_string(at) + " of " +
                                   std::to_string(n) + " on rank " + std::to_string(victim) + " (" +
                                   (st.ok() ? "succeeded" : st.ToString()) + ")";

@@ -34,24 +34,24 @@ bool FaultFileSystem::Fail(FaultOp op) {
 
 int FaultFileSystem::Open(const char* path, int flags, unsigned mode) {
   if ((flags & O_CREAT) != 0 && Fail(FaultOp::kCreate)) return -1;
-  return FileSystem::Open(path, flags, mode);
+  return FileSystemWrapper::Open(path, flags, mode);
 }
 
 int FaultFileSystem::OpenAt(int dirfd, const char* path, int flags, unsigned mode) {
   if ((flags & O_CREAT) != 0 && Fail(FaultOp::kCreate)) return -1;
-  return FileSystem::OpenAt(dirfd, path, flags, mode);
+  return FileSystemWrapper::OpenAt(dirfd, path, flags, mode);
 }
 
 long FaultFileSystem::Read(int fd, void* buffer, std::size_t size) {
   if (Fail(FaultOp::kRead)) return -1;
-  const long n = FileSystem::Read(fd, buffer, size);
+  const long n = FileSystemWrapper::Read(fd, buffer, size);
   if (n > 0) bytes_read_ += n;
   return n;
 }
 
 long FaultFileSystem::Pread(int fd, void* buffer, std::size_t size, std::int64_t offset) {
   if (Fail(FaultOp::kRead)) return -1;
-  const long n = FileSystem::Pread(fd, buffer, size, offset);
+  const long n = FileSystemWrapper::Pread(fd, buffer, size, offset);
   if (n > 0) bytes_read_ += n;
   return n;
 }
@@ -59,53 +59,53 @@ long FaultFileSystem::Pread(int fd, void* buffer, std::size_t size, std::int64_t
 long FaultFileSystem::Write(int fd, const void* data, std::size_t size) {
   if (Fail(FaultOp::kWrite)) return -1;
   if (plan_.short_writes && size > 1) size = std::max<std::size_t>(1, size / 2);
-  return FileSystem::Write(fd, data, size);
+  return FileSystemWrapper::Write(fd, data, size);
 }
 
 long FaultFileSystem::CopyFileRange(int in, std::int64_t* in_offset, int out, std::size_t size) {
   if (Fail(FaultOp::kWrite)) return -1;
   if (plan_.short_writes && size > 1) size = std::max<std::size_t>(1, size / 2);
-  return FileSystem::CopyFileRange(in, in_offset, out, size);
+  return FileSystemWrapper::CopyFileRange(in, in_offset, out, size);
 }
 
 int FaultFileSystem::Fsync(int fd) {
   if (Fail(FaultOp::kFsync)) return -1;
-  return FileSystem::Fsync(fd);
+  return FileSystemWrapper::Fsync(fd);
 }
 
 int FaultFileSystem::Rename(const char* from, const char* to) {
   if (Fail(FaultOp::kRename)) return -1;
-  return FileSystem::Rename(from, to);
+  return FileSystemWrapper::Rename(from, to);
 }
 
 int FaultFileSystem::RenameExchange(const char* a, const char* b) {
   if (Fail(FaultOp::kRename)) return -1;
-  return FileSystem::RenameExchange(a, b);
+  return FileSystemWrapper::RenameExchange(a, b);
 }
 
 int FaultFileSystem::RenameNoReplace(const char* from, const char* to) {
   if (Fail(FaultOp::kRename)) return -1;
-  return FileSystem::RenameNoReplace(from, to);
+  return FileSystemWrapper::RenameNoReplace(from, to);
 }
 
 int FaultFileSystem::Link(const char* existing, const char* new_path) {
   if (Fail(FaultOp::kRename)) return -1;
-  return FileSystem::Link(existing, new_path);
+  return FileSystemWrapper::Link(existing, new_path);
 }
 
 int FaultFileSystem::Unlink(const char* path) {
   if (Fail(FaultOp::kUnlink)) return -1;
-  return FileSystem::Unlink(path);
+  return FileSystemWrapper::Unlink(path);
 }
 
 int FaultFileSystem::Mkdir(const char* path, unsigned mode) {
   if (Fail(FaultOp::kMkdir)) return -1;
-  return FileSystem::Mkdir(path, mode);
+  return FileSystemWrapper::Mkdir(path, mode);
 }
 
 int FaultFileSystem::Rmdir(const char* path) {
   if (Fail(FaultOp::kUnlink)) return -1;
-  return FileSystem::Rmdir(path);
+  return FileSystemWrapper::Rmdir(path);
 }
 
 }  // namespace sedpack::testing

@@ -33,9 +33,11 @@ struct FaultPlan {
   bool short_writes = false;
 };
 
-class FaultFileSystem : public FileSystem {
+/// Forwards to `target` (the kernel's by default) but for the planned fault.
+class FaultFileSystem : public FileSystemWrapper {
  public:
-  explicit FaultFileSystem(FaultPlan plan = {}) : plan_(plan) {}
+  explicit FaultFileSystem(FaultPlan plan = {}, FileSystem* target = DefaultFileSystem())
+      : FileSystemWrapper(target), plan_(plan) {}
 
   /// Calls of `op` seen so far (the failed ones included).
   std::int64_t count(FaultOp op) const { return counts_[static_cast<int>(op)].load(); }
@@ -69,7 +71,8 @@ class FaultFileSystem : public FileSystem {
   std::atomic<std::int64_t> bytes_read_{0};
 };
 
-/// Installs a FileSystem for its lifetime, then puts the previous one back.
+/// Installs a FileSystem as the process default for its lifetime (for code
+/// whose options take no FileSystem), then puts the previous one back.
 class ScopedFileSystem {
  public:
   explicit ScopedFileSystem(FileSystem* fs) : previous_(SetFileSystem(fs)) {}

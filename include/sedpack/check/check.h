@@ -68,6 +68,9 @@ struct CheckOptions {
   /// Called after each file with the bytes just hashed (progress reporting).
   /// Partial checks only (`partial` set); may be called from any thread.
   std::function<void(std::uint64_t bytes, std::uint64_t files)> progress;
+  /// The FileSystem CheckDataset opens and reads the dataset through (nullptr:
+  /// CurrentFileSystem()).
+  FileSystem* file_system = nullptr;
 };
 
 /// The share of a check one rank did (balance reports, tests).

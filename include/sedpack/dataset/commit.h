@@ -19,6 +19,7 @@
 #include <chrono>
 #include <string>
 
+#include "sedpack/io/file_system.h"
 #include "sedpack/status.h"
 
 namespace sedpack {
@@ -31,6 +32,9 @@ struct CommitLockOptions {
   /// while it holds the lock) did not change for this long is dead. A holder on
   /// this host is dead as soon as its process is.
   std::chrono::milliseconds stale_timeout{std::chrono::seconds(60)};
+  /// The FileSystem the lock, the journal and the metadata writes go through
+  /// (nullptr: CurrentFileSystem()). A Dataset sets its own here.
+  FileSystem* file_system = nullptr;
 };
 
 /// Finish a commit that a dead process left at `root` (roll back or drop the

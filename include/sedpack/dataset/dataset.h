@@ -23,6 +23,10 @@ struct OpenOptions {
   /// Waiting for the commit lock and breaking a dead holder's (commit.h), for
   /// WriteConfig and for recovering a commit a killed writer left.
   CommitLockOptions commit_lock;
+  /// The FileSystem every read and write of this dataset goes through, also
+  /// those of the Filler, ExampleReader and checks made on it (nullptr:
+  /// commit_lock.file_system, and if that is nullptr too, CurrentFileSystem()).
+  FileSystem* file_system = nullptr;
 };
 
 /// A dataset on disk: its root folder and its parsed `dataset_info.json`.
@@ -33,8 +37,9 @@ class Dataset {
   /// `dataset_info.json` with no splits. AlreadyExists if one is there;
   /// InvalidArgument if the structure is invalid (schema, examples_per_shard < 1,
   /// compression not allowed for the shard type).
+  /// `options`: its commit_lock and file_system (reader_version is not used).
   static Result<std::shared_ptr<Dataset>> Create(const std::string& root, Metadata metadata,
-                                                 DatasetStructure structure);
+                                                 DatasetStructure structure, const OpenOptions& options = {});
   /// Open a dataset: read and validate `dataset_info.json` and apply the version rule.
   /// `root` may also be a pack file (`sedpack pack`): the dataset is then read
   /// from it directly and is read-only.
@@ -65,6 +70,9 @@ class Dataset {
   /// root: a symbolic link in the tree never makes a writer write elsewhere.
   Status WriteFile(std::string_view relative, std::string_view text,
                    const AtomicWriteOptions& options = {}) const;
+  /// The FileSystem it was opened with (nullptr: CurrentFileSystem()); pass it
+  /// on to the io/file.h calls made for this dataset.
+  FileSystem* file_system() const { return lock_options_.file_system; }
   /// The pack this dataset is read from, or nullptr for a folder.
   const PackReader* pack() const { return pack_.get(); }
 
@@ -89,9 +97,14 @@ class Dataset {
   /// reference's current_metadata_checksums()).
   Result<std::vector<std::string>> MetadataChecksums() const;
 
-  /// The commit lock options it was opened with.
+  /// The commit lock options it was opened with (file_system: the dataset's).
   const CommitLockOptions& commit_lock_options() const { return lock_options_; }
-  void set_commit_lock_options(const CommitLockOptions& options) { lock_options_ = options; }
+  /// Replace them; the dataset keeps its FileSystem.
+  void set_commit_lock_options(const CommitLockOptions& options) {
+    FileSystem* const fs = lock_options_.file_system;
+    lock_options_ = options;
+    lock_options_.file_system = fs;
+  }
 
   /// Validate a structure as Create does.
   static Status ValidateStructure(const DatasetStructure& structure);

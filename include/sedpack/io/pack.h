@@ -22,6 +22,7 @@
 #include <string_view>
 #include <vector>
 
+#include "sedpack/io/file_system.h"
 #include "sedpack/status.h"
 
 namespace sedpack {
@@ -35,10 +36,11 @@ struct PackEntry {
 /// Reads files out of a pack. Thread-safe (positioned reads).
 class PackReader {
  public:
-  static Result<std::unique_ptr<PackReader>> Open(const std::string& path);
+  /// Reads through `fs` (nullptr: CurrentFileSystem()), which must outlive it.
+  static Result<std::unique_ptr<PackReader>> Open(const std::string& path, FileSystem* fs = nullptr);
   ~PackReader();
   /// True if `path` starts with the pack magic.
-  static bool IsPack(const std::string& path);
+  static bool IsPack(const std::string& path, FileSystem* fs = nullptr);
 
   const std::map<std::string, PackEntry>& entries() const { return entries_; }
   bool Contains(std::string_view rel) const;
@@ -52,6 +54,7 @@ class PackReader {
   PackReader() = default;
   std::string path_;
   int fd_ = -1;
+  FileSystem* fs_ = nullptr;
   std::map<std::string, PackEntry> entries_;
 };
 

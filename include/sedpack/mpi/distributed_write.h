@@ -30,6 +30,9 @@ struct DistributedWriteOptions {
   /// Waiting for the dataset's commit lock (and for a given job_id that a live
   /// job has reserved), and when a holder counts as dead (commit.h).
   CommitLockOptions commit_lock;
+  /// The FileSystem of every rank's reads and writes (nullptr:
+  /// commit_lock.file_system, and if that is nullptr too, CurrentFileSystem()).
+  FileSystem* file_system = nullptr;
 };
 
 /// Writes one dataset from many ranks (DESIGN.md "MPI protocol (writing)"):

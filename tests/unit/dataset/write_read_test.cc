@@ -12,6 +12,7 @@
 #include "sedpack/dataset/filler.h"
 #include "sedpack/dataset/reader.h"
 #include "support/fault_fs.h"
+#include "support/memory_fs.h"
 #include "support/test_support.h"
 
 namespace sedpack {
@@ -471,6 +472,13 @@ TEST(FillerTest, AFailedFillerRemovesTheLeavesItFinished) {
   EXPECT_TRUE(std::filesystem::is_empty(tmp.path() + "/train"));
 }
 
+// Options opening a dataset on `fs`.
+OpenOptions OnFileSystem(FileSystem* fs) {
+  OpenOptions o;
+  o.file_system = fs;
+  return o;
+}
+
 // A split of many leaf lists (two shards each) for the streaming readers.
 std::shared_ptr<Dataset> ManyListsDataset(const std::string& root, int examples) {
   auto ds = Dataset::Create(root, Metadata{}, SmallStructure(1));
@@ -491,11 +499,12 @@ TEST(ReaderTest, InOrderReadingHoldsOnePathOfListsNotTheSplit) {
   auto ds = ManyListsDataset(tmp.path(), 64);  // 32 leaf lists, 63 lists in all
   testing::FaultFileSystem counting;
   {
-    testing::ScopedFileSystem use(&counting);
+    // The reader reads through the FileSystem the dataset was opened with.
+    ASSERT_OK_AND_ASSIGN(auto counted, Dataset::Open(tmp.path(), OnFileSystem(&counting)));
     ReadOptions o;
     o.prefetch_shards = 0;
     o.verify_hashes = false;
-    ASSERT_OK_AND_ASSIGN(auto reader, ExampleReader::Make(ds, Split::kTrain, o));
+    ASSERT_OK_AND_ASSIGN(auto reader, ExampleReader::Make(counted, Split::kTrain, o));
     ASSERT_OK_AND_ASSIGN(auto first, reader->Next());
     ASSERT_TRUE(first.has_value());
     EXPECT_EQ(first->Get(0).At<std::int32_t>(0), 0);
@@ -507,6 +516,45 @@ TEST(ReaderTest, InOrderReadingHoldsOnePathOfListsNotTheSplit) {
   std::vector<std::int32_t> want(64);
   for (int k = 0; k < 64; ++k) want[k] = k;
   EXPECT_EQ(ReadXs(ds, Split::kTrain), want);
+}
+
+// A dataset written, read and checked on a FileSystem passed in: nothing
+// reaches the process default (a counting FileSystem installed there), and
+// nothing is on disk.
+TEST(FileSystemTest, DatasetLivesOnTheFileSystemItIsGiven) {
+  testing::MemoryFileSystem memory;
+  testing::FaultFileSystem stray;
+  testing::ScopedFileSystem installed(&stray);
+  const std::string root = "/data/ds";
+  {
+    ASSERT_OK_AND_ASSIGN(auto ds, Dataset::Create(root, Metadata{}, SmallStructure(3), OnFileSystem(&memory)));
+    EXPECT_EQ(ds->file_system(), &memory);
+    FillerOptions o;
+    o.max_branching = 2;
+    o.concurrency = 2;
+    o.sync = true;
+    ASSERT_OK_AND_ASSIGN(auto filler, Filler::Make(ds, o));
+    for (int k = 0; k < 20; ++k) ASSERT_OK(WriteSmall(*filler, k % 4 == 3 ? Split::kTest : Split::kTrain, k));
+    ASSERT_OK(filler->Finish());
+  }
+  ASSERT_OK_AND_ASSIGN(auto ds, Dataset::Open(root, OnFileSystem(&memory)));
+  std::vector<std::int32_t> train;
+  for (int k = 0; k < 20; ++k) {
+    if (k % 4 != 3) train.push_back(k);
+  }
+  EXPECT_EQ(ReadXs(ds, Split::kTrain), train);
+  CheckOptions check;
+  check.deep = true;
+  check.file_system = &memory;
+  ASSERT_OK_AND_ASSIGN(auto report, CheckDataset(root, check));
+  EXPECT_TRUE(report.problems.empty()) << report.problems.front().path << ": " << report.problems.front().message;
+  EXPECT_GT(report.shards_checked, 0u);
+
+  for (testing::FaultOp op : testing::kAllFaultOps) {
+    EXPECT_EQ(stray.count(op), 0) << testing::FaultOpName(op) << " calls bypassed the FileSystem passed in";
+  }
+  EXPECT_FALSE(std::filesystem::exists(root));
+  EXPECT_EQ(memory.open_files(), 0u);
 }
 
 std::vector<std::int32_t> ReadShuffled(const std::shared_ptr<Dataset>& ds, std::uint64_t seed, bool repeat,
