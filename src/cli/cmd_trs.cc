@@ -7,7 +7,7 @@
 #include "cli/cmd_capture.h"
 #include "sedpack/capture/export.h"
 #include "sedpack/capture/sources.h"
-#include "sedpack/io/user_output.h"
+#include "io/user_output_internal.h"
 
 namespace sedpack::cli {
 
