@@ -157,7 +157,10 @@ class Harness:
         reader = threading.Thread(target=read_err)
         reader.start()
         ranks = []
-        if to_ranks:
+        if mpi:
+            # Both ways the ranks must be catching the signal first: a loaded
+            # machine can take longer than `delay` to get them through MPI start-up,
+            # and a rank signalled before its handler is in place dies silently.
             end = time.monotonic() + 20
             while len(ranks) < 2 and time.monotonic() < end:
                 with open("/proc/%d/task/%d/children" % (proc.pid, proc.pid)) as fh:
@@ -165,8 +168,9 @@ class Harness:
                 time.sleep(0.01)
             if len(ranks) != 2:
                 raise Failure("%s: mpirun has %d children, want 2" % (name, len(ranks)))
-            wait_until_catching(ranks, sig)
-        elif not mpi:
+            # mpirun passes SIGINT and SIGTERM on to the ranks as SIGTERM.
+            wait_until_catching(ranks, sig if to_ranks else signal.SIGTERM)
+        else:
             wait_until_catching([proc.pid], sig)
         time.sleep(delay)
         if shards_under:
@@ -258,8 +262,10 @@ class Harness:
             ("recompress --out", lambda: ([self.sedpack, "recompress", base, "--compression", "ZSTD", "--out",
                                            self.path("r2"), "--threads", "2"], signal.SIGTERM,
                                           dict(fresh=self.path("r2")))),
+            # digest hashes the 150 MB base in about 0.3 s on one thread: the signal
+            # comes 50 ms after the handler is in place, well before the end.
             ("digest", lambda: ([self.sedpack, "digest", copy("d1"), "--threads", "1"], signal.SIGINT,
-                                dict(existing=self.path("d1"), delay=0.3))),
+                                dict(existing=self.path("d1"), delay=0.05))),
             ("stats --write", lambda: ([self.sedpack, "stats", copy("s1"), "--write", "--threads", "1"],
                                        signal.SIGTERM, dict(existing=self.path("s1"), delay=0.5))),
             ("pack", lambda: ([self.sedpack, "pack", base, "-o", self.path("p1.pack")], signal.SIGINT,
@@ -285,7 +291,10 @@ class Harness:
             gbase = self.path("gbase")
             self.must(self.generate_args(gbase, 100) + ["--compression", "GZIP", "--examples-per-shard", "32"])
 
-            def gzip_job(out, n=900):
+            # 900 such examples take about 1.7 s on 2 ranks, and a signal sent to
+            # mpirun 0.5 s in reaches the ranks about 1.6 s in: 4000 keep the job
+            # well clear of its end (it is stopped at the signal either way).
+            def gzip_job(out, n=4000):
                 # Small shards: a shard being compressed when the signal comes is
                 # finished first, and a GZIP shard of 256 traces takes most of a second.
                 return self.mpi(self.generate_args(out, n, threads=1) + ["--compression", "GZIP", "--level", "9",
@@ -303,7 +312,7 @@ class Harness:
                 ("mpirun -n 2 generate", lambda: (gzip_job(self.path("m5")), signal.SIGTERM,
                                                   dict(fresh=self.path("m5"), delay=0.5, mpi=True, to_ranks=True))),
                 ("mpirun -n 2 generate --append",
-                 lambda: (self.mpi(self.generate_args(gcopy("m3"), 900, threads=1) + ["--append", "--level", "9"]),
+                 lambda: (self.mpi(self.generate_args(gcopy("m3"), 4000, threads=1) + ["--append", "--level", "9"]),
                           signal.SIGTERM, dict(existing=self.path("m3"), delay=0.5, mpi=True))),
                 ("mpirun -n 2 stats --write",
                  lambda: (self.mpi([self.sedpack, "stats", copy("m4"), "--write", "--threads", "1"]), signal.SIGINT,
