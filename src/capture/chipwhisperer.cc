@@ -48,23 +48,24 @@ class Blob {
 
 class FileBlob final : public Blob {
  public:
-  static Result<std::shared_ptr<Blob>> Open(const std::string& path) {
+  static Result<std::shared_ptr<Blob>> Open(const std::string& path, FileSystem& fs) {
     auto b = std::make_shared<FileBlob>();
     b->path_ = path;
-    SEDPACK_ASSIGN_OR_RETURN(b->size_, FileSize(path));
-    b->fd_ = CurrentFileSystem().Open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    b->fs_ = &fs;
+    SEDPACK_ASSIGN_OR_RETURN(b->size_, FileSize(path, &fs));
+    b->fd_ = fs.Open(path.c_str(), O_RDONLY | O_CLOEXEC);
     if (b->fd_ < 0) return Status::IOError(path, ": cannot open: ", std::strerror(errno));
     return std::shared_ptr<Blob>(std::move(b));
   }
   ~FileBlob() override {
-    if (fd_ >= 0) CurrentFileSystem().Close(fd_);
+    if (fd_ >= 0) fs_->Close(fd_);
   }
   std::uint64_t size() const override { return size_; }
   Status ReadAt(std::uint64_t offset, std::uint64_t n, std::byte* out) const override {
     std::uint64_t got = 0;
     while (got < n) {
       const std::size_t chunk = static_cast<std::size_t>(std::min<std::uint64_t>(n - got, 1ULL << 30));
-      const long r = CurrentFileSystem().Pread(fd_, out + got, chunk, static_cast<std::int64_t>(offset + got));
+      const long r = fs_->Pread(fd_, out + got, chunk, static_cast<std::int64_t>(offset + got));
       if (r < 0 && errno == EINTR) continue;
       if (r < 0) return Status::IOError(path_, ": read failed: ", std::strerror(errno));
       if (r == 0) return Status::IOError(path_, ": ends at ", offset + got, " (it shrank while being read)");
@@ -75,6 +76,7 @@ class FileBlob final : public Blob {
 
  private:
   std::string path_;
+  FileSystem* fs_ = nullptr;
   int fd_ = -1;
   std::uint64_t size_ = 0;
 };
@@ -98,9 +100,10 @@ class MemBlob final : public Blob {
 // A project folder, or a zip of one.
 class Container {
  public:
-  static Result<std::unique_ptr<Container>> Open(const std::string& path, std::string* cwp_rel) {
+  static Result<std::unique_ptr<Container>> Open(const std::string& path, FileSystem* fs, std::string* cwp_rel) {
     std::unique_ptr<Container> c(new Container());
     c->path_ = path;
+    c->fs_ = &FileSystemOr(fs);
     if (Lower(std::filesystem::path(path).extension().string()) != ".zip") {
       const std::filesystem::path p(path);
       c->root_ = p.has_parent_path() ? p.parent_path().string() : ".";
@@ -108,7 +111,7 @@ class Container {
       return c;
     }
     c->zipped_ = true;
-    SEDPACK_ASSIGN_OR_RETURN(std::vector<std::byte> bytes, ReadFileBytes(path, 16ULL << 30));
+    SEDPACK_ASSIGN_OR_RETURN(std::vector<std::byte> bytes, ReadFileBytes(path, 16ULL << 30, c->fs_));
     c->zip_ = std::make_shared<const std::vector<std::byte>>(std::move(bytes));
     auto dir = npz::ReadZipDirectory(*c->zip_);
     if (!dir.ok()) return dir.status().WithPrefix(path + ": ");
@@ -132,7 +135,7 @@ class Container {
   std::string Name(const std::string& rel) const { return zipped_ ? path_ + ":" + rel : JoinRoot(root_, rel); }
 
   Result<std::string> ReadText(const std::string& rel) {
-    if (!zipped_) return ReadFileTextBeneath(root_, rel, 16 << 20);
+    if (!zipped_) return ReadFileTextBeneath(root_, rel, 16 << 20, fs_);
     SEDPACK_ASSIGN_OR_RETURN(std::shared_ptr<Blob> b, OpenBlob(rel));
     std::string s(b->size(), '\0');
     SEDPACK_RETURN_NOT_OK(b->ReadAt(0, b->size(), reinterpret_cast<std::byte*>(s.data())));
@@ -142,9 +145,9 @@ class Container {
   Result<std::shared_ptr<Blob>> OpenBlob(const std::string& rel) {
     if (!zipped_) {
       // Containment: the file must lie beneath the project folder, links included.
-      SEDPACK_ASSIGN_OR_RETURN(std::uint64_t size, FileSizeBeneath(root_, rel));
+      SEDPACK_ASSIGN_OR_RETURN(std::uint64_t size, FileSizeBeneath(root_, rel, fs_));
       (void)size;
-      return FileBlob::Open(JoinRoot(root_, rel));
+      return FileBlob::Open(JoinRoot(root_, rel), *fs_);
     }
     auto it = entries_.find(rel);
     if (it == entries_.end()) return Status::NotFound(Name(rel), ": no such member");
@@ -193,6 +196,7 @@ class Container {
  private:
   Container() = default;
   std::string path_, root_;
+  FileSystem* fs_ = nullptr;
   bool zipped_ = false;
   std::shared_ptr<const std::vector<std::byte>> zip_;
   std::map<std::string, npz::ZipEntry> entries_;
@@ -263,11 +267,11 @@ Result<bool> ParseBoolText(const std::string& v, const std::string& where) {
   return Status::InvalidArgument(where, ": expected True or False, got \"", v, "\"");
 }
 
-Result<Project> LoadProject(const std::string& path) {
+Result<Project> LoadProject(const std::string& path, FileSystem* fs) {
   Project p;
   p.info.path = path;
   std::string cwp;
-  SEDPACK_ASSIGN_OR_RETURN(p.container, Container::Open(path, &cwp));
+  SEDPACK_ASSIGN_OR_RETURN(p.container, Container::Open(path, fs, &cwp));
   p.info.zipped = p.container->zipped();
   Container& c = *p.container;
   SEDPACK_ASSIGN_OR_RETURN(std::string text, c.ReadText(cwp));
@@ -492,14 +496,15 @@ Result<std::string> CwRelativePath(std::string_view raw, std::string_view where)
   return out;
 }
 
-Result<CwProject> InspectChipWhisperer(const std::string& path) {
-  SEDPACK_ASSIGN_OR_RETURN(Project p, LoadProject(path));
+Result<CwProject> InspectChipWhisperer(const std::string& path, FileSystem* fs) {
+  SEDPACK_ASSIGN_OR_RETURN(Project p, LoadProject(path, fs));
   return std::move(p.info);
 }
 
 Result<std::vector<std::unique_ptr<CaptureInput>>> OpenChipWhispererInputs(const std::string& path,
-                                                                          std::vector<std::string>* notes) {
-  SEDPACK_ASSIGN_OR_RETURN(Project p, LoadProject(path));
+                                                                          std::vector<std::string>* notes,
+                                                                          FileSystem* fs) {
+  SEDPACK_ASSIGN_OR_RETURN(Project p, LoadProject(path, fs));
   if (notes) notes->insert(notes->end(), p.info.notes.begin(), p.info.notes.end());
   Json segs = Json::array();
   for (const CwSegment& s : p.info.segments) {

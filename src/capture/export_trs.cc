@@ -98,9 +98,10 @@ bool Put(const Column& c, const ValueView& v, bool round, std::byte* out, double
 
 class OutFile {
  public:
+  explicit OutFile(FileSystem& fs) : fs_(fs) {}
   ~OutFile() {
-    if (fd_ >= 0) CurrentFileSystem().Close(fd_);
-    if (!tmp_.empty()) CurrentFileSystem().Unlink(tmp_.c_str());
+    if (fd_ >= 0) fs_.Close(fd_);
+    if (!tmp_.empty()) fs_.Unlink(tmp_.c_str());
   }
   Status Open(const std::string& out) {
     out_ = out;
@@ -108,7 +109,7 @@ class OutFile {
     const std::filesystem::path p(out);
     tmp_ = (p.has_parent_path() ? p.parent_path().string() + "/" : std::string()) + "." + p.filename().string() +
            ".part-" + std::to_string(rd());
-    fd_ = CurrentFileSystem().Open(tmp_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    fd_ = fs_.Open(tmp_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
     if (fd_ < 0) {
       tmp_.clear();
       return Status::IOError(out, ": cannot create: ", std::strerror(errno));
@@ -118,7 +119,7 @@ class OutFile {
   Status Write(std::span<const std::byte> b) {
     std::size_t done = 0;
     while (done < b.size()) {
-      const long r = CurrentFileSystem().Write(fd_, b.data() + done, b.size() - done);
+      const long r = fs_.Write(fd_, b.data() + done, b.size() - done);
       if (r < 0 && errno == EINTR) continue;
       if (r < 0) return Status::IOError(out_, ": write failed: ", std::strerror(errno));
       done += static_cast<std::size_t>(r);
@@ -126,10 +127,10 @@ class OutFile {
     return Status::OK();
   }
   Status Commit() {
-    if (CurrentFileSystem().Fsync(fd_) != 0) return Status::IOError(out_, ": fsync failed: ", std::strerror(errno));
-    CurrentFileSystem().Close(fd_);
+    if (fs_.Fsync(fd_) != 0) return Status::IOError(out_, ": fsync failed: ", std::strerror(errno));
+    fs_.Close(fd_);
     fd_ = -1;
-    if (CurrentFileSystem().RenameNoReplace(tmp_.c_str(), out_.c_str()) != 0) {
+    if (fs_.RenameNoReplace(tmp_.c_str(), out_.c_str()) != 0) {
       const int e = errno;
       if (e == EEXIST) return Status::AlreadyExists(out_, " already exists; export-trs does not overwrite");
       return Status::IOError(out_, ": rename failed: ", std::strerror(e));
@@ -139,6 +140,7 @@ class OutFile {
   }
 
  private:
+  FileSystem& fs_;
   std::string out_, tmp_;
   int fd_ = -1;
 };
@@ -248,7 +250,7 @@ Result<TrsExportSummary> ExportTrs(const std::shared_ptr<const Dataset>& dataset
   layout.set_parameters.push_back(std::move(origin));
   SEDPACK_ASSIGN_OR_RETURN(std::vector<std::byte> header, FormatTrsHeader(layout));
 
-  OutFile file;
+  OutFile file(FileSystemOr(options.file_system != nullptr ? options.file_system : dataset->file_system()));
   SEDPACK_RETURN_NOT_OK(file.Open(out));
   SEDPACK_RETURN_NOT_OK(file.Write(header));
   summary.bytes = header.size();

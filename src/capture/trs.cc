@@ -343,14 +343,15 @@ done:
 }
 
 TrsFile::~TrsFile() {
-  if (fd_ >= 0) CurrentFileSystem().Close(fd_);
+  if (fd_ >= 0) fs_->Close(fd_);
 }
 
-Result<std::unique_ptr<TrsFile>> TrsFile::Open(const std::string& path, TrsCountPolicy policy) {
+Result<std::unique_ptr<TrsFile>> TrsFile::Open(const std::string& path, TrsCountPolicy policy, FileSystem* fs) {
   std::unique_ptr<TrsFile> f(new TrsFile());
   f->path_ = path;
-  SEDPACK_ASSIGN_OR_RETURN(f->file_size_, FileSize(path));
-  f->fd_ = CurrentFileSystem().Open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  f->fs_ = &FileSystemOr(fs);
+  SEDPACK_ASSIGN_OR_RETURN(f->file_size_, FileSize(path, f->fs_));
+  f->fd_ = f->fs_->Open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (f->fd_ < 0) return Status::IOError(path, ": cannot open: ", std::strerror(errno));
   // Headers are small; read more only when one is not (long descriptions,
   // large parameter maps).
@@ -361,7 +362,7 @@ Result<std::unique_ptr<TrsFile>> TrsFile::Open(const std::string& path, TrsCount
     buf.resize(n);
     std::uint64_t got = 0;
     while (got < n) {
-      const long r = CurrentFileSystem().Pread(f->fd_, buf.data() + got, n - got, static_cast<std::int64_t>(got));
+      const long r = f->fs_->Pread(f->fd_, buf.data() + got, n - got, static_cast<std::int64_t>(got));
       if (r < 0 && errno == EINTR) continue;
       if (r < 0) return Status::IOError(path, ": read failed: ", std::strerror(errno));
       if (r == 0) return Status::IOError(path, ": the file shrank while it was read");
@@ -415,7 +416,7 @@ Status TrsFile::ReadRecords(std::uint64_t first, std::uint64_t n, std::vector<st
   std::uint64_t got = 0;
   while (got < bytes) {
     const std::size_t chunk = static_cast<std::size_t>(std::min<std::uint64_t>(bytes - got, 1ULL << 30));
-    const long r = CurrentFileSystem().Pread(fd_, out->data() + got, chunk, static_cast<std::int64_t>(base + got));
+    const long r = fs_->Pread(fd_, out->data() + got, chunk, static_cast<std::int64_t>(base + got));
     if (r < 0 && errno == EINTR) continue;
     if (r < 0) return Status::IOError(path_, ": read at offset ", base + got, " failed: ", std::strerror(errno));
     if (r == 0) return Status::IOError(path_, ": the file ends at ", base + got, " (it shrank while being read)");
