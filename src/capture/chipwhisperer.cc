@@ -267,22 +267,12 @@ Result<bool> ParseBoolText(const std::string& v, const std::string& where) {
   return Status::InvalidArgument(where, ": expected True or False, got \"", v, "\"");
 }
 
-Result<Project> LoadProject(const std::string& path, FileSystem* fs) {
-  Project p;
-  p.info.path = path;
-  std::string cwp;
-  SEDPACK_ASSIGN_OR_RETURN(p.container, Container::Open(path, fs, &cwp));
-  p.info.zipped = p.container->zipped();
-  Container& c = *p.container;
-  SEDPACK_ASSIGN_OR_RETURN(std::string text, c.ReadText(cwp));
-  SEDPACK_ASSIGN_OR_RETURN(auto ini, ParseIni(text, c.Name(cwp)));
-  const std::vector<std::pair<std::string, std::string>>* tm = nullptr;
-  for (const auto& [name, entries] : ini) {
-    if (Lower(name) == "trace management") tm = &entries;
-  }
-  if (!tm) return Status::InvalidArgument(c.Name(cwp), ": no [Trace Management] section: not a ChipWhisperer project");
+// The segments [Trace Management] lists: tracefileN (relative to the .cwp's
+// folder) and enabledN, by N.
+Result<std::map<int, CwSegment>> ListSegments(const Container& c, const std::string& cwp,
+                                              const std::vector<std::pair<std::string, std::string>>& tm) {
   std::map<int, CwSegment> segs;
-  for (const auto& [k, v] : *tm) {
+  for (const auto& [k, v] : tm) {
     const std::string key = Lower(k);
     auto index_of = [&](std::string_view stem) -> int {
       if (key.compare(0, stem.size(), stem) != 0 || key.size() == stem.size() || key.size() - stem.size() > 6) return -1;
@@ -304,84 +294,107 @@ Result<Project> LoadProject(const std::string& path, FileSystem* fs) {
       segs[m].index = m;
     }
   }
+  return segs;
+}
+
+// An enabled segment: its [Trace Config], the arrays beside it (prefix*.npy,
+// traces first) and its row count, every array checked.
+Status LoadSegment(Container& c, CwSegment& seg, std::vector<Array>* arrays, std::vector<std::string>* notes) {
+  const std::string cfg_where = c.Name(seg.config_file);
+  SEDPACK_ASSIGN_OR_RETURN(std::string cfg_text, c.ReadText(seg.config_file));
+  SEDPACK_ASSIGN_OR_RETURN(auto cfg, ParseIni(cfg_text, cfg_where));
+  std::string prefix;
+  std::optional<std::uint64_t> num;
+  for (const auto& [name, entries] : cfg) {
+    if (Lower(name) != "trace config") continue;
+    seg.config = entries;
+    for (const auto& [k, v] : entries) {
+      if (Lower(k) == "prefix") prefix = v;
+      if (Lower(k) == "numtraces") {
+        std::uint64_t x = 0;
+        if (v.empty() || v.size() > 18 || v.find_first_not_of("0123456789") != std::string::npos) {
+          return Status::InvalidArgument(cfg_where, ": numTraces \"", v, "\" is not a count");
+        }
+        for (char ch : v) x = x * 10 + static_cast<std::uint64_t>(ch - '0');
+        num = x;
+      }
+    }
+  }
+  const std::filesystem::path cfg_path(seg.config_file);
+  if (prefix.empty()) {
+    std::string stem = cfg_path.stem().string();
+    if (stem.compare(0, 7, "config_") == 0) prefix = stem.substr(7);
+  }
+  if (prefix.find('/') != std::string::npos || prefix.find('\\') != std::string::npos || prefix.find("..") != std::string::npos) {
+    return Status::InvalidArgument(cfg_where, ": prefix \"", prefix, "\" must be a plain file name prefix");
+  }
+  const std::string dir = cfg_path.parent_path().string();
+  std::uint64_t min_rows = UINT64_MAX;
+  for (const std::string& rel : c.List(dir, prefix)) {
+    std::string name = std::filesystem::path(rel).stem().string().substr(prefix.size());
+    // "traces", "textin", ...: a name starting with a digit belongs to a
+    // longer prefix (another segment saved in the same folder).
+    if (name.empty() || !std::isalpha(static_cast<unsigned char>(name[0]))) continue;
+    SEDPACK_ASSIGN_OR_RETURN(Array a, OpenArray(c, rel, name));
+    if (a.info.skipped) {
+      notes->push_back(a.info.note);
+    } else {
+      min_rows = std::min<std::uint64_t>(min_rows, a.info.shape[0]);
+    }
+    seg.arrays.push_back(a.info);
+    arrays->push_back(std::move(a));
+  }
+  if (min_rows == UINT64_MAX) {
+    return Status::InvalidArgument(cfg_where, ": no importable ", prefix, "*.npy array beside it");
+  }
+  if (!num) {
+    notes->push_back(cfg_where + ": no numTraces: using the " + std::to_string(min_rows) + " rows of its arrays");
+    num = min_rows;
+  }
+  if (*num > min_rows) {
+    return Status::Corruption(cfg_where, ": numTraces is ", *num, " but an array holds only ", min_rows, " rows");
+  }
+  seg.num_traces = *num;
+  // traces first, then the texts and keys, then anything else (sorted).
+  static const char* kOrder[] = {"traces", "textin", "textout", "keylist"};
+  auto rank = [](const std::string& n) {
+    for (int i = 0; i < 4; ++i) {
+      if (n == kOrder[i]) return i;
+    }
+    return 4;
+  };
+  std::stable_sort(arrays->begin(), arrays->end(), [&](const Array& x, const Array& y) {
+    return rank(x.info.name) < rank(y.info.name);
+  });
+  seg.arrays.clear();
+  for (const Array& a : *arrays) seg.arrays.push_back(a.info);
+  return Status::OK();
+}
+
+Result<Project> LoadProject(const std::string& path, FileSystem* fs) {
+  Project p;
+  p.info.path = path;
+  std::string cwp;
+  SEDPACK_ASSIGN_OR_RETURN(p.container, Container::Open(path, fs, &cwp));
+  p.info.zipped = p.container->zipped();
+  Container& c = *p.container;
+  SEDPACK_ASSIGN_OR_RETURN(std::string text, c.ReadText(cwp));
+  SEDPACK_ASSIGN_OR_RETURN(auto ini, ParseIni(text, c.Name(cwp)));
+  const std::vector<std::pair<std::string, std::string>>* tm = nullptr;
+  for (const auto& [name, entries] : ini) {
+    if (Lower(name) == "trace management") tm = &entries;
+  }
+  if (!tm) return Status::InvalidArgument(c.Name(cwp), ": no [Trace Management] section: not a ChipWhisperer project");
+  SEDPACK_ASSIGN_OR_RETURN(auto segs, ListSegments(c, cwp, *tm));
   for (auto& [n, seg] : segs) {
     if (seg.config_file.empty()) return Status::InvalidArgument(c.Name(cwp), ": enabled", n, " without tracefile", n);
     std::vector<Array> arrays;
     if (!seg.enabled) {
       p.info.notes.push_back(c.Name(cwp) + ": segment " + std::to_string(n) + " (" + seg.config_file +
                              ") is disabled: skipped");
-      p.info.segments.push_back(std::move(seg));
-      p.arrays.push_back(std::move(arrays));
-      continue;
+    } else {
+      SEDPACK_RETURN_NOT_OK(LoadSegment(c, seg, &arrays, &p.info.notes));
     }
-    const std::string cfg_where = c.Name(seg.config_file);
-    SEDPACK_ASSIGN_OR_RETURN(std::string cfg_text, c.ReadText(seg.config_file));
-    SEDPACK_ASSIGN_OR_RETURN(auto cfg, ParseIni(cfg_text, cfg_where));
-    std::string prefix;
-    std::optional<std::uint64_t> num;
-    for (const auto& [name, entries] : cfg) {
-      if (Lower(name) != "trace config") continue;
-      seg.config = entries;
-      for (const auto& [k, v] : entries) {
-        if (Lower(k) == "prefix") prefix = v;
-        if (Lower(k) == "numtraces") {
-          std::uint64_t x = 0;
-          if (v.empty() || v.size() > 18 || v.find_first_not_of("0123456789") != std::string::npos) {
-            return Status::InvalidArgument(cfg_where, ": numTraces \"", v, "\" is not a count");
-          }
-          for (char ch : v) x = x * 10 + static_cast<std::uint64_t>(ch - '0');
-          num = x;
-        }
-      }
-    }
-    const std::filesystem::path cfg_path(seg.config_file);
-    if (prefix.empty()) {
-      std::string stem = cfg_path.stem().string();
-      if (stem.compare(0, 7, "config_") == 0) prefix = stem.substr(7);
-    }
-    if (prefix.find('/') != std::string::npos || prefix.find('\\') != std::string::npos || prefix.find("..") != std::string::npos) {
-      return Status::InvalidArgument(cfg_where, ": prefix \"", prefix, "\" must be a plain file name prefix");
-    }
-    const std::string dir = cfg_path.parent_path().string();
-    std::uint64_t min_rows = UINT64_MAX;
-    for (const std::string& rel : c.List(dir, prefix)) {
-      std::string name = std::filesystem::path(rel).stem().string().substr(prefix.size());
-      // "traces", "textin", ...: a name starting with a digit belongs to a
-      // longer prefix (another segment saved in the same folder).
-      if (name.empty() || !std::isalpha(static_cast<unsigned char>(name[0]))) continue;
-      SEDPACK_ASSIGN_OR_RETURN(Array a, OpenArray(c, rel, name));
-      if (a.info.skipped) {
-        p.info.notes.push_back(a.info.note);
-      } else {
-        min_rows = std::min<std::uint64_t>(min_rows, a.info.shape[0]);
-      }
-      seg.arrays.push_back(a.info);
-      arrays.push_back(std::move(a));
-    }
-    if (min_rows == UINT64_MAX) {
-      return Status::InvalidArgument(cfg_where, ": no importable ", prefix, "*.npy array beside it");
-    }
-    if (!num) {
-      p.info.notes.push_back(cfg_where + ": no numTraces: using the " + std::to_string(min_rows) + " rows of its arrays");
-      num = min_rows;
-    }
-    if (*num > min_rows) {
-      return Status::Corruption(cfg_where, ": numTraces is ", *num, " but an array holds only ", min_rows, " rows");
-    }
-    seg.num_traces = *num;
-    // traces first, then the texts and keys, then anything else (sorted).
-    static const char* kOrder[] = {"traces", "textin", "textout", "keylist"};
-    auto rank = [](const std::string& n) {
-      for (int i = 0; i < 4; ++i) {
-        if (n == kOrder[i]) return i;
-      }
-      return 4;
-    };
-    std::stable_sort(arrays.begin(), arrays.end(), [&](const Array& x, const Array& y) {
-      return rank(x.info.name) < rank(y.info.name);
-    });
-    seg.arrays.clear();
-    for (const Array& a : arrays) seg.arrays.push_back(a.info);
     p.info.segments.push_back(std::move(seg));
     p.arrays.push_back(std::move(arrays));
   }
