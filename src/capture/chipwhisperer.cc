@@ -220,7 +220,7 @@ Result<Array> OpenArray(Container& c, const std::string& rel, const std::string&
   std::vector<std::byte> head(std::min<std::uint64_t>(a.blob->size(), 1 << 16));
   SEDPACK_RETURN_NOT_OK(a.blob->ReadAt(0, head.size(), head.data()));
   auto h = npz::ParseNpyHeader(head);
-  if (!h.ok()) return Status::Corruption(where, ": ", h.status().message());
+  if (!h.ok()) return h.status().WithPrefix(where + ": ");
   a.info.descr = h->descr;
   a.info.shape = h->shape;
   a.data_offset = h->data_offset;

@@ -608,6 +608,27 @@ TEST(ChipWhispererImport, PathsLeavingTheProjectAreRefused) {
   EXPECT_EQ(ok, "a/b/c.cfg");
 }
 
+TEST(ChipWhispererImport, AnArrayHeaderErrorKeepsItsCode) {
+  SharedDir dir;
+  CwProjectFixture f;
+  OnRoot([&] {
+    f.Write(dir.path());
+    const std::string textin = dir / "proj_data/traces/2024.01.01-10.00.00_textin.npy";
+    std::fstream io(textin, std::ios::in | std::ios::out | std::ios::binary);
+    std::string head(128, '\0');
+    io.read(head.data(), head.size());
+    const std::size_t at = head.find("False");
+    ASSERT_NE(at, std::string::npos);
+    io.seekp(static_cast<std::streamoff>(at));
+    io << "True ";  // a Fortran-order array, the header keeping its length
+  });
+  auto r = OpenChipWhispererInputs(dir / "proj.cwp", nullptr);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), StatusCode::kNotImplemented) << r.status().ToString();
+  EXPECT_NE(r.status().message().find("textin.npy: .npy arrays in Fortran order are not supported"), std::string::npos)
+      << r.status().ToString();
+}
+
 TEST(ChipWhispererImport, ZippedProject) {
   SharedDir dir;
   CwProjectFixture f;
