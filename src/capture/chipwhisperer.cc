@@ -48,23 +48,24 @@ class Blob {
 
 class FileBlob final : public Blob {
  public:
-  static Result<std::shared_ptr<Blob>> Open(const std::string& path) {
+  static Result<std::shared_ptr<Blob>> Open(const std::string& path, FileSystem& fs) {
     auto b = std::make_shared<FileBlob>();
     b->path_ = path;
-    SEDPACK_ASSIGN_OR_RETURN(b->size_, FileSize(path));
-    b->fd_ = CurrentFileSystem().Open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    b->fs_ = &fs;
+    SEDPACK_ASSIGN_OR_RETURN(b->size_, FileSize(path, &fs));
+    b->fd_ = fs.Open(path.c_str(), O_RDONLY | O_CLOEXEC);
     if (b->fd_ < 0) return Status::IOError(path, ": cannot open: ", std::strerror(errno));
     return std::shared_ptr<Blob>(std::move(b));
   }
   ~FileBlob() override {
-    if (fd_ >= 0) CurrentFileSystem().Close(fd_);
+    if (fd_ >= 0) fs_->Close(fd_);
   }
   std::uint64_t size() const override { return size_; }
   Status ReadAt(std::uint64_t offset, std::uint64_t n, std::byte* out) const override {
     std::uint64_t got = 0;
     while (got < n) {
       const std::size_t chunk = static_cast<std::size_t>(std::min<std::uint64_t>(n - got, 1ULL << 30));
-      const long r = CurrentFileSystem().Pread(fd_, out + got, chunk, static_cast<std::int64_t>(offset + got));
+      const long r = fs_->Pread(fd_, out + got, chunk, static_cast<std::int64_t>(offset + got));
       if (r < 0 && errno == EINTR) continue;
       if (r < 0) return Status::IOError(path_, ": read failed: ", std::strerror(errno));
       if (r == 0) return Status::IOError(path_, ": ends at ", offset + got, " (it shrank while being read)");
@@ -75,6 +76,7 @@ class FileBlob final : public Blob {
 
  private:
   std::string path_;
+  FileSystem* fs_ = nullptr;
   int fd_ = -1;
   std::uint64_t size_ = 0;
 };
@@ -98,9 +100,10 @@ class MemBlob final : public Blob {
 // A project folder, or a zip of one.
 class Container {
  public:
-  static Result<std::unique_ptr<Container>> Open(const std::string& path, std::string* cwp_rel) {
+  static Result<std::unique_ptr<Container>> Open(const std::string& path, FileSystem* fs, std::string* cwp_rel) {
     std::unique_ptr<Container> c(new Container());
     c->path_ = path;
+    c->fs_ = &FileSystemOr(fs);
     if (Lower(std::filesystem::path(path).extension().string()) != ".zip") {
       const std::filesystem::path p(path);
       c->root_ = p.has_parent_path() ? p.parent_path().string() : ".";
@@ -108,7 +111,7 @@ class Container {
       return c;
     }
     c->zipped_ = true;
-    SEDPACK_ASSIGN_OR_RETURN(std::vector<std::byte> bytes, ReadFileBytes(path, 16ULL << 30));
+    SEDPACK_ASSIGN_OR_RETURN(std::vector<std::byte> bytes, ReadFileBytes(path, 16ULL << 30, c->fs_));
     c->zip_ = std::make_shared<const std::vector<std::byte>>(std::move(bytes));
     auto dir = npz::ReadZipDirectory(*c->zip_);
     if (!dir.ok()) return dir.status().WithPrefix(path + ": ");
@@ -132,7 +135,7 @@ class Container {
   std::string Name(const std::string& rel) const { return zipped_ ? path_ + ":" + rel : JoinRoot(root_, rel); }
 
   Result<std::string> ReadText(const std::string& rel) {
-    if (!zipped_) return ReadFileTextBeneath(root_, rel, 16 << 20);
+    if (!zipped_) return ReadFileTextBeneath(root_, rel, 16 << 20, fs_);
     SEDPACK_ASSIGN_OR_RETURN(std::shared_ptr<Blob> b, OpenBlob(rel));
     std::string s(b->size(), '\0');
     SEDPACK_RETURN_NOT_OK(b->ReadAt(0, b->size(), reinterpret_cast<std::byte*>(s.data())));
@@ -142,9 +145,9 @@ class Container {
   Result<std::shared_ptr<Blob>> OpenBlob(const std::string& rel) {
     if (!zipped_) {
       // Containment: the file must lie beneath the project folder, links included.
-      SEDPACK_ASSIGN_OR_RETURN(std::uint64_t size, FileSizeBeneath(root_, rel));
+      SEDPACK_ASSIGN_OR_RETURN(std::uint64_t size, FileSizeBeneath(root_, rel, fs_));
       (void)size;
-      return FileBlob::Open(JoinRoot(root_, rel));
+      return FileBlob::Open(JoinRoot(root_, rel), *fs_);
     }
     auto it = entries_.find(rel);
     if (it == entries_.end()) return Status::NotFound(Name(rel), ": no such member");
@@ -193,6 +196,7 @@ class Container {
  private:
   Container() = default;
   std::string path_, root_;
+  FileSystem* fs_ = nullptr;
   bool zipped_ = false;
   std::shared_ptr<const std::vector<std::byte>> zip_;
   std::map<std::string, npz::ZipEntry> entries_;
@@ -216,7 +220,7 @@ Result<Array> OpenArray(Container& c, const std::string& rel, const std::string&
   std::vector<std::byte> head(std::min<std::uint64_t>(a.blob->size(), 1 << 16));
   SEDPACK_RETURN_NOT_OK(a.blob->ReadAt(0, head.size(), head.data()));
   auto h = npz::ParseNpyHeader(head);
-  if (!h.ok()) return Status::Corruption(where, ": ", h.status().message());
+  if (!h.ok()) return h.status().WithPrefix(where + ": ");
   a.info.descr = h->descr;
   a.info.shape = h->shape;
   a.data_offset = h->data_offset;
@@ -263,22 +267,12 @@ Result<bool> ParseBoolText(const std::string& v, const std::string& where) {
   return Status::InvalidArgument(where, ": expected True or False, got \"", v, "\"");
 }
 
-Result<Project> LoadProject(const std::string& path) {
-  Project p;
-  p.info.path = path;
-  std::string cwp;
-  SEDPACK_ASSIGN_OR_RETURN(p.container, Container::Open(path, &cwp));
-  p.info.zipped = p.container->zipped();
-  Container& c = *p.container;
-  SEDPACK_ASSIGN_OR_RETURN(std::string text, c.ReadText(cwp));
-  SEDPACK_ASSIGN_OR_RETURN(auto ini, ParseIni(text, c.Name(cwp)));
-  const std::vector<std::pair<std::string, std::string>>* tm = nullptr;
-  for (const auto& [name, entries] : ini) {
-    if (Lower(name) == "trace management") tm = &entries;
-  }
-  if (!tm) return Status::InvalidArgument(c.Name(cwp), ": no [Trace Management] section: not a ChipWhisperer project");
+// The segments [Trace Management] lists: tracefileN (relative to the .cwp's
+// folder) and enabledN, by N.
+Result<std::map<int, CwSegment>> ListSegments(const Container& c, const std::string& cwp,
+                                              const std::vector<std::pair<std::string, std::string>>& tm) {
   std::map<int, CwSegment> segs;
-  for (const auto& [k, v] : *tm) {
+  for (const auto& [k, v] : tm) {
     const std::string key = Lower(k);
     auto index_of = [&](std::string_view stem) -> int {
       if (key.compare(0, stem.size(), stem) != 0 || key.size() == stem.size() || key.size() - stem.size() > 6) return -1;
@@ -300,84 +294,107 @@ Result<Project> LoadProject(const std::string& path) {
       segs[m].index = m;
     }
   }
+  return segs;
+}
+
+// An enabled segment: its [Trace Config], the arrays beside it (prefix*.npy,
+// traces first) and its row count, every array checked.
+Status LoadSegment(Container& c, CwSegment& seg, std::vector<Array>* arrays, std::vector<std::string>* notes) {
+  const std::string cfg_where = c.Name(seg.config_file);
+  SEDPACK_ASSIGN_OR_RETURN(std::string cfg_text, c.ReadText(seg.config_file));
+  SEDPACK_ASSIGN_OR_RETURN(auto cfg, ParseIni(cfg_text, cfg_where));
+  std::string prefix;
+  std::optional<std::uint64_t> num;
+  for (const auto& [name, entries] : cfg) {
+    if (Lower(name) != "trace config") continue;
+    seg.config = entries;
+    for (const auto& [k, v] : entries) {
+      if (Lower(k) == "prefix") prefix = v;
+      if (Lower(k) == "numtraces") {
+        std::uint64_t x = 0;
+        if (v.empty() || v.size() > 18 || v.find_first_not_of("0123456789") != std::string::npos) {
+          return Status::InvalidArgument(cfg_where, ": numTraces \"", v, "\" is not a count");
+        }
+        for (char ch : v) x = x * 10 + static_cast<std::uint64_t>(ch - '0');
+        num = x;
+      }
+    }
+  }
+  const std::filesystem::path cfg_path(seg.config_file);
+  if (prefix.empty()) {
+    std::string stem = cfg_path.stem().string();
+    if (stem.compare(0, 7, "config_") == 0) prefix = stem.substr(7);
+  }
+  if (prefix.find('/') != std::string::npos || prefix.find('\\') != std::string::npos || prefix.find("..") != std::string::npos) {
+    return Status::InvalidArgument(cfg_where, ": prefix \"", prefix, "\" must be a plain file name prefix");
+  }
+  const std::string dir = cfg_path.parent_path().string();
+  std::uint64_t min_rows = UINT64_MAX;
+  for (const std::string& rel : c.List(dir, prefix)) {
+    std::string name = std::filesystem::path(rel).stem().string().substr(prefix.size());
+    // "traces", "textin", ...: a name starting with a digit belongs to a
+    // longer prefix (another segment saved in the same folder).
+    if (name.empty() || !std::isalpha(static_cast<unsigned char>(name[0]))) continue;
+    SEDPACK_ASSIGN_OR_RETURN(Array a, OpenArray(c, rel, name));
+    if (a.info.skipped) {
+      notes->push_back(a.info.note);
+    } else {
+      min_rows = std::min<std::uint64_t>(min_rows, a.info.shape[0]);
+    }
+    seg.arrays.push_back(a.info);
+    arrays->push_back(std::move(a));
+  }
+  if (min_rows == UINT64_MAX) {
+    return Status::InvalidArgument(cfg_where, ": no importable ", prefix, "*.npy array beside it");
+  }
+  if (!num) {
+    notes->push_back(cfg_where + ": no numTraces: using the " + std::to_string(min_rows) + " rows of its arrays");
+    num = min_rows;
+  }
+  if (*num > min_rows) {
+    return Status::Corruption(cfg_where, ": numTraces is ", *num, " but an array holds only ", min_rows, " rows");
+  }
+  seg.num_traces = *num;
+  // traces first, then the texts and keys, then anything else (sorted).
+  static const char* kOrder[] = {"traces", "textin", "textout", "keylist"};
+  auto rank = [](const std::string& n) {
+    for (int i = 0; i < 4; ++i) {
+      if (n == kOrder[i]) return i;
+    }
+    return 4;
+  };
+  std::stable_sort(arrays->begin(), arrays->end(), [&](const Array& x, const Array& y) {
+    return rank(x.info.name) < rank(y.info.name);
+  });
+  seg.arrays.clear();
+  for (const Array& a : *arrays) seg.arrays.push_back(a.info);
+  return Status::OK();
+}
+
+Result<Project> LoadProject(const std::string& path, FileSystem* fs) {
+  Project p;
+  p.info.path = path;
+  std::string cwp;
+  SEDPACK_ASSIGN_OR_RETURN(p.container, Container::Open(path, fs, &cwp));
+  p.info.zipped = p.container->zipped();
+  Container& c = *p.container;
+  SEDPACK_ASSIGN_OR_RETURN(std::string text, c.ReadText(cwp));
+  SEDPACK_ASSIGN_OR_RETURN(auto ini, ParseIni(text, c.Name(cwp)));
+  const std::vector<std::pair<std::string, std::string>>* tm = nullptr;
+  for (const auto& [name, entries] : ini) {
+    if (Lower(name) == "trace management") tm = &entries;
+  }
+  if (!tm) return Status::InvalidArgument(c.Name(cwp), ": no [Trace Management] section: not a ChipWhisperer project");
+  SEDPACK_ASSIGN_OR_RETURN(auto segs, ListSegments(c, cwp, *tm));
   for (auto& [n, seg] : segs) {
     if (seg.config_file.empty()) return Status::InvalidArgument(c.Name(cwp), ": enabled", n, " without tracefile", n);
     std::vector<Array> arrays;
     if (!seg.enabled) {
       p.info.notes.push_back(c.Name(cwp) + ": segment " + std::to_string(n) + " (" + seg.config_file +
                              ") is disabled: skipped");
-      p.info.segments.push_back(std::move(seg));
-      p.arrays.push_back(std::move(arrays));
-      continue;
+    } else {
+      SEDPACK_RETURN_NOT_OK(LoadSegment(c, seg, &arrays, &p.info.notes));
     }
-    const std::string cfg_where = c.Name(seg.config_file);
-    SEDPACK_ASSIGN_OR_RETURN(std::string cfg_text, c.ReadText(seg.config_file));
-    SEDPACK_ASSIGN_OR_RETURN(auto cfg, ParseIni(cfg_text, cfg_where));
-    std::string prefix;
-    std::optional<std::uint64_t> num;
-    for (const auto& [name, entries] : cfg) {
-      if (Lower(name) != "trace config") continue;
-      seg.config = entries;
-      for (const auto& [k, v] : entries) {
-        if (Lower(k) == "prefix") prefix = v;
-        if (Lower(k) == "numtraces") {
-          std::uint64_t x = 0;
-          if (v.empty() || v.size() > 18 || v.find_first_not_of("0123456789") != std::string::npos) {
-            return Status::InvalidArgument(cfg_where, ": numTraces \"", v, "\" is not a count");
-          }
-          for (char ch : v) x = x * 10 + static_cast<std::uint64_t>(ch - '0');
-          num = x;
-        }
-      }
-    }
-    const std::filesystem::path cfg_path(seg.config_file);
-    if (prefix.empty()) {
-      std::string stem = cfg_path.stem().string();
-      if (stem.compare(0, 7, "config_") == 0) prefix = stem.substr(7);
-    }
-    if (prefix.find('/') != std::string::npos || prefix.find('\\') != std::string::npos || prefix.find("..") != std::string::npos) {
-      return Status::InvalidArgument(cfg_where, ": prefix \"", prefix, "\" must be a plain file name prefix");
-    }
-    const std::string dir = cfg_path.parent_path().string();
-    std::uint64_t min_rows = UINT64_MAX;
-    for (const std::string& rel : c.List(dir, prefix)) {
-      std::string name = std::filesystem::path(rel).stem().string().substr(prefix.size());
-      // "traces", "textin", ...: a name starting with a digit belongs to a
-      // longer prefix (another segment saved in the same folder).
-      if (name.empty() || !std::isalpha(static_cast<unsigned char>(name[0]))) continue;
-      SEDPACK_ASSIGN_OR_RETURN(Array a, OpenArray(c, rel, name));
-      if (a.info.skipped) {
-        p.info.notes.push_back(a.info.note);
-      } else {
-        min_rows = std::min<std::uint64_t>(min_rows, a.info.shape[0]);
-      }
-      seg.arrays.push_back(a.info);
-      arrays.push_back(std::move(a));
-    }
-    if (min_rows == UINT64_MAX) {
-      return Status::InvalidArgument(cfg_where, ": no importable ", prefix, "*.npy array beside it");
-    }
-    if (!num) {
-      p.info.notes.push_back(cfg_where + ": no numTraces: using the " + std::to_string(min_rows) + " rows of its arrays");
-      num = min_rows;
-    }
-    if (*num > min_rows) {
-      return Status::Corruption(cfg_where, ": numTraces is ", *num, " but an array holds only ", min_rows, " rows");
-    }
-    seg.num_traces = *num;
-    // traces first, then the texts and keys, then anything else (sorted).
-    static const char* kOrder[] = {"traces", "textin", "textout", "keylist"};
-    auto rank = [](const std::string& n) {
-      for (int i = 0; i < 4; ++i) {
-        if (n == kOrder[i]) return i;
-      }
-      return 4;
-    };
-    std::stable_sort(arrays.begin(), arrays.end(), [&](const Array& x, const Array& y) {
-      return rank(x.info.name) < rank(y.info.name);
-    });
-    seg.arrays.clear();
-    for (const Array& a : arrays) seg.arrays.push_back(a.info);
     p.info.segments.push_back(std::move(seg));
     p.arrays.push_back(std::move(arrays));
   }
@@ -492,14 +509,15 @@ Result<std::string> CwRelativePath(std::string_view raw, std::string_view where)
   return out;
 }
 
-Result<CwProject> InspectChipWhisperer(const std::string& path) {
-  SEDPACK_ASSIGN_OR_RETURN(Project p, LoadProject(path));
+Result<CwProject> InspectChipWhisperer(const std::string& path, FileSystem* fs) {
+  SEDPACK_ASSIGN_OR_RETURN(Project p, LoadProject(path, fs));
   return std::move(p.info);
 }
 
 Result<std::vector<std::unique_ptr<CaptureInput>>> OpenChipWhispererInputs(const std::string& path,
-                                                                          std::vector<std::string>* notes) {
-  SEDPACK_ASSIGN_OR_RETURN(Project p, LoadProject(path));
+                                                                          std::vector<std::string>* notes,
+                                                                          FileSystem* fs) {
+  SEDPACK_ASSIGN_OR_RETURN(Project p, LoadProject(path, fs));
   if (notes) notes->insert(notes->end(), p.info.notes.begin(), p.info.notes.end());
   Json segs = Json::array();
   for (const CwSegment& s : p.info.segments) {

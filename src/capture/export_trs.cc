@@ -98,9 +98,10 @@ bool Put(const Column& c, const ValueView& v, bool round, std::byte* out, double
 
 class OutFile {
  public:
+  explicit OutFile(FileSystem& fs) : fs_(fs) {}
   ~OutFile() {
-    if (fd_ >= 0) CurrentFileSystem().Close(fd_);
-    if (!tmp_.empty()) CurrentFileSystem().Unlink(tmp_.c_str());
+    if (fd_ >= 0) fs_.Close(fd_);
+    if (!tmp_.empty()) fs_.Unlink(tmp_.c_str());
   }
   Status Open(const std::string& out) {
     out_ = out;
@@ -108,7 +109,7 @@ class OutFile {
     const std::filesystem::path p(out);
     tmp_ = (p.has_parent_path() ? p.parent_path().string() + "/" : std::string()) + "." + p.filename().string() +
            ".part-" + std::to_string(rd());
-    fd_ = CurrentFileSystem().Open(tmp_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    fd_ = fs_.Open(tmp_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
     if (fd_ < 0) {
       tmp_.clear();
       return Status::IOError(out, ": cannot create: ", std::strerror(errno));
@@ -118,7 +119,7 @@ class OutFile {
   Status Write(std::span<const std::byte> b) {
     std::size_t done = 0;
     while (done < b.size()) {
-      const long r = CurrentFileSystem().Write(fd_, b.data() + done, b.size() - done);
+      const long r = fs_.Write(fd_, b.data() + done, b.size() - done);
       if (r < 0 && errno == EINTR) continue;
       if (r < 0) return Status::IOError(out_, ": write failed: ", std::strerror(errno));
       done += static_cast<std::size_t>(r);
@@ -126,10 +127,10 @@ class OutFile {
     return Status::OK();
   }
   Status Commit() {
-    if (CurrentFileSystem().Fsync(fd_) != 0) return Status::IOError(out_, ": fsync failed: ", std::strerror(errno));
-    CurrentFileSystem().Close(fd_);
+    if (fs_.Fsync(fd_) != 0) return Status::IOError(out_, ": fsync failed: ", std::strerror(errno));
+    fs_.Close(fd_);
     fd_ = -1;
-    if (CurrentFileSystem().RenameNoReplace(tmp_.c_str(), out_.c_str()) != 0) {
+    if (fs_.RenameNoReplace(tmp_.c_str(), out_.c_str()) != 0) {
       const int e = errno;
       if (e == EEXIST) return Status::AlreadyExists(out_, " already exists; export-trs does not overwrite");
       return Status::IOError(out_, ": rename failed: ", std::strerror(e));
@@ -139,6 +140,7 @@ class OutFile {
   }
 
  private:
+  FileSystem& fs_;
   std::string out_, tmp_;
   int fd_ = -1;
 };
@@ -148,30 +150,37 @@ bool IsSampleDType(DType d) {
          d == DType::kUInt8 || d == DType::kUInt16 || d == DType::kFloat64;
 }
 
-}  // namespace
+std::optional<std::size_t> FindAttribute(const std::vector<AttributeSpec>& schema, const std::string& name) {
+  for (std::size_t i = 0; i < schema.size(); ++i) {
+    if (schema[i].name == name) return i;
+  }
+  return std::nullopt;
+}
 
-Result<TrsExportSummary> ExportTrs(const std::shared_ptr<const Dataset>& dataset, Split split, const std::string& out,
-                                   const TrsExportOptions& options) {
-  TrsExportSummary summary;
-  const std::vector<AttributeSpec>& schema = dataset->schema();
-  const auto& described = dataset->info().dataset_structure.saved_data_description;
-  auto find = [&](const std::string& name) -> std::optional<std::size_t> {
-    for (std::size_t i = 0; i < schema.size(); ++i) {
-      if (schema[i].name == name) return i;
-    }
-    return std::nullopt;
-  };
-  // The samples.
+// What goes into each record: the samples, the title, the trace parameters
+// packed in schema order (data_bytes of them), and the header describing it.
+struct ExportPlan {
+  Column samples;
+  std::optional<std::size_t> title;
+  std::vector<Column> params;
+  std::uint64_t data_bytes = 0;
+  TrsWriteLayout layout;
+};
+
+// The samples: the attribute asked for, else "trace", else the first 1-D
+// numeric attribute; uint8, uint16 widened and float64 narrowed.
+Status PlanSamples(const Dataset& dataset, const TrsExportOptions& options, ExportPlan* plan) {
+  const std::vector<AttributeSpec>& schema = dataset.schema();
   std::optional<std::size_t> trace;
   if (!options.trace_attribute.empty()) {
-    trace = find(options.trace_attribute);
-    if (!trace) return Status::InvalidArgument("no attribute \"", options.trace_attribute, "\" in ", dataset->root());
+    trace = FindAttribute(schema, options.trace_attribute);
+    if (!trace) return Status::InvalidArgument("no attribute \"", options.trace_attribute, "\" in ", dataset.root());
   } else {
-    trace = find("trace");
+    trace = FindAttribute(schema, "trace");
     for (std::size_t i = 0; !trace && i < schema.size(); ++i) {
       if (schema[i].shape.size() == 1 && IsSampleDType(schema[i].dtype)) trace = i;
     }
-    if (!trace) return Status::InvalidArgument(dataset->root(), ": no 1-D numeric attribute to export as samples (--trace NAME)");
+    if (!trace) return Status::InvalidArgument(dataset.root(), ": no 1-D numeric attribute to export as samples (--trace NAME)");
   }
   const AttributeSpec& ta = schema[*trace];
   if (ta.shape.size() != 1 || !IsSampleDType(ta.dtype)) {
@@ -179,7 +188,7 @@ Result<TrsExportSummary> ExportTrs(const std::shared_ptr<const Dataset>& dataset
                                    ": TRS samples are a 1-D int8, int16, int32 or float32 array (uint8, uint16 "
                                    "are widened, float64 narrowed)");
   }
-  Column tc;
+  Column& tc = plan->samples;
   tc.attr = *trace;
   tc.elements = static_cast<std::uint64_t>(ta.shape[0]);
   DType sample = ta.dtype;
@@ -190,37 +199,45 @@ Result<TrsExportSummary> ExportTrs(const std::shared_ptr<const Dataset>& dataset
     default: break;
   }
   tc.out_bytes = tc.elements * DTypeItemSize(sample);
-  TrsWriteLayout layout;
+  TrsWriteLayout& layout = plan->layout;
   SEDPACK_ASSIGN_OR_RETURN(layout.sample_coding, TrsCodingOf(sample));
   layout.number_samples = tc.elements;
-  layout.description = dataset->info().metadata.description;
+  layout.description = dataset.info().metadata.description;
+  const auto& described = dataset.info().dataset_structure.saved_data_description;
   try {
     const auto cm = nlohmann::json::parse(described[*trace].custom_metadata.text());
     if (cm.is_object() && cm.contains("scale_y") && cm["scale_y"].is_number()) layout.scale_y = cm["scale_y"].get<double>();
   } catch (const nlohmann::json::exception&) {
   }
-  // Titles.
-  std::optional<std::size_t> title;
+  return Status::OK();
+}
+
+// The titles: the str attribute asked for, else "title" if it is a str.
+Status PlanTitle(const std::vector<AttributeSpec>& schema, const TrsExportOptions& options, ExportPlan* plan) {
   if (!options.title_attribute.empty()) {
-    title = find(options.title_attribute);
-    if (!title || schema[*title].dtype != DType::kStr) {
+    plan->title = FindAttribute(schema, options.title_attribute);
+    if (!plan->title || schema[*plan->title].dtype != DType::kStr) {
       return Status::InvalidArgument("--title ", options.title_attribute, ": not a str attribute");
     }
-  } else if (auto t = find("title"); t && schema[*t].dtype == DType::kStr) {
-    title = t;
+  } else if (auto t = FindAttribute(schema, "title"); t && schema[*t].dtype == DType::kStr) {
+    plan->title = t;
   }
-  if (title) layout.title_space = 255;
-  // Everything else: trace parameters, packed in schema order.
-  std::vector<Column> params;
+  if (plan->title) plan->layout.title_space = 255;
+  return Status::OK();
+}
+
+// Every other attribute: a trace parameter where a fixed-size type fits,
+// else a note saying it is left out.
+Status PlanParameters(const std::vector<AttributeSpec>& schema, ExportPlan* plan, std::vector<std::string>* notes) {
   std::uint64_t offset = 0;
   for (std::size_t i = 0; i < schema.size(); ++i) {
-    if (i == *trace || (title && i == *title)) continue;
+    if (i == plan->samples.attr || (plan->title && i == *plan->title)) continue;
     const AttributeSpec& a = schema[i];
     auto type = ParamTypeOf(a.dtype);
     auto size = a.FixedByteSize();
     if (!type || a.IsVariableSize() || !size.ok()) {
-      summary.notes.push_back("attribute \"" + a.name + "\" (" + std::string(DTypeName(a.dtype)) + " " +
-                              ShapeToString(a.shape) + ") has no fixed-size TRS parameter type: left out");
+      notes->push_back("attribute \"" + a.name + "\" (" + std::string(DTypeName(a.dtype)) + " " +
+                       ShapeToString(a.shape) + ") has no fixed-size TRS parameter type: left out");
       continue;
     }
     Column c;
@@ -233,25 +250,20 @@ Result<TrsExportSummary> ExportTrs(const std::shared_ptr<const Dataset>& dataset
       return Status::InvalidArgument("attribute \"", a.name, "\": TRS trace data holds at most 65535 bytes and 65535 "
                                      "elements a parameter");
     }
-    layout.parameter_definitions.push_back({a.name, type->first, static_cast<std::uint32_t>(c.elements),
-                                            static_cast<std::uint32_t>(offset)});
+    plan->layout.parameter_definitions.push_back({a.name, type->first, static_cast<std::uint32_t>(c.elements),
+                                                  static_cast<std::uint32_t>(offset)});
     offset += c.out_bytes;
-    params.push_back(c);
+    plan->params.push_back(c);
   }
-  const std::uint64_t title_space = layout.title_space, data_bytes = offset;
-  // Count first: NUMBER_TRACES leads the header.
-  SEDPACK_ASSIGN_OR_RETURN(std::vector<ShardInfo> shards, ListShards(dataset, split, /*verify_hashes=*/true));
-  for (const ShardInfo& s : shards) layout.number_traces += static_cast<std::uint64_t>(s.number_of_examples);
-  const std::string split_name(SplitName(split));
-  TrsSetParameter origin{"SEDPACK_SPLIT", kTrsParamString, static_cast<std::uint32_t>(split_name.size()), {}};
-  for (char ch : split_name) origin.value.push_back(static_cast<std::byte>(ch));
-  layout.set_parameters.push_back(std::move(origin));
-  SEDPACK_ASSIGN_OR_RETURN(std::vector<std::byte> header, FormatTrsHeader(layout));
+  plan->data_bytes = offset;
+  return Status::OK();
+}
 
-  OutFile file;
-  SEDPACK_RETURN_NOT_OK(file.Open(out));
-  SEDPACK_RETURN_NOT_OK(file.Write(header));
-  summary.bytes = header.size();
+// Stream the split's examples into records, in buffers of about 8 MiB.
+Status WriteRecords(const std::shared_ptr<const Dataset>& dataset, Split split, const ExportPlan& plan,
+                    const TrsExportOptions& options, OutFile& file, TrsExportSummary* summary) {
+  const std::uint64_t title_space = plan.layout.title_space, data_bytes = plan.data_bytes;
+  const Column& tc = plan.samples;
   const std::uint64_t record = title_space + data_bytes + tc.out_bytes;
   const std::uint64_t per_buffer = std::max<std::uint64_t>(1, (8ULL << 20) / record);
   std::vector<std::byte> buf;
@@ -265,34 +277,61 @@ Result<TrsExportSummary> ExportTrs(const std::shared_ptr<const Dataset>& dataset
     const std::size_t at = buf.size();
     buf.resize(at + record, std::byte{0});
     std::byte* r = buf.data() + at;
-    if (title) {
-      const ValueView v = ex->Get(*title);
+    if (plan.title) {
+      const ValueView v = ex->Get(*plan.title);
       if (v.data.size() > title_space) {
-        return Status::InvalidArgument("example ", summary.traces, ": title of ", v.data.size(),
+        return Status::InvalidArgument("example ", summary->traces, ": title of ", v.data.size(),
                                        " bytes is longer than the 255 a TRS title holds");
       }
       std::memcpy(r, v.data.data(), v.data.size());
     }
-    for (const Column& c : params) {
+    for (const Column& c : plan.params) {
       double unused = 0;
       Put(c, ex->Get(c.attr), true, r + title_space + c.offset, &unused, &unused);
     }
     double err = 0;
-    if (!Put(tc, ex->Get(tc.attr), options.round_float64, r + title_space + data_bytes, &summary.max_float32_error,
+    if (!Put(tc, ex->Get(tc.attr), options.round_float64, r + title_space + data_bytes, &summary->max_float32_error,
              &err)) {
-      return Status::InvalidArgument("example ", summary.traces, ": a float64 sample of \"", ta.name,
-                                     "\" is not exactly a float32 (error ", err,
+      return Status::InvalidArgument("example ", summary->traces, ": a float64 sample of \"",
+                                     dataset->schema()[tc.attr].name, "\" is not exactly a float32 (error ", err,
                                      "); allow rounding (--round-float64) to export it");
     }
-    ++summary.traces;
+    ++summary->traces;
     if (buf.size() >= per_buffer * record) {
       SEDPACK_RETURN_NOT_OK(file.Write(buf));
-      summary.bytes += buf.size();
+      summary->bytes += buf.size();
       buf.clear();
     }
   }
   SEDPACK_RETURN_NOT_OK(file.Write(buf));
-  summary.bytes += buf.size();
+  summary->bytes += buf.size();
+  return Status::OK();
+}
+
+}  // namespace
+
+Result<TrsExportSummary> ExportTrs(const std::shared_ptr<const Dataset>& dataset, Split split, const std::string& out,
+                                   const TrsExportOptions& options) {
+  TrsExportSummary summary;
+  ExportPlan plan;
+  SEDPACK_RETURN_NOT_OK(PlanSamples(*dataset, options, &plan));
+  SEDPACK_RETURN_NOT_OK(PlanTitle(dataset->schema(), options, &plan));
+  SEDPACK_RETURN_NOT_OK(PlanParameters(dataset->schema(), &plan, &summary.notes));
+  TrsWriteLayout& layout = plan.layout;
+  // Count first: NUMBER_TRACES leads the header.
+  SEDPACK_ASSIGN_OR_RETURN(std::vector<ShardInfo> shards, ListShards(dataset, split, /*verify_hashes=*/true));
+  for (const ShardInfo& s : shards) layout.number_traces += static_cast<std::uint64_t>(s.number_of_examples);
+  const std::string split_name(SplitName(split));
+  TrsSetParameter origin{"SEDPACK_SPLIT", kTrsParamString, static_cast<std::uint32_t>(split_name.size()), {}};
+  for (char ch : split_name) origin.value.push_back(static_cast<std::byte>(ch));
+  layout.set_parameters.push_back(std::move(origin));
+  SEDPACK_ASSIGN_OR_RETURN(std::vector<std::byte> header, FormatTrsHeader(layout));
+
+  OutFile file(FileSystemOr(options.file_system != nullptr ? options.file_system : dataset->file_system()));
+  SEDPACK_RETURN_NOT_OK(file.Open(out));
+  SEDPACK_RETURN_NOT_OK(file.Write(header));
+  summary.bytes = header.size();
+  SEDPACK_RETURN_NOT_OK(WriteRecords(dataset, split, plan, options, file, &summary));
   if (summary.traces != layout.number_traces) {
     return Status::Corruption(dataset->root(), ": split ", split_name, " lists ", layout.number_traces,
                               " examples but holds ", summary.traces);

@@ -321,6 +321,7 @@ Result<CaptureImportSummary> ImportCapture(Comm& comm, const CaptureImportConfig
   job.job_id = options.job_id;
   job.progress = options.progress;
   job.name_rows_in_write_errors = true;
+  job.file_system = options.file_system;
   SEDPACK_ASSIGN_OR_RETURN(import_internal::ImportResult r,
                            import_internal::Import(comm, plans.status(), splits, out, job));
   CaptureImportSummary summary;

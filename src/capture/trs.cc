@@ -190,131 +190,162 @@ std::vector<TrsDataField> TrsHeader::DataFields() const {
   return out;
 }
 
-Result<TrsHeader> ParseTrsHeader(std::span<const std::byte> b, bool more_follows, const std::string& where) {
-  TrsHeader h;
-  bool have_ns = false, have_sc = false, have_nt = false, version_tag = false;
-  std::size_t pos = 0;
-  auto truncated = [&](std::size_t at, std::uint64_t need, std::string_view what) -> Status {
-    if (more_follows) return Status::ResourceExhausted(where, ": header continues past byte ", b.size());
-    return Status::Corruption(where, ": truncated header: ", what, " at byte ", at, " needs ", need,
-                              " bytes, the file ends at ", b.size());
-  };
-  for (;;) {
-    const std::size_t at = pos;
-    if (b.size() - pos < 2) return truncated(at, 2, "a header object");
-    const auto tag = static_cast<std::uint8_t>(b[pos]);
-    std::uint64_t len = static_cast<std::uint8_t>(b[pos + 1]);
-    pos += 2;
-    if (len & 0x80) {
-      const std::size_t nbytes = len & 0x7F;
-      if (nbytes == 0 || nbytes > 8) {
-        return Status::Corruption(where, ": header object ", Hex(tag), " at byte ", at, " has a length of ",
-                                  nbytes, " bytes (1 to 8 allowed)");
-      }
-      if (b.size() - pos < nbytes) return truncated(at, nbytes, "the length of object " + Hex(tag));
-      len = LoadLe(b.data() + pos, nbytes);
-      pos += nbytes;
+namespace {
+
+// Which of the objects that decide how the header is read have been seen.
+struct SeenTags {
+  bool number_samples = false, sample_coding = false, number_traces = false, version = false;
+};
+
+// One header object: its tag, the byte it starts at and its value.
+struct HeaderObject {
+  std::uint8_t tag = 0;
+  std::size_t at = 0;
+  std::span<const std::byte> value;
+};
+
+// A header object that runs past the end of `b`: read more if the file goes
+// on, else the header is truncated.
+Status Truncated(std::span<const std::byte> b, bool more_follows, const std::string& where, std::size_t at,
+                 std::uint64_t need, std::string_view what) {
+  if (more_follows) return Status::ResourceExhausted(where, ": header continues past byte ", b.size());
+  return Status::Corruption(where, ": truncated header: ", what, " at byte ", at, " needs ", need,
+                            " bytes, the file ends at ", b.size());
+}
+
+// The object at *pos: [tag u8][length][value], every length checked against
+// the bytes there are before the value is taken; *pos moves past it.
+Result<HeaderObject> NextHeaderObject(std::span<const std::byte> b, bool more_follows, const std::string& where,
+                                      std::size_t* pos) {
+  HeaderObject obj;
+  obj.at = *pos;
+  const std::size_t at = obj.at;
+  if (b.size() - *pos < 2) return Truncated(b, more_follows, where, at, 2, "a header object");
+  const auto tag = static_cast<std::uint8_t>(b[*pos]);
+  obj.tag = tag;
+  std::uint64_t len = static_cast<std::uint8_t>(b[*pos + 1]);
+  *pos += 2;
+  if (len & 0x80) {
+    const std::size_t nbytes = len & 0x7F;
+    if (nbytes == 0 || nbytes > 8) {
+      return Status::Corruption(where, ": header object ", Hex(tag), " at byte ", at, " has a length of ",
+                                nbytes, " bytes (1 to 8 allowed)");
     }
-    if (len > kMaxObjectBytes) {
-      return Status::Corruption(where, ": header object ", Hex(tag), " at byte ", at, " claims ", len,
-                                " bytes, more than a header can hold");
-    }
-    if (b.size() - pos < len) return truncated(at, len, "the value of object " + Hex(tag));
-    const std::span<const std::byte> v = b.subspan(pos, len);
-    pos += len;
-    switch (tag) {
-      case kTrsTraceBlock:
-        if (len != 0) h.notes.push_back(where + ": TRACE_BLOCK carries " + std::to_string(len) + " bytes, ignored");
-        goto done;
-      case kTrsNumberTraces: {
-        SEDPACK_ASSIGN_OR_RETURN(h.number_traces, IntValue(tag, v, where, 8));
-        have_nt = true;
-        break;
-      }
-      case kTrsNumberSamples: {
-        SEDPACK_ASSIGN_OR_RETURN(h.number_samples, IntValue(tag, v, where, 8));
-        have_ns = true;
-        break;
-      }
-      case kTrsSampleCoding: {
-        SEDPACK_ASSIGN_OR_RETURN(std::uint64_t c, IntValue(tag, v, where, 1));
-        h.sample_coding = static_cast<std::uint8_t>(c);
-        have_sc = true;
-        break;
-      }
-      case kTrsLengthData: {
-        SEDPACK_ASSIGN_OR_RETURN(h.length_data, IntValue(tag, v, where, 8));
-        break;
-      }
-      case kTrsTitleSpace: {
-        SEDPACK_ASSIGN_OR_RETURN(h.title_space, IntValue(tag, v, where, 8));
-        break;
-      }
-      case kTrsTraceTitle: h.global_title = Text(v); break;
-      case kTrsDescription: h.description = Text(v); break;
-      case kTrsLabelX: h.label_x = Text(v); break;
-      case kTrsLabelY: h.label_y = Text(v); break;
-      case kTrsOffsetX: case kTrsTraceOffset: {
-        SEDPACK_ASSIGN_OR_RETURN(std::uint64_t x, IntValue(tag, v, where, 8));
-        // Stored as a signed little-endian integer of the object's width.
-        std::int64_t s = static_cast<std::int64_t>(x);
-        if (v.size() < 8 && (x >> (8 * v.size() - 1)) & 1) s = static_cast<std::int64_t>(x | (~0ULL << (8 * v.size())));
-        (tag == kTrsOffsetX ? h.offset_x : h.trace_offset) = s;
-        break;
-      }
-      case kTrsScaleX: {
-        SEDPACK_ASSIGN_OR_RETURN(double d, FloatValue(tag, v, where));
-        h.scale_x = d;
-        break;
-      }
-      case kTrsScaleY: {
-        SEDPACK_ASSIGN_OR_RETURN(double d, FloatValue(tag, v, where));
-        h.scale_y = d;
-        break;
-      }
-      case kTrsLogScale: {
-        SEDPACK_ASSIGN_OR_RETURN(std::uint64_t x, IntValue(tag, v, where, 8));
-        h.logarithmic_scale = x;
-        break;
-      }
-      case kTrsVersion: {
-        SEDPACK_ASSIGN_OR_RETURN(std::uint64_t x, IntValue(tag, v, where, 8));
-        h.version = static_cast<int>(std::min<std::uint64_t>(x, 1000));
-        version_tag = true;
-        break;
-      }
-      case kTrsInputOffset: case kTrsOutputOffset: case kTrsKeyOffset:
-      case kTrsInputLength: case kTrsOutputLength: case kTrsKeyLength: {
-        SEDPACK_ASSIGN_OR_RETURN(std::uint64_t x, IntValue(tag, v, where, 8));
-        std::optional<std::uint64_t>* slot[] = {&h.input_offset, &h.output_offset, &h.key_offset,
-                                                &h.input_length, &h.output_length, &h.key_length};
-        *slot[tag - kTrsInputOffset] = x;
-        break;
-      }
-      case kTrsTraceSetParameters:
-        SEDPACK_RETURN_NOT_OK(ParseSetParameters(v, where, &h));
-        if (!version_tag) h.version = 2;
-        break;
-      case kTrsTraceParameterDefinitions:
-        SEDPACK_RETURN_NOT_OK(ParseDefinitions(v, where, &h));
-        if (!version_tag) h.version = 2;
-        break;
-      default:
-        // 0x55..0x5C and 0x60..0x75 are acquisition and display settings
-        // (scope range, clock, XY scan, ...): kept raw. Anything else is unknown.
-        if (!((tag >= 0x55 && tag <= 0x5C) || (tag >= 0x60 && tag <= 0x75))) {
-          h.notes.push_back(where + ": unknown header tag " + Hex(tag) + " (" + std::to_string(len) +
-                            " bytes) skipped");
-        }
-        h.other_objects.emplace_back(tag, std::vector<std::byte>(v.begin(), v.end()));
-        break;
-    }
+    if (b.size() - *pos < nbytes) return Truncated(b, more_follows, where, at, nbytes, "the length of object " + Hex(tag));
+    len = LoadLe(b.data() + *pos, nbytes);
+    *pos += nbytes;
   }
-done:
-  h.header_bytes = pos;
-  if (!have_ns) return Status::Corruption(where, ": the header has no NUMBER_SAMPLES (0x42)");
-  if (!have_sc) return Status::Corruption(where, ": the header has no SAMPLE_CODING (0x43)");
-  if (!have_nt) h.notes.push_back(where + ": the header has no NUMBER_TRACES (0x41); the file size decides");
+  if (len > kMaxObjectBytes) {
+    return Status::Corruption(where, ": header object ", Hex(tag), " at byte ", at, " claims ", len,
+                              " bytes, more than a header can hold");
+  }
+  if (b.size() - *pos < len) return Truncated(b, more_follows, where, at, len, "the value of object " + Hex(tag));
+  obj.value = b.subspan(*pos, len);
+  *pos += len;
+  return obj;
+}
+
+// Take one object's value into `h`; true for the TRACE_BLOCK that ends the header.
+Result<bool> ApplyHeaderObject(const HeaderObject& obj, const std::string& where, TrsHeader& h, SeenTags& seen) {
+  const std::uint8_t tag = obj.tag;
+  const std::span<const std::byte> v = obj.value;
+  const std::size_t len = v.size();
+  switch (tag) {
+    case kTrsTraceBlock:
+      if (len != 0) h.notes.push_back(where + ": TRACE_BLOCK carries " + std::to_string(len) + " bytes, ignored");
+      return true;
+    case kTrsNumberTraces: {
+      SEDPACK_ASSIGN_OR_RETURN(h.number_traces, IntValue(tag, v, where, 8));
+      seen.number_traces = true;
+      break;
+    }
+    case kTrsNumberSamples: {
+      SEDPACK_ASSIGN_OR_RETURN(h.number_samples, IntValue(tag, v, where, 8));
+      seen.number_samples = true;
+      break;
+    }
+    case kTrsSampleCoding: {
+      SEDPACK_ASSIGN_OR_RETURN(std::uint64_t c, IntValue(tag, v, where, 1));
+      h.sample_coding = static_cast<std::uint8_t>(c);
+      seen.sample_coding = true;
+      break;
+    }
+    case kTrsLengthData: {
+      SEDPACK_ASSIGN_OR_RETURN(h.length_data, IntValue(tag, v, where, 8));
+      break;
+    }
+    case kTrsTitleSpace: {
+      SEDPACK_ASSIGN_OR_RETURN(h.title_space, IntValue(tag, v, where, 8));
+      break;
+    }
+    case kTrsTraceTitle: h.global_title = Text(v); break;
+    case kTrsDescription: h.description = Text(v); break;
+    case kTrsLabelX: h.label_x = Text(v); break;
+    case kTrsLabelY: h.label_y = Text(v); break;
+    case kTrsOffsetX: case kTrsTraceOffset: {
+      SEDPACK_ASSIGN_OR_RETURN(std::uint64_t x, IntValue(tag, v, where, 8));
+      // Stored as a signed little-endian integer of the object's width.
+      std::int64_t s = static_cast<std::int64_t>(x);
+      if (v.size() < 8 && (x >> (8 * v.size() - 1)) & 1) s = static_cast<std::int64_t>(x | (~0ULL << (8 * v.size())));
+      (tag == kTrsOffsetX ? h.offset_x : h.trace_offset) = s;
+      break;
+    }
+    case kTrsScaleX: {
+      SEDPACK_ASSIGN_OR_RETURN(double d, FloatValue(tag, v, where));
+      h.scale_x = d;
+      break;
+    }
+    case kTrsScaleY: {
+      SEDPACK_ASSIGN_OR_RETURN(double d, FloatValue(tag, v, where));
+      h.scale_y = d;
+      break;
+    }
+    case kTrsLogScale: {
+      SEDPACK_ASSIGN_OR_RETURN(std::uint64_t x, IntValue(tag, v, where, 8));
+      h.logarithmic_scale = x;
+      break;
+    }
+    case kTrsVersion: {
+      SEDPACK_ASSIGN_OR_RETURN(std::uint64_t x, IntValue(tag, v, where, 8));
+      h.version = static_cast<int>(std::min<std::uint64_t>(x, 1000));
+      seen.version = true;
+      break;
+    }
+    case kTrsInputOffset: case kTrsOutputOffset: case kTrsKeyOffset:
+    case kTrsInputLength: case kTrsOutputLength: case kTrsKeyLength: {
+      SEDPACK_ASSIGN_OR_RETURN(std::uint64_t x, IntValue(tag, v, where, 8));
+      std::optional<std::uint64_t>* slot[] = {&h.input_offset, &h.output_offset, &h.key_offset,
+                                              &h.input_length, &h.output_length, &h.key_length};
+      *slot[tag - kTrsInputOffset] = x;
+      break;
+    }
+    case kTrsTraceSetParameters:
+      SEDPACK_RETURN_NOT_OK(ParseSetParameters(v, where, &h));
+      if (!seen.version) h.version = 2;
+      break;
+    case kTrsTraceParameterDefinitions:
+      SEDPACK_RETURN_NOT_OK(ParseDefinitions(v, where, &h));
+      if (!seen.version) h.version = 2;
+      break;
+    default:
+      // 0x55..0x5C and 0x60..0x75 are acquisition and display settings
+      // (scope range, clock, XY scan, ...): kept raw. Anything else is unknown.
+      if (!((tag >= 0x55 && tag <= 0x5C) || (tag >= 0x60 && tag <= 0x75))) {
+        h.notes.push_back(where + ": unknown header tag " + Hex(tag) + " (" + std::to_string(len) +
+                          " bytes) skipped");
+      }
+      h.other_objects.emplace_back(tag, std::vector<std::byte>(v.begin(), v.end()));
+      break;
+  }
+  return false;
+}
+
+// The checks that need the whole header: the coding, the record size, the
+// data fields inside LENGTH_DATA.
+Status FinishTrsHeader(const SeenTags& seen, const std::string& where, TrsHeader& h) {
+  if (!seen.number_samples) return Status::Corruption(where, ": the header has no NUMBER_SAMPLES (0x42)");
+  if (!seen.sample_coding) return Status::Corruption(where, ": the header has no SAMPLE_CODING (0x43)");
+  if (!seen.number_traces) h.notes.push_back(where + ": the header has no NUMBER_TRACES (0x41); the file size decides");
   std::size_t item = 0;
   switch (h.sample_coding) {
     case 0x01: h.sample_dtype = DType::kInt8; item = 1; break;
@@ -338,19 +369,36 @@ done:
       (h.input_length || h.output_length || h.key_length)) {
     h.notes.push_back(where + ": legacy input/output/key offsets ignored in favour of the trace parameter definitions");
   }
-  if (!have_nt) h.number_traces = std::numeric_limits<std::uint64_t>::max();
+  if (!seen.number_traces) h.number_traces = std::numeric_limits<std::uint64_t>::max();
+  return Status::OK();
+}
+
+}  // namespace
+
+Result<TrsHeader> ParseTrsHeader(std::span<const std::byte> b, bool more_follows, const std::string& where) {
+  TrsHeader h;
+  SeenTags seen;
+  std::size_t pos = 0;
+  for (;;) {
+    SEDPACK_ASSIGN_OR_RETURN(const HeaderObject obj, NextHeaderObject(b, more_follows, where, &pos));
+    SEDPACK_ASSIGN_OR_RETURN(const bool end, ApplyHeaderObject(obj, where, h, seen));
+    if (end) break;
+  }
+  h.header_bytes = pos;
+  SEDPACK_RETURN_NOT_OK(FinishTrsHeader(seen, where, h));
   return h;
 }
 
 TrsFile::~TrsFile() {
-  if (fd_ >= 0) CurrentFileSystem().Close(fd_);
+  if (fd_ >= 0) fs_->Close(fd_);
 }
 
-Result<std::unique_ptr<TrsFile>> TrsFile::Open(const std::string& path, TrsCountPolicy policy) {
+Result<std::unique_ptr<TrsFile>> TrsFile::Open(const std::string& path, TrsCountPolicy policy, FileSystem* fs) {
   std::unique_ptr<TrsFile> f(new TrsFile());
   f->path_ = path;
-  SEDPACK_ASSIGN_OR_RETURN(f->file_size_, FileSize(path));
-  f->fd_ = CurrentFileSystem().Open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  f->fs_ = &FileSystemOr(fs);
+  SEDPACK_ASSIGN_OR_RETURN(f->file_size_, FileSize(path, f->fs_));
+  f->fd_ = f->fs_->Open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (f->fd_ < 0) return Status::IOError(path, ": cannot open: ", std::strerror(errno));
   // Headers are small; read more only when one is not (long descriptions,
   // large parameter maps).
@@ -361,7 +409,7 @@ Result<std::unique_ptr<TrsFile>> TrsFile::Open(const std::string& path, TrsCount
     buf.resize(n);
     std::uint64_t got = 0;
     while (got < n) {
-      const long r = CurrentFileSystem().Pread(f->fd_, buf.data() + got, n - got, static_cast<std::int64_t>(got));
+      const long r = f->fs_->Pread(f->fd_, buf.data() + got, n - got, static_cast<std::int64_t>(got));
       if (r < 0 && errno == EINTR) continue;
       if (r < 0) return Status::IOError(path, ": read failed: ", std::strerror(errno));
       if (r == 0) return Status::IOError(path, ": the file shrank while it was read");
@@ -415,7 +463,7 @@ Status TrsFile::ReadRecords(std::uint64_t first, std::uint64_t n, std::vector<st
   std::uint64_t got = 0;
   while (got < bytes) {
     const std::size_t chunk = static_cast<std::size_t>(std::min<std::uint64_t>(bytes - got, 1ULL << 30));
-    const long r = CurrentFileSystem().Pread(fd_, out->data() + got, chunk, static_cast<std::int64_t>(base + got));
+    const long r = fs_->Pread(fd_, out->data() + got, chunk, static_cast<std::int64_t>(base + got));
     if (r < 0 && errno == EINTR) continue;
     if (r < 0) return Status::IOError(path_, ": read at offset ", base + got, " failed: ", std::strerror(errno));
     if (r == 0) return Status::IOError(path_, ": the file ends at ", base + got, " (it shrank while being read)");

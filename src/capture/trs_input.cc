@@ -165,8 +165,8 @@ class TrsInput final : public CaptureInput {
 }  // namespace
 
 Result<std::unique_ptr<CaptureInput>> OpenTrsInput(const std::string& path, TrsCountPolicy policy,
-                                                   std::vector<std::string>* notes) {
-  SEDPACK_ASSIGN_OR_RETURN(std::unique_ptr<TrsFile> file, TrsFile::Open(path, policy));
+                                                   std::vector<std::string>* notes, FileSystem* fs) {
+  SEDPACK_ASSIGN_OR_RETURN(std::unique_ptr<TrsFile> file, TrsFile::Open(path, policy, fs));
   if (notes) notes->insert(notes->end(), file->header().notes.begin(), file->header().notes.end());
   return std::unique_ptr<CaptureInput>(new TrsInput(std::move(file)));
 }

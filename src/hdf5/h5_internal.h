@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "sedpack/hdf5/mapping.h"
+#include "sedpack/io/file_system.h"
 #include "sedpack/status.h"
 #include "sedpack/types.h"
 
@@ -51,7 +52,7 @@ std::string LastError();
 
 /// Open `path` read-only (file locking off: captures sit on shared file systems
 /// where many ranks open them at once). The error names the file.
-Result<Handle> OpenFile(const std::string& path);
+Result<Handle> OpenFile(const std::string& path, FileSystem* fs = nullptr);
 /// True if `path` names an object (of any kind) in the file.
 bool ObjectExists(hid_t file, const std::string& path);
 

@@ -56,12 +56,13 @@ std::string LastError() {
   return out;
 }
 
-Result<Handle> OpenFile(const std::string& path) {
+Result<Handle> OpenFile(const std::string& path, FileSystem* fs) {
   SilenceLibraryErrors();
   if (H5Fis_hdf5(path.c_str()) <= 0) {
-    const int fd = CurrentFileSystem().Open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    FileSystem& files = FileSystemOr(fs);
+    const int fd = files.Open(path.c_str(), O_RDONLY | O_CLOEXEC);
     if (fd < 0) return Status::NotFound(path, ": cannot open the file");
-    CurrentFileSystem().Close(fd);
+    files.Close(fd);
     LastError();
     return Status::InvalidArgument(path, ": not an HDF5 file");
   }

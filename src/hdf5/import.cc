@@ -56,12 +56,12 @@ struct Plan {
   std::vector<SplitPlan> splits;
 };
 
-Result<Plan> MakePlan(const Hdf5ImportConfig& config, const std::vector<std::string>& inputs) {
+Result<Plan> MakePlan(const Hdf5ImportConfig& config, const std::vector<std::string>& inputs, FileSystem* fs) {
   Plan plan;
   plan.inputs = inputs;
   if (inputs.empty()) return Status::InvalidArgument("no input HDF5 file given");
   for (const std::string& path : inputs) {
-    SEDPACK_ASSIGN_OR_RETURN(h5::Handle f, h5::OpenFile(path));
+    SEDPACK_ASSIGN_OR_RETURN(h5::Handle f, h5::OpenFile(path, fs));
     plan.files.push_back(std::move(f));
   }
   SEDPACK_ASSIGN_OR_RETURN(std::vector<AttributeSpec> schema, config.structure.Schema());
@@ -341,7 +341,7 @@ Result<Hdf5ImportSummary> ImportHdf5(Comm& comm, const Hdf5ImportConfig& config,
   import_internal::ImportJob job;
   // Check everything before anything is created.
   Status planned = ValidateHdf5ImportConfig(config);
-  Result<Plan> plan = planned.ok() ? MakePlan(config, inputs) : Result<Plan>(planned);
+  Result<Plan> plan = planned.ok() ? MakePlan(config, inputs, options.file_system) : Result<Plan>(planned);
   std::vector<ImportSplit> splits;
   if (plan.ok()) {
     splits = ToImportSplits(*plan, config);
@@ -353,6 +353,7 @@ Result<Hdf5ImportSummary> ImportHdf5(Comm& comm, const Hdf5ImportConfig& config,
   job.job_id = options.job_id;
   job.progress = options.progress;
   job.who = "import-hdf5";
+  job.file_system = options.file_system;
   SEDPACK_ASSIGN_OR_RETURN(import_internal::ImportResult r,
                            import_internal::Import(comm, plan.status(), splits, out, job));
   return Hdf5ImportSummary(std::move(r));

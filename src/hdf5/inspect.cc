@@ -163,19 +163,13 @@ Result<std::vector<Hdf5ObjectInfo>> InspectHdf5(const std::string& path) {
   return out;
 }
 
-Result<std::string> SuggestHdf5Mapping(const std::string& path, const std::vector<Hdf5ObjectInfo>& objects,
-                                       std::vector<std::string>* notes) {
-  // Datasets with at least one dimension, grouped by parent group.
-  std::map<std::string, std::vector<const Hdf5ObjectInfo*>> groups;
-  std::vector<std::string> group_order;
-  for (const Hdf5ObjectInfo& o : objects) {
-    if (o.is_group || o.dims.empty()) continue;
-    const std::string parent = Parent(o.path);
-    if (!groups.count(parent)) group_order.push_back(parent);
-    groups[parent].push_back(&o);
-  }
-  if (groups.empty()) return Status::InvalidArgument(path, ": no dataset with rows to import");
-  // Assign splits: by name first, then in order.
+namespace {
+
+// The split of each group: by name first (profiling/train, attack/test,
+// holdout/valid), then the splits left in group order; a group beyond three
+// is left out with a note.
+std::map<std::string, std::string> AssignSplits(const std::vector<std::string>& group_order,
+                                                std::vector<std::string>* notes) {
   std::map<std::string, std::string> split_of;
   std::set<std::string> used;
   auto by_name = [&](const std::string& g) -> std::string {
@@ -203,6 +197,25 @@ Result<std::string> SuggestHdf5Mapping(const std::string& path, const std::vecto
     }
     if (!split_of.count(g)) notes->push_back("group " + g + " left out: all three splits are taken");
   }
+
+  return split_of;
+}
+
+}  // namespace
+
+Result<std::string> SuggestHdf5Mapping(const std::string& path, const std::vector<Hdf5ObjectInfo>& objects,
+                                       std::vector<std::string>* notes) {
+  // Datasets with at least one dimension, grouped by parent group.
+  std::map<std::string, std::vector<const Hdf5ObjectInfo*>> groups;
+  std::vector<std::string> group_order;
+  for (const Hdf5ObjectInfo& o : objects) {
+    if (o.is_group || o.dims.empty()) continue;
+    const std::string parent = Parent(o.path);
+    if (!groups.count(parent)) group_order.push_back(parent);
+    groups[parent].push_back(&o);
+  }
+  if (groups.empty()) return Status::InvalidArgument(path, ": no dataset with rows to import");
+  const std::map<std::string, std::string> split_of = AssignSplits(group_order, notes);
 
   Json description = Json::array();
   std::set<std::string> attr_names;
@@ -262,7 +275,7 @@ Result<std::string> SuggestHdf5Mapping(const std::string& path, const std::vecto
     }
     Json split = Json::object();
     split["attributes"] = attributes;
-    splits[split_of[g]] = split;
+    splits[split_of.at(g)] = split;
     first_split = false;
   }
   // Every split must map every attribute.

@@ -211,9 +211,9 @@ class Importer {
   std::chrono::steady_clock::time_point start_, last_report_;
 };
 
-Status CheckOutputFree(const std::string& out, std::string_view who, bool* existed) {
-  *existed = PathExists(out);
-  if (*existed && !IsEmptyDirectory(out)) {
+Status CheckOutputFree(const std::string& out, std::string_view who, FileSystem* fs, bool* existed) {
+  *existed = PathExists(out, fs);
+  if (*existed && !IsEmptyDirectory(out, fs)) {
     return Status::AlreadyExists(out, " already exists; ", who,
                                  " writes a new dataset, choose a new or empty folder");
   }
@@ -262,7 +262,7 @@ Result<ImportResult> Import(Comm& comm, const Status& planned, std::span<ImportS
   // 1. Check everything before anything is created.
   bool existed = false;
   Status local = planned;
-  if (local.ok() && comm.rank() == 0) local = CheckOutputFree(out, job.who, &existed);
+  if (local.ok() && comm.rank() == 0) local = CheckOutputFree(out, job.who, job.file_system, &existed);
   SEDPACK_RETURN_NOT_OK(AgreeOnStatus(comm, local));
 
   // 2. Open the writer (rank 0 creates the dataset) and import this rank's rows.
@@ -270,13 +270,14 @@ Result<ImportResult> Import(Comm& comm, const Status& planned, std::span<ImportS
   wo.create_metadata = job.metadata;
   wo.create_structure = job.structure;
   wo.job_id = job.job_id;
+  wo.file_system = job.file_system;
   wo.filler.concurrency = job.sizing.threads;
   wo.filler.max_pending_shards = job.sizing.threads;
   wo.filler.shard_byte_budget = job.sizing.shard_byte_budget;
   wo.filler.codec.level = job.level;
   auto writer = DistributedWriter::Open(comm, out, wo);
   if (!writer.ok()) {
-    if (comm.rank() == 0) io_internal::RestoreOutputFolder(out, existed);
+    if (comm.rank() == 0) io_internal::RestoreOutputFolder(out, existed, job.file_system);
     return writer.status();
   }
   std::array<std::uint64_t, 3> examples{};
@@ -288,10 +289,10 @@ Result<ImportResult> Import(Comm& comm, const Status& planned, std::span<ImportS
   if (!finished.ok()) {
     // Every rank removes its own shards, then rank 0 the dataset it created.
     for (Split s : AllSplits()) {
-      (void)RemoveTree((std::filesystem::path(out) / SplitName(s) / (*writer)->RankFolder()).string());
+      (void)RemoveTree((std::filesystem::path(out) / SplitName(s) / (*writer)->RankFolder()).string(), job.file_system);
     }
     (void)comm.Barrier();
-    if (comm.rank() == 0) io_internal::RestoreOutputFolder(out, existed);
+    if (comm.rank() == 0) io_internal::RestoreOutputFolder(out, existed, job.file_system);
     (void)comm.Barrier();
     return finished;
   }

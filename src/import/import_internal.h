@@ -22,6 +22,7 @@
 #include "sedpack/codecs/compress.h"
 #include "sedpack/comm/comm.h"
 #include "sedpack/import/import.h"
+#include "sedpack/io/file_system.h"
 #include "sedpack/metadata/json_value.h"
 #include "sedpack/metadata/models.h"
 #include "sedpack/status.h"
@@ -101,6 +102,9 @@ struct ImportJob {
   std::string_view who = "an import";
   /// Prefix a failed write with the input and row.
   bool name_rows_in_write_errors = false;
+  /// The FileSystem the output check, the dataset writes and the cleanup go
+  /// through (nullptr: CurrentFileSystem()).
+  FileSystem* file_system = nullptr;
   /// When the import began (for the summary's seconds).
   std::chrono::steady_clock::time_point start = std::chrono::steady_clock::now();
 };

@@ -517,7 +517,9 @@ Result<std::shared_ptr<const SampleIndex>> SampleIndex::Validate(std::unique_ptr
         return Status::Corruption("index split ", name, ": shard ", i - 1, " path contains NUL");
       }
       const Status ps = ValidateRelativePath(path, "index shard path");
-      if (!ps.ok()) return Status::Corruption("index split ", name, ": ", ps.message());
+      // A bad path in an index file is corrupt data whatever the rule it
+      // breaks; the detail still says whether it escapes the dataset.
+      if (!ps.ok()) return Status::Corruption("index split ", name, ": ", ps.message()).WithDetail(ps.detail());
       prev_row = row;
       prev_off = off;
     }

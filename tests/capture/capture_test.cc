@@ -7,6 +7,7 @@
 // and project paths get clear errors.
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <cmath>
 #include <cstring>
 #include <filesystem>
@@ -25,6 +26,7 @@
 #include "sedpack/dataset/dataset.h"
 #include "sedpack/dataset/reader.h"
 #include "npy/zip_internal.h"
+#include "support/fault_fs.h"
 #include "support/test_support.h"
 
 namespace sedpack {
@@ -174,6 +176,78 @@ TEST(TrsImport, LegacyOffsetsSplitTheData) {
   ASSERT_EQ(in.size(), 1u);
   Import(DefaultConfig(*in[0], "import_trs"), in, dir / "out");
   ExpectTrsValues(dir / "out", {s});
+}
+
+// Counts every call it forwards: installed as the process default, it shows
+// which code still reaches for the default instead of the FileSystem passed in.
+class CountingFileSystem : public FileSystemWrapper {
+ public:
+  CountingFileSystem() : FileSystemWrapper(DefaultFileSystem()) {}
+  std::int64_t calls() const { return calls_.load(); }
+
+  int Open(const char* p, int f, unsigned m) override { return ++calls_, FileSystemWrapper::Open(p, f, m); }
+  int OpenAt(int d, const char* p, int f, unsigned m) override { return ++calls_, FileSystemWrapper::OpenAt(d, p, f, m); }
+  long OpenAt2(int d, const char* p, std::uint64_t h, std::uint64_t r) override {
+    return ++calls_, FileSystemWrapper::OpenAt2(d, p, h, r);
+  }
+  int Close(int fd) override { return ++calls_, FileSystemWrapper::Close(fd); }
+  long Read(int fd, void* b, std::size_t n) override { return ++calls_, FileSystemWrapper::Read(fd, b, n); }
+  long Pread(int fd, void* b, std::size_t n, std::int64_t o) override {
+    return ++calls_, FileSystemWrapper::Pread(fd, b, n, o);
+  }
+  long Write(int fd, const void* d, std::size_t n) override { return ++calls_, FileSystemWrapper::Write(fd, d, n); }
+  long CopyFileRange(int in, std::int64_t* o, int out, std::size_t n) override {
+    return ++calls_, FileSystemWrapper::CopyFileRange(in, o, out, n);
+  }
+  int Fsync(int fd) override { return ++calls_, FileSystemWrapper::Fsync(fd); }
+  int Ftruncate(int fd, std::int64_t n) override { return ++calls_, FileSystemWrapper::Ftruncate(fd, n); }
+  int AdviseSequential(int fd) override { return ++calls_, FileSystemWrapper::AdviseSequential(fd); }
+  int Rename(const char* a, const char* b) override { return ++calls_, FileSystemWrapper::Rename(a, b); }
+  int RenameExchange(const char* a, const char* b) override { return ++calls_, FileSystemWrapper::RenameExchange(a, b); }
+  int RenameNoReplace(const char* a, const char* b) override {
+    return ++calls_, FileSystemWrapper::RenameNoReplace(a, b);
+  }
+  int Link(const char* a, const char* b) override { return ++calls_, FileSystemWrapper::Link(a, b); }
+  int Symlink(const char* a, const char* b) override { return ++calls_, FileSystemWrapper::Symlink(a, b); }
+  int Unlink(const char* p) override { return ++calls_, FileSystemWrapper::Unlink(p); }
+  int Mkdir(const char* p, unsigned m) override { return ++calls_, FileSystemWrapper::Mkdir(p, m); }
+  int Rmdir(const char* p) override { return ++calls_, FileSystemWrapper::Rmdir(p); }
+  int Stat(const char* p, FileStat* o) override { return ++calls_, FileSystemWrapper::Stat(p, o); }
+  int Lstat(const char* p, FileStat* o) override { return ++calls_, FileSystemWrapper::Lstat(p, o); }
+  int Fstat(int fd, FileStat* o) override { return ++calls_, FileSystemWrapper::Fstat(fd, o); }
+  int ListDir(const char* p, std::vector<DirEntry>* e) override { return ++calls_, FileSystemWrapper::ListDir(p, e); }
+  int ReadLink(const char* p, std::string* t) override { return ++calls_, FileSystemWrapper::ReadLink(p, t); }
+  int RealPath(const char* p, std::string* r) override { return ++calls_, FileSystemWrapper::RealPath(p, r); }
+
+ private:
+  std::atomic<std::int64_t> calls_{0};
+};
+
+TEST(TrsImport, ReadsAndWritesThroughTheFileSystemPassedIn) {
+  SharedDir dir;
+  TrsSpec s;  // 10 float32 traces of 50 samples
+  s.title_space = 8;
+  OnRoot([&] { testing::WriteTrs(dir / "a.trs", s); });
+  testing::FaultFileSystem passed;  // no fault planned: it only counts
+  CountingFileSystem process_default;
+  {
+    testing::ScopedFileSystem scoped(&process_default);
+    std::vector<std::unique_ptr<CaptureInput>> in;
+    auto r = OpenTrsInput(dir / "a.trs", TrsCountPolicy::kStrict, nullptr, &passed);
+    ASSERT_OK(r.status());
+    in.push_back(std::move(r).value());
+    CaptureImportConfig c = DefaultConfig(*in[0], "import_trs");
+    c.structure.examples_per_shard = 5;
+    CaptureImportOptions o;
+    o.file_system = &passed;
+    EXPECT_EQ(Import(c, in, dir / "out", o).examples_total, 10u);
+  }
+  EXPECT_EQ(process_default.calls(), 0);
+  EXPECT_GT(passed.count(testing::FaultOp::kRead), 0);
+  EXPECT_GT(passed.count(testing::FaultOp::kWrite), 0);
+  EXPECT_GT(passed.count(testing::FaultOp::kRename), 0);
+  ExpectTrsValues(dir / "out", {s});
+  ExpectChecksClean(dir / "out");
 }
 
 TEST(TrsImport, Version2ParametersLongLengthScale) {
@@ -529,6 +603,27 @@ TEST(ChipWhispererImport, PathsLeavingTheProjectAreRefused) {
   }
   ASSERT_OK_AND_ASSIGN(std::string ok, CwRelativePath("a\\.\\b\\c.cfg", "x"));
   EXPECT_EQ(ok, "a/b/c.cfg");
+}
+
+TEST(ChipWhispererImport, AnArrayHeaderErrorKeepsItsCode) {
+  SharedDir dir;
+  CwProjectFixture f;
+  OnRoot([&] {
+    f.Write(dir.path());
+    const std::string textin = dir / "proj_data/traces/2024.01.01-10.00.00_textin.npy";
+    std::fstream io(textin, std::ios::in | std::ios::out | std::ios::binary);
+    std::string head(128, '\0');
+    io.read(head.data(), head.size());
+    const std::size_t at = head.find("False");
+    ASSERT_NE(at, std::string::npos);
+    io.seekp(static_cast<std::streamoff>(at));
+    io << "True ";  // a Fortran-order array, the header keeping its length
+  });
+  auto r = OpenChipWhispererInputs(dir / "proj.cwp", nullptr);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), StatusCode::kNotImplemented) << r.status().ToString();
+  EXPECT_NE(r.status().message().find("textin.npy: .npy arrays in Fortran order are not supported"), std::string::npos)
+      << r.status().ToString();
 }
 
 TEST(ChipWhispererImport, ZippedProject) {

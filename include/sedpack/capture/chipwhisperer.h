@@ -59,13 +59,17 @@ Result<std::vector<std::pair<std::string, std::vector<std::pair<std::string, std
 /// project: InvalidArgument for an absolute path, a drive letter or any "..".
 Result<std::string> CwRelativePath(std::string_view raw, std::string_view where);
 
-/// Read the project's structure (no array data).
-Result<CwProject> InspectChipWhisperer(const std::string& path);
+/// Read the project's structure (no array data), through `fs` (nullptr:
+/// CurrentFileSystem()).
+Result<CwProject> InspectChipWhisperer(const std::string& path, FileSystem* fs = nullptr);
 
 /// One CaptureInput per enabled segment, in tracefile order, with fields
 /// "traces", "textin", "textout", "keylist", ... (every non-skipped array);
-/// notes (skipped arrays, disabled segments) are appended to `notes`.
+/// notes (skipped arrays, disabled segments) are appended to `notes`. The
+/// project is read through `fs` (nullptr: CurrentFileSystem()), which must
+/// outlive the inputs.
 Result<std::vector<std::unique_ptr<CaptureInput>>> OpenChipWhispererInputs(const std::string& path,
-                                                                          std::vector<std::string>* notes);
+                                                                          std::vector<std::string>* notes,
+                                                                          FileSystem* fs = nullptr);
 
 }  // namespace sedpack

@@ -24,6 +24,9 @@ struct TrsExportOptions {
   bool round_float64 = false;
   /// Shards decoded ahead of the writer.
   int prefetch_shards = 2;
+  /// The FileSystem the TRS file is written through (nullptr: the dataset's,
+  /// and if it has none, CurrentFileSystem()).
+  FileSystem* file_system = nullptr;
 };
 
 struct TrsExportSummary {

@@ -18,6 +18,7 @@
 
 #include "sedpack/comm/comm.h"
 #include "sedpack/import/import.h"
+#include "sedpack/io/file_system.h"
 #include "sedpack/metadata/models.h"
 #include "sedpack/status.h"
 #include "sedpack/types.h"
@@ -127,6 +128,10 @@ struct CaptureImportOptions {
   /// converts exactly; with this set, inexact values are rounded instead and
   /// the largest error is reported in the summary.
   bool allow_inexact_float32 = false;
+  /// The FileSystem the output is checked, written and cleaned up through
+  /// (nullptr: CurrentFileSystem()); the inputs read through the one they were
+  /// opened with (OpenTrsInput, OpenChipWhispererInputs).
+  FileSystem* file_system = nullptr;
 };
 
 /// Import `inputs` (row order = their order) into the new dataset `out`.

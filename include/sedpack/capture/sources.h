@@ -18,9 +18,10 @@ namespace sedpack {
 /// "samples" (the coding's dtype, (NUMBER_SAMPLES,); SCALE_Y and the other axis
 /// settings go into the suggested attribute's custom_metadata, never applied).
 /// The header's notes (unknown tags, a count taken from the file size) are
-/// appended to `notes`.
+/// appended to `notes`. The file is read through `fs` (nullptr:
+/// CurrentFileSystem()), which must outlive the input.
 Result<std::unique_ptr<CaptureInput>> OpenTrsInput(const std::string& path, TrsCountPolicy policy,
-                                                   std::vector<std::string>* notes);
+                                                   std::vector<std::string>* notes, FileSystem* fs = nullptr);
 
 /// The header of a TRS file as JSON (what inspect-trs --json prints).
 std::string TrsHeaderJson(const TrsHeader& header, std::uint64_t traces_in_file);

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "sedpack/io/file_system.h"
 #include "sedpack/status.h"
 #include "sedpack/types.h"
 
@@ -91,8 +92,11 @@ enum class TrsCountPolicy {
 /// through the FileSystem interface), never more than asked for.
 class TrsFile {
  public:
+  /// Reads go through `fs` (nullptr: CurrentFileSystem()), which must outlive
+  /// the TrsFile.
   static Result<std::unique_ptr<TrsFile>> Open(const std::string& path,
-                                               TrsCountPolicy policy = TrsCountPolicy::kStrict);
+                                               TrsCountPolicy policy = TrsCountPolicy::kStrict,
+                                               FileSystem* fs = nullptr);
   ~TrsFile();
   const TrsHeader& header() const { return header_; }
   const std::string& path() const { return path_; }
@@ -105,6 +109,7 @@ class TrsFile {
  private:
   TrsFile() = default;
   std::string path_;
+  FileSystem* fs_ = nullptr;
   int fd_ = -1;
   TrsHeader header_;
   std::uint64_t traces_ = 0;

@@ -12,6 +12,7 @@
 #include "sedpack/hdf5/mapping.h"
 #include "sedpack/comm/comm.h"
 #include "sedpack/import/import.h"
+#include "sedpack/io/file_system.h"
 #include "sedpack/status.h"
 
 namespace sedpack {
@@ -26,6 +27,10 @@ struct Hdf5ImportOptions {
   std::function<void(const Hdf5ImportProgress&)> progress;
   /// Job id for the rank folders; empty: a fresh random one.
   std::string job_id;
+  /// The FileSystem the inputs are checked, and the output checked, written and
+  /// cleaned up, through (nullptr: CurrentFileSystem()). HDF5 itself reads the
+  /// inputs with its own file driver.
+  FileSystem* file_system = nullptr;
 };
 
 /// Import `inputs` (in row order) into the new dataset `out` with the mapping

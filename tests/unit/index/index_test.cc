@@ -242,6 +242,8 @@ TEST(IndexFormatTest, RejectsMalformedBytesWithoutCrashing) {
   evil.splits.push_back({Split::kTrain, {"../etc/passwd"}, {1}});
   ASSERT_OK_AND_ASSIGN(std::vector<std::byte> eb, EncodeIndex(evil));
   EXPECT_EQ(SampleIndex::FromBytes(eb).status().code(), StatusCode::kCorruption);
+  // ... and still say that the path escapes the dataset.
+  EXPECT_EQ(SampleIndex::FromBytes(eb).status().detail(), StatusDetail::kPathEscape);
   evil.splits[0].shard_paths = {"/abs"};
   ASSERT_OK_AND_ASSIGN(eb, EncodeIndex(evil));
   EXPECT_FALSE(SampleIndex::FromBytes(eb).ok());
