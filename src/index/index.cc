@@ -14,7 +14,6 @@
 #include <cerrno>
 #include <cstring>
 #include <limits>
-#include <stdexcept>
 #include <unordered_set>
 
 #include "sedpack/dataset/reader.h"
@@ -74,13 +73,10 @@ namespace {
 constexpr std::size_t kPathBlockSize = 16 * 1024;
 }  // namespace
 
-ShardPathList::ShardPathList(std::initializer_list<std::string_view> paths) {
-  for (std::string_view p : paths) push_back(p);
-}
-
 ShardPathList::ShardPathList(const ShardPathList& other) {
   reserve(other.size());
-  for (std::string_view p : other) push_back(p);
+  // The copy needs no more blocks than `other`, which passed the checks.
+  for (std::string_view p : other) AddUnchecked(p);
 }
 
 ShardPathList& ShardPathList::operator=(const ShardPathList& other) {
@@ -91,16 +87,21 @@ ShardPathList& ShardPathList::operator=(const ShardPathList& other) {
   return *this;
 }
 
-void ShardPathList::push_back(std::string_view path) {
+Status ShardPathList::Add(std::string_view path) {
   if (path.size() > std::numeric_limits<std::uint32_t>::max()) {
-    throw std::length_error("ShardPathList: a path of 4 GiB or more");
+    return Status::InvalidArgument("a shard path of ", path.size(), " bytes (4 GiB or more)");
   }
+  if (blocks_.size() >= std::numeric_limits<std::uint32_t>::max()) {
+    return Status::InvalidArgument("more than 2^32 blocks of shard paths");
+  }
+  AddUnchecked(path);
+  return Status::OK();
+}
+
+void ShardPathList::AddUnchecked(std::string_view path) {
   // A new block when the path does not fit in the last one's reserved room, so
   // that no block ever reallocates (the views handed out stay valid).
   if (blocks_.empty() || blocks_.back().capacity() - blocks_.back().size() < path.size()) {
-    if (blocks_.size() >= std::numeric_limits<std::uint32_t>::max()) {
-      throw std::length_error("ShardPathList: too many blocks");
-    }
     std::string block;
     block.reserve(std::max(kPathBlockSize, path.size()));
     blocks_.push_back(std::move(block));
@@ -112,10 +113,10 @@ void ShardPathList::push_back(std::string_view path) {
   total_bytes_ += path.size();
 }
 
-void ShardPathList::Append(ShardPathList&& other) {
-  if (other.entries_.empty()) return;
+Status ShardPathList::Append(ShardPathList&& other) {
+  if (other.entries_.empty()) return Status::OK();
   if (blocks_.size() + other.blocks_.size() > std::numeric_limits<std::uint32_t>::max()) {
-    throw std::length_error("ShardPathList: too many blocks");
+    return Status::InvalidArgument("more than 2^32 blocks of shard paths");
   }
   const auto base = static_cast<std::uint32_t>(blocks_.size());
   for (std::string& b : other.blocks_) blocks_.push_back(std::move(b));
@@ -123,6 +124,7 @@ void ShardPathList::Append(ShardPathList&& other) {
   for (const Entry& e : other.entries_) entries_.push_back(Entry{e.block + base, e.offset, e.size});
   total_bytes_ += other.total_bytes_;
   other = ShardPathList();
+  return Status::OK();
 }
 
 // ---- Encoding ------------------------------------------------------------------
@@ -240,7 +242,7 @@ Status AppendListShards(const ShardsList& list, IndexedSplit* out) {
       return Status::Corruption(list.relative_path_self, ": shard_files[", i,
                                 "] has a negative number_of_examples");
     }
-    out->shard_paths.push_back(s.file_infos[0].file_path);
+    SEDPACK_RETURN_NOT_OK(out->shard_paths.Add(s.file_infos[0].file_path));
     out->shard_examples.push_back(static_cast<std::uint64_t>(s.number_of_examples));
   }
   return Status::OK();
@@ -270,7 +272,7 @@ Status WalkSplitSerial(const std::shared_ptr<const Dataset>& dataset, IndexedSpl
     if (shard->number_of_examples < 0) {
       return Status::Corruption(shard->file_infos[0].file_path, ": negative number_of_examples");
     }
-    s->shard_paths.push_back(shard->file_infos[0].file_path);
+    SEDPACK_RETURN_NOT_OK(s->shard_paths.Add(shard->file_infos[0].file_path));
     s->shard_examples.push_back(static_cast<std::uint64_t>(shard->number_of_examples));
   }
   return Status::OK();
@@ -331,7 +333,7 @@ Status WalkParallel(const Dataset& ds, int threads, IndexContents* contents) {
     // The paths' blocks are moved, not copied, and each unit's counts freed as
     // soon as they are taken: the paths are most of the memory of a build.
     IndexedSplit& s = contents->splits[u.plan.root];
-    s.shard_paths.Append(std::move(u.shards.shard_paths));
+    SEDPACK_RETURN_NOT_OK(s.shard_paths.Append(std::move(u.shards.shard_paths)));
     s.shard_examples.insert(s.shard_examples.end(), u.shards.shard_examples.begin(),
                             u.shards.shard_examples.end());
     std::vector<std::uint64_t>().swap(u.shards.shard_examples);
@@ -592,14 +594,14 @@ Result<SampleIndex::Location> SampleIndex::Locate(Split split, std::uint64_t exa
   return Location{lo, example - Load64(t->first_rows + 8 * lo)};
 }
 
-IndexContents SampleIndex::ToContents() const {
+Result<IndexContents> SampleIndex::ToContents() const {
   IndexContents c;
   c.dataset_info_sha256 = digest_;
   for (Split s : splits()) {
     IndexedSplit is;
     is.split = s;
     for (std::uint64_t i = 0; i < num_shards(s); ++i) {
-      is.shard_paths.push_back(shard_path(s, i));
+      SEDPACK_RETURN_NOT_OK(is.shard_paths.Add(shard_path(s, i)));
       is.shard_examples.push_back(shard_examples(s, i));
     }
     c.splits.push_back(std::move(is));

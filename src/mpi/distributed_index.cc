@@ -115,7 +115,7 @@ Status JoinReplies(const std::string& root, const DistributedIndexOptions& optio
       for (std::uint64_t k = 0; k < n; ++k) {
         SEDPACK_ASSIGN_OR_RETURN(std::string_view p, in.Next());
         SEDPACK_ASSIGN_OR_RETURN(std::uint64_t e, in.Number());
-        u.shards.shard_paths.push_back(p);
+        SEDPACK_RETURN_NOT_OK(u.shards.shard_paths.Add(p));
         u.shards.shard_examples.push_back(e);
       }
       SEDPACK_ASSIGN_OR_RETURN(std::uint64_t nv, in.Number());
@@ -131,7 +131,7 @@ Status JoinReplies(const std::string& root, const DistributedIndexOptions& optio
   }
   for (Unit& u : units) {
     IndexedSplit& s = contents.splits[u.plan.root];
-    s.shard_paths.Append(std::move(u.shards.shard_paths));
+    SEDPACK_RETURN_NOT_OK(s.shard_paths.Append(std::move(u.shards.shard_paths)));
     s.shard_examples.insert(s.shard_examples.end(), u.shards.shard_examples.begin(),
                             u.shards.shard_examples.end());
     std::vector<std::uint64_t>().swap(u.shards.shard_examples);

@@ -9,7 +9,6 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
-#include <initializer_list>
 #include <memory>
 #include <optional>
 #include <span>
@@ -38,7 +37,6 @@ inline constexpr std::uint32_t kIndexFormatVersion = 1;
 class ShardPathList {
  public:
   ShardPathList() = default;
-  ShardPathList(std::initializer_list<std::string_view> paths);
   ShardPathList(ShardPathList&&) noexcept = default;
   ShardPathList& operator=(ShardPathList&&) noexcept = default;
   ShardPathList(const ShardPathList& other);
@@ -53,11 +51,15 @@ class ShardPathList {
   /// Sum of the paths' sizes.
   std::uint64_t total_bytes() const { return total_bytes_; }
 
-  void push_back(std::string_view path);
+  /// Adds `path` at the end. InvalidArgument (the list unchanged) for a path
+  /// of 4 GiB or more, or past 2^32 blocks (64 TiB of paths); no dataset
+  /// comes near either (a shards_list.json is read up to 1 GiB).
+  Status Add(std::string_view path);
   /// Room for `n` paths' entries (not their bytes).
   void reserve(std::size_t n) { entries_.reserve(n); }
   /// Moves `other`'s paths to the end of this list; `other` is left empty.
-  void Append(ShardPathList&& other);
+  /// InvalidArgument (both lists unchanged) past 2^32 blocks.
+  Status Append(ShardPathList&& other);
   /// Calls `f(bytes)` with the paths' bytes in order, in as few contiguous
   /// pieces as the blocks allow (the concatenation of every path).
   template <typename F>
@@ -102,6 +104,8 @@ class ShardPathList {
   const_iterator end() const { return {this, entries_.size()}; }
 
  private:
+  // Add() without the limit checks, for paths of a list that passed them.
+  void AddUnchecked(std::string_view path);
   struct Entry {
     std::uint32_t block;
     std::uint32_t offset;
@@ -177,7 +181,7 @@ class SampleIndex {
   Result<Location> Locate(Split split, std::uint64_t example) const;
 
   /// The contents back (paths copied).
-  IndexContents ToContents() const;
+  Result<IndexContents> ToContents() const;
 
  private:
   struct Table {

@@ -69,6 +69,16 @@ std::size_t ExpectLookupsAgree(const std::shared_ptr<const Dataset>& ds,
   return compared;
 }
 
+// A split of the index contents from literal paths and counts.
+IndexedSplit MakeSplit(Split split, std::initializer_list<std::string_view> paths,
+                       std::vector<std::uint64_t> examples) {
+  IndexedSplit s;
+  s.split = split;
+  for (std::string_view p : paths) EXPECT_TRUE(s.shard_paths.Add(p).ok()) << p;
+  s.shard_examples = std::move(examples);
+  return s;
+}
+
 TEST(ShardPathListTest, PathsSurviveBlocksAppendAndCopy) {
   // Enough paths to fill several 256 KiB blocks, one path larger than a block,
   // and lists joined by Append: every path reads back in order, and the runs
@@ -77,16 +87,16 @@ TEST(ShardPathListTest, PathsSurviveBlocksAppendAndCopy) {
   ShardPathList a, b, c;
   for (int i = 0; i < 9000; ++i) {
     want.push_back("train/chunk_" + std::to_string(i / 1000) + "/shard_" + std::to_string(i) + ".fb");
-    (i < 6000 ? a : b).push_back(want.back());
+    ASSERT_TRUE((i < 6000 ? a : b).Add(want.back()).ok());
   }
   const std::string huge(300 * 1024, 'x');
   want.push_back(huge);
-  c.push_back(huge);
+  ASSERT_TRUE(c.Add(huge).ok());
   want.push_back("last");
-  c.push_back("last");
+  ASSERT_TRUE(c.Add("last").ok());
   const std::string_view first_view = a[0];
-  a.Append(std::move(b));
-  a.Append(std::move(c));
+  ASSERT_TRUE(a.Append(std::move(b)).ok());
+  ASSERT_TRUE(a.Append(std::move(c)).ok());
   EXPECT_TRUE(b.empty());
   EXPECT_EQ(first_view.data(), a[0].data());  // blocks were moved, not copied
   ASSERT_EQ(a.size(), want.size());
@@ -108,6 +118,19 @@ TEST(ShardPathListTest, PathsSurviveBlocksAppendAndCopy) {
   EXPECT_LT(pieces, 100u);  // whole blocks, not one piece per path (9,002 paths)
   const ShardPathList copy = a;
   EXPECT_TRUE(std::equal(copy.begin(), copy.end(), want.begin(), want.end()));
+}
+
+TEST(ShardPathListTest, RefusesAPathOf4GiBWithAStatus) {
+  // A view of 4 GiB over a 1-byte buffer: Add must refuse it from its size
+  // alone, before touching its bytes, and leave the list as it was.
+  ShardPathList list;
+  ASSERT_TRUE(list.Add("train/a.fb").ok());
+  const char one = 'x';
+  const std::string_view huge(&one, std::size_t{1} << 32);
+  const Status st = list.Add(huge);
+  EXPECT_EQ(st.code(), StatusCode::kInvalidArgument) << st.ToString();
+  EXPECT_EQ(list.size(), 1u);
+  EXPECT_EQ(list.total_bytes(), 10u);
 }
 
 TEST(IndexTest, GoldenLookupsAgreeWithSequentialReading) {
@@ -141,14 +164,15 @@ TEST(IndexTest, TreeDatasetLookupsAgreeFromTheMappedFile) {
     EXPECT_EQ(index->shard_path(Split::kTrain, i), shards[i].file_infos[0].file_path);
   }
   EXPECT_EQ(ExpectLookupsAgree(ds, index, "tree"), 35u);
-  EXPECT_EQ(index->ToContents().splits.size(), 2u);
+  ASSERT_OK_AND_ASSIGN(IndexContents back, index->ToContents());
+  EXPECT_EQ(back.splits.size(), 2u);
   ASSERT_OK_AND_ASSIGN(DatasetInfoDigest digest, DatasetInfoSha256(ds->root()));
   EXPECT_EQ(index->dataset_info_sha256(), digest);
 }
 
 TEST(IndexTest, EmptyShardsAndKnownLocations) {
   IndexContents c;
-  c.splits.push_back({Split::kTest, {"test/a", "test/b", "test/c", "test/d"}, {3, 0, 0, 2}});
+  c.splits.push_back(MakeSplit(Split::kTest, {"test/a", "test/b", "test/c", "test/d"}, {3, 0, 0, 2}));
   ASSERT_OK_AND_ASSIGN(auto index, SampleIndex::FromContents(c));
   const SampleIndex::Location want[] = {{0, 0}, {0, 1}, {0, 2}, {3, 0}, {3, 1}};
   for (std::uint64_t i = 0; i < 5; ++i) {
@@ -163,7 +187,7 @@ TEST(IndexTest, EmptyShardsAndKnownLocations) {
 TEST(IndexFormatTest, LayoutIsTheDocumentedOne) {
   IndexContents c;
   c.dataset_info_sha256[0] = std::byte{0xAB};
-  c.splits.push_back({Split::kTest, {"test/x.fb", "test/yy.fb"}, {5, 7}});
+  c.splits.push_back(MakeSplit(Split::kTest, {"test/x.fb", "test/yy.fb"}, {5, 7}));
   ASSERT_OK_AND_ASSIGN(std::vector<std::byte> b, EncodeIndex(c));
   auto u64 = [&](std::size_t at) {
     std::uint64_t v = 0;
@@ -192,8 +216,8 @@ TEST(IndexFormatTest, LayoutIsTheDocumentedOne) {
 
 TEST(IndexFormatTest, RejectsMalformedBytesWithoutCrashing) {
   IndexContents c;
-  c.splits.push_back({Split::kTrain, {"train/a", "train/b", "train/c"}, {4, 4, 2}});
-  c.splits.push_back({Split::kHoldout, {"holdout/a"}, {1}});
+  c.splits.push_back(MakeSplit(Split::kTrain, {"train/a", "train/b", "train/c"}, {4, 4, 2}));
+  c.splits.push_back(MakeSplit(Split::kHoldout, {"holdout/a"}, {1}));
   ASSERT_OK_AND_ASSIGN(std::vector<std::byte> good, EncodeIndex(c));
   ASSERT_OK(SampleIndex::FromBytes(good).status());
   // Every truncation fails.
@@ -239,12 +263,13 @@ TEST(IndexFormatTest, RejectsMalformedBytesWithoutCrashing) {
   EXPECT_STATUS(StatusCode::kCorruption, "header says", with(80, 11, 8));
   // Absolute and escaping paths are refused like in metadata.
   IndexContents evil;
-  evil.splits.push_back({Split::kTrain, {"../etc/passwd"}, {1}});
+  evil.splits.push_back(MakeSplit(Split::kTrain, {"../etc/passwd"}, {1}));
   ASSERT_OK_AND_ASSIGN(std::vector<std::byte> eb, EncodeIndex(evil));
   EXPECT_EQ(SampleIndex::FromBytes(eb).status().code(), StatusCode::kCorruption);
   // ... and still say that the path escapes the dataset.
   EXPECT_EQ(SampleIndex::FromBytes(eb).status().detail(), StatusDetail::kPathEscape);
-  evil.splits[0].shard_paths = {"/abs"};
+  evil.splits[0].shard_paths = ShardPathList();
+  ASSERT_TRUE(evil.splits[0].shard_paths.Add("/abs").ok());
   ASSERT_OK_AND_ASSIGN(eb, EncodeIndex(evil));
   EXPECT_FALSE(SampleIndex::FromBytes(eb).ok());
 }
