@@ -225,6 +225,11 @@ Status FinishShardToSink(ShardWriter& writer, const codecs_internal::ByteSink& s
   return sink(bytes);
 }
 
+ShardWriteChecks TakeShardWriteChecks(ShardWriter& writer) {
+  if (auto* w = dynamic_cast<BufferFinishable*>(&writer)) return w->TakeWriteChecks();
+  return {};
+}
+
 bool ShardFinishStreams(const ShardWriter& writer) {
   const auto* w = dynamic_cast<const BufferFinishable*>(&writer);
   return w != nullptr && w->StreamsOnFinish();

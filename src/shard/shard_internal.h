@@ -65,6 +65,8 @@ class BufferFinishable {
   /// Whether FinishToSink streams (small pieces, no buffer for the whole file)
   /// rather than handing over one buffer.
   virtual bool StreamsOnFinish() const = 0;
+  /// What the last Finish learned for the checks sidecar (shard_buffer.h).
+  virtual ShardWriteChecks TakeWriteChecks() { return {}; }
 };
 
 // Per-format entry points (fb/fb_writer.cc, fb/fb_reader.cc, npz/npz_writer.cc,
