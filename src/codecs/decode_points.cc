@@ -28,6 +28,10 @@ std::uint64_t FastChecksummer::Digest() const {
 
 bool SupportsDecodePoints(Compression) { return false; }
 
+Result<std::vector<DecodePoint>> FindDecodePoints(Compression, std::span<const std::byte>) {
+  return std::vector<DecodePoint>{};
+}
+
 Result<ByteBuffer> DecodeRangeAt(Compression compression, std::span<const DecodePoint>, std::uint64_t,
                                  std::uint64_t, const ReadStoredAt&, std::uint64_t, std::uint64_t) {
   return Status::NotImplemented("decoding a range of a ", CompressionName(compression), " shard");

@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <functional>
 #include <span>
+#include <vector>
 
 #include "codecs/byte_buffer.h"
 #include "sedpack/status.h"
@@ -42,6 +43,15 @@ bool SupportsDecodePoints(Compression compression);
 Result<ByteBuffer> DecodeRangeAt(Compression compression, std::span<const DecodePoint> points,
                                  std::uint64_t file_size, std::uint64_t decoded_size,
                                  const ReadStoredAt& read_at, std::uint64_t offset, std::uint64_t size);
+
+/// The decode points of a stored file someone else may have written (for
+/// `index build` / `verify --deep` on a dataset this library did not write):
+/// found from the codec's own structure where it has one (the block headers
+/// of an LZ4 frame with independent blocks, the frames of a multi-frame
+/// ZSTD file). Empty when the file has none that can be found; never an
+/// error for a valid file. Corruption when the structure is damaged.
+Result<std::vector<DecodePoint>> FindDecodePoints(Compression compression,
+                                                  std::span<const std::byte> stored);
 
 /// The checks sidecar's checksum: XXH3-64 (seed 0), several GB/s per core.
 std::uint64_t FastChecksum(std::span<const std::byte> bytes);
