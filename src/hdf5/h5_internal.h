@@ -100,13 +100,18 @@ struct ElemType {
   H5T_str_t pad = H5T_STR_NULLTERM; ///< strings
   H5T_cset_t cset = H5T_CSET_ASCII; ///< strings
   std::string tag;                  ///< kOpaque: its tag (a memory type must carry the same)
+  /// kNumber from an HDF5 enum (read as its integer values); `bool_enum`: the
+  /// members are exactly FALSE = 0 and TRUE = 1, as h5py writes numpy bools.
+  bool is_enum = false;
+  bool bool_enum = false;
   /// "uint8", "string (variable, UTF-8)", "opaque (16 bytes)", "vlen uint8", ...
   std::string Name() const;
   bool is_bytes() const { return kind != ElemKind::kNumber; }
 };
 
 /// Describe the element type of a dataset or field: numbers (DescribeNumType),
-/// strings, opaque data and variable-length sequences of 1-byte integers;
+/// enums of integers, strings, opaque data and variable-length sequences of
+/// 1-byte integers;
 /// NotImplemented for anything else.
 Result<ElemType> DescribeElemType(hid_t type, const std::string& what);
 

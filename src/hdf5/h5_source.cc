@@ -166,6 +166,27 @@ Result<NumType> DescribeNumType(hid_t type, const std::string& what) {
                                 " type; import-hdf5 reads numbers, strings, opaque data and byte sequences");
 }
 
+namespace {
+
+// h5py stores numpy bools as a 1-byte enum {FALSE = 0, TRUE = 1}.
+bool IsBoolEnum(hid_t type) {
+  if (H5Tget_nmembers(type) != 2 || H5Tget_size(type) != 1) return false;
+  for (unsigned i = 0; i < 2; ++i) {
+    char* name = H5Tget_member_name(type, i);
+    const std::string n = name ? name : "";
+    if (name) H5free_memory(name);
+    unsigned char value = 0xff;
+    if (H5Tget_member_value(type, i, &value) < 0) {
+      LastError();
+      return false;
+    }
+    if (!((n == "FALSE" && value == 0) || (n == "TRUE" && value == 1))) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
 Result<ElemType> DescribeElemType(hid_t type, const std::string& what) {
   ElemType e;
   const H5T_class_t cls = H5Tget_class(type);
@@ -205,6 +226,18 @@ Result<ElemType> DescribeElemType(hid_t type, const std::string& what) {
     return Status::NotImplemented(what, " holds variable-length sequences of other than 1-byte integers;",
                                   " only byte sequences (vlen uint8) can be imported");
   }
+  if (cls == H5T_ENUM) {
+    // HDF5 converts enum values to integers on read.
+    Handle base(H5Tget_super(type));
+    if (!base.valid() || H5Tget_class(base.get()) != H5T_INTEGER) {
+      LastError();
+      return Status::NotImplemented(what, " is an enum of other than integers");
+    }
+    SEDPACK_ASSIGN_OR_RETURN(e.num, DescribeNumType(base.get(), what));
+    e.is_enum = true;
+    e.bool_enum = IsBoolEnum(type);
+    return e;
+  }
   SEDPACK_ASSIGN_OR_RETURN(e.num, DescribeNumType(type, what));
   return e;
 }
@@ -212,7 +245,9 @@ Result<ElemType> DescribeElemType(hid_t type, const std::string& what) {
 std::string ElemType::Name() const {
   const char* charset = cset == H5T_CSET_UTF8 ? "UTF-8" : "ASCII";
   switch (kind) {
-    case ElemKind::kNumber: return NumTypeName(num);
+    case ElemKind::kNumber:
+      return bool_enum ? "bool (enum of " + NumTypeName(num) + ")"
+                       : is_enum ? "enum of " + NumTypeName(num) : NumTypeName(num);
     case ElemKind::kVarString: return std::string("string (variable, ") + charset + ")";
     case ElemKind::kFixedString: {
       const char* p = pad == H5T_STR_NULLPAD ? "NUL-padded" : pad == H5T_STR_SPACEPAD ? "space-padded"

@@ -33,7 +33,7 @@ TypeView ViewType(hid_t type) {
       case h5::ElemKind::kNumber: {
         auto d = h5::NaturalDType(e->num);
         v.numeric = d.ok();
-        if (d.ok()) v.dtype = std::string(DTypeName(*d));
+        if (d.ok()) v.dtype = e->bool_enum ? "bool" : std::string(DTypeName(*d));
         break;
       }
       case h5::ElemKind::kFixedString: case h5::ElemKind::kVarString: v.dtype = "str"; break;

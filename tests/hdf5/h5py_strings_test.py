@@ -63,6 +63,9 @@ def write_capture(path):
         g["i64"] = rng.integers(-(2 ** 63), 2 ** 63 - 1, ROWS, dtype=np.int64)
         g["u16"] = rng.integers(0, 2 ** 16, (ROWS, 2, 2), dtype=np.uint16)
         g["u64"] = rng.integers(0, 2 ** 64 - 1, ROWS, dtype=np.uint64)
+        # numpy bools: h5py writes an enum {FALSE, TRUE}.
+        g["ok"] = np.arange(ROWS) % 3 == 0
+        g["bits"] = rng.integers(0, 2, (ROWS, 3)).astype(bool)
 
 
 # What inspect-hdf5 --mapping must propose for each dataset (dtype, shape).
@@ -71,6 +74,7 @@ PROPOSED = {
     "key": ("bytes", [16]), "payload": ("bytes", []), "plaintext": ("uint8", [16]),
     "id": ("int32", [1]), "label": ("str", []), "f16": ("float16", [4]), "f64": ("float64", [2, 3]),
     "i8": ("int8", [3]), "i64": ("int64", [1]), "u16": ("uint16", [2, 2]), "u64": ("uint64", [1]),
+    "ok": ("bool", [1]), "bits": ("bool", [3]),
 }
 
 
@@ -88,11 +92,10 @@ def h5py_values(path):
             "id": [[int(x)] for x in g["record"]["id"]],
             "label": [b.decode() for b in g["record"]["label"]],
         }
-        for name in ("trace", "plaintext", "f16", "f64", "i8", "u16"):
-            v[name] = list(g[name][()])
-        for name in ("i64", "u64"):
-            v[name] = [[x] for x in g[name][()]]
-        return v, {n: g[n].dtype for n in ("trace", "plaintext", "f16", "f64", "i8", "u16", "i64", "u64")}
+        numbers = ("trace", "plaintext", "f16", "f64", "i8", "u16", "bits", "i64", "u64", "ok")
+        for name in numbers:
+            v[name] = list(g[name][()]) if g[name].ndim > 1 else [[x] for x in g[name][()]]
+        return v, {n: g[n].dtype for n in numbers}
 
 
 def cat(sedpack, ds):

@@ -307,7 +307,14 @@ void WriteLayouts(const std::string& path) {
     recs += date;
   }
   f.Write("records", rec, kRows, recs.data());
-  for (hid_t t : {vutf8, vascii, opaque, vbytes, s6, rec}) H5Tclose(t);
+  // numpy bools as h5py writes them: an int8 enum {FALSE, TRUE}.
+  const hid_t boolean = H5Tenum_create(H5T_NATIVE_INT8);
+  const std::int8_t no = 0, yes = 1;
+  H5Tenum_insert(boolean, "FALSE", &no);
+  H5Tenum_insert(boolean, "TRUE", &yes);
+  const std::int8_t bools[kRows] = {0, 1, 1, 0};
+  f.Write("h5bool", boolean, kRows, bools);
+  for (hid_t t : {vutf8, vascii, opaque, vbytes, s6, rec, boolean}) H5Tclose(t);
 }
 
 std::string Mapping(const std::string& attrs_desc, const std::string& sources, const std::string& job = "") {
@@ -355,12 +362,13 @@ TEST(Hdf5StringsImport, EveryStringAndByteLayout) {
          {"name": "g", "dtype": "bytes", "shape": []}, {"name": "h", "dtype": "bytes", "shape": [3]},
          {"name": "i", "dtype": "bytes", "shape": [2]}, {"name": "j", "dtype": "bool", "shape": []},
          {"name": "k", "dtype": "bytes", "shape": [8]}, {"name": "l", "dtype": "str", "shape": []},
-         {"name": "m", "dtype": "int32", "shape": [1]}, {"name": "o", "dtype": "bytes", "shape": []})";
+         {"name": "m", "dtype": "int32", "shape": [1]}, {"name": "o", "dtype": "bytes", "shape": []},
+         {"name": "p", "dtype": "bool", "shape": []})";
   const std::string src =
       R"("a": "vstr_utf8", "b": "vstr_ascii", "c": "fixed_nullterm", "d": "fixed_nullpad",
          "e": "fixed_spacepad", "f": "opaque3", "g": "vbytes", "h": "vbytes3", "i": "u8x2", "j": "flags",
          "k": "fixed_nullpad", "l": {"dataset": "records", "field": "date"},
-         "m": {"dataset": "records", "field": "id"}, "o": "u8x2")";
+         "m": {"dataset": "records", "field": "id"}, "o": "u8x2", "p": "h5bool")";
   ASSERT_OK_AND_ASSIGN(auto rows, ImportValues(h5, Mapping(desc, src), tmp.path() + "/ds"));
   ASSERT_EQ(rows.size(), kRows);
   EXPECT_EQ(Column(rows, 0), "[Gr\xc3\xbc\xc3\x9f" "e][][][\xe2\x9c\x93 ok]");
@@ -378,6 +386,7 @@ TEST(Hdf5StringsImport, EveryStringAndByteLayout) {
   EXPECT_EQ(Column(rows, 11), "[2026][199912][][x]");
   EXPECT_EQ(Column(rows, 12), std::string("[\1\0\0\0][\2\0\0\0][\3\0\0\0][\4\0\0\0]", 24));
   EXPECT_EQ(Column(rows, 13), std::string("[\0\1][\2\3][\4\5][\6\7]", 16));
+  EXPECT_EQ(Column(rows, 14), std::string("[\0][\1][\1][\0]", 12));
 }
 
 TEST(Hdf5StringsImport, BadValuesNameTheDatasetAndRow) {
@@ -444,6 +453,7 @@ TEST(Hdf5StringsInspect, ProposesStringsAndBytes) {
   EXPECT_EQ(by_path["/fixed_spacepad"]->type, "string (8 bytes, ASCII, space-padded)");
   EXPECT_EQ(by_path["/opaque3"]->type, "opaque (3 bytes)");
   EXPECT_EQ(by_path["/vbytes"]->type, "vlen uint8");
+  EXPECT_EQ(by_path["/h5bool"]->type, "bool (enum of int8)");
   std::vector<std::string> notes;
   ASSERT_OK_AND_ASSIGN(std::string text, SuggestHdf5Mapping(h5, objects, &notes));
   ASSERT_OK_AND_ASSIGN(Hdf5ImportConfig config, ParseHdf5ImportConfig(text, "suggested"));
@@ -458,6 +468,7 @@ TEST(Hdf5StringsInspect, ProposesStringsAndBytes) {
   EXPECT_EQ(attrs["u8x2"], P("uint8", {2}));
   EXPECT_EQ(attrs["date"], P("str", {}));
   EXPECT_EQ(attrs["id"], P("int32", {1}));
+  EXPECT_EQ(attrs["h5bool"], P("bool", {1}));
   // All of it imports except the invalid UTF-8, which the error points at.
   SerialComm comm;
   EXPECT_STATUS(StatusCode::kInvalidArgument, "/bad_utf8: row 2",
