@@ -419,6 +419,30 @@ TEST(Hdf5StringsImport, BadValuesNameTheDatasetAndRow) {
   EXPECT_STATUS(StatusCode::kInvalidArgument, "uint8 values cannot fill attribute \"x\" (str", import("str", "[]", "u8x2"));
 }
 
+TEST(Hdf5StringsImport, StringsAsShardCustomMetadata) {
+  TempDir tmp;
+  const std::string h5 = tmp.path() + "/layouts.h5";
+  WriteLayouts(h5);
+  std::string mapping = Mapping(R"({"name": "x", "dtype": "uint8", "shape": [2]})", R"("x": "u8x2")");
+  mapping.insert(mapping.rfind("}}}}"), R"(, "shard_custom_metadata": {"serial": "vstr_ascii", "date": "fixed_spacepad"})");
+  ASSERT_OK_AND_ASSIGN(Hdf5ImportConfig config, ParseHdf5ImportConfig(mapping, "inline"));
+  SerialComm comm;
+  ASSERT_OK(ImportHdf5(comm, config, {h5}, tmp.path() + "/ds").status());
+  ASSERT_OK_AND_ASSIGN(auto ds, Dataset::Open(tmp.path() + "/ds"));
+  ASSERT_OK_AND_ASSIGN(auto shards, ListShards(ds, Split::kTrain));
+  std::string all;
+  for (const ShardInfo& sh : shards) all += sh.custom_metadata.text() + ";";
+  EXPECT_EQ(all,
+            R"({"serial":"SN-0001","date":"abc"};{"serial":"SN-0002","date":"a b"};)"
+            R"({"serial":"SN-0003","date":"2026-1-1"};{"serial":"SN-0004","date":""};)");
+  // A string source takes no dtype.
+  std::string typed = mapping;
+  typed.replace(typed.find(R"("vstr_ascii")"), 12, R"({"dataset": "vstr_ascii", "dtype": "uint8"})");
+  ASSERT_OK_AND_ASSIGN(Hdf5ImportConfig bad, ParseHdf5ImportConfig(typed, "inline"));
+  EXPECT_STATUS(StatusCode::kInvalidArgument, "shard_custom_metadata \"serial\" from string (variable, ASCII) takes no dtype",
+                ImportHdf5(comm, bad, {h5}, tmp.path() + "/ds2").status());
+}
+
 TEST(Hdf5StringsImport, VariableLengthDataIsBoundedBeforeItIsRead) {
   TempDir tmp;
   const std::string h5 = tmp.path() + "/big.h5";
