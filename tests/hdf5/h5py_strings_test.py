@@ -6,8 +6,9 @@ uint8) beside float traces, goes through `sedpack inspect-hdf5 --mapping` and
 Then the dataset goes through export-hdf5 -> inspect-hdf5 --mapping ->
 import-hdf5 and must come back unchanged (structure and every value).
 
-Usage: h5py_strings_test.py SEDPACK WORKDIR. Exits 77 (ctest SKIP) when h5py is
-not installed."""
+Usage: h5py_strings_test.py SEDPACK WORKDIR [MPIEXEC]. With MPIEXEC the import
+also runs on 2 ranks and must give the same examples. Exits 77 (ctest SKIP)
+when h5py is not installed."""
 import base64
 import json
 import os
@@ -56,6 +57,11 @@ def write_capture(path):
         rec["id"] = np.arange(ROWS) * -3
         rec["label"] = [f"lab{i}".encode() for i in range(ROWS)]
         g["record"] = rec
+        # A compound with a variable-length string member, as h5py writes log records.
+        log = np.zeros(ROWS, dtype=[("n", "<u2"), ("note", h5py.string_dtype("utf-8"))])
+        log["n"] = np.arange(ROWS)
+        log["note"] = [f"note {i} \u2713" * (i % 4) for i in range(ROWS)]
+        g["log"] = log
         # Numbers of every width, several dimensions.
         g["f16"] = rng.normal(size=(ROWS, 4)).astype(np.float16)
         g["f64"] = rng.normal(size=(ROWS, 2, 3))
@@ -74,7 +80,7 @@ PROPOSED = {
     "key": ("bytes", [16]), "payload": ("bytes", []), "plaintext": ("uint8", [16]),
     "id": ("int32", [1]), "label": ("str", []), "f16": ("float16", [4]), "f64": ("float64", [2, 3]),
     "i8": ("int8", [3]), "i64": ("int64", [1]), "u16": ("uint16", [2, 2]), "u64": ("uint64", [1]),
-    "ok": ("bool", [1]), "bits": ("bool", [3]),
+    "ok": ("bool", [1]), "bits": ("bool", [3]), "n": ("uint16", [1]), "note": ("str", []),
 }
 
 
@@ -91,6 +97,8 @@ def h5py_values(path):
             "payload": [p.tobytes() for p in g["payload"][()]],
             "id": [[int(x)] for x in g["record"]["id"]],
             "label": [b.decode() for b in g["record"]["label"]],
+            "n": [[int(x)] for x in g["log"]["n"]],
+            "note": [b.decode() for b in g["log"]["note"]],
         }
         numbers = ("trace", "plaintext", "f16", "f64", "i8", "u16", "bits", "i64", "u64", "ok")
         for name in numbers:
@@ -114,7 +122,7 @@ def compare(examples, want, dtypes, dtype_of):
                 got = base64.b64decode(got)
             elif dtype_of[name] != "str":
                 # cat prints exact numbers; cast them to the file's type and compare bit for bit.
-                dt = dtypes.get(name, np.int32)
+                dt = dtypes.get(name, np.int32 if name == "id" else np.uint16)
                 got = np.array(got, dtype=dt)
                 expected = np.array(expected, dtype=dt)
                 if got.shape != expected.shape or got.tobytes() != expected.tobytes():
@@ -152,6 +160,16 @@ def main():
     want, dtypes = h5py_values(h5)
     checked = compare(examples, want, dtypes, dtype_of)
     print(f"h5py file: {len(want)} attributes x {ROWS} rows, {checked} values equal to h5py's")
+    if len(sys.argv) > 3:
+        env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
+        ranks = os.path.join(work, "ds2")
+        r = subprocess.run([sys.argv[3], "-n", "2", "--oversubscribe", sedpack, "import-hdf5", "-c", mapping_path,
+                            h5, "-o", ranks, "-q"], env=env, capture_output=True, text=True)
+        if r.returncode != 0:
+            sys.exit(f"FAIL: import-hdf5 on 2 ranks exited {r.returncode}\n{r.stdout}\n{r.stderr}")
+        if cat(sedpack, ranks) != examples:
+            sys.exit("FAIL: import-hdf5 on 2 ranks gave other examples than on 1")
+        print("import-hdf5 on 2 ranks: the same examples")
 
     # export-hdf5 -> inspect-hdf5 --mapping -> import-hdf5 gives the dataset back.
     exported = os.path.join(work, "export.h5")
