@@ -621,7 +621,7 @@ Status BlockReader::AppendValue(std::uint64_t row, const std::byte* p, std::uint
   }
   if (out->data.size() + n > rules.max_block_bytes) {
     return Status::InvalidArgument(src.Where(), ": row ", row, ": the block of rows holds more than ",
-                                   rules.max_block_bytes, " bytes of values");
+                                   rules.max_block_bytes, " bytes of values (raise the memory budget)");
   }
   out->data.insert(out->data.end(), p, p + n);
   out->offsets.push_back(out->data.size());
@@ -656,7 +656,7 @@ Status BlockReader::ReadBytes(std::uint64_t first, std::uint64_t count, const By
   const std::string rows_text = "rows " + std::to_string(first) + " to " + std::to_string(first + count);
   if (count > rules.max_block_bytes / std::max<std::size_t>(mem_item_size_, 1)) {
     return Status::InvalidArgument(src.Where(), ": ", rows_text, " of ", mem_item_size_,
-                                   " bytes each are more than the ", rules.max_block_bytes, " bytes a block may hold");
+                                   " bytes each are more than the ", rules.max_block_bytes, " bytes a block may hold (raise the memory budget)");
   }
   std::vector<std::byte> raw(count * mem_item_size_);
   const bool vlen = src.elem.kind == ElemKind::kVarString || src.elem.kind == ElemKind::kVlenBytes;
@@ -674,7 +674,7 @@ Status BlockReader::ReadBytes(std::uint64_t first, std::uint64_t count, const By
   if (need > rules.max_block_bytes) {
     return Status::InvalidArgument(src.Where(), ": ", rows_text, " hold ", need,
                                    " bytes of variable-length data, more than the ", rules.max_block_bytes,
-                                   " bytes a block may hold");
+                                   " bytes a block may hold (raise the memory budget)");
   }
   // The buffer starts zeroed, so reclaiming after a failed read frees only
   // what HDF5 did allocate.
