@@ -31,79 +31,68 @@ namespace {
 
 using testing::TempDir;
 
-Attribute Attr(std::string name, std::string dtype, Shape shape) {
-  Attribute a;
-  a.name = std::move(name);
-  a.dtype = std::move(dtype);
-  a.shape = std::move(shape);
-  return a;
+// A well-mixed 64-bit value for element e of attribute j of example k.
+std::uint64_t Mix(int k, std::size_t j, std::uint64_t e) {
+  std::uint64_t x = (static_cast<std::uint64_t>(k) << 40) ^ (j << 20) ^ e;
+  x = (x ^ (x >> 31)) * 0x9E3779B97F4A7C15ull;
+  return x ^ (x >> 29);
 }
 
-// The values of example k of the every-dtype schema.
+template <typename T>
+void Put(std::vector<std::byte>* out, T v) {
+  const auto* p = reinterpret_cast<const std::byte*>(&v);
+  out->insert(out->end(), p, p + sizeof(T));
+}
+
+// The bytes of attribute j of example k, as the dataset stores them: integers
+// over their whole range, finite floats with fractions, bool 0/1, text with
+// multi-byte UTF-8 and control characters (empty now and then), bytes of any
+// value and length.
+std::vector<std::byte> ValueBytes(const AttributeSpec& a, std::size_t j, int k) {
+  std::vector<std::byte> out;
+  if (a.dtype == DType::kStr) {
+    const std::string text = k % 5 == 0 ? "" : "row " + std::to_string(k) + (k % 3 ? " \xc3\xa9\xe2\x82\xac  " : "\t\x01\n");
+    for (char c : text) out.push_back(static_cast<std::byte>(c));
+    return out;
+  }
+  const std::uint64_t n = a.dtype == DType::kBytes ? (a.shape.empty() ? k % 9 : a.shape[0])
+                                                   : *ShapeElementCount(a.shape);
+  for (std::uint64_t e = 0; e < n; ++e) {
+    const std::uint64_t x = Mix(k, j, e);
+    const double real = static_cast<double>(static_cast<std::int32_t>(x)) / 1024.0;
+    switch (a.dtype) {
+      case DType::kFloat16: Put(&out, Float16::FromFloat(static_cast<float>(real) / 4096.0f).bits); break;
+      case DType::kFloat32: Put(&out, static_cast<float>(real)); break;
+      case DType::kFloat64: Put(&out, real * 1e-300 + static_cast<double>(x)); break;
+      case DType::kBool: Put(&out, static_cast<std::uint8_t>(x & 1)); break;
+      case DType::kBytes: Put(&out, static_cast<std::uint8_t>(e % 3 ? x : 0)); break;
+      default: {
+        const std::size_t item = DTypeItemSize(a.dtype);
+        for (std::size_t i = 0; i < item; ++i) out.push_back(static_cast<std::byte>(x >> (8 * i)));
+      }
+    }
+  }
+  return out;
+}
+
+// The values of example k of `schema`.
 struct EveryDTypeRow {
-  explicit EveryDTypeRow(int k) {
-    for (int j = 0; j < 6; ++j) f16.push_back(Float16::FromFloat((5 * k + j) * 0.375f - 7.0f));
-    for (int j = 0; j < 8; ++j) f32.push_back((k * 8 + j) * 1.0e-3f - 0.5f);
-    f64 = {k / 7.0, -k * 1e300 / 3.0, 0.1 * k};
-    for (int j = 0; j < 4; ++j) i8.push_back(static_cast<std::int8_t>((37 * k + 11 * j) % 256 - 128));
-    for (int j = 0; j < 6; ++j) i16.push_back(static_cast<std::int16_t>(-3001 * k + 17 * j));
-    i32 = static_cast<std::int32_t>(-2147483647 + 65537 * k);
-    i64 = {static_cast<std::int64_t>(0x8000000000000000ull + k), static_cast<std::int64_t>(k) << 40};
-    for (int j = 0; j < 16; ++j) u8.push_back(static_cast<std::uint8_t>(k * 29 + j));
-    for (int j = 0; j < 3; ++j) u16.push_back(static_cast<std::uint16_t>(65535 - k * 3 - j));
-    u32 = {4294967295u - static_cast<std::uint32_t>(k), static_cast<std::uint32_t>(k)};
-    u64 = 0xFFFFFFFFFFFFFFFFull - static_cast<std::uint64_t>(k);
-    for (int j = 0; j < 6; ++j) flag.push_back((k * j) % 2);
-    n = (k % 2 ? -1 : 1) * 987654321098LL * k;
-    // Empty, ASCII, multi-byte UTF-8, control characters and trailing spaces.
-    text = k % 5 == 0 ? "" : "row " + std::to_string(k) + (k % 3 ? " \xc3\xa9\xe2\x82\xac  " : "\t\x01\n");
-    for (int i = 0; i < k % 9; ++i) blob.push_back(static_cast<std::uint8_t>(k % 2 ? 0 : 200 + i));
-    for (int j = 0; j < 12; ++j) fixed.push_back(static_cast<std::uint8_t>(j % 4 ? 0 : k + j));
+  EveryDTypeRow(const std::vector<AttributeSpec>& schema, int k) {
+    for (std::size_t j = 0; j < schema.size(); ++j) bytes.push_back(ValueBytes(schema[j], j, k));
+    for (std::size_t j = 0; j < schema.size(); ++j) views.push_back({schema[j].dtype, schema[j].shape, bytes[j]});
   }
-  std::vector<ValueView> Views() const {
-    return {ValueView::Array(f16, {2, 3}),
-            ValueView::Array(f32, {2, 2, 2}),
-            ValueView::Array(f64, {3}),
-            ValueView::Array(i8, {4}),
-            ValueView::Array(i16, {3, 2}),
-            ValueView::Scalar(i32),
-            ValueView::Array(i64, {2}),
-            ValueView::Array(u8, {16}),
-            ValueView::Array(u16, {3, 1}),
-            ValueView::Array(u32, {2}),
-            ValueView::Scalar(u64),
-            ValueView{DType::kBool, {2, 3}, std::as_bytes(std::span<const std::uint8_t>(flag))},
-            ValueView::Int(n),
-            ValueView::Str(text),
-            ValueView::Bytes(std::span<const std::uint8_t>(blob)),
-            ValueView::FixedBytes(fixed)};
-  }
-  std::vector<Float16> f16;
-  std::vector<float> f32;
-  std::vector<double> f64;
-  std::vector<std::int8_t> i8;
-  std::vector<std::int16_t> i16;
-  std::int32_t i32;
-  std::vector<std::int64_t> i64;
-  std::vector<std::uint8_t> u8;
-  std::vector<std::uint16_t> u16;
-  std::vector<std::uint32_t> u32;
-  std::uint64_t u64;
-  std::vector<std::uint8_t> flag;
-  std::int64_t n;
-  std::string text;
-  std::vector<std::uint8_t> blob;
-  std::vector<std::uint8_t> fixed;
+  std::vector<std::vector<std::byte>> bytes;
+  std::vector<ValueView> views;
 };
 
 std::vector<Attribute> EveryDTypeSchema() {
   std::vector<Attribute> d = {
-      Attr("f16", "float16", {2, 3}), Attr("f32", "float32", {2, 2, 2}), Attr("f64", "float64", {3}),
-      Attr("i8", "int8", {4}),        Attr("i16", "int16", {3, 2}),      Attr("i32", "int32", {}),
-      Attr("i64", "int64", {2}),      Attr("u8", "uint8", {16}),         Attr("u16", "uint16", {3, 1}),
-      Attr("u32", "uint32", {2}),     Attr("u64", "uint64", {}),         Attr("flag", "bool", {2, 3}),
-      Attr("n", "int", {}),           Attr("text", "str", {}),           Attr("blob", "bytes", {}),
-      Attr("fixed", "bytes", {12})};
+      Attribute{"f16", "float16", {2, 3}}, Attribute{"f32", "float32", {2, 2, 2}}, Attribute{"f64", "float64", {3}},
+      Attribute{"i8", "int8", {4}},        Attribute{"i16", "int16", {3, 2}},      Attribute{"i32", "int32", {}},
+      Attribute{"i64", "int64", {2}},      Attribute{"u8", "uint8", {16}},         Attribute{"u16", "uint16", {3, 1}},
+      Attribute{"u32", "uint32", {2}},     Attribute{"u64", "uint64", {}},         Attribute{"flag", "bool", {2, 3}},
+      Attribute{"n", "int", {}},           Attribute{"text", "str", {}},           Attribute{"blob", "bytes", {}},
+      Attribute{"fixed", "bytes", {12}}};
   d[13].custom_metadata = *JsonValue::Parse(R"({"unit": "none"})");
   return d;
 }
@@ -142,8 +131,8 @@ TEST(Hdf5StringsRoundTrip, EveryDTypeComesBackValueForValue) {
   {
     ASSERT_OK_AND_ASSIGN(auto filler, Filler::Make(ds));
     for (int k = 0; k < kExamples; ++k) {
-      const EveryDTypeRow row(k);
-      ASSERT_OK(filler->WriteExample(SplitOf(k), row.Views()));
+      const EveryDTypeRow row(ds->schema(), k);
+      ASSERT_OK(filler->WriteExample(SplitOf(k), row.views));
     }
     ASSERT_OK(filler->Finish());
   }
@@ -181,8 +170,8 @@ TEST(Hdf5StringsRoundTrip, EveryDTypeComesBackValueForValue) {
   for (const auto& [split, rows] : expected_rows) {
     ASSERT_EQ(got[split].size(), rows.size()) << SplitName(split);
     for (std::size_t i = 0; i < rows.size(); ++i) {
-      const EveryDTypeRow want(rows[i]);
-      const std::vector<ValueView> w = want.Views();
+      const EveryDTypeRow want(back->schema(), rows[i]);
+      const std::vector<ValueView>& w = want.views;
       for (std::size_t j = 0; j < w.size(); ++j) {
         const ValueView g = got[split][i].Get(j);
         EXPECT_EQ(g.dtype, w[j].dtype) << "example " << rows[i] << " attribute " << j;
@@ -199,7 +188,7 @@ TEST(Hdf5StringsRoundTrip, EveryDTypeComesBackValueForValue) {
 TEST(Hdf5StringsRoundTrip, ExportRefusesAStrHoldingANul) {
   TempDir tmp;
   DatasetStructure st;
-  st.saved_data_description = {Attr("t", "str", {})};
+  st.saved_data_description = {Attribute{"t", "str", {}}};
   ASSERT_OK_AND_ASSIGN(auto ds, Dataset::Create(tmp.path() + "/orig", Metadata{}, st));
   {
     ASSERT_OK_AND_ASSIGN(auto filler, Filler::Make(ds));
