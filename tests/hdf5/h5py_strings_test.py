@@ -135,6 +135,31 @@ def compare(examples, want, dtypes, dtype_of):
     return checked
 
 
+def check_invalid_utf8(sedpack, work):
+    """An 'S' string that is not UTF-8 stops a str import (exit 2, dataset and row
+    named, nothing left behind); mapped as bytes it imports as it is."""
+    bad = os.path.join(work, "bad.h5")
+    with h5py.File(bad, "w") as f:
+        f["serial"] = np.array([b"ok", b"caf\xe9", b"x"], dtype="S8")
+    mapping = os.path.join(work, "bad.json")
+    run(sedpack, "inspect-hdf5", bad, "--mapping", stdout=mapping)
+    out = os.path.join(work, "bad_ds")
+    r = subprocess.run([sedpack, "import-hdf5", "-c", mapping, bad, "-o", out, "-q"], capture_output=True, text=True)
+    if r.returncode != 2 or "/serial: row 1: the value is not valid UTF-8" not in r.stderr or \
+            '"dtype": "bytes"' not in r.stderr or os.path.exists(out):
+        sys.exit(f"FAIL: invalid UTF-8 as str: exit {r.returncode}, {r.stderr!r}")
+    with open(mapping) as f:
+        m = json.load(f)
+    m["dataset_structure"]["saved_data_description"][0]["dtype"] = "bytes"
+    with open(mapping, "w") as f:
+        json.dump(m, f)
+    run(sedpack, "import-hdf5", "-c", mapping, bad, "-o", out, "-q")
+    got = [base64.b64decode(e["serial"]) for e in cat(sedpack, out)]
+    if got != [b"ok", b"caf\xe9", b"x"]:
+        sys.exit(f"FAIL: invalid UTF-8 as bytes: {got!r}")
+    print("invalid UTF-8: refused as str (exit 2, row named), imported as bytes")
+
+
 def main():
     sedpack, work = sys.argv[1], sys.argv[2]
     shutil.rmtree(work, ignore_errors=True)
@@ -170,6 +195,8 @@ def main():
         if cat(sedpack, ranks) != examples:
             sys.exit("FAIL: import-hdf5 on 2 ranks gave other examples than on 1")
         print("import-hdf5 on 2 ranks: the same examples")
+
+    check_invalid_utf8(sedpack, work)
 
     # export-hdf5 -> inspect-hdf5 --mapping -> import-hdf5 gives the dataset back.
     exported = os.path.join(work, "export.h5")
