@@ -15,6 +15,8 @@ PACKAGES=(
   python3
   # The Python module sedpack_hpc (python/) and its tests.
   python3-dev python3-numpy pybind11-dev python3-pytest python3-mpi4py
+  # h5py writes and reads the HDF5 files of the import-hdf5/export-hdf5 tests.
+  python3-h5py
   libboost-program-options-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   libopenmpi-dev openmpi-bin

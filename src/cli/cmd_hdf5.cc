@@ -222,7 +222,7 @@ int RunInspectHdf5(const std::vector<std::string>& args) {
     for (const Hdf5FieldInfo& f : o.fields) {
       std::cout << "      ." << f.name << "  " << f.type;
       if (!f.dims.empty()) std::cout << " " << DimsText(f.dims);
-      if (!f.numeric) std::cout << "  (not importable)";
+      if (f.dtype.empty()) std::cout << "  (not importable)";
       std::cout << "\n";
     }
   }

@@ -122,6 +122,18 @@ bool ToFloat(ReadAs from, const std::byte* in, std::size_t n, DType dest, std::b
   return true;
 }
 
+// bool from any number: 0 and 1 only (export-hdf5 writes bool as uint8 0/1).
+bool ToBool(ReadAs from, const std::byte* in, std::size_t n, std::byte* out, InexactValue* bad) {
+  if (!ToInt<std::uint8_t>(from, in, n, out, bad)) return false;
+  for (std::size_t i = 0; i < n; ++i) {
+    if (out[i] > std::byte{1}) {
+      *bad = {i, Text(from, in, i)};
+      return false;
+    }
+  }
+  return true;
+}
+
 }  // namespace
 
 bool ConvertExact(ReadAs from, const std::byte* in, std::size_t n, DType dest, std::byte* out,
@@ -137,6 +149,7 @@ bool ConvertExact(ReadAs from, const std::byte* in, std::size_t n, DType dest, s
     case DType::kUInt64: return ToInt<std::uint64_t>(from, in, n, out, bad);
     case DType::kFloat16: case DType::kFloat32: case DType::kFloat64:
       return ToFloat(from, in, n, dest, out, bad);
+    case DType::kBool: return ToBool(from, in, n, out, bad);
     default:
       *bad = {0, "(unsupported destination dtype)"};
       return false;

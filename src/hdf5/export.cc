@@ -286,6 +286,11 @@ class Writer {
         std::memcpy(&len, in.data(), 8);
         in.remove_prefix(8);
         if (a.dtype == DType::kStr) {
+          // An HDF5 string ends at its first NUL: refuse rather than cut the value short.
+          if (in.substr(0, len).find('\0') != std::string_view::npos) {
+            return Status::InvalidArgument("export-hdf5: attribute \"", a.name, "\" row ", first + i,
+                                           ": a str holding a NUL character cannot be an HDF5 string");
+          }
           texts.emplace_back(in.substr(0, len));
         } else {
           blobs.push_back(hvl_t{len, const_cast<char*>(in.data())});

@@ -3,9 +3,12 @@
 
 #include <algorithm>
 #include <limits>
+#include <cstring>
 #include <string>
 
 #include "hdf5/h5_internal.h"
+#include "sedpack/io/file_system.h"
+#include "shard/shard_internal.h"
 #include "sedpack/io/file_system.h"
 
 namespace sedpack::h5 {
@@ -93,6 +96,42 @@ bool ObjectExists(hid_t file, const std::string& path) {
   return !prefix.empty();
 }
 
+bool ReadStringAttribute(hid_t object, const char* name, std::size_t limit, std::string* out) {
+  if (H5Aexists(object, name) <= 0) {
+    LastError();
+    return false;
+  }
+  Handle attr(H5Aopen(object, name, H5P_DEFAULT));
+  Handle type(attr.valid() ? H5Aget_type(attr.get()) : H5I_INVALID_HID);
+  Handle space(attr.valid() ? H5Aget_space(attr.get()) : H5I_INVALID_HID);
+  bool ok = type.valid() && space.valid() && H5Tget_class(type.get()) == H5T_STRING &&
+            H5Sget_simple_extent_npoints(space.get()) == 1;
+  if (ok && H5Tis_variable_str(type.get()) > 0) {
+    Handle mem(H5Tcopy(H5T_C_S1));
+    H5Tset_size(mem.get(), H5T_VARIABLE);
+    H5Tset_cset(mem.get(), H5Tget_cset(type.get()));
+    char* p = nullptr;
+    ok = H5Aread(attr.get(), mem.get(), &p) >= 0;
+    if (ok && p) {
+      const std::size_t n = strnlen(p, limit + 1);
+      ok = n <= limit;
+      if (ok) out->assign(p, n);
+    }
+    if (p) H5Dvlen_reclaim(mem.get(), space.get(), H5P_DEFAULT, &p);
+  } else if (ok) {
+    const std::size_t n = H5Tget_size(type.get());
+    ok = n <= limit;
+    if (ok) {
+      std::string buf(n, '\0');
+      ok = H5Aread(attr.get(), type.get(), buf.data()) >= 0;
+      buf.resize(std::min(buf.size(), std::strlen(buf.c_str())));
+      if (ok) *out = std::move(buf);
+    }
+  }
+  LastError();
+  return ok;
+}
+
 Result<NumType> DescribeNumType(hid_t type, const std::string& what) {
   const H5T_class_t cls = H5Tget_class(type);
   const std::size_t size = H5Tget_size(type);
@@ -123,7 +162,102 @@ Result<NumType> DescribeNumType(hid_t type, const std::string& what) {
                      : cls == H5T_ARRAY    ? "a nested array"
                      : cls == H5T_ENUM     ? "an enum"
                                            : "a non-numeric";
-  return Status::NotImplemented(what, " has ", name, " type; only integer and float values can be imported");
+  return Status::NotImplemented(what, " has ", name,
+                                " type; import-hdf5 reads numbers, strings, opaque data and byte sequences");
+}
+
+namespace {
+
+// h5py stores numpy bools as a 1-byte enum {FALSE = 0, TRUE = 1}.
+bool IsBoolEnum(hid_t type) {
+  if (H5Tget_nmembers(type) != 2 || H5Tget_size(type) != 1) return false;
+  for (unsigned i = 0; i < 2; ++i) {
+    char* name = H5Tget_member_name(type, i);
+    const std::string n = name ? name : "";
+    if (name) H5free_memory(name);
+    unsigned char value = 0xff;
+    if (H5Tget_member_value(type, i, &value) < 0) {
+      LastError();
+      return false;
+    }
+    if (!((n == "FALSE" && value == 0) || (n == "TRUE" && value == 1))) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+Result<ElemType> DescribeElemType(hid_t type, const std::string& what) {
+  ElemType e;
+  const H5T_class_t cls = H5Tget_class(type);
+  if (cls == H5T_STRING) {
+    const htri_t var = H5Tis_variable_str(type);
+    e.pad = H5Tget_strpad(type);
+    e.cset = H5Tget_cset(type);
+    if (var < 0 || e.pad < 0 || e.cset < 0) {
+      return Status::InvalidArgument(WithHdf5Reason(what + ": unreadable string type"));
+    }
+    if (e.cset != H5T_CSET_ASCII && e.cset != H5T_CSET_UTF8) {
+      return Status::NotImplemented(what, ": string character set ", static_cast<int>(e.cset),
+                                    " is not supported (ASCII and UTF-8 are)");
+    }
+    e.kind = var > 0 ? ElemKind::kVarString : ElemKind::kFixedString;
+    e.size = var > 0 ? 0 : H5Tget_size(type);
+    return e;
+  }
+  if (cls == H5T_OPAQUE) {
+    e.kind = ElemKind::kOpaque;
+    e.size = H5Tget_size(type);
+    if (char* tag = H5Tget_tag(type)) {
+      e.tag = tag;
+      H5free_memory(tag);
+    }
+    LastError();
+    return e;
+  }
+  if (cls == H5T_VLEN) {
+    Handle base(H5Tget_super(type));
+    if (base.valid() && H5Tget_class(base.get()) == H5T_INTEGER && H5Tget_size(base.get()) == 1) {
+      e.kind = ElemKind::kVlenBytes;
+      SEDPACK_ASSIGN_OR_RETURN(e.num, DescribeNumType(base.get(), what));
+      return e;
+    }
+    LastError();
+    return Status::NotImplemented(what, " holds variable-length sequences of other than 1-byte integers;",
+                                  " only byte sequences (vlen uint8) can be imported");
+  }
+  if (cls == H5T_ENUM) {
+    // HDF5 converts enum values to integers on read.
+    Handle base(H5Tget_super(type));
+    if (!base.valid() || H5Tget_class(base.get()) != H5T_INTEGER) {
+      LastError();
+      return Status::NotImplemented(what, " is an enum of other than integers");
+    }
+    SEDPACK_ASSIGN_OR_RETURN(e.num, DescribeNumType(base.get(), what));
+    e.is_enum = true;
+    e.bool_enum = IsBoolEnum(type);
+    return e;
+  }
+  SEDPACK_ASSIGN_OR_RETURN(e.num, DescribeNumType(type, what));
+  return e;
+}
+
+std::string ElemType::Name() const {
+  const char* charset = cset == H5T_CSET_UTF8 ? "UTF-8" : "ASCII";
+  switch (kind) {
+    case ElemKind::kNumber:
+      return bool_enum ? "bool (enum of " + NumTypeName(num) + ")"
+                       : is_enum ? "enum of " + NumTypeName(num) : NumTypeName(num);
+    case ElemKind::kVarString: return std::string("string (variable, ") + charset + ")";
+    case ElemKind::kFixedString: {
+      const char* p = pad == H5T_STR_NULLPAD ? "NUL-padded" : pad == H5T_STR_SPACEPAD ? "space-padded"
+                                                                                     : "NUL-terminated";
+      return "string (" + std::to_string(size) + " bytes, " + charset + ", " + p + ")";
+    }
+    case ElemKind::kOpaque: return "opaque (" + std::to_string(size) + " bytes)";
+    case ElemKind::kVlenBytes: return "vlen " + NumTypeName(num);
+  }
+  return "?";
 }
 
 std::string NumTypeName(const NumType& t) {
@@ -148,6 +282,75 @@ Result<DType> NaturalDType(const NumType& t) {
   }
   return Status::NotImplemented("no sedpack dtype for ", NumTypeName(t));
 }
+
+namespace {
+
+// The memory type of a byte-like element: the file's own layout, so HDF5
+// copies the bytes as they are (no string padding or charset conversion).
+Handle ByteElemType(const ElemType& e, std::size_t* item_size) {
+  Handle t;
+  switch (e.kind) {
+    case ElemKind::kFixedString:
+    case ElemKind::kVarString:
+      t = Handle(H5Tcopy(H5T_C_S1));
+      if (H5Tset_size(t.get(), e.kind == ElemKind::kVarString ? H5T_VARIABLE : e.size) < 0 ||
+          H5Tset_strpad(t.get(), e.pad) < 0 || H5Tset_cset(t.get(), e.cset) < 0) {
+        return Handle();
+      }
+      *item_size = e.kind == ElemKind::kVarString ? sizeof(char*) : e.size;
+      return t;
+    case ElemKind::kOpaque:
+      t = Handle(H5Tcreate(H5T_OPAQUE, e.size));
+      if (!e.tag.empty() && H5Tset_tag(t.get(), e.tag.c_str()) < 0) return Handle();
+      *item_size = e.size;
+      return t;
+    case ElemKind::kVlenBytes:
+      *item_size = sizeof(hvl_t);
+      return Handle(H5Tvlen_create(e.num.kind == NumKind::kSigned ? H5T_NATIVE_INT8 : H5T_NATIVE_UINT8));
+    case ElemKind::kNumber: break;
+  }
+  return Handle();
+}
+
+// The length of a fixed-length string once its padding is taken off.
+std::size_t UnpaddedLength(const std::byte* p, std::size_t n, H5T_str_t pad) {
+  if (pad == H5T_STR_NULLTERM) {
+    const void* nul = std::memchr(p, 0, n);
+    return nul ? static_cast<std::size_t>(static_cast<const std::byte*>(nul) - p) : n;
+  }
+  const std::byte fill = pad == H5T_STR_SPACEPAD ? std::byte{' '} : std::byte{0};
+  while (n > 0 && p[n - 1] == fill) --n;
+  return n;
+}
+
+
+// Rows sampled to estimate the memory of variable-length values.
+constexpr hsize_t kSampleRows = 256;
+
+Result<std::uint64_t> EstimateBytesPerRow(hid_t ds, const ResolvedSource& r) {
+  std::size_t item = 0;
+  Handle elem = ByteElemType(r.elem, &item);
+  const bool vlen = r.elem.kind == ElemKind::kVarString || r.elem.kind == ElemKind::kVlenBytes;
+  if (!vlen || r.rows == 0 || r.row_elements != 1) return std::max<std::uint64_t>(item, 1);
+  Handle mem = r.spec.field.empty() ? Handle(H5Tcopy(elem.get())) : Handle(H5Tcreate(H5T_COMPOUND, item));
+  if (!r.spec.field.empty()) H5Tinsert(mem.get(), r.spec.field.c_str(), 0, elem.get());
+  std::vector<hsize_t> start(r.dims.size(), 0), count(r.dims);
+  count[0] = std::min<hsize_t>(r.rows, kSampleRows);
+  if (r.spec.columns) {
+    start.back() = static_cast<hsize_t>(r.spec.columns->first);
+    count.back() = static_cast<hsize_t>(r.spec.columns->second - r.spec.columns->first);
+  }
+  Handle space(H5Dget_space(ds));
+  hsize_t need = 0;
+  if (!mem.valid() || !space.valid() ||
+      H5Sselect_hyperslab(space.get(), H5S_SELECT_SET, start.data(), nullptr, count.data(), nullptr) < 0 ||
+      H5Dvlen_get_buf_size(ds, mem.get(), space.get(), &need) < 0) {
+    return Status::IOError(WithHdf5Reason(r.Where() + ": cannot size the variable-length values"));
+  }
+  return item + (need + count[0] - 1) / count[0];
+}
+
+}  // namespace
 
 std::string ResolvedSource::Where() const { return file + ": " + spec.Describe(); }
 
@@ -208,7 +411,8 @@ Result<ResolvedSource> Resolve(hid_t file, const std::string& file_name, const H
   } else {
     elem = std::move(type);
   }
-  SEDPACK_ASSIGN_OR_RETURN(r.type, DescribeNumType(elem.get(), where));
+  SEDPACK_ASSIGN_OR_RETURN(r.elem, DescribeElemType(elem.get(), where));
+  r.type = r.elem.num;
 
   for (std::size_t i = 1; i < r.dims.size(); ++i) r.row_shape.push_back(static_cast<std::int64_t>(r.dims[i]));
   if (spec.columns) {
@@ -245,16 +449,21 @@ Result<ResolvedSource> Resolve(hid_t file, const std::string& file_name, const H
       }
     }
   }
+  if (r.elem.is_bytes()) {
+    SEDPACK_ASSIGN_OR_RETURN(r.bytes_per_row, EstimateBytesPerRow(ds.get(), r));
+  }
   LastError();
   return r;
 }
 
 ReadAs ChooseReadAs(const NumType& src, DType dest) {
+  // bool has no HDF5 memory type: read wide, then only 0 and 1 convert.
+  const bool wide = dest == DType::kBool;
   const std::size_t dsize = DTypeItemSize(dest);
   const bool dest_float = dest == DType::kFloat16 || dest == DType::kFloat32 || dest == DType::kFloat64;
   const bool dest_unsigned = dest == DType::kUInt8 || dest == DType::kUInt16 || dest == DType::kUInt32 ||
                              dest == DType::kUInt64;
-  if (src.size == dsize) {
+  if (src.size == dsize && !wide) {
     if (src.kind == NumKind::kFloat && dest_float && src.ieee) return ReadAs::kDirect;
     if (src.kind == NumKind::kUnsigned && dest_unsigned) return ReadAs::kDirect;
     if (src.kind == NumKind::kSigned && !dest_float && !dest_unsigned) return ReadAs::kDirect;
@@ -297,6 +506,22 @@ Handle NativeType(DType d) {
   }
 }
 
+void BlockReader::ChooseNumberType(DType dest, bool wide_only) {
+  const ResolvedSource& src = *src_;
+  read_as_ = ChooseReadAs(src.type, dest);
+  if (wide_only && read_as_ == ReadAs::kDirect) {
+    read_as_ = src.type.kind == NumKind::kFloat    ? ReadAs::kFloat64
+                 : src.type.kind == NumKind::kSigned ? ReadAs::kInt64
+                                                     : ReadAs::kUInt64;
+  }
+  switch (read_as_) {
+    case ReadAs::kDirect: elem_type_ = NativeType(dest); mem_item_size_ = DTypeItemSize(dest); break;
+    case ReadAs::kInt64: elem_type_ = Handle(H5Tcopy(H5T_NATIVE_INT64)); mem_item_size_ = 8; break;
+    case ReadAs::kUInt64: elem_type_ = Handle(H5Tcopy(H5T_NATIVE_UINT64)); mem_item_size_ = 8; break;
+    case ReadAs::kFloat64: elem_type_ = Handle(H5Tcopy(H5T_NATIVE_DOUBLE)); mem_item_size_ = 8; break;
+  }
+}
+
 Result<BlockReader> BlockReader::Open(hid_t file, const ResolvedSource& src, DType dest,
                                       std::uint64_t cache_bytes, bool wide_only) {
   BlockReader b;
@@ -312,19 +537,12 @@ Result<BlockReader> BlockReader::Open(hid_t file, const ResolvedSource& src, DTy
   if (!b.dataset_.valid()) {
     return Status::IOError(WithHdf5Reason(src.Where() + ": cannot open the dataset"));
   }
-  b.read_as_ = ChooseReadAs(src.type, dest);
-  if (wide_only && b.read_as_ == ReadAs::kDirect) {
-    b.read_as_ = src.type.kind == NumKind::kFloat    ? ReadAs::kFloat64
-                 : src.type.kind == NumKind::kSigned ? ReadAs::kInt64
-                                                     : ReadAs::kUInt64;
+  if (src.elem.is_bytes()) {
+    b.elem_type_ = ByteElemType(src.elem, &b.mem_item_size_);
+  } else {
+    b.ChooseNumberType(dest, wide_only);
   }
-  switch (b.read_as_) {
-    case ReadAs::kDirect: b.elem_type_ = NativeType(dest); b.mem_item_size_ = DTypeItemSize(dest); break;
-    case ReadAs::kInt64: b.elem_type_ = Handle(H5Tcopy(H5T_NATIVE_INT64)); b.mem_item_size_ = 8; break;
-    case ReadAs::kUInt64: b.elem_type_ = Handle(H5Tcopy(H5T_NATIVE_UINT64)); b.mem_item_size_ = 8; break;
-    case ReadAs::kFloat64: b.elem_type_ = Handle(H5Tcopy(H5T_NATIVE_DOUBLE)); b.mem_item_size_ = 8; break;
-  }
-  if (!b.elem_type_.valid()) return Status::Internal(src.Where(), ": no memory type");
+  if (!b.elem_type_.valid()) return Status::Internal(WithHdf5Reason(src.Where() + ": no memory type"));
   if (src.spec.field.empty()) {
     b.mem_type_ = Handle(H5Tcopy(b.elem_type_.get()));
   } else {
@@ -345,13 +563,8 @@ Result<BlockReader> BlockReader::Open(hid_t file, const ResolvedSource& src, DTy
   return b;
 }
 
-Status BlockReader::Read(std::uint64_t first, std::uint64_t count, std::vector<std::byte>* out) {
+Status BlockReader::SelectRows(std::uint64_t first, std::uint64_t count, Handle* fspace, Handle* mspace) const {
   const ResolvedSource& src = *src_;
-  if (first > src.rows || count > src.rows - first) {
-    return Status::Internal(src.Where(), ": rows [", first, ", ", first + count, ") outside ", src.rows);
-  }
-  out->resize(count * src.row_elements * mem_item_size_);
-  if (count == 0 || src.row_elements == 0) return Status::OK();
   const std::size_t rank = src.dims.size();
   std::vector<hsize_t> start(rank, 0), block(src.dims);
   start[0] = first;
@@ -360,17 +573,135 @@ Status BlockReader::Read(std::uint64_t first, std::uint64_t count, std::vector<s
     start[rank - 1] = static_cast<hsize_t>(src.spec.columns->first);
     block[rank - 1] = static_cast<hsize_t>(src.spec.columns->second - src.spec.columns->first);
   }
-  Handle fspace(H5Dget_space(dataset_.get()));
-  Handle mspace(H5Screate_simple(static_cast<int>(rank), block.data(), nullptr));
-  if (!fspace.valid() || !mspace.valid() ||
-      H5Sselect_hyperslab(fspace.get(), H5S_SELECT_SET, start.data(), nullptr, block.data(), nullptr) < 0) {
+  *fspace = Handle(H5Dget_space(dataset_.get()));
+  *mspace = Handle(H5Screate_simple(static_cast<int>(rank), block.data(), nullptr));
+  if (!fspace->valid() || !mspace->valid() ||
+      H5Sselect_hyperslab(fspace->get(), H5S_SELECT_SET, start.data(), nullptr, block.data(), nullptr) < 0) {
     return Status::Internal(WithHdf5Reason(src.Where() + ": cannot select rows"));
   }
+  return Status::OK();
+}
+
+Status BlockReader::Read(std::uint64_t first, std::uint64_t count, std::vector<std::byte>* out) {
+  const ResolvedSource& src = *src_;
+  if (first > src.rows || count > src.rows - first) {
+    return Status::Internal(src.Where(), ": rows [", first, ", ", first + count, ") outside ", src.rows);
+  }
+  out->resize(count * src.row_elements * mem_item_size_);
+  if (count == 0 || src.row_elements == 0) return Status::OK();
+  Handle fspace, mspace;
+  SEDPACK_RETURN_NOT_OK(SelectRows(first, count, &fspace, &mspace));
   if (H5Dread(dataset_.get(), mem_type_.get(), mspace.get(), fspace.get(), H5P_DEFAULT, out->data()) < 0) {
     return Status::IOError(WithHdf5Reason(src.Where() + ": reading rows " + std::to_string(first) + " to " +
                                           std::to_string(first + count) + " failed"));
   }
   return Status::OK();
+}
+
+}  // namespace sedpack::h5
+
+namespace sedpack::h5 {
+
+Status BlockReader::AppendValue(std::uint64_t row, const std::byte* p, std::uint64_t n, const ByteRowRules& rules,
+                                ByteRows* out) const {
+  const ResolvedSource& src = *src_;
+  if (n > rules.max_value_bytes) {
+    return Status::InvalidArgument(src.Where(), ": row ", row, ": a value of ", n, " bytes, more than the ",
+                                   rules.max_value_bytes, " allowed");
+  }
+  if (rules.exact_bytes != 0 && n != rules.exact_bytes) {
+    return Status::InvalidArgument(src.Where(), ": row ", row, ": ", n, " bytes, but the attribute holds exactly ",
+                                   rules.exact_bytes, " bytes a value (bytes of shape (", rules.exact_bytes,
+                                   ",)); use shape [] for values of any length");
+  }
+  if (rules.utf8 && !shard_internal::IsValidUtf8({reinterpret_cast<const char*>(p), static_cast<std::size_t>(n)})) {
+    return Status::InvalidArgument(src.Where(), ": row ", row,
+                                   ": the value is not valid UTF-8, so it cannot be a str; "
+                                   "map it with \"dtype\": \"bytes\" to import the raw bytes");
+  }
+  if (out->data.size() + n > rules.max_block_bytes) {
+    return Status::InvalidArgument(src.Where(), ": row ", row, ": the block of rows holds more than ",
+                                   rules.max_block_bytes, " bytes of values (raise the memory budget)");
+  }
+  out->data.insert(out->data.end(), p, p + n);
+  out->offsets.push_back(out->data.size());
+  return Status::OK();
+}
+
+Status BlockReader::CopyFixed(const std::vector<std::byte>& raw, std::uint64_t first, std::uint64_t count,
+                              const ByteRowRules& rules, ByteRows* out) const {
+  const ElemType& e = src_->elem;
+  for (std::uint64_t i = 0; i < count; ++i) {
+    const std::byte* p = raw.data() + i * mem_item_size_;
+    std::size_t n = mem_item_size_;
+    if (rules.strip_padding && e.kind == ElemKind::kFixedString) n = UnpaddedLength(p, n, e.pad);
+    SEDPACK_RETURN_NOT_OK(AppendValue(first + i, p, n, rules, out));
+  }
+  return Status::OK();
+}
+
+Status BlockReader::ReadBytes(std::uint64_t first, std::uint64_t count, const ByteRowRules& rules, ByteRows* out) {
+  const ResolvedSource& src = *src_;
+  out->data.clear();
+  out->offsets.assign(1, 0);
+  if (first > src.rows || count > src.rows - first) {
+    return Status::Internal(src.Where(), ": rows [", first, ", ", first + count, ") outside ", src.rows);
+  }
+  if (!src.elem.is_bytes() || src.row_elements != 1) {
+    return Status::Internal(src.Where(), ": not one string or byte value a row");
+  }
+  if (count == 0) return Status::OK();
+  Handle fspace, mspace;
+  SEDPACK_RETURN_NOT_OK(SelectRows(first, count, &fspace, &mspace));
+  const std::string rows_text = "rows " + std::to_string(first) + " to " + std::to_string(first + count);
+  if (count > rules.max_block_bytes / std::max<std::size_t>(mem_item_size_, 1)) {
+    return Status::InvalidArgument(src.Where(), ": ", rows_text, " of ", mem_item_size_,
+                                   " bytes each are more than the ", rules.max_block_bytes, " bytes a block may hold (raise the memory budget)");
+  }
+  std::vector<std::byte> raw(count * mem_item_size_);
+  const bool vlen = src.elem.kind == ElemKind::kVarString || src.elem.kind == ElemKind::kVlenBytes;
+  if (!vlen) {
+    if (H5Dread(dataset_.get(), mem_type_.get(), mspace.get(), fspace.get(), H5P_DEFAULT, raw.data()) < 0) {
+      return Status::IOError(WithHdf5Reason(src.Where() + ": reading " + rows_text + " failed"));
+    }
+    return CopyFixed(raw, first, count, rules, out);
+  }
+  // HDF5 allocates variable-length data itself: ask how much first.
+  hsize_t need = 0;
+  if (H5Dvlen_get_buf_size(dataset_.get(), mem_type_.get(), fspace.get(), &need) < 0) {
+    return Status::IOError(WithHdf5Reason(src.Where() + ": sizing " + rows_text + " failed"));
+  }
+  if (need > rules.max_block_bytes) {
+    return Status::InvalidArgument(src.Where(), ": ", rows_text, " hold ", need,
+                                   " bytes of variable-length data, more than the ", rules.max_block_bytes,
+                                   " bytes a block may hold (raise the memory budget)");
+  }
+  // The buffer starts zeroed, so reclaiming after a failed read frees only
+  // what HDF5 did allocate.
+  const herr_t read = H5Dread(dataset_.get(), mem_type_.get(), mspace.get(), fspace.get(), H5P_DEFAULT, raw.data());
+  Status st = read < 0 ? Status::IOError(WithHdf5Reason(src.Where() + ": reading " + rows_text + " failed"))
+                       : Status::OK();
+  for (std::uint64_t i = 0; st.ok() && i < count; ++i) {
+    const std::byte* elem = raw.data() + i * mem_item_size_;
+    if (src.elem.kind == ElemKind::kVarString) {
+      const char* p = nullptr;
+      std::memcpy(&p, elem, sizeof(p));
+      // A null pointer is how HDF5 stores a string never written: empty.
+      const std::size_t n = p ? std::strlen(p) : 0;
+      st = AppendValue(first + i, reinterpret_cast<const std::byte*>(p), n, rules, out);
+    } else {
+      hvl_t v;
+      std::memcpy(&v, elem, sizeof(v));
+      if (v.len > 0 && v.p == nullptr) {
+        st = Status::Corruption(src.Where(), ": row ", first + i, ": a sequence of ", v.len, " bytes without data");
+      } else {
+        st = AppendValue(first + i, static_cast<const std::byte*>(v.p), v.len, rules, out);
+      }
+    }
+  }
+  H5Dvlen_reclaim(mem_type_.get(), mspace.get(), H5P_DEFAULT, raw.data());
+  LastError();
+  return st;
 }
 
 }  // namespace sedpack::h5

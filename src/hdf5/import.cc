@@ -11,6 +11,8 @@
 #include <cstring>
 #include <memory>
 
+#include <nlohmann/json.hpp>
+
 #include "hdf5/convert_internal.h"
 #include "hdf5/h5_internal.h"
 #include "import/import_internal.h"
@@ -19,6 +21,7 @@ namespace sedpack {
 namespace {
 
 using h5::BlockReader;
+using h5::ByteRows;
 using h5::ReadAs;
 using h5::ResolvedSource;
 
@@ -56,6 +59,60 @@ struct Plan {
   std::vector<SplitPlan> splits;
 };
 
+bool IsByteDType(DType d) { return d == DType::kStr || d == DType::kBytes; }
+
+// A numeric source read as the bytes of a bytes attribute (a uint8 array).
+bool NumbersAsBytes(const ResolvedSource& r, const AttributeSpec& attr) {
+  return attr.dtype == DType::kBytes && !r.elem.is_bytes() && r.type.size == 1 && r.type.kind != h5::NumKind::kFloat;
+}
+
+// Whether the values of `r` can fill `attr`: numbers go to numeric and bool
+// attributes element for element; strings, opaque data and byte sequences
+// (one a row) to str and bytes; 1-byte integers to bytes, a row's elements
+// as its bytes.
+Status CheckSourceFits(const ResolvedSource& r, const AttributeSpec& attr) {
+  const std::string target = "attribute \"" + attr.name + "\" (" + std::string(DTypeName(attr.dtype)) + " of shape " +
+                             ShapeText(attr.shape) + ")";
+  if (r.elem.is_bytes()) {
+    if (!IsByteDType(attr.dtype)) {
+      return Status::InvalidArgument(r.Where(), ": ", r.elem.Name(), " values cannot fill ", target,
+                                     "; map them to a str or bytes attribute");
+    }
+    if (r.row_elements != 1) {
+      return Status::InvalidArgument(r.Where(), ": each row holds ", ShapeText(r.row_shape), " ", r.elem.Name(),
+                                     " values, but ", target, " takes one a row");
+    }
+    const bool fixed_elem = r.elem.kind == h5::ElemKind::kFixedString || r.elem.kind == h5::ElemKind::kOpaque;
+    if (!attr.IsVariableSize() && fixed_elem && static_cast<std::int64_t>(r.elem.size) != attr.shape[0]) {
+      return Status::InvalidArgument(r.Where(), ": ", r.elem.Name(), " values cannot fill ", target,
+                                     "; give it shape [", r.elem.size, "] or [] (any length)");
+    }
+    return Status::OK();
+  }
+  if (attr.dtype == DType::kStr) {
+    return Status::InvalidArgument(r.Where(), ": ", r.elem.Name(), " values cannot fill ", target,
+                                   "; a str comes from an HDF5 string (or opaque data, byte sequences)");
+  }
+  if (attr.dtype == DType::kBytes && !NumbersAsBytes(r, attr)) {
+    return Status::InvalidArgument(r.Where(), ": ", r.elem.Name(), " values cannot fill ", target,
+                                   "; bytes come from strings, opaque data, byte sequences or 1-byte integers");
+  }
+  const std::uint64_t want = attr.IsVariableSize() ? r.row_elements : Elements(attr.shape);
+  if (r.row_elements != want) {
+    return Status::InvalidArgument(r.Where(), ": each row holds ", ShapeText(r.row_shape), " = ", r.row_elements,
+                                   " values, but attribute \"", attr.name, "\" has shape ", ShapeText(attr.shape),
+                                   " = ", want, " values");
+  }
+  return Status::OK();
+}
+
+// Bytes a row of `attr` takes in the read buffers.
+std::uint64_t SourceRowBytes(const ResolvedSource& r, const AttributeSpec& attr) {
+  if (r.elem.is_bytes()) return 2 * r.bytes_per_row + 8;  // HDF5's copy, ours and the offset
+  if (attr.dtype == DType::kBytes) return r.row_elements;
+  return Elements(attr.shape) * DTypeItemSize(attr.dtype);
+}
+
 Result<Plan> MakePlan(const Hdf5ImportConfig& config, const std::vector<std::string>& inputs, FileSystem* fs) {
   Plan plan;
   plan.inputs = inputs;
@@ -79,16 +136,15 @@ Result<Plan> MakePlan(const Hdf5ImportConfig& config, const std::vector<std::str
         const auto it = std::find_if(m.attributes.begin(), m.attributes.end(),
                                      [&](const auto& p) { return p.first == attr.name; });
         SEDPACK_ASSIGN_OR_RETURN(ResolvedSource r, h5::Resolve(plan.files[f].get(), file, it->second));
-        if (r.row_elements != Elements(attr.shape)) {
-          return Status::InvalidArgument(r.Where(), ": each row holds ", ShapeText(r.row_shape), " = ",
-                                         r.row_elements, " values, but attribute \"", attr.name,
-                                         "\" has shape ", ShapeText(attr.shape), " = ",
-                                         Elements(attr.shape), " values");
-        }
+        SEDPACK_RETURN_NOT_OK(CheckSourceFits(r, attr));
         attr_src.push_back(std::move(r));
       }
       for (const auto& [key, src] : m.shard_custom_metadata) {
         SEDPACK_ASSIGN_OR_RETURN(ResolvedSource r, h5::Resolve(plan.files[f].get(), file, src));
+        if (r.elem.is_bytes() && (r.row_elements != 1 || src.dtype)) {
+          return Status::InvalidArgument(r.Where(), ": shard_custom_metadata \"", key, "\" from ",
+                                         r.elem.Name(), src.dtype ? " takes no dtype" : " needs one string a row");
+        }
         meta_src.push_back(std::move(r));
       }
       // Every source of a split must have the same number of rows.
@@ -117,7 +173,7 @@ Result<Plan> MakePlan(const Hdf5ImportConfig& config, const std::vector<std::str
       sp.meta_src.push_back(std::move(meta_src));
     }
     for (std::size_t a = 0; a < schema.size(); ++a) {
-      const std::uint64_t b = Elements(schema[a].shape) * DTypeItemSize(schema[a].dtype);
+      const std::uint64_t b = SourceRowBytes(sp.attr_src.front()[a], schema[a]);
       if (b > best_row_bytes) {
         best_row_bytes = b;
         sp.primary = a;
@@ -135,6 +191,12 @@ import_internal::ImportSizing ChooseSizing(const Hdf5ImportConfig& config, const
   for (const SplitPlan& sp : plan.splits) {
     std::uint64_t b = 0;
     for (std::size_t a = 0; a < sp.attrs.size(); ++a) {
+      if (IsByteDType(sp.attrs[a].dtype)) {
+        std::uint64_t most = 0;
+        for (const auto& per_file : sp.attr_src) most = std::max(most, SourceRowBytes(per_file[a], sp.attrs[a]));
+        b += most;
+        continue;
+      }
       const std::uint64_t n = Elements(sp.attrs[a].shape);
       const std::size_t dsize = DTypeItemSize(sp.attrs[a].dtype);
       // A wide read needs the 8-byte buffer and the converted copy.
@@ -145,7 +207,7 @@ import_internal::ImportSizing ChooseSizing(const Hdf5ImportConfig& config, const
       b += n * (any_wide ? 8 + dsize : dsize);
     }
     if (!sp.meta_src.empty() && !sp.meta_src.front().empty()) {
-      for (const ResolvedSource& r : sp.meta_src.front()) b += r.row_elements * 16;
+      for (const ResolvedSource& r : sp.meta_src.front()) b += r.row_elements * 16 + 2 * r.bytes_per_row;
     }
     row_bytes = std::max(row_bytes, b);
   }
@@ -190,6 +252,19 @@ void AppendMetaValue(ReadAs from, const std::byte* wide, std::optional<DType> dt
 
 std::uint64_t DestRowBytes(const AttributeSpec& a) { return Elements(a.shape) * DTypeItemSize(a.dtype); }
 
+// Bounds for the values of one block: a quarter of the budget each (the
+// sizing planned far less; this stops a file whose values are much longer
+// than the first rows let expect).
+h5::ByteRowRules RulesFor(const AttributeSpec& a, std::uint64_t budget, bool strip) {
+  h5::ByteRowRules rules;
+  rules.max_block_bytes = std::max<std::uint64_t>(budget / 4, 1 << 20);
+  rules.max_value_bytes = rules.max_block_bytes;
+  rules.strip_padding = strip;
+  rules.exact_bytes = a.IsVariableSize() ? 0 : Elements(a.shape);
+  rules.utf8 = a.dtype == DType::kStr;
+  return rules;
+}
+
 // One input file as the rows of one split: a BlockReader per source, values
 // converted exactly to the attribute's dtype, shard custom_metadata as JSON.
 class SplitSource : public import_internal::ImportSource {
@@ -209,6 +284,8 @@ class SplitSource : public import_internal::ImportSource {
     converted_.clear();
     meta_raw_.clear();
     meta_scratch_.clear();
+    bytes_.clear();
+    meta_bytes_.clear();
   }
 
   Status ReadBlock(std::uint64_t r, std::uint64_t n, std::vector<ImportColumn>* columns) override {
@@ -217,7 +294,20 @@ class SplitSource : public import_internal::ImportSource {
     const std::size_t na = sp_.attrs.size();
     columns->resize(na);
     for (std::size_t a = 0; a < na; ++a) {
+      const AttributeSpec& attr = sp_.attrs[a];
+      const ResolvedSource& src = sp_.attr_src[f_][a];
+      if (src.elem.is_bytes()) {
+        // A fixed-size bytes attribute keeps a fixed string's padding.
+        const h5::ByteRowRules rules = RulesFor(attr, budget_, attr.IsVariableSize() || attr.dtype == DType::kStr);
+        SEDPACK_RETURN_NOT_OK(readers_[a].ReadBytes(r, n, rules, &bytes_[a]));
+        (*columns)[a] = ImportColumn{bytes_[a].data.data(), 0, 0, false, bytes_[a].offsets.data()};
+        continue;
+      }
       SEDPACK_RETURN_NOT_OK(readers_[a].Read(r, n, &raw_[a]));
+      if (NumbersAsBytes(src, attr)) {
+        (*columns)[a] = ImportColumn{raw_[a].data(), src.row_elements, src.row_elements, false};
+        continue;
+      }
       const std::uint64_t row_bytes = DestRowBytes(sp_.attrs[a]);
       if (readers_[a].read_as() != ReadAs::kDirect) {
         converted_[a].resize(n * row_bytes);
@@ -232,6 +322,11 @@ class SplitSource : public import_internal::ImportSource {
       (*columns)[a] = ImportColumn{buf.data(), row_bytes, row_bytes, false};
     }
     for (std::size_t k = 0; k < sp_.meta_keys.size(); ++k) {
+      if (sp_.meta_src[f_][k].elem.is_bytes()) {
+        const AttributeSpec text{sp_.meta_keys[k], DType::kStr, {}};
+        SEDPACK_RETURN_NOT_OK(meta_readers_[k].ReadBytes(r, n, RulesFor(text, budget_, true), &meta_bytes_[k]));
+        continue;
+      }
       SEDPACK_RETURN_NOT_OK(meta_readers_[k].Read(r, n, &meta_raw_[k]));
       const auto& dtype = sp_.mapping->shard_custom_metadata[k].second.dtype;
       if (dtype) {
@@ -255,6 +350,13 @@ class SplitSource : public import_internal::ImportSource {
       const auto& dtype = sp_.mapping->shard_custom_metadata[k].second.dtype;
       if (k) meta_text_ += ",";
       meta_text_ += "\"" + sp_.meta_keys[k] + "\":";
+      if (src.elem.is_bytes()) {
+        const ByteRows& b = meta_bytes_[k];
+        const std::string value(reinterpret_cast<const char*>(b.data.data()) + b.offsets[i],
+                                b.offsets[i + 1] - b.offsets[i]);
+        meta_text_ += nlohmann::json(value).dump();
+        continue;
+      }
       const bool scalar = src.row_shape.empty();
       if (!scalar) meta_text_ += "[";
       for (std::uint64_t e = 0; e < src.row_elements; ++e) {
@@ -290,7 +392,10 @@ class SplitSource : public import_internal::ImportSource {
       const ResolvedSource& src = sp_.attr_src[f_][a];
       const std::uint64_t band = src.chunk_bytes * src.chunks_per_row_band;
       const std::uint64_t cache = std::min(band, a == sp_.primary ? cache_total / 2 : cache_total / (2 * na));
-      SEDPACK_ASSIGN_OR_RETURN(BlockReader r, BlockReader::Open(file_, src, sp_.attrs[a].dtype,
+      // A uint8 (or int8) array read as bytes keeps its own type.
+      const DType dest = NumbersAsBytes(src, sp_.attrs[a]) ? h5::NaturalDType(src.type).ValueOr(DType::kUInt8)
+                                                           : sp_.attrs[a].dtype;
+      SEDPACK_ASSIGN_OR_RETURN(BlockReader r, BlockReader::Open(file_, src, dest,
                                                                 std::max<std::uint64_t>(cache, 1 << 20)));
       readers_.push_back(std::move(r));
     }
@@ -301,6 +406,8 @@ class SplitSource : public import_internal::ImportSource {
     }
     raw_.resize(na);
     converted_.resize(na);
+    bytes_.resize(na);
+    meta_bytes_.resize(nm);
     meta_raw_.resize(nm);
     meta_scratch_.resize(nm);
     return Status::OK();
@@ -313,6 +420,7 @@ class SplitSource : public import_internal::ImportSource {
   std::uint64_t budget_;
   std::vector<BlockReader> readers_, meta_readers_;
   std::vector<std::vector<std::byte>> raw_, converted_, meta_raw_, meta_scratch_;
+  std::vector<ByteRows> bytes_, meta_bytes_;
   std::uint64_t block_first_ = 0;
   std::string meta_text_, meta_json_text_;
   JsonValue meta_json_;
@@ -324,7 +432,9 @@ std::vector<ImportSplit> ToImportSplits(const Plan& plan, const Hdf5ImportConfig
     ImportSplit& out = splits.emplace_back();
     out.split = sp.split;
     out.rows = sp.rows;
-    for (const AttributeSpec& a : sp.attrs) out.row_bytes += DestRowBytes(a);
+    for (std::size_t a = 0; a < sp.attrs.size(); ++a) {
+      out.row_bytes += IsByteDType(sp.attrs[a].dtype) ? sp.attr_src.front()[a].bytes_per_row : DestRowBytes(sp.attrs[a]);
+    }
     for (std::size_t f = 0; f < plan.inputs.size(); ++f) {
       out.inputs.push_back(std::make_unique<SplitSource>(sp, f, plan.files[f].get(), plan.inputs[f],
                                                          config.params.memory_budget_bytes));

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cctype>
 #include <map>
+#include <optional>
 #include <set>
 
 #include "hdf5/h5_internal.h"
@@ -15,28 +16,45 @@ namespace {
 
 using Json = nlohmann::ordered_json;
 
-std::string TypeText(hid_t type, bool* numeric) {
-  *numeric = false;
-  const H5T_class_t cls = H5Tget_class(type);
-  if (cls == H5T_INTEGER || cls == H5T_FLOAT) {
-    auto t = h5::DescribeNumType(type, "");
-    if (t.ok()) {
-      *numeric = t->kind != h5::NumKind::kFloat || t->ieee;
-      return h5::NumTypeName(*t);
+// How a type is shown, and the sedpack dtype a mapping would give it.
+struct TypeView {
+  std::string text;
+  bool numeric = false;
+  std::string dtype;
+  std::uint64_t value_bytes = 0;
+};
+
+TypeView ViewType(hid_t type) {
+  TypeView v;
+  auto e = h5::DescribeElemType(type, "");
+  if (e.ok()) {
+    v.text = e->Name();
+    switch (e->kind) {
+      case h5::ElemKind::kNumber: {
+        auto d = h5::NaturalDType(e->num);
+        v.numeric = d.ok();
+        if (d.ok()) v.dtype = e->bool_enum ? "bool" : std::string(DTypeName(*d));
+        break;
+      }
+      case h5::ElemKind::kFixedString: case h5::ElemKind::kVarString: v.dtype = "str"; break;
+      case h5::ElemKind::kOpaque: v.dtype = "bytes"; v.value_bytes = e->size; break;
+      case h5::ElemKind::kVlenBytes: v.dtype = "bytes"; break;
     }
-    h5::LastError();
-    return "unsupported number";
+    return v;
   }
-  switch (cls) {
-    case H5T_STRING: return "string";
-    case H5T_COMPOUND: return "compound";
-    case H5T_ENUM: return "enum";
-    case H5T_ARRAY: return "array";
-    case H5T_OPAQUE: return "opaque";
-    case H5T_REFERENCE: return "reference";
-    case H5T_VLEN: return "variable-length";
-    default: return "other";
+  h5::LastError();
+  switch (H5Tget_class(type)) {
+    case H5T_INTEGER: case H5T_FLOAT: v.text = "unsupported number"; break;
+    case H5T_STRING: v.text = "string"; break;
+    case H5T_COMPOUND: v.text = "compound"; break;
+    case H5T_ENUM: v.text = "enum"; break;
+    case H5T_ARRAY: v.text = "array"; break;
+    case H5T_OPAQUE: v.text = "opaque"; break;
+    case H5T_REFERENCE: v.text = "reference"; break;
+    case H5T_VLEN: v.text = "variable-length"; break;
+    default: v.text = "other"; break;
   }
+  return v;
 }
 
 struct Walk {
@@ -53,7 +71,12 @@ void DescribeDataset(hid_t ds, Hdf5ObjectInfo* info) {
     info->dims.assign(dims.begin(), dims.end());
   }
   h5::Handle type(H5Dget_type(ds));
-  info->type = TypeText(type.get(), &info->numeric);
+  const TypeView view = ViewType(type.get());
+  info->type = view.text;
+  info->numeric = view.numeric;
+  info->dtype = view.dtype;
+  info->value_bytes = view.value_bytes;
+  h5::ReadStringAttribute(ds, "sedpack_dtype", 64, &info->sedpack_dtype);
   if (H5Tget_class(type.get()) == H5T_COMPOUND) {
     const int n = H5Tget_nmembers(type.get());
     for (int i = 0; i < n; ++i) {
@@ -74,7 +97,11 @@ void DescribeDataset(hid_t ds, Hdf5ObjectInfo* info) {
       } else {
         base = std::move(member);
       }
-      field.type = TypeText(base.get(), &field.numeric);
+      const TypeView fview = ViewType(base.get());
+      field.type = fview.text;
+      field.numeric = fview.numeric;
+      field.dtype = fview.dtype;
+      field.value_bytes = fview.value_bytes;
       info->fields.push_back(std::move(field));
     }
   }
@@ -203,6 +230,115 @@ std::map<std::string, std::string> AssignSplits(const std::vector<std::string>& 
 
 }  // namespace
 
+namespace {
+
+// What export-hdf5 recorded in the file: the dataset's metadata and structure.
+struct ExportedInfo {
+  Json metadata;
+  Json structure;
+  std::vector<std::string> order;     // attribute names in schema order
+  std::map<std::string, Json> attrs;  // name -> its saved_data_description entry
+};
+
+// Bound on the sedpack_dataset_info text read from an untrusted file.
+constexpr std::size_t kMaxInfoBytes = std::size_t{64} << 20;
+
+std::optional<ExportedInfo> ReadExportedInfo(const std::string& path, std::vector<std::string>* notes) {
+  auto file = h5::OpenFile(path);
+  std::string text;
+  if (!file.ok() || !h5::ReadStringAttribute(file->get(), "sedpack_dataset_info", kMaxInfoBytes, &text)) {
+    return std::nullopt;
+  }
+  Json info = Json::parse(text, nullptr, /*allow_exceptions=*/false);
+  ExportedInfo out;
+  const bool usable = info.is_object() && info.contains("metadata") && info["metadata"].is_object() &&
+                      info.contains("dataset_structure") && info["dataset_structure"].is_object() &&
+                      info["dataset_structure"].contains("saved_data_description") &&
+                      info["dataset_structure"]["saved_data_description"].is_array();
+  if (usable) {
+    out.metadata = info["metadata"];
+    out.structure = info["dataset_structure"];
+    for (const Json& a : out.structure["saved_data_description"]) {
+      if (!a.is_object() || !a.contains("name") || !a["name"].is_string()) continue;
+      out.order.push_back(a["name"].get<std::string>());
+      out.attrs[out.order.back()] = a;
+    }
+  }
+  if (!usable || out.order.empty()) {
+    notes->push_back("the root attribute sedpack_dataset_info is not a dataset_info.json; ignored");
+    return std::nullopt;
+  }
+  return out;
+}
+
+// One proposed attribute: its saved_data_description entry, or nothing (and
+// a note saying why). `dtype` and `value_bytes` as inspect found them.
+std::optional<Json> ProposeAttribute(const std::string& name, const std::string& where, const std::string& type,
+                                     std::string dtype, std::uint64_t value_bytes, const std::string& sedpack_dtype,
+                                     const std::vector<std::uint64_t>& row_dims, const std::optional<ExportedInfo>& info,
+                                     std::vector<std::string>* notes) {
+  if (dtype.empty()) {
+    notes->push_back(where + " left out: " + type + " values");
+    return std::nullopt;
+  }
+  const bool byte_like = dtype == "str" || dtype == "bytes";
+  if (byte_like && !row_dims.empty()) {
+    notes->push_back(where + " left out: several " + type + " values a row (a " + dtype + " attribute holds one)");
+    return std::nullopt;
+  }
+  Json shape = byte_like ? (value_bytes ? Json::array({value_bytes}) : Json::array()) : ShapeJson(row_dims);
+  // export-hdf5 writes bool as uint8 and int as int64, and says so.
+  const bool integer = !byte_like && dtype.find("int") != std::string::npos;
+  if (sedpack_dtype == "bool" && integer) dtype = "bool";
+  if (sedpack_dtype == "int" && dtype == "int64" && row_dims.empty()) {
+    dtype = "int";
+    shape = Json::array();
+  }
+  if (byte_like && (sedpack_dtype == "str" || sedpack_dtype == "bytes")) dtype = sedpack_dtype;
+  if (info) {
+    const auto it = info->attrs.find(name);
+    if (it != info->attrs.end() && it->second.contains("dtype") && it->second["dtype"] == dtype) return it->second;
+  }
+  return Json{{"name", name}, {"dtype", dtype}, {"shape", shape}};
+}
+
+// The attributes of one group's datasets: (attribute, source) in path order.
+std::vector<std::pair<Json, Json>> ProposeGroup(const std::vector<const Hdf5ObjectInfo*>& datasets,
+                                                const std::optional<ExportedInfo>& info,
+                                                std::vector<std::string>* notes) {
+  // Rows: the first dimension of the largest dataset of the group.
+  const Hdf5ObjectInfo* largest = nullptr;
+  for (const Hdf5ObjectInfo* o : datasets) {
+    if (!largest || o->storage_bytes > largest->storage_bytes) largest = o;
+  }
+  const std::uint64_t rows = largest->dims[0];
+  std::vector<std::pair<Json, Json>> out;
+  for (const Hdf5ObjectInfo* o : datasets) {
+    const std::string ds = o->path.substr(1);
+    if (o->dims[0] != rows) {
+      notes->push_back(o->path + " left out: " + std::to_string(o->dims[0]) + " rows, not " + std::to_string(rows));
+      continue;
+    }
+    const std::vector<std::uint64_t> row_dims(o->dims.begin() + 1, o->dims.end());
+    if (o->type != "compound") {
+      auto a = ProposeAttribute(Base(o->path), o->path, o->type, o->dtype, o->value_bytes, o->sedpack_dtype,
+                                row_dims, info, notes);
+      if (a) out.emplace_back(std::move(*a), Json(ds));
+      continue;
+    }
+    for (const Hdf5FieldInfo& f : o->fields) {
+      std::vector<std::uint64_t> shape = row_dims;
+      shape.insert(shape.end(), f.dims.begin(), f.dims.end());
+      auto a = ProposeAttribute(f.name, o->path + " field \"" + f.name + "\"", f.type, f.dtype, f.value_bytes, "",
+                                shape, info, notes);
+      if (a) out.emplace_back(std::move(*a), Json{{"dataset", ds}, {"field", f.name}});
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
 Result<std::string> SuggestHdf5Mapping(const std::string& path, const std::vector<Hdf5ObjectInfo>& objects,
                                        std::vector<std::string>* notes) {
   // Datasets with at least one dimension, grouped by parent group.
@@ -216,6 +352,7 @@ Result<std::string> SuggestHdf5Mapping(const std::string& path, const std::vecto
   }
   if (groups.empty()) return Status::InvalidArgument(path, ": no dataset with rows to import");
   const std::map<std::string, std::string> split_of = AssignSplits(group_order, notes);
+  const std::optional<ExportedInfo> info = ReadExportedInfo(path, notes);
 
   Json description = Json::array();
   std::set<std::string> attr_names;
@@ -223,59 +360,26 @@ Result<std::string> SuggestHdf5Mapping(const std::string& path, const std::vecto
   bool first_split = true;
   for (const std::string& g : group_order) {
     if (!split_of.count(g)) continue;
-    // Rows: the first dimension of the largest dataset of the group.
-    const Hdf5ObjectInfo* largest = nullptr;
-    for (const Hdf5ObjectInfo* o : groups[g]) {
-      if (!largest || o->storage_bytes > largest->storage_bytes) largest = o;
-    }
-    const std::uint64_t rows = largest->dims[0];
     Json attributes = Json::object();
-    for (const Hdf5ObjectInfo* o : groups[g]) {
-      const std::string ds = o->path.substr(1);
-      if (o->dims[0] != rows) {
-        notes->push_back(o->path + " left out: " + std::to_string(o->dims[0]) + " rows, not " +
-                         std::to_string(rows));
-        continue;
-      }
-      std::vector<std::uint64_t> row_dims(o->dims.begin() + 1, o->dims.end());
-      auto add = [&](std::string name, const std::string& type, std::vector<std::uint64_t> shape, Json source) {
-        if (first_split) {
-          if (attr_names.count(name)) name = Base(o->path) + "_" + name;
-          attr_names.insert(name);
-          Json a = Json::object();
-          a["name"] = name;
-          a["dtype"] = type;
-          a["shape"] = ShapeJson(shape);
-          description.push_back(a);
-        } else if (!attr_names.count(name)) {
-          if (attr_names.count(Base(o->path) + "_" + name)) {
-            name = Base(o->path) + "_" + name;
-          } else {
-            notes->push_back(o->path + ": " + name + " is not in the first split's attributes; left out");
-            return;
-          }
+    for (auto& [attr, source] : ProposeGroup(groups[g], info, notes)) {
+      std::string name = attr["name"].get<std::string>();
+      const std::string dataset = source.is_string() ? source.get<std::string>() : source["dataset"].get<std::string>();
+      const std::string prefixed = Base(dataset) + "_" + name;
+      if (first_split) {
+        if (attr_names.count(name)) name = prefixed;
+        attr_names.insert(name);
+        attr["name"] = name;
+        description.push_back(attr);
+      } else if (!attr_names.count(name)) {
+        if (!attr_names.count(prefixed)) {
+          notes->push_back("/" + dataset + ": " + name + " is not in the first split's attributes; left out");
+          continue;
         }
-        attributes[name] = std::move(source);
-      };
-      if (o->type == "compound") {
-        for (const Hdf5FieldInfo& f : o->fields) {
-          if (!f.numeric) {
-            notes->push_back(o->path + " field \"" + f.name + "\" left out: " + f.type + " values");
-            continue;
-          }
-          std::vector<std::uint64_t> shape = row_dims;
-          shape.insert(shape.end(), f.dims.begin(), f.dims.end());
-          add(f.name, f.type, shape, Json{{"dataset", ds}, {"field", f.name}});
-        }
-      } else if (o->numeric) {
-        add(Base(o->path), o->type, row_dims, Json(ds));
-      } else {
-        notes->push_back(o->path + " left out: " + o->type + " values");
+        name = prefixed;
       }
+      attributes[name] = std::move(source);
     }
-    Json split = Json::object();
-    split["attributes"] = attributes;
-    splits[split_of.at(g)] = split;
+    splits[split_of.at(g)] = Json{{"attributes", attributes}};
     first_split = false;
   }
   // Every split must map every attribute.
@@ -289,11 +393,24 @@ Result<std::string> SuggestHdf5Mapping(const std::string& path, const std::vecto
   }
   Json root = Json::object();
   root["metadata"] = Json{{"description", "Imported from " + Base(path)}, {"dataset_version", "1.0.0"}};
-  root["dataset_structure"] = Json{{"saved_data_description", description},
-                                   {"compression", "LZ4"},
-                                   {"examples_per_shard", 256},
-                                   {"shard_file_type", "fb"},
-                                   {"hash_checksum_algorithms", Json::array({"sha256"})}};
+  Json structure = Json{{"saved_data_description", Json::array()},
+                        {"compression", "LZ4"},
+                        {"examples_per_shard", 256},
+                        {"shard_file_type", "fb"},
+                        {"hash_checksum_algorithms", Json::array({"sha256"})}};
+  if (info) {
+    // The exported dataset's own description, in its attribute order.
+    root["metadata"] = info->metadata;
+    structure = info->structure;
+    const auto rank = [&](const Json& a) {
+      const auto it = std::find(info->order.begin(), info->order.end(), a["name"].get<std::string>());
+      return it - info->order.begin();
+    };
+    std::stable_sort(description.begin(), description.end(),
+                     [&](const Json& x, const Json& y) { return rank(x) < rank(y); });
+  }
+  structure["saved_data_description"] = description;
+  root["dataset_structure"] = structure;
   root["import_hdf5"] = Json{{"splits", splits}, {"memory_budget_mb", 256}};
   return root.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
 }

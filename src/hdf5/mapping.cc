@@ -112,12 +112,6 @@ Status ValidateHdf5ImportConfig(const Hdf5ImportConfig& config) {
   if (schema.empty()) {
     return Status::InvalidArgument("dataset_structure.saved_data_description: no attribute");
   }
-  for (const AttributeSpec& a : schema) {
-    if (!IsImportableDType(a.dtype)) {
-      return Status::InvalidArgument("attribute \"", a.name, "\": dtype ", DTypeName(a.dtype),
-                                     " cannot be imported from HDF5 (numeric dtypes only)");
-    }
-  }
   if (config.params.splits.empty()) {
     return Status::InvalidArgument("import_hdf5.splits: no split is mapped");
   }

@@ -143,8 +143,8 @@ class Importer {
       for (std::uint64_t i = 0; i < n; ++i) {
         for (std::size_t a = 0; a < na; ++a) {
           const ImportColumn& c = columns[a];
-          const std::byte* row = c.data + i * c.stride;
-          std::size_t len = c.bytes;
+          const std::byte* row = c.offsets ? c.data + c.offsets[i] : c.data + i * c.stride;
+          std::size_t len = c.offsets ? c.offsets[i + 1] - c.offsets[i] : c.bytes;
           if (c.trim_nul) {
             while (len > 0 && row[len - 1] == std::byte{0}) --len;
           }

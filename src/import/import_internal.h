@@ -32,12 +32,14 @@ namespace sedpack::import_internal {
 
 /// Rows of one field in a block as the attribute stores them: row i is
 /// `bytes` bytes at data + i * stride, without its trailing NULs if `trim_nul`
-/// (text padded to a fixed width).
+/// (text padded to a fixed width); with `offsets` (values of varying length)
+/// row i is data[offsets[i], offsets[i + 1]) instead.
 struct ImportColumn {
   const std::byte* data = nullptr;
   std::uint64_t stride = 0;
   std::uint64_t bytes = 0;
   bool trim_nul = false;
+  const std::uint64_t* offsets = nullptr;
 };
 
 /// One input (a file, a segment) as the rows of one split: one field per

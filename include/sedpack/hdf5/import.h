@@ -38,7 +38,7 @@ struct Hdf5ImportOptions {
 /// arguments.
 ///
 /// 1. Every rank opens every input and resolves every source; a missing file,
-///    dataset or field, a non-numeric type, a shape that does not match the
+///    dataset or field, a type the attribute cannot take, a shape that does not match the
 ///    schema, or inconsistent row counts fail the job on all ranks before
 ///    anything is created. So does an existing, non-empty `out`.
 /// 2. Per split, rows are numbered across the inputs in the order given, each

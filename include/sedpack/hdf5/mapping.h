@@ -96,7 +96,8 @@ Result<Hdf5ImportConfig> LoadHdf5ImportConfig(const std::string& path);
 
 /// Check a config without opening any file: the structure is valid for
 /// Dataset::Create, every split maps every attribute exactly once and nothing
-/// else, attribute dtypes are numeric, windows and row ranges are well formed.
+/// else, windows and row ranges are well formed. Which HDF5 types fill which
+/// dtypes is checked against the files (ImportHdf5).
 Status ValidateHdf5ImportConfig(const Hdf5ImportConfig& config);
 
 }  // namespace sedpack
