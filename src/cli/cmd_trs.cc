@@ -277,7 +277,7 @@ int RunExportTrs(const std::vector<std::string>& args) {
       ("dataset", po::value<std::string>()->value_name("DATASET"), "dataset folder")
       ("split,s", po::value<std::string>()->value_name("SPLIT")->default_value("train"), "split to export")
       ("out,o", po::value<std::string>()->value_name("OUT.trs"), "TRS file to write (required)")
-      ("trace", po::value<std::string>()->value_name("NAME"), "attribute holding the samples")
+      ("trace", po::value<std::string>()->value_name("NAME"), "attribute holding the samples (default: the largest 1-D numeric one)")
       ("title", po::value<std::string>()->value_name("NAME"), "str attribute holding the trace titles")
       ("round-float64", po::bool_switch(), "round float64 samples to float32 (reports the largest error)")
       ("quiet,q", po::bool_switch(), "print nothing but errors");
