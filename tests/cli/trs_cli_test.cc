@@ -3,10 +3,7 @@
 // generate -> export-trs (no --trace) -> import-trs, every value compared with
 // the generated dataset; and the samples export-trs refuses, with their exit
 // code and message.
-#include <fcntl.h>
 #include <gtest/gtest.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <nlohmann/json.hpp>
 
@@ -21,44 +18,15 @@
 #include "sedpack/dataset/filler.h"
 #include "sedpack/dataset/reader.h"
 #include "sedpack/value.h"
+#include "cli/tool_run.h"
 #include "support/test_support.h"
 
 namespace sedpack {
 namespace {
 
-struct Outcome {
-  int code = -1;
-  std::string out, err;
-};
-
-std::string Slurp(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-}
-
-// Run the tool with `args` (no shell), its output captured in files of `dir`.
-Outcome RunTool(const std::string& dir, std::vector<std::string> args) {
-  args.insert(args.begin(), SEDPACK_BIN);
-  const std::string out = dir + "/tool.out", err = dir + "/tool.err";
-  const pid_t pid = fork();
-  if (pid == 0) {
-    const int o = open(out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    const int e = open(err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    const int n = open("/dev/null", O_RDONLY);
-    if (o < 0 || e < 0 || n < 0) _exit(127);
-    dup2(o, 1);
-    dup2(e, 2);
-    dup2(n, 0);
-    std::vector<char*> argv;
-    for (std::string& a : args) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    execv(argv[0], argv.data());
-    _exit(127);
-  }
-  int status = 0;
-  waitpid(pid, &status, 0);
-  return Outcome{WIFEXITED(status) ? WEXITSTATUS(status) : -1, Slurp(out), Slurp(err)};
-}
+using testing::Outcome;
+using testing::RunTool;
+using testing::Slurp;
 
 std::size_t IndexOf(const Dataset& ds, const std::string& name) {
   for (std::size_t i = 0; i < ds.schema().size(); ++i) {
