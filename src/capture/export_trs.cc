@@ -9,6 +9,8 @@
 #include <cstring>
 #include <filesystem>
 #include <random>
+#include <sstream>
+#include <utility>
 
 #include "sedpack/capture/export.h"
 #include "capture/trs_internal.h"
@@ -20,7 +22,22 @@
 namespace sedpack {
 namespace {
 
-enum class Widen { kNone, kU8ToI16, kU16ToI32, kI8ToI16, kU32ToI64, kF16ToF32, kF64ToF32 };
+// How a value is converted on its way into a record. The *ToI32 steps are
+// checked: a value outside int32 stops the export (TRS has no 64-bit sample
+// coding), as an inexact float64 -> float32 step does unless rounding is asked.
+enum class Widen {
+  kNone,
+  kU8ToI16,
+  kU16ToI32,
+  kI8ToI16,
+  kU32ToI64,
+  kF16ToF32,
+  kF64ToF32,
+  kBoolToI8,
+  kU32ToI32,
+  kI64ToI32,
+  kU64ToI32,
+};
 
 struct Column {
   std::size_t attr = 0;
@@ -58,9 +75,25 @@ void WidenCopy(const std::byte* in, std::uint64_t n, std::byte* out) {
   }
 }
 
-// Copy one value into the record; false if a float64 -> float32 step is
-// inexact and rounding was not allowed (*err gets the error).
-bool Put(const Column& c, const ValueView& v, bool round, std::byte* out, double* max_err, double* first_err) {
+template <typename S>
+bool NarrowToI32(const std::byte* in, std::uint64_t n, std::byte* out, std::uint64_t* bad) {
+  for (std::uint64_t i = 0; i < n; ++i) {
+    S s;
+    std::memcpy(&s, in + i * sizeof(S), sizeof(S));
+    if (!std::in_range<std::int32_t>(s)) {
+      *bad = i;
+      return false;
+    }
+    const auto d = static_cast<std::int32_t>(s);
+    std::memcpy(out + i * 4, &d, 4);
+  }
+  return true;
+}
+
+// Copy one value into the record. False when a checked step cannot be exact
+// (*bad: the element); float64 -> float32 errors are allowed with `round`
+// (the largest goes to *max_err).
+bool Put(const Column& c, const ValueView& v, bool round, std::byte* out, double* max_err, std::uint64_t* bad) {
   const std::byte* in = v.data.data();
   switch (c.widen) {
     case Widen::kNone: std::memcpy(out, in, c.out_bytes); return true;
@@ -68,6 +101,12 @@ bool Put(const Column& c, const ValueView& v, bool round, std::byte* out, double
     case Widen::kI8ToI16: WidenCopy<std::int8_t, std::int16_t>(in, c.elements, out); return true;
     case Widen::kU16ToI32: WidenCopy<std::uint16_t, std::int32_t>(in, c.elements, out); return true;
     case Widen::kU32ToI64: WidenCopy<std::uint32_t, std::int64_t>(in, c.elements, out); return true;
+    case Widen::kBoolToI8:
+      for (std::uint64_t i = 0; i < c.elements; ++i) out[i] = std::byte{in[i] != std::byte{0}};
+      return true;
+    case Widen::kU32ToI32: return NarrowToI32<std::uint32_t>(in, c.elements, out, bad);
+    case Widen::kI64ToI32: return NarrowToI32<std::int64_t>(in, c.elements, out, bad);
+    case Widen::kU64ToI32: return NarrowToI32<std::uint64_t>(in, c.elements, out, bad);
     case Widen::kF16ToF32:
       for (std::uint64_t i = 0; i < c.elements; ++i) {
         Float16 h;
@@ -84,7 +123,7 @@ bool Put(const Column& c, const ValueView& v, bool round, std::byte* out, double
         const double e = std::isnan(d) ? 0.0 : std::fabs(static_cast<double>(f) - d);
         if (e > 0 || (std::isinf(f) && !std::isinf(d))) {
           if (!round) {
-            *first_err = std::isinf(f) ? HUGE_VAL : e;
+            *bad = i;
             return false;
           }
           *max_err = std::max(*max_err, std::isinf(f) ? HUGE_VAL : e);
@@ -94,6 +133,39 @@ bool Put(const Column& c, const ValueView& v, bool round, std::byte* out, double
       return true;
   }
   return true;
+}
+
+// Why element `k` of a sample value could not be stored exactly.
+std::string InexactSample(const Column& c, const ValueView& v, std::uint64_t k) {
+  const std::byte* at = v.data.data() + k * DTypeItemSize(v.dtype);
+  auto read = [at]<typename T>(T) {
+    T x;
+    std::memcpy(&x, at, sizeof(T));
+    return x;
+  };
+  switch (c.widen) {
+    case Widen::kF64ToF32: {
+      const double d = read(double{});
+      const float f = static_cast<float>(d);
+      const double e = std::isinf(f) ? HUGE_VAL : std::fabs(static_cast<double>(f) - d);
+      std::ostringstream os;
+      os.precision(17);
+      os << "float64 sample " << d << " (element " << k << ") is not exactly a float32 (error " << e
+         << "); allow rounding (--round-float64) to export it";
+      return os.str();
+    }
+    case Widen::kU32ToI32:
+      return "uint32 sample " + std::to_string(read(std::uint32_t{})) + " (element " + std::to_string(k) +
+             ") does not fit the int32 TRS sample coding";
+    case Widen::kI64ToI32:
+      return std::string(DTypeName(v.dtype)) + " sample " + std::to_string(read(std::int64_t{})) + " (element " +
+             std::to_string(k) + ") does not fit the int32 TRS sample coding";
+    case Widen::kU64ToI32:
+      return "uint64 sample " + std::to_string(read(std::uint64_t{})) + " (element " + std::to_string(k) +
+             ") does not fit the int32 TRS sample coding";
+    default:
+      return "sample " + std::to_string(k) + " cannot be stored exactly";
+  }
 }
 
 class OutFile {
@@ -145,10 +217,31 @@ class OutFile {
   int fd_ = -1;
 };
 
-bool IsSampleDType(DType d) {
-  return d == DType::kInt8 || d == DType::kInt16 || d == DType::kInt32 || d == DType::kFloat32 ||
-         d == DType::kUInt8 || d == DType::kUInt16 || d == DType::kFloat64;
+struct SampleCoding {
+  DType coding;
+  Widen widen;
+};
+
+// The TRS sample coding (int8, int16, int32, float32) of an attribute dtype:
+// those four as they are, bool as int8 0/1, uint8/uint16 and float16 widened
+// exactly, the 32/64-bit integers checked into int32 and float64 checked into
+// float32 (values that do not fit stop the export). None for str and bytes.
+std::optional<SampleCoding> SampleCodingOf(DType d) {
+  switch (d) {
+    case DType::kInt8: case DType::kInt16: case DType::kInt32: case DType::kFloat32: return SampleCoding{d, Widen::kNone};
+    case DType::kBool: return SampleCoding{DType::kInt8, Widen::kBoolToI8};
+    case DType::kUInt8: return SampleCoding{DType::kInt16, Widen::kU8ToI16};
+    case DType::kUInt16: return SampleCoding{DType::kInt32, Widen::kU16ToI32};
+    case DType::kUInt32: return SampleCoding{DType::kInt32, Widen::kU32ToI32};
+    case DType::kInt64: case DType::kInt: return SampleCoding{DType::kInt32, Widen::kI64ToI32};
+    case DType::kUInt64: return SampleCoding{DType::kInt32, Widen::kU64ToI32};
+    case DType::kFloat16: return SampleCoding{DType::kFloat32, Widen::kF16ToF32};
+    case DType::kFloat64: return SampleCoding{DType::kFloat32, Widen::kF64ToF32};
+    default: return std::nullopt;
+  }
 }
+
+bool IsSampleCandidate(const AttributeSpec& a) { return a.shape.size() == 1 && SampleCodingOf(a.dtype).has_value(); }
 
 std::optional<std::size_t> FindAttribute(const std::vector<AttributeSpec>& schema, const std::string& name) {
   for (std::size_t i = 0; i < schema.size(); ++i) {
@@ -164,11 +257,12 @@ struct ExportPlan {
   std::optional<std::size_t> title;
   std::vector<Column> params;
   std::uint64_t data_bytes = 0;
+  DType sample_dtype = DType::kFloat32;  ///< the TRS coding of the samples
   TrsWriteLayout layout;
 };
 
-// The samples: the attribute asked for, else "trace", else the first 1-D
-// numeric attribute; uint8, uint16 widened and float64 narrowed.
+// The samples: the attribute asked for, else the largest 1-D numeric
+// attribute (by element count; the first in schema order on a tie).
 Status PlanSamples(const Dataset& dataset, const TrsExportOptions& options, ExportPlan* plan) {
   const std::vector<AttributeSpec>& schema = dataset.schema();
   std::optional<std::size_t> trace;
@@ -176,31 +270,26 @@ Status PlanSamples(const Dataset& dataset, const TrsExportOptions& options, Expo
     trace = FindAttribute(schema, options.trace_attribute);
     if (!trace) return Status::InvalidArgument("no attribute \"", options.trace_attribute, "\" in ", dataset.root());
   } else {
-    trace = FindAttribute(schema, "trace");
-    for (std::size_t i = 0; !trace && i < schema.size(); ++i) {
-      if (schema[i].shape.size() == 1 && IsSampleDType(schema[i].dtype)) trace = i;
+    for (std::size_t i = 0; i < schema.size(); ++i) {
+      if (IsSampleCandidate(schema[i]) && (!trace || schema[i].shape[0] > schema[*trace].shape[0])) trace = i;
     }
     if (!trace) return Status::InvalidArgument(dataset.root(), ": no 1-D numeric attribute to export as samples (--trace NAME)");
   }
   const AttributeSpec& ta = schema[*trace];
-  if (ta.shape.size() != 1 || !IsSampleDType(ta.dtype)) {
+  if (!IsSampleCandidate(ta)) {
     return Status::InvalidArgument("attribute \"", ta.name, "\" is ", DTypeName(ta.dtype), " ", ShapeToString(ta.shape),
-                                   ": TRS samples are a 1-D int8, int16, int32 or float32 array (uint8, uint16 "
-                                   "are widened, float64 narrowed)");
+                                   ": TRS samples are one 1-D numeric array a trace (int8, int16, int32 or float32 "
+                                   "coded; other numeric dtypes are converted)");
   }
+  const SampleCoding coding = *SampleCodingOf(ta.dtype);
   Column& tc = plan->samples;
   tc.attr = *trace;
   tc.elements = static_cast<std::uint64_t>(ta.shape[0]);
-  DType sample = ta.dtype;
-  switch (ta.dtype) {
-    case DType::kUInt8: tc.widen = Widen::kU8ToI16; sample = DType::kInt16; break;
-    case DType::kUInt16: tc.widen = Widen::kU16ToI32; sample = DType::kInt32; break;
-    case DType::kFloat64: tc.widen = Widen::kF64ToF32; sample = DType::kFloat32; break;
-    default: break;
-  }
-  tc.out_bytes = tc.elements * DTypeItemSize(sample);
+  tc.widen = coding.widen;
+  tc.out_bytes = tc.elements * DTypeItemSize(coding.coding);
+  plan->sample_dtype = coding.coding;
   TrsWriteLayout& layout = plan->layout;
-  SEDPACK_ASSIGN_OR_RETURN(layout.sample_coding, TrsCodingOf(sample));
+  SEDPACK_ASSIGN_OR_RETURN(layout.sample_coding, TrsCodingOf(coding.coding));
   layout.number_samples = tc.elements;
   layout.description = dataset.info().metadata.description;
   const auto& described = dataset.info().dataset_structure.saved_data_description;
@@ -246,9 +335,12 @@ Status PlanParameters(const std::vector<AttributeSpec>& schema, ExportPlan* plan
     c.elements = a.dtype == DType::kBytes ? *size : *size / DTypeItemSize(a.dtype);
     c.out_bytes = c.elements * TrsParamItemSize(type->first);
     c.offset = offset;
+    // Only the trace data (the parameters) has 16-bit sizes; the samples do not.
     if (c.elements > 0xFFFF || offset + c.out_bytes > 0xFFFF) {
-      return Status::InvalidArgument("attribute \"", a.name, "\": TRS trace data holds at most 65535 bytes and 65535 "
-                                     "elements a parameter");
+      return Status::InvalidArgument("attribute \"", a.name, "\" (", DTypeName(a.dtype), " ", ShapeToString(a.shape),
+                                     ", ", c.out_bytes, " bytes) does not fit the trace data of a TRS record (at most "
+                                     "65535 bytes and 65535 elements a parameter, ", offset,
+                                     " bytes taken before it); only the samples (--trace) may be larger");
     }
     plan->layout.parameter_definitions.push_back({a.name, type->first, static_cast<std::uint32_t>(c.elements),
                                                   static_cast<std::uint32_t>(offset)});
@@ -287,14 +379,14 @@ Status WriteRecords(const std::shared_ptr<const Dataset>& dataset, Split split, 
     }
     for (const Column& c : plan.params) {
       double unused = 0;
-      Put(c, ex->Get(c.attr), true, r + title_space + c.offset, &unused, &unused);
+      std::uint64_t none = 0;
+      Put(c, ex->Get(c.attr), true, r + title_space + c.offset, &unused, &none);
     }
-    double err = 0;
-    if (!Put(tc, ex->Get(tc.attr), options.round_float64, r + title_space + data_bytes, &summary->max_float32_error,
-             &err)) {
-      return Status::InvalidArgument("example ", summary->traces, ": a float64 sample of \"",
-                                     dataset->schema()[tc.attr].name, "\" is not exactly a float32 (error ", err,
-                                     "); allow rounding (--round-float64) to export it");
+    const ValueView samples = ex->Get(tc.attr);
+    std::uint64_t bad = 0;
+    if (!Put(tc, samples, options.round_float64, r + title_space + data_bytes, &summary->max_float32_error, &bad)) {
+      return Status::InvalidArgument("example ", summary->traces, " of \"", dataset->schema()[tc.attr].name,
+                                     "\": ", InexactSample(tc, samples, bad));
     }
     ++summary->traces;
     if (buf.size() >= per_buffer * record) {
@@ -325,6 +417,17 @@ Result<TrsExportSummary> ExportTrs(const std::shared_ptr<const Dataset>& dataset
   TrsSetParameter origin{"SEDPACK_SPLIT", kTrsParamString, static_cast<std::uint32_t>(split_name.size()), {}};
   for (char ch : split_name) origin.value.push_back(static_cast<std::byte>(ch));
   layout.set_parameters.push_back(std::move(origin));
+  // The samples' own name, so that import-trs gives them back under it.
+  const AttributeSpec& trace = dataset->schema()[plan.samples.attr];
+  TrsSetParameter name{std::string(kTrsTraceNameParameter), kTrsParamString,
+                       static_cast<std::uint32_t>(trace.name.size()), {}};
+  for (char ch : trace.name) name.value.push_back(static_cast<std::byte>(ch));
+  layout.set_parameters.push_back(std::move(name));
+  summary.trace_attribute = trace.name;
+  summary.trace_dtype = trace.dtype;
+  summary.sample_dtype = plan.sample_dtype;
+  summary.samples = plan.samples.elements;
+  summary.trace_chosen = options.trace_attribute.empty();
   SEDPACK_ASSIGN_OR_RETURN(std::vector<std::byte> header, FormatTrsHeader(layout));
 
   OutFile file(FileSystemOr(options.file_system != nullptr ? options.file_system : dataset->file_system()));

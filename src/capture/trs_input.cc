@@ -3,6 +3,8 @@
 // into the requested fields.
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstring>
 
@@ -117,9 +119,28 @@ class TrsInput final : public CaptureInput {
     if (!h.label_y.empty()) cm["label_y"] = h.label_y;
     if (h.number_samples > 0) {
       Add("samples", h.sample_dtype, {static_cast<std::int64_t>(h.number_samples)}, h.title_space + h.length_data,
-          h.sample_bytes, "trace");
+          h.sample_bytes, SamplesName(h));
       fields_.back().custom_metadata = cm.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
     }
+  }
+
+  // "trace", or the name export-trs recorded for the samples when no other
+  // field is suggested under it.
+  std::string SamplesName(const TrsHeader& h) const {
+    for (const TrsSetParameter& p : h.set_parameters) {
+      if (p.name != kTrsTraceNameParameter || p.type != kTrsParamString) continue;
+      std::string name(reinterpret_cast<const char*>(p.value.data()), p.value.size());
+      // Header bytes are untrusted: only plain names are taken over.
+      const bool plain = !name.empty() && name.size() <= 255 && std::all_of(name.begin(), name.end(), [](char c) {
+        return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == '.';
+      });
+      if (!plain) break;
+      for (const CaptureField& f : fields_) {
+        if (f.suggested_attribute == name) return "trace";
+      }
+      return name;
+    }
+    return "trace";
   }
 
   std::string Describe() const override { return file_->path(); }

@@ -14,6 +14,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "sedpack/capture/trs.h"
@@ -49,6 +50,10 @@ enum TrsTag : std::uint8_t {
   kTrsTraceSetParameters = 0x76,
   kTrsTraceParameterDefinitions = 0x77,
 };
+
+/// Trace set parameter (a string) in which export-trs records the name of the
+/// attribute the samples came from; the importer suggests that name for them.
+inline constexpr std::string_view kTrsTraceNameParameter = "SEDPACK_TRACE";
 
 /// Bytes per element of a parameter type (1 for strings).
 std::size_t TrsParamItemSize(std::uint8_t type);

@@ -646,6 +646,17 @@ void ProgressPrinter::Update(const std::string& line, bool force) {
   printed_ = true;
 }
 
+std::string ShardPassLine(std::string_view what, const ShardPassProgress& p) {
+  char buf[240];
+  std::snprintf(buf, sizeof(buf), "%.*s: %s of %s (%.1f%%) in %llu shards, %s/s", static_cast<int>(what.size()),
+                what.data(), FormatBytes(static_cast<double>(p.bytes_done)).c_str(),
+                FormatBytes(static_cast<double>(p.bytes_total)).c_str(),
+                p.bytes_total ? 100.0 * static_cast<double>(p.bytes_done) / static_cast<double>(p.bytes_total) : 100.0,
+                static_cast<unsigned long long>(p.shards_total),
+                FormatBytes(p.seconds > 0 ? static_cast<double>(p.bytes_done) / p.seconds : 0).c_str());
+  return buf;
+}
+
 void ProgressPrinter::Finish() {
   if (enabled_ && tty_ && printed_) std::cerr << "\n" << std::flush;
   printed_ = false;

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "sedpack/dataset/dataset.h"
+#include "sedpack/maintain/shard_pass.h"
 #include "sedpack/status.h"
 #include "sedpack/types.h"
 
@@ -238,6 +239,10 @@ class ProgressPrinter {
   std::size_t last_len_ = 0;
   std::chrono::steady_clock::time_point last_;
 };
+
+/// "<what>: 12.3 MB of 45.6 MB (27.0%) in 9 shards, 80.1 MB/s": a progress line
+/// of a pass over every shard (stats, digest).
+std::string ShardPassLine(std::string_view what, const ShardPassProgress& p);
 
 // Subcommands: each returns the process exit code.
 int RunInfo(const std::vector<std::string>& args);

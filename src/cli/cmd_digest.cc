@@ -22,7 +22,8 @@ const CommandSpec kDigestSpec = {
     "shape, so equal bytes under another shape differ. File hashes change when shards are\n"
     "recompressed; content digests do not (`sedpack recompress` checks them and re-stamps\n"
     "the sidecar). `sedpack verify --content` compares the data with them. Runs in\n"
-    "parallel under mpirun/srun. With --print nothing is written.\n\n"
+    "parallel under mpirun/srun. With --print nothing is written. --progress shows the\n"
+    "shard bytes decoded so far (all ranks) on stderr, then a final line.\n\n"
     "--json: schema \"sedpack-hpc/digest/1\": {schema, dataset, content_id, written,\n"
     "shards: [{path, digest}]}.\n",
     "  sedpack digest ds\n"
@@ -63,7 +64,14 @@ int RunDigest(const std::vector<std::string>& args) {
   if (!started.ok()) return ReportError(started.status());
   CliComm& cc = **started;
   const auto start = std::chrono::steady_clock::now();
-  auto d = ComputeContentDigests(cc.comm(), root, threads);
+  ProgressPrinter printer(cc.is_root() && *progress);
+  ShardPassOptions pass;
+  pass.threads = threads;
+  if (printer.enabled()) {
+    pass.progress = [&printer](const ShardPassProgress& p) { printer.Update(ShardPassLine("digest", p), p.finished); };
+  }
+  auto d = ComputeContentDigests(cc.comm(), root, pass);
+  printer.Finish();
   if (!d.ok()) return cc.ReportFailure(d.status(), /*input_stage=*/false);
   if (!cc.is_root()) return kExitOk;
   if (*progress) {

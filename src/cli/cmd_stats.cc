@@ -23,7 +23,8 @@ const CommandSpec kStatsSpec = {
     "shards are spread over the ranks and the partial moments merged exactly\n"
     "(Chan/Welford, no loss of precision on large splits; deviations are accumulated\n"
     "scaled, so data near +-1e300 keeps a finite std). NaNs are counted and left out.\n"
-    "Integer attributes show their exact min and max.\n\n"
+    "Integer attributes show their exact min and max. --progress shows the shard bytes\n"
+    "read so far (all ranks) on stderr, then a final line per split.\n\n"
     "--write stores each attribute's min and max as \"min\"/\"max\" in its\n"
     "custom_metadata in dataset_info.json, as the TinyAES dataset does (other keys are\n"
     "kept), and rewrites dataset_info.json atomically: the root checksums change.\n"
@@ -111,7 +112,15 @@ int RunStats(const std::vector<std::string>& args) {
   std::vector<SplitStats> all;
   for (Split split : *splits) {
     const auto start = std::chrono::steady_clock::now();
-    auto stats = ComputeSplitStats(cc.comm(), root, split, threads);
+    ProgressPrinter printer(cc.is_root() && *progress);
+    ShardPassOptions pass;
+    pass.threads = threads;
+    if (printer.enabled()) {
+      const std::string name = "stats: " + std::string(SplitName(split));
+      pass.progress = [&printer, &name](const ShardPassProgress& p) { printer.Update(ShardPassLine(name, p), p.finished); };
+    }
+    auto stats = ComputeSplitStats(cc.comm(), root, split, pass);
+    printer.Finish();
     if (!stats.ok()) return cc.ReportFailure(stats.status(), /*input_stage=*/false);
     if (cc.is_root() && *progress) {
       const ShardListInfo* sli = (*opened)->info().FindSplit(split);

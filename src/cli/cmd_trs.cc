@@ -53,12 +53,18 @@ const CommandSpec kExportTrsSpec = {
     "export-trs", "DATASET -s SPLIT -o OUT.trs [options]",
     "write one split of a dataset as a TRS v2 trace set",
     "Write split SPLIT of DATASET as the TRS v2 file OUT.trs (readable by Inspector,\n"
-    "trsfile, Jlsca, Daredevil). The samples are --trace (default: the attribute\n"
-    "\"trace\", else the first 1-D numeric one); a str attribute \"title\" (or --title)\n"
-    "becomes the trace titles; every other fixed-size attribute becomes a trace parameter\n"
-    "(TRACE_PARAMETER_DEFINITIONS) of its type. float64 samples are stored as float32\n"
-    "only when exact, unless --round-float64. OUT.trs is written under a temporary name\n"
-    "and renamed into place; an existing file is not replaced.\n",
+    "trsfile, Jlsca, Daredevil). The samples are --trace (default: the largest 1-D\n"
+    "numeric attribute, the first on a tie; the summary line names it). TRS codes\n"
+    "samples as int8, int16, int32 or float32: bool is stored as int8 0/1, uint8 as\n"
+    "int16, uint16 as int32, float16 as float32 (all exact); uint32, int64 and uint64\n"
+    "as int32 and float64 as float32 only when every value fits exactly (otherwise\n"
+    "exit 2 naming the example and value; --round-float64 rounds float64); str, bytes\n"
+    "and multi-dimensional attributes are refused (exit 2). A str attribute \"title\"\n"
+    "(or --title) becomes the trace titles; every other fixed-size attribute becomes a\n"
+    "trace parameter (TRACE_PARAMETER_DEFINITIONS) of its type, together at most 65535\n"
+    "bytes a trace. The trace attribute's name is kept in the trace set parameter\n"
+    "SEDPACK_TRACE (import-trs names the samples after it). OUT.trs is written under a\n"
+    "temporary name and renamed into place; an existing file is not replaced.\n",
     "  sedpack export-trs ds -s train -o train.trs\n"
     "      the train split as a TRS v2 file\n"
     "  sedpack export-trs ds -s test -o test.trs --trace power --title label\n"
@@ -271,7 +277,7 @@ int RunExportTrs(const std::vector<std::string>& args) {
       ("dataset", po::value<std::string>()->value_name("DATASET"), "dataset folder")
       ("split,s", po::value<std::string>()->value_name("SPLIT")->default_value("train"), "split to export")
       ("out,o", po::value<std::string>()->value_name("OUT.trs"), "TRS file to write (required)")
-      ("trace", po::value<std::string>()->value_name("NAME"), "attribute holding the samples")
+      ("trace", po::value<std::string>()->value_name("NAME"), "attribute holding the samples (default: the largest 1-D numeric one)")
       ("title", po::value<std::string>()->value_name("NAME"), "str attribute holding the trace titles")
       ("round-float64", po::bool_switch(), "round float64 samples to float32 (reports the largest error)")
       ("quiet,q", po::bool_switch(), "print nothing but errors");
@@ -293,8 +299,15 @@ int RunExportTrs(const std::vector<std::string>& args) {
   if (!s.ok()) return ReportError(s.status(), /*input_stage=*/s.status().code() == StatusCode::kInvalidArgument);
   if (!vm["quiet"].as<bool>()) {
     for (const std::string& n : s->notes) std::cerr << "note: " << n << "\n";
-    std::printf("wrote %llu traces (%s) to %s\n", static_cast<unsigned long long>(s->traces),
-                FormatBytes(static_cast<double>(s->bytes)).c_str(), vm["out"].as<std::string>().c_str());
+    const std::string coded = s->trace_dtype == s->sample_dtype
+                                  ? std::string(DTypeName(s->sample_dtype))
+                                  : std::string(DTypeName(s->trace_dtype)) + " as " +
+                                        std::string(DTypeName(s->sample_dtype));
+    std::printf("wrote %llu traces (%s) to %s: samples from \"%s\" (%llu %s%s)\n",
+                static_cast<unsigned long long>(s->traces), FormatBytes(static_cast<double>(s->bytes)).c_str(),
+                vm["out"].as<std::string>().c_str(), s->trace_attribute.c_str(),
+                static_cast<unsigned long long>(s->samples), coded.c_str(),
+                s->trace_chosen ? ", the largest 1-D numeric attribute" : "");
     if (eo.round_float64) std::printf("  float64 -> float32: largest rounding error %.9g\n", s->max_float32_error);
   }
   return kExitOk;

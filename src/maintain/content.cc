@@ -122,11 +122,17 @@ Result<ContentDigests> ParseContentDigests(std::string_view text, std::string_vi
 }
 
 Result<ContentDigests> ComputeContentDigests(Comm& comm, const std::string& root, int threads) {
+  ShardPassOptions pass;
+  pass.threads = threads;
+  return ComputeContentDigests(comm, root, pass);
+}
+
+Result<ContentDigests> ComputeContentDigests(Comm& comm, const std::string& root, const ShardPassOptions& pass) {
   SEDPACK_ASSIGN_OR_RETURN(std::shared_ptr<Dataset> ds, Dataset::Open(root));
   std::map<std::string, std::string> mine;
   std::mutex mu;
   SEDPACK_RETURN_NOT_OK(maintain_internal::ForEachShard(
-      comm, *ds, CheckOptions{}, threads, nullptr,
+      comm, *ds, CheckOptions{}, pass, nullptr,
       [&](int, const ShardCheckTask& task, const DecodedShard& shard) -> Status {
         std::string digest = ShardContentDigest(ds->schema(), shard);
         std::lock_guard<std::mutex> lock(mu);

@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <mutex>
 #include <thread>
 
+#include "comm/progress_internal.h"
 #include "parallel/worker_pool.h"
 #include "sedpack/cancel.h"
 #include "check/check_wire_internal.h"
@@ -14,9 +16,75 @@
 
 namespace sedpack::maintain_internal {
 
-Status ForEachShard(Comm& comm, const Dataset& ds, const CheckOptions& walk_options, int threads,
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// Rank 0's progress calls: the other ranks' counts come over the Comm's
+// progress channel, at most one call per interval (and the finished one).
+class PassProgress {
+ public:
+  PassProgress(Comm& comm, const ShardPassOptions& pass, std::uint64_t bytes_total, std::uint64_t shards_total)
+      : comm_(comm), pass_(pass), collector_(comm), start_(Clock::now()), last_(start_) {
+    totals_.bytes_total = bytes_total;
+    totals_.shards_total = shards_total;
+  }
+
+  // While the shards are read: this rank's cumulative bytes.
+  void Tick(std::uint64_t mine) {
+    if (!collector_.is_root()) {
+      collector_.Send(mine, false);
+      return;
+    }
+    (void)collector_.Poll();  // a lost message only delays the numbers
+    const auto now = Clock::now();
+    if (!pass_.progress || std::chrono::duration<double>(now - last_).count() < pass_.progress_interval_s) return;
+    last_ = now;
+    Call(mine, false);
+  }
+
+  // This rank's workers have ended: the last count goes to rank 0, which
+  // waits for every rank's, so that no count is left in the channel.
+  void Drain(std::uint64_t mine) {
+    if (!collector_.is_root()) {
+      collector_.Send(mine, true);
+      return;
+    }
+    while (comm_.size() > 1 && !collector_.others_final()) {
+      (void)collector_.Poll();
+      if (!collector_.others_final()) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    final_bytes_ = collector_.Total(mine);
+  }
+
+  void Finished() {
+    if (collector_.is_root() && pass_.progress) Call(final_bytes_, true, /*total=*/true);
+  }
+
+ private:
+  void Call(std::uint64_t mine, bool finished, bool total = false) {
+    ShardPassProgress p = totals_;
+    p.bytes_done = std::max(reported_, total ? mine : collector_.Total(mine));
+    reported_ = p.bytes_done;
+    p.seconds = std::chrono::duration<double>(Clock::now() - start_).count();
+    p.finished = finished;
+    pass_.progress(p);
+  }
+
+  Comm& comm_;
+  const ShardPassOptions& pass_;
+  internal::RankProgress collector_;
+  ShardPassProgress totals_;
+  Clock::time_point start_, last_;
+  std::uint64_t reported_ = 0, final_bytes_ = 0;
+};
+
+}  // namespace
+
+Status ForEachShard(Comm& comm, const Dataset& ds, const CheckOptions& walk_options, const ShardPassOptions& pass,
                     int* threads_used, const ShardFn& fn) {
   std::vector<std::string> parts;
+  std::uint64_t bytes_total = 0, shards_total = 0;
   Status local;
   if (comm.rank() == 0) {
     local = [&]() -> Status {
@@ -27,6 +95,8 @@ Status ForEachShard(Comm& comm, const Dataset& ds, const CheckOptions& walk_opti
                                     "); run `sedpack verify` first");
         }
       }
+      for (const ShardCheckTask& t : walk.shards) bytes_total += t.size;
+      shards_total = walk.shards.size();
       for (auto& p : PartitionShardTasks(walk.shards, comm.size())) parts.push_back(EncodeShardTasks(p));
       return Status::OK();
     }();
@@ -34,10 +104,11 @@ Status ForEachShard(Comm& comm, const Dataset& ds, const CheckOptions& walk_opti
   SEDPACK_RETURN_NOT_OK(AgreeOnStatus(comm, local));
   SEDPACK_ASSIGN_OR_RETURN(std::string mine_text, comm.Scatterv(parts, 0));
   SEDPACK_ASSIGN_OR_RETURN(std::vector<ShardCheckTask> mine, DecodeShardTasks(mine_text));
-  const int n = ResolveThreads(threads);
+  const int n = ResolveThreads(pass.threads);
   if (threads_used) *threads_used = n;
   const DatasetStructure& st = ds.info().dataset_structure;
   std::atomic<std::size_t> next{0};
+  std::atomic<std::uint64_t> bytes_done{0};
   // Only this (the calling) thread talks to `comm`: a Comm is not thread-safe,
   // and MPI is initialized for calls from the main thread only. The workers see
   // a failure elsewhere through `stop`, and report their own through
@@ -50,6 +121,7 @@ Status ForEachShard(Comm& comm, const Dataset& ds, const CheckOptions& walk_opti
   auto work = [&](int t) {
     for (std::size_t i; !stop.load(std::memory_order_relaxed) && (i = next.fetch_add(1)) < mine.size();) {
       const ShardCheckTask& task = mine[i];
+      if (pass.before_shard) pass.before_shard(comm.rank());
       Status s = [&]() -> Status {
         SEDPACK_RETURN_NOT_OK(CheckCancelled());
         SEDPACK_ASSIGN_OR_RETURN(std::vector<std::byte> bytes, ds.ReadBytes(task.path));
@@ -72,11 +144,13 @@ Status ForEachShard(Comm& comm, const Dataset& ds, const CheckOptions& walk_opti
         stop.store(true, std::memory_order_relaxed);
         break;
       }
+      bytes_done.fetch_add(task.size, std::memory_order_relaxed);
     }
     std::lock_guard<std::mutex> lock(mu);
     --running;
     cv.notify_all();
   };
+  PassProgress progress(comm, pass, bytes_total, shards_total);
   std::vector<std::thread> pool = internal::StartThreads(n, work);
   {
     // Threads the system refused never run `work`; with none at all, this thread does the work.
@@ -101,11 +175,14 @@ Status ForEachShard(Comm& comm, const Dataset& ds, const CheckOptions& walk_opti
     }
     if (done) break;
     if (comm.PeerFailed()) stop.store(true, std::memory_order_relaxed);
+    progress.Tick(bytes_done.load());
   }
   for (auto& t : pool) t.join();
+  progress.Drain(bytes_done.load());
   SEDPACK_RETURN_NOT_OK(comm.IdleBarrier());
   Status agreed = AgreeOnStatus(comm, first_error);
   SEDPACK_RETURN_NOT_OK(comm.DrainFailureNotices());
+  if (agreed.ok()) progress.Finished();
   return agreed;
 }
 

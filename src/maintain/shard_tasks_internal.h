@@ -10,6 +10,7 @@
 #include "sedpack/check/steps.h"
 #include "sedpack/dataset/dataset.h"
 #include "sedpack/comm/comm.h"
+#include "sedpack/maintain/shard_pass.h"
 #include "sedpack/shard/shard.h"
 #include "sedpack/status.h"
 
@@ -19,9 +20,11 @@ namespace sedpack::maintain_internal {
 /// (`thread` in [0, threads)); returning an error stops every rank.
 using ShardFn = std::function<Status(int thread, const ShardCheckTask& task, const DecodedShard& shard)>;
 
-/// Collective. `walk` selects the splits; `threads` <= 0 means hardware threads
-/// (the number used is returned through `threads_used` before any call).
-Status ForEachShard(Comm& comm, const Dataset& ds, const CheckOptions& walk, int threads, int* threads_used,
-                    const ShardFn& fn);
+/// Collective. `walk` selects the splits; `pass.threads` <= 0 means hardware
+/// threads (the number used is returned through `threads_used` before any
+/// call); `pass.progress` is called on rank 0 as ShardPassOptions says, the
+/// other ranks sending their counts over the Comm's progress channel.
+Status ForEachShard(Comm& comm, const Dataset& ds, const CheckOptions& walk, const ShardPassOptions& pass,
+                    int* threads_used, const ShardFn& fn);
 
 }  // namespace sedpack::maintain_internal

@@ -198,6 +198,12 @@ double Moments::StdDev() const {
 }
 
 Result<SplitStats> ComputeSplitStats(Comm& comm, const std::string& root, Split split, int threads) {
+  ShardPassOptions pass;
+  pass.threads = threads;
+  return ComputeSplitStats(comm, root, split, pass);
+}
+
+Result<SplitStats> ComputeSplitStats(Comm& comm, const std::string& root, Split split, const ShardPassOptions& pass) {
   SEDPACK_ASSIGN_OR_RETURN(std::shared_ptr<Dataset> ds, Dataset::Open(root));
   const auto& schema = ds->schema();
   if (!ds->info().FindSplit(split)) {
@@ -216,7 +222,7 @@ Result<SplitStats> ComputeSplitStats(Comm& comm, const std::string& root, Split 
   std::map<std::string, ShardMoments> per_shard;
   std::mutex mu;
   SEDPACK_RETURN_NOT_OK(maintain_internal::ForEachShard(
-      comm, *ds, walk, threads, nullptr,
+      comm, *ds, walk, pass, nullptr,
       [&](int, const ShardCheckTask& task, const DecodedShard& shard) -> Status {
         ShardMoments m{std::vector<Moments>(schema.size()), shard.num_examples()};
         for (std::size_t e = 0; e < shard.num_examples(); ++e) {

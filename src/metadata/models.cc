@@ -623,12 +623,26 @@ Result<ShardsList> ParseShardsListTree(std::string_view text, std::string_view s
   return list;
 }
 
-Result<ShardsList> ParseShardsListOwned(std::string text, std::string_view source) {
+namespace {
+
+Result<ShardsList> ParsePadded(std::string text, std::string_view source) {
   const std::size_t size = text.size();
   text.append(kShardsListPadding, ' ');
   if (auto fast = ParseShardsListFast(text.data(), size, text.size())) return std::move(*fast);
   text.resize(size);
   return ParseShardsListTree(text, source);
+}
+
+}  // namespace
+
+Result<ShardsList> ParseShardsListOwned(std::string text, std::string_view source) {
+  auto list = ParsePadded(std::move(text), source);
+  // The text is a file of the dataset, not an argument of the caller: a list
+  // that does not parse or validate means the dataset is damaged.
+  if (!list.ok() && list.status().code() == StatusCode::kInvalidArgument) {
+    return Status(StatusCode::kCorruption, list.status().message(), list.status().detail());
+  }
+  return list;
 }
 
 }  // namespace metadata_internal
@@ -638,7 +652,7 @@ Result<ShardsList> ParseShardsList(std::string_view text, std::string_view sourc
   std::string padded;
   padded.reserve(text.size() + metadata_internal::kShardsListPadding);
   padded.assign(text);
-  return metadata_internal::ParseShardsListOwned(std::move(padded), source);
+  return metadata_internal::ParsePadded(std::move(padded), source);
 }
 
 std::string SerializeShardsList(const ShardsList& list) {

@@ -32,8 +32,10 @@ std::optional<ShardsList> ParseShardsListFast(const char* data, std::size_t size
 /// The general parser (generic JSON tree); the reference behaviour.
 Result<ShardsList> ParseShardsListTree(std::string_view text, std::string_view source);
 
-/// ParseShardsList for text the caller gives away: the padding is appended in
-/// place (no second copy of a large file when the string has spare capacity).
+/// ParseShardsList for the text of a dataset's shards_list.json, which the
+/// caller gives away: the padding is appended in place (no second copy of a
+/// large file when the string has spare capacity). A list that does not parse
+/// or validate is Corruption (the dataset is damaged), not InvalidArgument.
 Result<ShardsList> ParseShardsListOwned(std::string text, std::string_view source);
 
 }  // namespace sedpack::metadata_internal

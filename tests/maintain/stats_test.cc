@@ -8,6 +8,8 @@
 #include <filesystem>
 #include <fstream>
 #include <memory>
+#include <string_view>
+#include <thread>
 
 #include "mpi/calling_thread_comm.h"
 #include "mpi/shared_dir.h"
@@ -217,6 +219,65 @@ TEST(SplitStats, OnlyTheCallingThreadTalksToTheComm) {
   EXPECT_OK(comm.Barrier());
   EXPECT_EQ(ComputeSplitStats(comm, dir / "ds", Split::kTrain, 3).status().code(), StatusCode::kCorruption);
   EXPECT_EQ(comm.foreign_calls(), 0);
+}
+
+// The progress of stats and digest: rank 0 only, bytes_done never
+// decreasing from a part to every shard's bytes, one last call marked finished.
+TEST(ShardPass, ProgressCountsUpToEveryShardsBytesOnRankZero) {
+  SharedDir dir;
+  MakeDataset(dir / "ds");
+  std::uint64_t file_bytes = 0, shards = 0;
+  {
+    ASSERT_OK_AND_ASSIGN(auto ds, Dataset::Open(dir / "ds"));
+    ASSERT_OK_AND_ASSIGN(auto listed, ListShards(ds, Split::kTrain));
+    for (const ShardInfo& s : listed) file_bytes += std::filesystem::file_size(dir / "ds" + "/" + s.file_infos[0].file_path);
+    shards = listed.size();
+  }
+  ASSERT_EQ(shards, 13u);
+  for (const char* pass_name : {"stats", "digest"}) {
+    std::vector<ShardPassProgress> calls;
+    ShardPassOptions pass;
+    pass.threads = 1;
+    pass.progress_interval_s = 0;
+    pass.progress = [&calls](const ShardPassProgress& p) { calls.push_back(p); };
+    // Slow enough that the caller's 20 ms polls see the pass half done.
+    pass.before_shard = [](int) { std::this_thread::sleep_for(std::chrono::milliseconds(15)); };
+    if (std::string_view(pass_name) == "stats") {
+      ASSERT_OK(ComputeSplitStats(TestComm(), dir / "ds", Split::kTrain, pass).status());
+    } else {
+      ASSERT_OK(ComputeContentDigests(TestComm(), dir / "ds", pass).status());
+    }
+    if (TestComm().rank() != 0) {
+      EXPECT_TRUE(calls.empty()) << pass_name;
+      continue;
+    }
+    ASSERT_GE(calls.size(), 2u) << pass_name;
+    EXPECT_LT(calls.front().bytes_done, file_bytes) << pass_name;
+    for (std::size_t i = 0; i < calls.size(); ++i) {
+      EXPECT_EQ(calls[i].bytes_total, file_bytes) << pass_name;
+      EXPECT_EQ(calls[i].shards_total, shards) << pass_name;
+      EXPECT_EQ(calls[i].finished, i + 1 == calls.size()) << pass_name << " call " << i;
+      if (i > 0) {
+        EXPECT_GE(calls[i].bytes_done, calls[i - 1].bytes_done) << pass_name << " call " << i;
+        EXPECT_GE(calls[i].seconds, calls[i - 1].seconds) << pass_name;
+      }
+    }
+    EXPECT_EQ(calls.back().bytes_done, file_bytes) << pass_name;
+  }
+  // A failed pass makes no finished call.
+  if (TestComm().rank() == 0) {
+    ASSERT_OK_AND_ASSIGN(auto ds, Dataset::Open(dir / "ds"));
+    ASSERT_OK_AND_ASSIGN(auto listed, ListShards(ds, Split::kTrain));
+    std::fstream f(dir / "ds" + "/" + listed[5].file_infos[0].file_path, std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(25);
+    f.put('\x03');
+  }
+  EXPECT_OK(TestComm().Barrier());
+  bool finished = false;
+  ShardPassOptions pass;
+  pass.progress = [&finished](const ShardPassProgress& p) { finished = finished || p.finished; };
+  EXPECT_EQ(ComputeSplitStats(TestComm(), dir / "ds", Split::kTrain, pass).status().code(), StatusCode::kCorruption);
+  EXPECT_FALSE(finished);
 }
 
 }  // namespace

@@ -10,14 +10,20 @@
 
 #include "sedpack/dataset/dataset.h"
 #include "sedpack/status.h"
+#include "sedpack/types.h"
 
 namespace sedpack {
 
 struct TrsExportOptions {
-  /// The samples: empty = the attribute named "trace", else the first 1-D
-  /// numeric attribute. int8/int16/int32/float32 are stored as they are;
-  /// uint8 -> int16 and uint16 -> int32 are widened exactly; float64 ->
-  /// float32 only when exact, unless `round_float64`.
+  /// The samples: empty = the largest 1-D numeric attribute (most elements;
+  /// the first in schema order on a tie). TRS codes samples as int8, int16,
+  /// int32 or float32; these four are stored as they are, the other numeric
+  /// dtypes converted: bool -> int8 (0/1), uint8 -> int16, uint16 -> int32 and
+  /// float16 -> float32 exactly; uint32, int64 (and int), uint64 -> int32 and
+  /// float64 -> float32 checked value by value: a value that does not fit
+  /// stops the export (InvalidArgument naming the attribute, example and
+  /// value), float64 unless `round_float64`. str, bytes and attributes of
+  /// another rank than 1 are refused (InvalidArgument).
   std::string trace_attribute;
   /// The trace titles: empty = the attribute "title" if it is a str.
   std::string title_attribute;
@@ -31,6 +37,11 @@ struct TrsExportOptions {
 
 struct TrsExportSummary {
   std::uint64_t traces = 0;
+  std::string trace_attribute;  ///< where the samples came from
+  bool trace_chosen = false;    ///< picked as the largest (no trace_attribute given)
+  DType trace_dtype = DType::kFloat32;
+  DType sample_dtype = DType::kFloat32;  ///< the TRS sample coding written
+  std::uint64_t samples = 0;             ///< a trace
   std::uint64_t bytes = 0;
   std::vector<std::string> notes;  ///< attributes left out, and why
   double max_float32_error = 0;
@@ -41,8 +52,12 @@ struct TrsExportSummary {
 /// fixed-size attribute becomes a trace parameter (TRACE_PARAMETER_DEFINITIONS)
 /// of the matching type (uint8 and fixed bytes: BYTE, int16: SHORT, int32:
 /// INT, int64: LONG, float32: FLOAT, float64: DOUBLE, bool: BOOL; int8, uint16,
-/// uint32, float16 widened exactly to the next type that holds them); the
-/// trace attribute's custom_metadata "scale_y" becomes SCALE_Y.
+/// uint32, float16 widened exactly to the next type that holds them; uint64
+/// and variable-size attributes are left out with a note); the trace data of a
+/// record holds at most 65535 bytes (InvalidArgument naming the attribute that
+/// passes it). The trace attribute's custom_metadata "scale_y" becomes SCALE_Y;
+/// its name goes into the trace set parameter SEDPACK_TRACE (import-trs names
+/// the samples so) and the split into SEDPACK_SPLIT.
 Result<TrsExportSummary> ExportTrs(const std::shared_ptr<const Dataset>& dataset, Split split,
                                    const std::string& out, const TrsExportOptions& options = {});
 

@@ -12,6 +12,7 @@
 
 #include "sedpack/dataset/dataset.h"
 #include "sedpack/comm/comm.h"
+#include "sedpack/maintain/shard_pass.h"
 #include "sedpack/shard/shard.h"
 #include "sedpack/status.h"
 
@@ -41,6 +42,8 @@ Result<ContentDigests> ParseContentDigests(std::string_view text, std::string_vi
 /// Collective: decode every shard (hashes checked; shards spread over ranks by
 /// bytes) and compute every digest and the content id. All ranks get the result.
 Result<ContentDigests> ComputeContentDigests(Comm& comm, const std::string& root, int threads = 0);
+/// The same with options: threads, and progress on rank 0 while the shards are decoded.
+Result<ContentDigests> ComputeContentDigests(Comm& comm, const std::string& root, const ShardPassOptions& pass);
 
 /// The content id from shard digests, following the dataset's lists.
 Result<std::string> ContentIdOf(const Dataset& dataset, const std::map<std::string, std::string>& shards);

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "sedpack/comm/comm.h"
+#include "sedpack/maintain/shard_pass.h"
 #include "sedpack/status.h"
 #include "sedpack/types.h"
 
@@ -61,6 +62,8 @@ struct SplitStats {
 /// spread over the ranks by bytes and each shard's hashes are checked as it is
 /// read (statistics of corrupt data are refused). All ranks get the result.
 Result<SplitStats> ComputeSplitStats(Comm& comm, const std::string& root, Split split, int threads = 0);
+/// The same with options: threads, and progress on rank 0 while the shards are read.
+Result<SplitStats> ComputeSplitStats(Comm& comm, const std::string& root, Split split, const ShardPassOptions& pass);
 
 /// Store each attribute's min and max as `"min"`/`"max"` in its custom_metadata
 /// in dataset_info.json (other keys are kept; integers stay integers), as the

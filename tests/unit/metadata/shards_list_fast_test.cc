@@ -216,11 +216,16 @@ TEST(ShardsListFastTest, LargeListViaOwnedText) {
   ASSERT_TRUE(Fast(text).has_value());
   ASSERT_OK_AND_ASSIGN(ShardsList got, metadata_internal::ParseShardsListOwned(text, "s"));
   EXPECT_EQ(SerializeShardsList(got), text);
-  // An error still names the source and the field, as the tree parser does.
+  // An error still names the source and the field, as the tree parser does;
+  // read from a dataset, the list is damaged data (Corruption), while the
+  // text given to ParseShardsList is the caller's argument.
   std::string bad = text;
   bad.replace(bad.rfind("\"number_of_examples\": 4999"), 26, "\"number_of_examples\": -49");
-  EXPECT_STATUS(kInvalid, "s: shard_files[4999].number_of_examples: must not be negative, got -49",
+  EXPECT_STATUS(StatusCode::kCorruption, "s: shard_files[4999].number_of_examples: must not be negative, got -49",
                 metadata_internal::ParseShardsListOwned(bad, "s"));
+  EXPECT_STATUS(kInvalid, "s: shard_files[4999].number_of_examples: must not be negative, got -49",
+                ParseShardsList(bad, "s"));
+  EXPECT_STATUS(StatusCode::kCorruption, "s: malformed JSON", metadata_internal::ParseShardsListOwned("{\"a\":", "s"));
 }
 
 }  // namespace
