@@ -1,0 +1,110 @@
+#!/usr/bin/env bash
+# export-hdf5 and import-hdf5 with 1 and 2 ranks, in one run, on a generated
+# TinyAES-shaped dataset (float16 traces of SAMPLES samples, key, plaintext,
+# ciphertext; LZ4 + sha256 shards) of ROWS train examples:
+#  - export-hdf5: one process (no mpirun), then mpirun -n 2 (built against
+#    parallel HDF5: both ranks write their rows through MPI-IO); with BASELINE=
+#    a sedpack built against serial HDF5 also its 2-rank export (rank 0 gathers
+#    and writes alone);
+#  - the 2-rank file is compared with the 1-process one (tests/hdf5/h5_compare.py);
+#  - import-hdf5 of the export (mapping from inspect-hdf5 --mapping), 1 and 2 ranks;
+#  - the read side of that question: each of 2 ranks reads its half of the rows
+#    with h5py through the default (sec2) driver, as import-hdf5 does, and through
+#    the MPI-IO driver, independent and collective (needs python3-h5py-mpi).
+# Times are the median of REPEAT runs on a warm page cache; the ratio is the
+# 1-rank time over the 2-rank time (above 1: 2 ranks are faster).
+# Usage: bench/hdf5_parallel.sh [BUILD_DIR] [WORKDIR] [REPEAT] [ROWS] [SAMPLES]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+BUILD="${1:-build}"
+WORK="${2:-${TMPDIR:-/tmp}/sedpack-hdf5-parallel-bench}"
+REPEAT="${3:-3}"
+ROWS="${4:-2048}"
+SAMPLES="${5:-40000}"
+BIN="$BUILD/src/cli/sedpack"
+PY=/usr/bin/python3
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
+mkdir -p "$WORK"
+calc() { awk "BEGIN { print $1 }"; }
+median() { sort -g | awk '{a[NR]=$1} END {print (NR % 2) ? a[(NR+1)/2] : (a[NR/2] + a[NR/2+1]) / 2}'; }
+now() { date +%s.%N; }
+# timed NAME CMD...: median wall time of REPEAT runs of CMD (OUT removed before each).
+timed() {
+  local times=() t0 t1
+  for _ in $(seq "$REPEAT"); do
+    rm -rf "$OUT"
+    t0=$(now); "$@" > /dev/null; t1=$(now)
+    times+=("$(calc "$t1 - $t0")")
+  done
+  printf '%s\n' "${times[@]}" | median
+}
+
+DS="$WORK/ds"
+if [ ! -d "$DS" ]; then
+  "$BIN" generate configs/generate_tinyaes.json -o "$DS" --examples-train "$ROWS" --examples-test 0 \
+    --trace-length "$SAMPLES" -q
+fi
+"$BIN" cat "$DS" > /dev/null  # warm the page cache
+VALUE_MB=$(calc "$ROWS * ($SAMPLES * 2 + 48) / 1e6")
+echo "$("$BIN" --version | grep HDF5 | sed 's/^ *//')"
+printf "dataset: %d examples x %d float16 samples + key/plaintext/ciphertext = %.0f MB of values; %d cores\n\n" \
+  "$ROWS" "$SAMPLES" "$VALUE_MB" "$(nproc)"
+
+OUT="$WORK/e1.h5"; E1=$(timed "$BIN" export-hdf5 "$DS" -o "$OUT" -q)
+OUT="$WORK/e2.h5"; E2=$(timed mpirun -n 2 "$BIN" export-hdf5 "$DS" -o "$OUT" -q)
+EQUAL=$($PY tests/hdf5/h5_compare.py "$WORK/e1.h5" "$WORK/e2.h5" 2>&1 || true)
+if [ -n "${BASELINE:-}" ]; then
+  OUT="$WORK/eg.h5"; EG=$(timed mpirun -n 2 "$BASELINE" export-hdf5 "$DS" -o "$OUT" -q)
+fi
+
+"$BIN" inspect-hdf5 "$WORK/e1.h5" --mapping > "$WORK/mapping.json"
+OUT="$WORK/i1"; I1=$(timed "$BIN" import-hdf5 -c "$WORK/mapping.json" "$WORK/e1.h5" "$OUT" -q)
+OUT="$WORK/i2"; I2=$(timed mpirun -n 2 "$BIN" import-hdf5 -c "$WORK/mapping.json" "$WORK/e1.h5" "$OUT" -q)
+
+row() { printf "%-46s %8.2f s %8.0f MB/s\n" "$1" "$2" "$(calc "$VALUE_MB / $2")"; }
+printf "%-46s %10s %13s\n" "step" "time" "values"
+row "export-hdf5, 1 process" "$E1"
+row "export-hdf5, 2 ranks (this build)" "$E2"
+[ -n "${BASELINE:-}" ] && row "export-hdf5, 2 ranks (BASELINE: rank 0 writes)" "$EG"
+row "import-hdf5, 1 process" "$I1"
+row "import-hdf5, 2 ranks" "$I2"
+printf "\nratio 1 / 2 ranks: export %.2f, import %.2f" "$(calc "$E1 / $E2")" "$(calc "$I1 / $I2")"
+[ -n "${BASELINE:-}" ] && printf "; 2-rank export, BASELINE / this build %.2f" "$(calc "$EG / $E2")"
+printf "\n2-rank export vs 1 process (h5py): %s\n" "$EQUAL"
+
+# The read side: what the MPI-IO driver would change for import-hdf5's reads.
+if mpirun -n 2 $PY -c 'import h5py, sys; sys.exit(0 if h5py.get_config().mpi else 1)' 2> /dev/null; then
+  echo
+  mpirun -n 2 $PY - "$WORK/e1.h5" "$REPEAT" <<'PY'
+import statistics, sys, time
+import h5py
+from mpi4py import MPI
+comm = MPI.COMM_WORLD
+rank, size = comm.Get_rank(), comm.Get_size()
+path, repeat = sys.argv[1], int(sys.argv[2])
+def run(how):
+    comm.Barrier()
+    t0 = time.perf_counter()
+    kw = {} if how == "sec2" else {"driver": "mpio", "comm": comm}
+    with h5py.File(path, "r", **kw) as f:
+        for name in ("train/trace1", "train/key", "train/plaintext", "train/ciphertext"):
+            d = f[name]
+            lo, hi = d.shape[0] * rank // size, d.shape[0] * (rank + 1) // size
+            step = max(1, (64 << 20) // max(1, d[0:1].nbytes))  # 64 MB blocks
+            for a in range(lo, hi, step):
+                if how == "mpio collective":
+                    with d.collective:
+                        d[a:min(hi, a + step)]
+                else:
+                    d[a:min(hi, a + step)]
+    comm.Barrier()
+    return time.perf_counter() - t0
+for how in ("sec2", "mpio independent", "mpio collective"):
+    t = statistics.median(run(how) for _ in range(repeat))
+    if rank == 0:
+        print(f"2 ranks read their halves, {how + ' driver:':26s} {t:6.2f} s")
+PY
+else
+  echo "(no h5py built for MPI: the MPI-IO read comparison is skipped; install python3-h5py-mpi)"
+fi
+rm -rf "$WORK/i1" "$WORK/i2"
