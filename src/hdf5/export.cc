@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <filesystem>
 #include <optional>
 
 #include "hdf5/export_internal.h"
@@ -127,20 +128,33 @@ Status WriteGathered(ExportRun& run, ExportWriter* writer) {
 
 // MPI-IO needs an MPI communicator; the Comm of MpiSession spans a duplicate
 // of MPI_COMM_WORLD, so the world is the same group of ranks in the same order.
-Result<bool> CanWriteCollectively(Comm& comm) {
-  bool can = comm.IsMPI() && comm.size() > 1;
+bool SameRanksAsWorld(Comm& comm) {
   int initialized = 0, finalized = 0;
-  if (can) MPI_Initialized(&initialized);
-  if (can && initialized) MPI_Finalized(&finalized);
-  if (can && initialized && !finalized) {
-    int size = 0, rank = -1;
-    MPI_Comm_size(MPI_COMM_WORLD, &size);
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    can = size == comm.size() && rank == comm.rank();
-  } else {
-    can = false;
-  }
+  MPI_Initialized(&initialized);
+  if (initialized) MPI_Finalized(&finalized);
+  if (!initialized || finalized) return false;
+  int size = 0, rank = -1;
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  return size == comm.size() && rank == comm.rank();
+}
+
+// Every rank writes into the file only if every rank sees the folder rank 0
+// writes it in: on a node-local path (/tmp of each node) MPI-IO would make a
+// part-file per node. Rank 0 leaves a marker beside `temp`; where a rank does
+// not see it, rank 0 gathers and writes alone, as with serial HDF5.
+Result<bool> CanWriteCollectively(Comm& comm, const std::string& temp) {
+  if (!comm.IsMPI() || comm.size() < 2) return false;
+  const std::string marker = temp + ".ranks";
+  // No marker in a missing folder (it would create it): the file's creation reports that.
+  std::string folder = std::filesystem::path(temp).parent_path().string();
+  if (folder.empty()) folder = ".";
+  Status made;
+  if (comm.rank() == 0 && IsDirectory(folder)) made = WriteFileAtomic(marker, std::string_view("export-hdf5\n"));
+  SEDPACK_RETURN_NOT_OK(AgreeOnStatus(comm, made));
+  const bool can = SameRanksAsWorld(comm) && PathExists(marker);
   SEDPACK_ASSIGN_OR_RETURN(std::int64_t all, comm.AllreduceMin(can ? 1 : 0));
+  if (comm.rank() == 0) (void)RemoveTree(marker);
   return all == 1;
 }
 
@@ -168,13 +182,16 @@ Status WriteFixedCollective(ExportRun& run, ExportWriter* writer, std::vector<st
     auto decoded = run.DecodeMine(base);
     Status mine = decoded.status();
     if (mine.ok() && decoded->has_value()) mine = CheckFixedColumns(**decoded, run.dataset.schema());
+    // Shards take uneven time to decode: wait without spinning.
+    SEDPACK_RETURN_NOT_OK(comm.IdleBarrier());
     SEDPACK_RETURN_NOT_OK(AgreeOnStatus(comm, mine));
     const std::size_t k = base + static_cast<std::size_t>(comm.rank());
     const std::size_t end = std::min(run.items.size(), base + run.ranks());
     Status wrote;
     // Every rank takes part in the write of every split this round touches.
     for (std::size_t p = run.items[base].plan; p <= run.items[end - 1].plan; ++p) {
-      Status st = (k < end && run.items[k].plan == p)
+      const bool mine_here = k < end && run.items[k].plan == p && (*decoded)->examples > 0;
+      Status st = mine_here
                       ? writer->WriteShard(p, run.first_row(run.items[k]), **decoded, Columns::kFixed, dxpl.get())
                       : writer->WriteNothing(p, dxpl.get());
       if (wrote.ok()) wrote = st;
@@ -257,7 +274,7 @@ Status WriteCollective(ExportRun& run, const std::string& temp) {
 
 #else
 
-Result<bool> CanWriteCollectively(Comm&) { return false; }
+Result<bool> CanWriteCollectively(Comm&, const std::string&) { return false; }
 Status WriteCollective(ExportRun&, const std::string&) {
   return Status::Internal("export-hdf5: built without parallel HDF5");
 }
@@ -305,7 +322,7 @@ Result<Hdf5ExportSummary> ExportHdf5(Comm& comm, std::shared_ptr<const Dataset> 
     for (std::size_t i = 0; i < plans[p].shards.size(); ++i) run.items.push_back({p, i});
     run.progress.examples_total += plans[p].rows;
   }
-  SEDPACK_ASSIGN_OR_RETURN(bool collective, CanWriteCollectively(comm));
+  SEDPACK_ASSIGN_OR_RETURN(bool collective, CanWriteCollectively(comm, temp));
   Status wrote = collective && !run.items.empty() ? WriteCollective(run, temp) : WriteFromRoot(run, temp);
   // The HDF5 library wrote the file; it becomes the output only once its bytes
   // and then its name are on disk.
