@@ -51,8 +51,8 @@ Status WriteU64Attribute(hid_t object, const std::string& name, const std::vecto
 }
 
 // Variable length: pointers into the column (NUL-terminated copies for str).
-Status WriteVariable(hid_t dset, const AttributeSpec& a, std::uint64_t examples, std::string_view in,
-                     hid_t mem_space, hid_t file_space, hid_t dxpl) {
+Status WriteVariable(hid_t dset, const AttributeSpec& a, std::uint64_t first, std::uint64_t examples,
+                     std::string_view in, hid_t mem_space, hid_t file_space, hid_t dxpl) {
   std::vector<std::string> texts;
   std::vector<hvl_t> blobs;
   for (std::uint64_t i = 0; i < examples; ++i) {
@@ -60,6 +60,11 @@ Status WriteVariable(hid_t dset, const AttributeSpec& a, std::uint64_t examples,
     std::memcpy(&len, in.data(), 8);
     in.remove_prefix(8);
     if (a.dtype == DType::kStr) {
+      // An HDF5 string ends at its first NUL: refuse rather than cut the value short.
+      if (in.substr(0, len).find('\0') != std::string_view::npos) {
+        return Status::InvalidArgument("export-hdf5: attribute \"", a.name, "\" row ", first + i,
+                                       ": a str holding a NUL character cannot be an HDF5 string");
+      }
       texts.emplace_back(in.substr(0, len));
     } else {
       blobs.push_back(hvl_t{len, const_cast<char*>(in.data())});
@@ -280,7 +285,7 @@ Status ExportWriter::WriteShard(std::size_t plan, std::uint64_t first, const Sha
                                                          "dataspace"));
     const std::string& col = c.columns[j];
     if (variable) {
-      SEDPACK_RETURN_NOT_OK(WriteVariable(dset, a, c.examples, col, mem_space.get(), file_space.get(), dxpl));
+      SEDPACK_RETURN_NOT_OK(WriteVariable(dset, a, first, c.examples, col, mem_space.get(), file_space.get(), dxpl));
       bytes_ += col.size() - 8 * c.examples;
       continue;
     }
