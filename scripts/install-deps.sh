@@ -15,12 +15,13 @@ PACKAGES=(
   python3
   # The Python module sedpack_hpc (python/) and its tests.
   python3-dev python3-numpy pybind11-dev python3-pytest python3-mpi4py
-  # h5py writes and reads the HDF5 files of the import-hdf5/export-hdf5 tests.
-  python3-h5py
   libboost-program-options-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   libopenmpi-dev openmpi-bin
   libhdf5-dev
+  # Parallel HDF5 (MPI-IO) for builds with MPI, and h5py (serial and MPI) for
+  # the export tests that read the files back.
+  libhdf5-openmpi-dev python3-h5py python3-h5py-mpi
   # Fuzzing (scripts/fuzz.sh): clang 14 and its runtimes. libclang-rt-14-dev holds
   # libclang_rt.fuzzer*.a and clang's ASan/UBSan runtimes; it is only a
   # Recommends of clang and so is not pulled in by --no-install-recommends.

@@ -30,11 +30,12 @@ const CommandSpec kExportHdf5Spec = {
     "`sedpack inspect-hdf5 OUT.h5 --mapping` suggests a mapping that `import-hdf5`\n"
     "turns back into the same examples (numeric attributes with shape at least (1,)).\n"
     "OUT.h5 is written under a temporary name and renamed when complete.\n\n"
-    "Under mpirun/srun the shards are decoded in parallel: in each round every rank\n"
-    "decodes one shard and rank 0 gathers them, in order, and writes the one file.\n"
-    "HDF5 here is the serial library (no parallel HDF5), so one process must write;\n"
-    "gathering keeps a single self-contained file that any tool reads, where per-rank\n"
-    "files joined by a virtual dataset would break when a file is moved alone.\n",
+    "Under mpirun/srun the shards are decoded in parallel, one per rank per round.\n"
+    "Built against parallel HDF5 (`sedpack --version` says which), every rank writes\n"
+    "the rows of its own shards into the one file, collectively through MPI-IO; the\n"
+    "str and bytes columns, which HDF5 cannot write in parallel, are then gathered\n"
+    "and written by rank 0. With serial HDF5 rank 0 gathers every shard and writes\n"
+    "alone. The file holds the same values either way, for any number of ranks.\n",
     "  sedpack export-hdf5 ds -o ds.h5\n"
     "      every split into ds.h5\n"
     "  sedpack export-hdf5 ds -o train.h5 -s train --deflate 4\n"

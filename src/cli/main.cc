@@ -18,6 +18,9 @@
 #include "cli/cli_docs.h"
 #include "sedpack/config.h"
 #include "sedpack/metadata/models.h"
+#ifdef SEDPACK_HAVE_HDF5
+#include "sedpack/hdf5/export.h"
+#endif
 
 namespace sedpack::cli {
 
@@ -107,7 +110,7 @@ void PrintVersion() {
             << "  MPI      no (built without MPI)\n"
 #endif
 #ifdef SEDPACK_HAVE_HDF5
-            << "  HDF5     yes (import-hdf5, inspect-hdf5, export-hdf5)\n"
+            << "  HDF5     yes (" << Hdf5LibraryDescription() << "; import-hdf5, inspect-hdf5, export-hdf5)\n"
 #else
             << "  HDF5     no (built without HDF5)\n"
 #endif

@@ -1,454 +1,351 @@
 // SPDX-License-Identifier: Apache-2.0
-// ExportHdf5: decode shards (in parallel under MPI), write one HDF5 file on rank 0.
+// ExportHdf5: decode shards (in parallel under MPI) and write one HDF5 file,
+// either from rank 0 (serial HDF5, one rank) or from every rank through MPI-IO.
 #include "sedpack/hdf5/export.h"
 
 #include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
-#include <cstring>
 #include <filesystem>
+#include <optional>
 
-#include "hdf5/h5_internal.h"
+#include "hdf5/export_internal.h"
 #include "sedpack/cancel.h"
 #include "sedpack/dataset/reader.h"
 #include "sedpack/io/file.h"
-#include "sedpack/metadata/models.h"
 
 namespace sedpack {
 namespace {
 
+using h5::Columns;
+using h5::ExportWriter;
 using h5::Handle;
+using h5::ShardColumns;
+using h5::SplitPlan;
+using Clock = std::chrono::steady_clock;
 
-// One shard's values, column by column, as rank 0 needs them for writing.
-// Wire format (between ranks): per attribute a u8 dtype, then for numeric
-// attributes a u64 byte count and the bytes (examples in order, each value's
-// elements in C order); for str/bytes a u64 count and per value a u64 length
-// and the bytes.
-struct ShardColumns {
-  std::vector<DType> dtypes;
-  std::vector<std::string> columns;
-  std::uint64_t examples = 0;
-};
-
-void PutU64(std::string* out, std::uint64_t v) { out->append(reinterpret_cast<const char*>(&v), 8); }
-
-Result<std::uint64_t> GetU64(std::string_view* in) {
-  if (in->size() < 8) return Status::Internal("export-hdf5: truncated shard message");
-  std::uint64_t v;
-  std::memcpy(&v, in->data(), 8);
-  in->remove_prefix(8);
-  return v;
+double SecondsSince(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
 }
 
-bool VariableLength(DType d) { return d == DType::kStr || d == DType::kBytes; }
-
-// Decode `shard` and serialize its columns (checking every value against the schema).
-Result<std::string> EncodeShard(const Dataset& ds, const ShardInfo& shard, bool verify) {
-  SEDPACK_ASSIGN_OR_RETURN(auto decoded, ReadShard(ds, shard, {}, verify));
-  const auto& schema = ds.schema();
-  const std::string path = shard.file_infos.empty() ? std::string("?") : shard.file_infos[0].file_path;
-  if (decoded->num_attributes() != schema.size()) {
-    return Status::Corruption(path, ": ", decoded->num_attributes(), " attributes, the schema has ", schema.size());
-  }
-  if (static_cast<std::int64_t>(decoded->num_examples()) != shard.number_of_examples) {
-    return Status::Corruption(path, ": ", decoded->num_examples(), " examples, its shards_list.json records ",
-                              shard.number_of_examples);
-  }
-  std::string out;
-  const std::size_t n = decoded->num_examples();
-  PutU64(&out, n);
-  for (std::size_t j = 0; j < schema.size(); ++j) {
-    const AttributeSpec& a = schema[j];
-    if (VariableLength(a.dtype)) {
-      out.push_back(static_cast<char>(a.dtype));
-      PutU64(&out, n);
-      for (std::size_t i = 0; i < n; ++i) {
-        const ValueView v = decoded->Get(i, j);
-        PutU64(&out, v.data.size());
-        out.append(reinterpret_cast<const char*>(v.data.data()), v.data.size());
-      }
-      continue;
-    }
-    // The stored dtype (npz may store another than declared); HDF5 converts it.
-    const DType stored = n ? decoded->Get(0, j).dtype : a.dtype;
-    SEDPACK_ASSIGN_OR_RETURN(std::uint64_t elements, ShapeElementCount(a.shape));
-    const std::uint64_t value_bytes = elements * DTypeItemSize(stored);
-    out.push_back(static_cast<char>(stored));
-    PutU64(&out, value_bytes * n);
-    for (std::size_t i = 0; i < n; ++i) {
-      const ValueView v = decoded->Get(i, j);
-      if (v.dtype != stored || v.data.size() != value_bytes) {
-        return Status::Corruption(path, ": example ", i, " attribute \"", a.name, "\" is ", DTypeName(v.dtype), " of ",
-                                  v.data.size(), " bytes, expected ", DTypeName(stored), " of ", value_bytes);
-      }
-      out.append(reinterpret_cast<const char*>(v.data.data()), v.data.size());
-    }
-  }
-  return out;
-}
-
-Result<ShardColumns> DecodeColumns(std::string_view in, std::size_t attributes) {
-  ShardColumns c;
-  SEDPACK_ASSIGN_OR_RETURN(c.examples, GetU64(&in));
-  for (std::size_t j = 0; j < attributes; ++j) {
-    if (in.empty()) return Status::Internal("export-hdf5: truncated shard message");
-    const DType d = static_cast<DType>(static_cast<unsigned char>(in[0]));
-    in.remove_prefix(1);
-    std::string column;
-    if (VariableLength(d)) {
-      SEDPACK_ASSIGN_OR_RETURN(std::uint64_t count, GetU64(&in));
-      const char* begin = in.data();
-      for (std::uint64_t i = 0; i < count; ++i) {
-        SEDPACK_ASSIGN_OR_RETURN(std::uint64_t len, GetU64(&in));
-        if (in.size() < len) return Status::Internal("export-hdf5: truncated shard message");
-        in.remove_prefix(len);
-      }
-      column.assign(begin, in.data());
-    } else {
-      SEDPACK_ASSIGN_OR_RETURN(std::uint64_t bytes, GetU64(&in));
-      if (in.size() < bytes) return Status::Internal("export-hdf5: truncated shard message");
-      column.assign(in.data(), bytes);
-      in.remove_prefix(bytes);
-    }
-    c.dtypes.push_back(d);
-    c.columns.push_back(std::move(column));
-  }
-  return c;
-}
-
-Status H5Check(herr_t rc, const std::string& what) {
-  if (rc < 0) return Status::IOError("export-hdf5: ", what, ": ", h5::LastError());
-  return Status::OK();
-}
-
-Result<Handle> H5Checked(hid_t id, const std::string& what) {
-  if (id < 0) return Status::IOError("export-hdf5: ", what, ": ", h5::LastError());
-  return Handle(id);
-}
-
-Handle FileType(DType d) {
-  if (d == DType::kBool) return Handle(H5Tcopy(H5T_NATIVE_UINT8));
-  if (d == DType::kStr) {
-    Handle t(H5Tcopy(H5T_C_S1));
-    H5Tset_size(t.get(), H5T_VARIABLE);
-    H5Tset_cset(t.get(), H5T_CSET_UTF8);
-    return t;
-  }
-  if (d == DType::kBytes) return Handle(H5Tvlen_create(H5T_NATIVE_UINT8));
-  return h5::NativeType(d);
-}
-
-Status WriteStringAttribute(hid_t object, const std::string& name, const std::string& value) {
-  Handle type = FileType(DType::kStr);
-  SEDPACK_ASSIGN_OR_RETURN(Handle space, H5Checked(H5Screate(H5S_SCALAR), "dataspace"));
-  SEDPACK_ASSIGN_OR_RETURN(Handle attr, H5Checked(H5Acreate2(object, name.c_str(), type.get(), space.get(),
-                                                             H5P_DEFAULT, H5P_DEFAULT),
-                                                  "attribute " + name));
-  const char* p = value.c_str();
-  return H5Check(H5Awrite(attr.get(), type.get(), &p), "attribute " + name);
-}
-
-Status WriteU64Attribute(hid_t object, const std::string& name, const std::vector<std::uint64_t>& values) {
-  const hsize_t dims[1] = {values.size()};
-  SEDPACK_ASSIGN_OR_RETURN(Handle space, H5Checked(H5Screate_simple(1, dims, nullptr), "dataspace"));
-  SEDPACK_ASSIGN_OR_RETURN(Handle attr, H5Checked(H5Acreate2(object, name.c_str(), H5T_STD_U64LE, space.get(),
-                                                             H5P_DEFAULT, H5P_DEFAULT),
-                                                  "attribute " + name));
-  return H5Check(H5Awrite(attr.get(), H5T_NATIVE_UINT64, values.data()), "attribute " + name);
-}
-
-struct SplitPlan {
-  Split split;
-  std::vector<ShardInfo> shards;
-  std::vector<std::uint64_t> first_row;
-  std::uint64_t rows = 0;
-};
-
-// Rank 0's side: the open file and one dataset per attribute of each split.
-class Writer {
- public:
-  static Result<std::unique_ptr<Writer>> Create(const std::string& path, const Dataset& ds,
-                                                const std::vector<SplitPlan>& plans, const Hdf5ExportOptions& o) {
-    auto w = std::unique_ptr<Writer>(new Writer());
-    w->schema_ = ds.schema();
-    SEDPACK_ASSIGN_OR_RETURN(w->file_, H5Checked(H5Fcreate(path.c_str(), H5F_ACC_EXCL, H5P_DEFAULT, H5P_DEFAULT),
-                                                 "cannot create " + path));
-    const DatasetInfo& info = ds.info();
-    const Metadata& m = info.metadata;
-    const hid_t root = w->file_.get();
-    for (const auto& [name, value] : {std::pair<std::string, std::string>{"description", m.description},
-                                      {"dataset_version", m.dataset_version},
-                                      {"dataset_license", m.dataset_license},
-                                      {"download_from", m.download_from},
-                                      {"sedpack_version", m.sedpack_version},
-                                      {"custom_metadata", m.custom_metadata.text()},
-                                      {"sedpack_dataset_info", SerializeDatasetInfo(info)}}) {
-      SEDPACK_RETURN_NOT_OK(WriteStringAttribute(root, name, value));
-    }
-    for (const SplitPlan& plan : plans) {
-      const std::string group_name = "/" + std::string(SplitName(plan.split));
-      SEDPACK_ASSIGN_OR_RETURN(Handle group, H5Checked(H5Gcreate2(root, group_name.c_str(), H5P_DEFAULT,
-                                                                  H5P_DEFAULT, H5P_DEFAULT),
-                                                       "group " + group_name));
-      std::string shard_metadata = "[";
-      std::vector<std::uint64_t> shard_examples;
-      for (std::size_t i = 0; i < plan.shards.size(); ++i) {
-        shard_metadata += (i ? ", " : "") + plan.shards[i].custom_metadata.text();
-        shard_examples.push_back(static_cast<std::uint64_t>(plan.shards[i].number_of_examples));
-      }
-      shard_metadata += "]";
-      SEDPACK_RETURN_NOT_OK(WriteStringAttribute(group.get(), "shard_custom_metadata", shard_metadata));
-      SEDPACK_RETURN_NOT_OK(WriteU64Attribute(group.get(), "shard_examples", shard_examples));
-      SEDPACK_RETURN_NOT_OK(WriteU64Attribute(group.get(), "shard_first_row", plan.first_row));
-      std::vector<Handle> datasets;
-      for (std::size_t j = 0; j < w->schema_.size(); ++j) {
-        const AttributeSpec& a = w->schema_[j];
-        const Attribute& meta = info.dataset_structure.saved_data_description[j];
-        std::vector<hsize_t> dims{plan.rows};
-        std::uint64_t row_bytes = 16;
-        if (!VariableLength(a.dtype)) {
-          for (std::int64_t d : a.shape) dims.push_back(static_cast<hsize_t>(d));
-          row_bytes = std::max<std::uint64_t>(1, a.FixedByteSize().ValueOr(1));
-        } else if (!(a.shape.empty() || (a.dtype == DType::kBytes && a.shape.size() == 1))) {
-          return Status::NotImplemented("export-hdf5: attribute \"", a.name, "\" (", DTypeName(a.dtype), " of shape ",
-                                        ShapeToString(a.shape), ") has no HDF5 mapping");
-        }
-        std::vector<hsize_t> max_dims = dims;
-        SEDPACK_ASSIGN_OR_RETURN(Handle space, H5Checked(H5Screate_simple(static_cast<int>(dims.size()), dims.data(),
-                                                                          max_dims.data()),
-                                                         "dataspace"));
-        SEDPACK_ASSIGN_OR_RETURN(Handle dcpl, H5Checked(H5Pcreate(H5P_DATASET_CREATE), "property list"));
-        if (plan.rows > 0) {
-          std::vector<hsize_t> chunk = dims;
-          const std::uint64_t rows =
-              o.chunk_rows ? o.chunk_rows : std::max<std::uint64_t>(1, (std::uint64_t{1} << 20) / row_bytes);
-          chunk[0] = std::min<hsize_t>(plan.rows, rows);
-          SEDPACK_RETURN_NOT_OK(H5Check(H5Pset_chunk(dcpl.get(), static_cast<int>(chunk.size()), chunk.data()),
-                                        "chunking"));
-          if (o.deflate_level > 0) {
-            if (!VariableLength(a.dtype)) SEDPACK_RETURN_NOT_OK(H5Check(H5Pset_shuffle(dcpl.get()), "shuffle"));
-            SEDPACK_RETURN_NOT_OK(H5Check(H5Pset_deflate(dcpl.get(), static_cast<unsigned>(o.deflate_level)),
-                                          "deflate"));
-          }
-        }
-        Handle type = FileType(a.dtype);
-        const std::string where = group_name + "/" + a.name;
-        SEDPACK_ASSIGN_OR_RETURN(Handle dset, H5Checked(H5Dcreate2(group.get(), a.name.c_str(), type.get(),
-                                                                   space.get(), H5P_DEFAULT, dcpl.get(), H5P_DEFAULT),
-                                                        "dataset " + where));
-        SEDPACK_RETURN_NOT_OK(WriteStringAttribute(dset.get(), "sedpack_dtype", meta.dtype));
-        SEDPACK_RETURN_NOT_OK(WriteStringAttribute(dset.get(), "custom_metadata", meta.custom_metadata.text()));
-        datasets.push_back(std::move(dset));
-      }
-      w->datasets_.push_back(std::move(datasets));
-    }
-    return w;
-  }
-
-  // Write one shard's rows [first, first + c.examples) of split number `plan`.
-  Status WriteShard(std::size_t plan, std::uint64_t first, const ShardColumns& c) {
-    if (c.examples == 0) return Status::OK();
-    for (std::size_t j = 0; j < schema_.size(); ++j) {
-      const AttributeSpec& a = schema_[j];
-      const hid_t dset = datasets_[plan][j].get();
-      std::vector<hsize_t> start{first}, count{c.examples};
-      if (!VariableLength(a.dtype)) {
-        for (std::int64_t d : a.shape) {
-          start.push_back(0);
-          count.push_back(static_cast<hsize_t>(d));
-        }
-      }
-      SEDPACK_ASSIGN_OR_RETURN(Handle file_space, H5Checked(H5Dget_space(dset), "dataspace"));
-      SEDPACK_RETURN_NOT_OK(H5Check(H5Sselect_hyperslab(file_space.get(), H5S_SELECT_SET, start.data(), nullptr,
-                                                        count.data(), nullptr),
-                                    "selection"));
-      SEDPACK_ASSIGN_OR_RETURN(Handle mem_space, H5Checked(H5Screate_simple(static_cast<int>(count.size()),
-                                                                            count.data(), nullptr),
-                                                           "dataspace"));
-      const std::string& col = c.columns[j];
-      if (!VariableLength(a.dtype)) {
-        Handle mem_type = FileType(c.dtypes[j]);
-        if (!mem_type.valid()) return Status::Corruption("export-hdf5: attribute \"", a.name, "\" stored as ",
-                                                         DTypeName(c.dtypes[j]));
-        SEDPACK_RETURN_NOT_OK(H5Check(H5Dwrite(dset, mem_type.get(), mem_space.get(), file_space.get(), H5P_DEFAULT,
-                                               col.data()),
-                                      "writing " + a.name));
-        bytes_ += col.size();
-        continue;
-      }
-      // Variable length: pointers into the message (NUL-terminated copies for str).
-      std::string_view in = col;
-      std::vector<std::string> texts;
-      std::vector<hvl_t> blobs;
-      for (std::uint64_t i = 0; i < c.examples; ++i) {
-        std::uint64_t len = 0;
-        std::memcpy(&len, in.data(), 8);
-        in.remove_prefix(8);
-        if (a.dtype == DType::kStr) {
-          // An HDF5 string ends at its first NUL: refuse rather than cut the value short.
-          if (in.substr(0, len).find('\0') != std::string_view::npos) {
-            return Status::InvalidArgument("export-hdf5: attribute \"", a.name, "\" row ", first + i,
-                                           ": a str holding a NUL character cannot be an HDF5 string");
-          }
-          texts.emplace_back(in.substr(0, len));
-        } else {
-          blobs.push_back(hvl_t{len, const_cast<char*>(in.data())});
-        }
-        in.remove_prefix(len);
-        bytes_ += len;
-      }
-      Handle type = FileType(a.dtype);
-      if (a.dtype == DType::kStr) {
-        std::vector<const char*> ptrs;
-        for (const std::string& t : texts) ptrs.push_back(t.c_str());
-        SEDPACK_RETURN_NOT_OK(H5Check(
-            H5Dwrite(dset, type.get(), mem_space.get(), file_space.get(), H5P_DEFAULT, ptrs.data()), "writing " + a.name));
-      } else {
-        SEDPACK_RETURN_NOT_OK(H5Check(
-            H5Dwrite(dset, type.get(), mem_space.get(), file_space.get(), H5P_DEFAULT, blobs.data()), "writing " + a.name));
-      }
-    }
-    return Status::OK();
-  }
-
-  Status Close() {
-    datasets_.clear();
-    // The flush is where a full disk shows; the close after it only frees.
-    Status st = H5Check(H5Fflush(file_.get(), H5F_SCOPE_GLOBAL), "writing the file");
-    file_ = Handle();
-    return st;
-  }
-
-  std::uint64_t bytes() const { return bytes_; }
-
- private:
-  Writer() = default;
-  std::vector<AttributeSpec> schema_;
-  Handle file_;
-  std::vector<std::vector<Handle>> datasets_;
-  std::uint64_t bytes_ = 0;
-};
-
-}  // namespace
-
-Result<Hdf5ExportSummary> ExportHdf5(Comm& comm, std::shared_ptr<const Dataset> dataset, const std::string& out,
-                                     const Hdf5ExportOptions& options) {
-  const auto start = std::chrono::steady_clock::now();
-  h5::SilenceLibraryErrors();
-  const bool root = comm.rank() == 0;
+// Every rank walks the metadata (cheap, hashes checked) for the same plan, so
+// every rank knows every dataset's full size before anything is written.
+Result<std::vector<SplitPlan>> PlanSplits(const std::shared_ptr<const Dataset>& dataset,
+                                          const Hdf5ExportOptions& options) {
   std::vector<Split> splits = options.splits;
   if (splits.empty()) {
     for (const auto& [split, sli] : dataset->info().splits) splits.push_back(split);
   }
-  // Every rank walks the metadata (cheap, hashes checked) for the same plan.
   std::vector<SplitPlan> plans;
-  Status planned;
   for (Split s : splits) {
-    if (dataset->info().FindSplit(s) == nullptr) {
-      planned = Status::InvalidArgument("the dataset has no split ", SplitName(s));
-      break;
-    }
-    auto shards = ListShards(dataset, s, options.verify_hashes);
-    if (!shards.ok()) {
-      planned = shards.status();
-      break;
-    }
-    SplitPlan p{s, std::move(shards).value(), {}, 0};
+    if (dataset->info().FindSplit(s) == nullptr) return Status::InvalidArgument("the dataset has no split ", SplitName(s));
+    SEDPACK_ASSIGN_OR_RETURN(auto shards, ListShards(dataset, s, options.verify_hashes));
+    SplitPlan p{s, std::move(shards), {}, 0};
     for (const ShardInfo& sh : p.shards) {
       p.first_row.push_back(p.rows);
       p.rows += static_cast<std::uint64_t>(std::max<std::int64_t>(0, sh.number_of_examples));
     }
     plans.push_back(std::move(p));
   }
-  const std::string temp = out + ".partial-" + std::to_string(::getpid());
-  std::unique_ptr<Writer> writer;
-  if (planned.ok() && root) {
-    if (PathExists(out)) {
-      planned = Status::AlreadyExists("export-hdf5: ", out, " exists (remove it or choose another name)");
-    } else {
-      auto w = Writer::Create(temp, *dataset, plans, options);
-      if (w.ok()) {
-        writer = std::move(w).value();
-      } else {
-        planned = w.status();
-      }
-    }
-  }
-  auto fail = [&](const Status& st) -> Status {
-    writer.reset();
-    if (root) (void)RemoveTree(temp);
-    return st;
-  };
-  if (Status st = AgreeOnStatus(comm, planned); !st.ok()) return fail(st);
+  return plans;
+}
 
-  // Every shard in file order; round r gives shard r * size + rank to each rank.
-  struct Item {
-    std::size_t plan, shard;
-  };
+// Every shard in file order; round r gives shard r * size + rank to each rank.
+struct Item {
+  std::size_t plan, shard;
+};
+
+// What the shard loops share.
+struct ExportRun {
+  Comm& comm;
+  const Dataset& dataset;
+  const std::vector<SplitPlan>& plans;
   std::vector<Item> items;
-  std::uint64_t total = 0;
-  for (std::size_t p = 0; p < plans.size(); ++p) {
-    for (std::size_t i = 0; i < plans[p].shards.size(); ++i) items.push_back({p, i});
-    total += plans[p].rows;
-  }
-  const std::size_t ranks = static_cast<std::size_t>(comm.size());
+  const Hdf5ExportOptions& options;
+  Clock::time_point start;
   Hdf5ExportProgress progress;
-  progress.examples_total = total;
-  for (std::size_t base = 0; base < items.size(); base += ranks) {
+
+  std::size_t ranks() const { return static_cast<std::size_t>(comm.size()); }
+  std::uint64_t first_row(const Item& it) const { return plans[it.plan].first_row[it.shard]; }
+  // Decode this rank's shard of the round starting at `base` (none: nullopt).
+  Result<std::optional<ShardColumns>> DecodeMine(std::size_t base) const {
+    if (CancellationRequested()) return Status::Cancelled("export-hdf5: interrupted");
+    const std::size_t k = base + static_cast<std::size_t>(comm.rank());
+    if (k >= items.size()) return std::optional<ShardColumns>();
+    SEDPACK_ASSIGN_OR_RETURN(std::string encoded, h5::EncodeShard(dataset, plans[items[k].plan].shards[items[k].shard],
+                                                                  options.verify_hashes));
+    SEDPACK_ASSIGN_OR_RETURN(ShardColumns cols, h5::DecodeColumns(encoded, dataset.schema().size()));
+    return std::optional<ShardColumns>(std::move(cols));
+  }
+  void Report(std::uint64_t bytes) {
+    progress.bytes_done = bytes;
+    progress.seconds = SecondsSince(start);
+    if (comm.rank() == 0 && options.progress) options.progress(progress);
+  }
+};
+
+// Rank 0 writes every shard: each round it gathers the ranks' encoded shards
+// (serial HDF5, or one rank). `writer` is rank 0's open file (null elsewhere).
+Status WriteGathered(ExportRun& run, ExportWriter* writer) {
+  Comm& comm = run.comm;
+  const bool root = comm.rank() == 0;
+  for (std::size_t base = 0; base < run.items.size(); base += run.ranks()) {
     Status mine = CancellationRequested() ? Status::Cancelled("export-hdf5: interrupted") : Status::OK();
     std::string message;
     const std::size_t k = base + static_cast<std::size_t>(comm.rank());
-    if (mine.ok() && k < items.size()) {
-      auto encoded = EncodeShard(*dataset, plans[items[k].plan].shards[items[k].shard], options.verify_hashes);
+    if (mine.ok() && k < run.items.size()) {
+      const Item& it = run.items[k];
+      auto encoded = h5::EncodeShard(run.dataset, run.plans[it.plan].shards[it.shard], run.options.verify_hashes);
       if (encoded.ok()) {
         message = std::move(encoded).value();
       } else {
         mine = encoded.status();
       }
     }
-    if (Status st = AgreeOnStatus(comm, mine); !st.ok()) return fail(st);
-    auto gathered = comm.Gatherv(message, 0);
-    if (!gathered.ok()) return fail(gathered.status());
+    SEDPACK_RETURN_NOT_OK(AgreeOnStatus(comm, mine));
+    SEDPACK_ASSIGN_OR_RETURN(auto gathered, comm.Gatherv(message, 0));
     Status wrote;
     if (root) {
-      for (std::size_t r = 0; r < ranks && base + r < items.size() && wrote.ok(); ++r) {
-        const Item& it = items[base + r];
-        auto cols = DecodeColumns((*gathered)[r], dataset->schema().size());
+      for (std::size_t r = 0; r < run.ranks() && base + r < run.items.size() && wrote.ok(); ++r) {
+        const Item& it = run.items[base + r];
+        auto cols = h5::DecodeColumns(gathered[r], run.dataset.schema().size());
         if (!cols.ok()) {
           wrote = cols.status();
           break;
         }
-        wrote = writer->WriteShard(it.plan, plans[it.plan].first_row[it.shard], *cols);
-        progress.examples_done += cols->examples;
+        wrote = writer->WriteShard(it.plan, run.first_row(it), *cols, Columns::kAll, H5P_DEFAULT);
+        run.progress.examples_done += cols->examples;
       }
-      progress.bytes_done = writer->bytes();
-      progress.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-      if (wrote.ok() && options.progress) options.progress(progress);
+      if (wrote.ok()) run.Report(writer->bytes());
     }
-    if (Status st = AgreeOnStatus(comm, wrote); !st.ok()) return fail(st);
+    SEDPACK_RETURN_NOT_OK(AgreeOnStatus(comm, wrote));
+  }
+  return Status::OK();
+}
+
+#ifdef SEDPACK_HDF5_MPIIO
+
+// MPI-IO needs an MPI communicator; the Comm of MpiSession spans a duplicate
+// of MPI_COMM_WORLD, so the world is the same group of ranks in the same order.
+bool SameRanksAsWorld(Comm& comm) {
+  int initialized = 0, finalized = 0;
+  MPI_Initialized(&initialized);
+  if (initialized) MPI_Finalized(&finalized);
+  if (!initialized || finalized) return false;
+  int size = 0, rank = -1;
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  return size == comm.size() && rank == comm.rank();
+}
+
+// Every rank writes into the file only if every rank sees the folder rank 0
+// writes it in: on a node-local path (/tmp of each node) MPI-IO would make a
+// part-file per node. Rank 0 leaves a marker beside `temp`; where a rank does
+// not see it, rank 0 gathers and writes alone, as with serial HDF5.
+Result<bool> CanWriteCollectively(Comm& comm, const std::string& temp) {
+  if (!comm.IsMPI() || comm.size() < 2) return false;
+  const std::string marker = temp + ".ranks";
+  // No marker in a missing folder (it would create it): the file's creation reports that.
+  std::string folder = std::filesystem::path(temp).parent_path().string();
+  if (folder.empty()) folder = ".";
+  Status made;
+  if (comm.rank() == 0 && IsDirectory(folder)) made = WriteFileAtomic(marker, std::string_view("export-hdf5\n"));
+  SEDPACK_RETURN_NOT_OK(AgreeOnStatus(comm, made));
+  const bool can = SameRanksAsWorld(comm) && PathExists(marker);
+  SEDPACK_ASSIGN_OR_RETURN(std::int64_t all, comm.AllreduceMin(can ? 1 : 0));
+  if (comm.rank() == 0) (void)RemoveTree(marker);
+  return all == 1;
+}
+
+// The checks WriteShard would make, done before the collective writes: a rank
+// that failed inside one would leave the others waiting in it.
+Status CheckFixedColumns(const ShardColumns& c, const std::vector<AttributeSpec>& schema) {
+  for (std::size_t j = 0; j < schema.size(); ++j) {
+    if (h5::VariableLength(schema[j].dtype) || c.dtypes[j] == DType::kBool) continue;
+    if (!h5::NativeType(c.dtypes[j]).valid()) {
+      return Status::Corruption("export-hdf5: attribute \"", schema[j].name, "\" stored as ", DTypeName(c.dtypes[j]));
+    }
+  }
+  return Status::OK();
+}
+
+// Phase 1: every rank writes the numeric rows of its own shards, collectively.
+// The str/bytes columns of its shards are kept in `variable` (one message per
+// round, empty when it had no shard) for phase 2.
+Status WriteFixedCollective(ExportRun& run, ExportWriter* writer, std::vector<std::string>* variable,
+                            bool has_variable) {
+  Comm& comm = run.comm;
+  SEDPACK_ASSIGN_OR_RETURN(Handle dxpl, h5::H5Checked(H5Pcreate(H5P_DATASET_XFER), "transfer property list"));
+  SEDPACK_RETURN_NOT_OK(h5::H5Check(H5Pset_dxpl_mpio(dxpl.get(), H5FD_MPIO_COLLECTIVE), "MPI-IO"));
+  for (std::size_t base = 0; base < run.items.size(); base += run.ranks()) {
+    auto decoded = run.DecodeMine(base);
+    Status mine = decoded.status();
+    if (mine.ok() && decoded->has_value()) mine = CheckFixedColumns(**decoded, run.dataset.schema());
+    // Shards take uneven time to decode: wait without spinning.
+    SEDPACK_RETURN_NOT_OK(comm.IdleBarrier());
+    SEDPACK_RETURN_NOT_OK(AgreeOnStatus(comm, mine));
+    const std::size_t k = base + static_cast<std::size_t>(comm.rank());
+    const std::size_t end = std::min(run.items.size(), base + run.ranks());
+    Status wrote;
+    // Every rank takes part in the write of every split this round touches.
+    for (std::size_t p = run.items[base].plan; p <= run.items[end - 1].plan; ++p) {
+      const bool mine_here = k < end && run.items[k].plan == p && (*decoded)->examples > 0;
+      Status st = mine_here
+                      ? writer->WriteShard(p, run.first_row(run.items[k]), **decoded, Columns::kFixed, dxpl.get())
+                      : writer->WriteNothing(p, dxpl.get());
+      if (wrote.ok()) wrote = st;
+    }
+    for (std::size_t r = base; r < end; ++r) {
+      const ShardInfo& shard = run.plans[run.items[r].plan].shards[run.items[r].shard];
+      run.progress.examples_done += static_cast<std::uint64_t>(shard.number_of_examples);
+    }
+    if (has_variable) variable->push_back(decoded->has_value() ? h5::EncodeVariableColumns(**decoded) : std::string());
+    SEDPACK_RETURN_NOT_OK(AgreeOnStatus(comm, wrote));
+    SEDPACK_ASSIGN_OR_RETURN(std::int64_t bytes, comm.AllreduceSum(static_cast<std::int64_t>(writer->bytes())));
+    run.Report(static_cast<std::uint64_t>(bytes));
+  }
+  return Status::OK();
+}
+
+// Phase 2: HDF5 1.10 cannot write variable-length data through MPI-IO, so
+// rank 0 reopens the file serially and writes the str/bytes columns each rank
+// kept, gathered round by round.
+Status WriteVariableFromRoot(ExportRun& run, const std::string& temp, std::vector<std::string>* variable,
+                             std::uint64_t* bytes) {
+  Comm& comm = run.comm;
+  const bool root = comm.rank() == 0;
+  std::unique_ptr<ExportWriter> writer;
+  Status opened;
+  if (root) {
+    auto w = ExportWriter::Reopen(temp, run.dataset, run.plans);
+    if (w.ok()) {
+      writer = std::move(w).value();
+    } else {
+      opened = w.status();
+    }
+  }
+  SEDPACK_RETURN_NOT_OK(AgreeOnStatus(comm, opened));
+  for (std::size_t round = 0; round < variable->size(); ++round) {
+    const std::size_t base = round * run.ranks();
+    SEDPACK_ASSIGN_OR_RETURN(auto gathered, comm.Gatherv((*variable)[round], 0));
+    (*variable)[round].clear();
+    (*variable)[round].shrink_to_fit();
+    Status wrote;
+    for (std::size_t r = 0; root && r < run.ranks() && base + r < run.items.size() && wrote.ok(); ++r) {
+      auto cols = h5::DecodeColumns(gathered[r], run.dataset.schema().size());
+      wrote = cols.ok() ? writer->WriteShard(run.items[base + r].plan, run.first_row(run.items[base + r]), *cols,
+                                             Columns::kVariable, H5P_DEFAULT)
+                        : cols.status();
+    }
+    SEDPACK_RETURN_NOT_OK(AgreeOnStatus(comm, wrote));
   }
   Status closed;
   if (root) {
     closed = writer->Close();
-    writer.reset();
-    // The HDF5 library wrote the file; it becomes the output only once its
-    // bytes and then its name are on disk.
-    if (closed.ok()) closed = MoveIntoPlace(temp, out, "export-hdf5");
+    *bytes += writer->bytes();
   }
-  if (Status st = AgreeOnStatus(comm, closed); !st.ok()) return fail(st);
+  return AgreeOnStatus(comm, closed);
+}
+
+// Every rank opens `temp` through MPI-IO, writes its rows, and closes it.
+Status WriteCollective(ExportRun& run, const std::string& temp) {
+  Comm& comm = run.comm;
+  SEDPACK_ASSIGN_OR_RETURN(Handle fapl, h5::H5Checked(H5Pcreate(H5P_FILE_ACCESS), "file access property list"));
+  SEDPACK_RETURN_NOT_OK(h5::H5Check(H5Pset_fapl_mpio(fapl.get(), MPI_COMM_WORLD, MPI_INFO_NULL),
+                                    "MPI-IO"));
+  // The metadata is the same on every rank: written once, collectively.
+  SEDPACK_RETURN_NOT_OK(h5::H5Check(H5Pset_coll_metadata_write(fapl.get(), true), "MPI-IO"));
+  auto created = ExportWriter::Create(temp, run.dataset, run.plans, run.options, fapl.get());
+  SEDPACK_RETURN_NOT_OK(AgreeOnStatus(comm, created.status()));
+  std::unique_ptr<ExportWriter> writer = std::move(created).value();
+  bool has_variable = false;
+  for (const AttributeSpec& a : run.dataset.schema()) has_variable = has_variable || h5::VariableLength(a.dtype);
+  std::vector<std::string> variable;
+  SEDPACK_RETURN_NOT_OK(WriteFixedCollective(run, writer.get(), &variable, has_variable));
+  SEDPACK_RETURN_NOT_OK(AgreeOnStatus(comm, writer->Close()));
+  SEDPACK_ASSIGN_OR_RETURN(std::int64_t fixed_bytes, comm.AllreduceSum(static_cast<std::int64_t>(writer->bytes())));
+  writer.reset();
+  std::uint64_t bytes = static_cast<std::uint64_t>(fixed_bytes);
+  if (has_variable) SEDPACK_RETURN_NOT_OK(WriteVariableFromRoot(run, temp, &variable, &bytes));
+  run.progress.bytes_done = bytes;
+  return Status::OK();
+}
+
+#else
+
+Result<bool> CanWriteCollectively(Comm&, const std::string&) { return false; }
+Status WriteCollective(ExportRun&, const std::string&) {
+  return Status::Internal("export-hdf5: built without parallel HDF5");
+}
+
+#endif  // SEDPACK_HDF5_MPIIO
+
+// Rank 0 alone creates the file and writes what every rank decoded.
+Status WriteFromRoot(ExportRun& run, const std::string& temp) {
+  const bool root = run.comm.rank() == 0;
+  std::unique_ptr<ExportWriter> writer;
+  Status created;
+  if (root) {
+    auto w = ExportWriter::Create(temp, run.dataset, run.plans, run.options, H5P_DEFAULT);
+    if (w.ok()) {
+      writer = std::move(w).value();
+    } else {
+      created = w.status();
+    }
+  }
+  SEDPACK_RETURN_NOT_OK(AgreeOnStatus(run.comm, created));
+  SEDPACK_RETURN_NOT_OK(WriteGathered(run, writer.get()));
+  Status closed = root ? writer->Close() : Status::OK();
+  return AgreeOnStatus(run.comm, closed);
+}
+
+}  // namespace
+
+Result<Hdf5ExportSummary> ExportHdf5(Comm& comm, std::shared_ptr<const Dataset> dataset, const std::string& out,
+                                     const Hdf5ExportOptions& options) {
+  const auto start = Clock::now();
+  h5::SilenceLibraryErrors();
+  const bool root = comm.rank() == 0;
+  auto planned = PlanSplits(dataset, options);
+  Status ready = planned.status();
+  if (ready.ok() && root && PathExists(out)) {
+    ready = Status::AlreadyExists("export-hdf5: ", out, " exists (remove it or choose another name)");
+  }
+  SEDPACK_RETURN_NOT_OK(AgreeOnStatus(comm, ready));
+  const std::vector<SplitPlan>& plans = *planned;
+  // Rank 0's process id names the temporary file for every rank.
+  std::string temp = out + ".partial-" + std::to_string(::getpid());
+  SEDPACK_RETURN_NOT_OK(comm.Bcast(&temp, 0));
+  ExportRun run{comm, *dataset, plans, {}, options, start, {}};
+  for (std::size_t p = 0; p < plans.size(); ++p) {
+    for (std::size_t i = 0; i < plans[p].shards.size(); ++i) run.items.push_back({p, i});
+    run.progress.examples_total += plans[p].rows;
+  }
+  SEDPACK_ASSIGN_OR_RETURN(bool collective, CanWriteCollectively(comm, temp));
+  Status wrote = collective && !run.items.empty() ? WriteCollective(run, temp) : WriteFromRoot(run, temp);
+  // The HDF5 library wrote the file; it becomes the output only once its bytes
+  // and then its name are on disk.
+  if (wrote.ok() && root) wrote = MoveIntoPlace(temp, out, "export-hdf5");
+  wrote = AgreeOnStatus(comm, wrote);
+  if (!wrote.ok()) {
+    if (root) (void)RemoveTree(temp);
+    return wrote;
+  }
   Hdf5ExportSummary s;
-  s.examples = total;
+  s.examples = run.progress.examples_total;
   s.splits = plans.size();
-  s.shards = items.size();
-  s.bytes = progress.bytes_done;
-  s.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  s.shards = run.items.size();
+  s.bytes = run.progress.bytes_done;
+  s.seconds = SecondsSince(start);
   if (root && options.progress) {
-    progress.finished = true;
-    progress.seconds = s.seconds;
-    options.progress(progress);
+    run.progress.finished = true;
+    run.progress.seconds = s.seconds;
+    options.progress(run.progress);
   }
   return s;
 }
+
+std::string Hdf5LibraryDescription() { return h5::LibraryDescription(); }
 
 }  // namespace sedpack

@@ -55,11 +55,19 @@ struct Hdf5ExportSummary {
 /// split group the shards' custom_metadata (a JSON list), shard_examples and
 /// shard_first_row. Rows keep the non-shuffled read order.
 ///
-/// Shards are decoded in rounds: every rank one shard per round, rank 0
-/// gathers them in order and is the one writer (serial HDF5). `out` is written
+/// Shards are decoded in rounds, every rank one shard per round. Built against
+/// parallel HDF5 and run on several MPI ranks, every rank writes the rows of
+/// its own shards collectively through MPI-IO; str and bytes columns (which
+/// HDF5 cannot write in parallel) are then gathered to rank 0, which writes
+/// them into the same file. Otherwise rank 0 gathers every shard and is the
+/// one writer. The file holds the same values either way. `out` is written
 /// under a temporary name beside it and renamed when complete; it must not
 /// exist (AlreadyExists).
 Result<Hdf5ExportSummary> ExportHdf5(Comm& comm, std::shared_ptr<const Dataset> dataset, const std::string& out,
                                      const Hdf5ExportOptions& options = {});
+
+/// The HDF5 library this build uses, e.g. "HDF5 1.10.8 (parallel, MPI-IO)" or
+/// "HDF5 1.10.8 (serial)".
+std::string Hdf5LibraryDescription();
 
 }  // namespace sedpack
