@@ -121,6 +121,7 @@ void AddExceptions(py::module_& m);
 void RaiseIfProblems(const sp::CheckReport& report);
 
 void BindIterators(py::module_& m);
+void BindElastic(py::module_& m);  // elastic.cc
 void BindDataset(py::module_& m);
 #ifdef SEDPACK_HAVE_MPI
 void BindMpi(py::module_& m);
