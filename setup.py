@@ -52,6 +52,10 @@ class CMakeBuild(build_ext):
         shutil.copy2(built, dest)
 
 
+(ROOT / "build-pip").mkdir(exist_ok=True)
 setup(version=project_version(),
       ext_modules=[Extension("sedpack_hpc._sedpack_hpc", sources=[])],
-      cmdclass={"build_ext": CMakeBuild})
+      cmdclass={"build_ext": CMakeBuild},
+      # setuptools' own staging next to the CMake tree, not in a developer's build/
+      options={"build": {"build_base": "build-pip/setuptools"},
+               "egg_info": {"egg_base": "build-pip"}})

@@ -56,11 +56,6 @@ def keys_of(loader):
     return out
 
 
-def test_import_needs_no_torch():
-    code = "import sys, sedpack_hpc, sedpack_hpc.torch; assert 'torch' not in sys.modules, 'torch imported'"
-    subprocess.run([sys.executable, "-c", code], check=True)
-
-
 @pytest.mark.parametrize("context", ["fork", "spawn"])
 @pytest.mark.parametrize("batch_size", [None, 4])
 def test_dataloader_workers_yield_every_example_once(path, context, batch_size):
