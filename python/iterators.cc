@@ -92,7 +92,7 @@ py::object ElasticIterator::Next() {
   return process_.is_none() ? d : process_(d);
 }
 
-py::object ElasticIterator::NextBatch(std::size_t n) {
+py::object ElasticIterator::NextBatch(std::size_t n, py::object alloc) {
   if (n == 0) throw py::value_error("next_batch: n must be positive");
   std::optional<sp::Status> failed;
   std::vector<sp::Example> batch;
@@ -111,7 +111,7 @@ py::object ElasticIterator::NextBatch(std::size_t n) {
   }
   if (failed) Raise(*failed);
   if (batch.empty()) throw py::stop_iteration();
-  py::object d = converter_.BatchToDict(batch);
+  py::object d = converter_.BatchToDict(batch, alloc.is_none() ? py::handle() : alloc);
   return process_.is_none() ? d : process_(d);
 }
 
@@ -146,7 +146,7 @@ void BindIterators(py::module_& m) {
   py::class_<ElasticIterator>(m, "ElasticIterator")
       .def("__iter__", [](ElasticIterator& it) -> ElasticIterator& { return it; })
       .def("__next__", &ElasticIterator::Next)
-      .def("next_batch", &ElasticIterator::NextBatch, py::arg("n"))
+      .def("next_batch", &ElasticIterator::NextBatch, py::arg("n"), py::arg("alloc") = py::none())
       .def("state_dict", &ElasticIterator::StateDict)
       .def("load_state_dict", &ElasticIterator::LoadStateDict, py::arg("state"))
       .def_property_readonly("epoch_size", &ElasticIterator::epoch_size);

@@ -45,7 +45,7 @@ class ElasticIterator {
 
   py::object Next();
   /// Up to n examples stacked as as_numpy_iterator_batched stacks them (StopIteration when none are left).
-  py::object NextBatch(std::size_t n);
+  py::object NextBatch(std::size_t n, py::object alloc);
   py::dict StateDict();
   void LoadStateDict(const py::dict& d);
 

@@ -151,6 +151,30 @@ def _tensors(item, copy):
     return out
 
 
+def _batch_buffers(shared):
+    """An `alloc` for ElasticIterator.next_batch and the tensors it made: in a
+    DataLoader worker the batch is written straight into shared memory, which
+    the worker then hands over without a copy (a tensor over private memory
+    is copied into shared memory when sent)."""
+    import numpy as np
+    import torch
+    made = {}
+
+    def alloc(name, descr, shape):
+        dtype = torch.from_numpy(np.empty(0, np.dtype(descr))).dtype
+        if shared:
+            count = 1
+            for d in shape:
+                count *= d
+            storage = torch.UntypedStorage._new_shared(max(1, count) * np.dtype(descr).itemsize)
+            t = torch.empty(0, dtype=dtype).set_(torch.TypedStorage(wrap_storage=storage, dtype=dtype), 0, shape)
+        else:
+            t = torch.empty(shape, dtype=dtype)
+        made[name] = t
+        return t.numpy()
+    return alloc, made
+
+
 def _make_classes():
     import torch.utils.data as tud
 
@@ -275,18 +299,24 @@ def _make_classes():
                 equal_counts=self.equal_counts, epoch=self.epoch, verify_hashes=self.verify_hashes,
                 state=state)
             self._produced = 0
-            return self._generate(it)
+            return self._generate(it, shared=info is not None)
 
-        def _generate(self, it):
+        def _generate(self, it, shared):
             b = self.batch_size
             while True:
+                made = {}
                 try:
-                    item = it.next_batch(b) if b is not None else next(it)
+                    if b is None:
+                        item = next(it)
+                    else:
+                        alloc, made = _batch_buffers(shared)
+                        item = it.next_batch(b, alloc)
                 except StopIteration:
                     return
                 if b is not None and self.drop_last and len(next(iter(item.values()))) < b:
                     return
                 item = _tensors(item, copy=False)
+                item.update(made)
                 if self.transform is not None:
                     item = self.transform(item)
                 self._produced += 1
