@@ -80,7 +80,7 @@ def timed(batches, epochs):
 def run_torch(root, args):
     from torch.utils.data import DataLoader
     from sedpack_hpc import torch as st
-    ds = st.IterableDataset(root, batch_size=args.batch, rank=0, world_size=1)
+    ds = st.IterableDataset(root, batch_size=args.batch, shards_per_block=args.shards_per_block, rank=0, world_size=1)
 
     def batches():
         return DataLoader(ds, batch_size=None, num_workers=args.workers, multiprocessing_context="fork")
@@ -142,6 +142,7 @@ def main():
     ap.add_argument("--epochs", type=int, default=2)
     ap.add_argument("--batch", type=int, default=64)
     ap.add_argument("--workers", type=int, default=2)
+    ap.add_argument("--shards-per-block", type=int, default=4, help="of the torch path's elastic order")
     ap.add_argument("--reference-only", metavar="ROOT", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.reference_only:

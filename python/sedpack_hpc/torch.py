@@ -151,28 +151,85 @@ def _tensors(item, copy):
     return out
 
 
-def _batch_buffers(shared):
-    """An `alloc` for ElasticIterator.next_batch and the tensors it made: in a
-    DataLoader worker the batch is written straight into shared memory, which
-    the worker then hands over without a copy (a tensor over private memory
-    is copied into shared memory when sent)."""
+_BLOCK = "__sedpack_shared_block__"  # a worker's batch: its one shared block and the views made in it
+
+
+def _prod(shape):
+    n = 1
+    for d in shape:
+        n *= d
+    return n
+
+
+def _block_layout(dataset, batch_size):
+    """(byte offset and size of each numeric attribute's batch array, total):
+    the arrays of one batch laid out in one block, 64-byte aligned."""
+    import numpy as np
+    offsets, at = {}, 0
+    for a in dataset.dataset_structure.saved_data_description:
+        if a.dtype in ("int", "str", "bytes"):
+            continue
+        n = np.dtype(a.dtype).itemsize * batch_size * _prod(a.shape)
+        offsets[a.name] = (at, n)
+        at += -(-n // 64) * 64
+    return offsets, at
+
+
+def _batch_buffers(layout):
+    """An `alloc` for ElasticIterator.next_batch, the tensors it made and the
+    block they live in. With a layout (in a DataLoader worker) the arrays are
+    views of one block of shared memory, which the worker hands over as that
+    one block: no copy (a tensor over private memory is copied into shared
+    memory when sent) and one file descriptor per batch."""
     import numpy as np
     import torch
-    made = {}
+    made, block = {}, []
 
     def alloc(name, descr, shape):
         dtype = torch.from_numpy(np.empty(0, np.dtype(descr))).dtype
-        if shared:
-            count = 1
-            for d in shape:
-                count *= d
-            storage = torch.UntypedStorage._new_shared(max(1, count) * np.dtype(descr).itemsize)
-            t = torch.empty(0, dtype=dtype).set_(torch.TypedStorage(wrap_storage=storage, dtype=dtype), 0, shape)
+        nbytes = np.dtype(descr).itemsize * _prod(shape)
+        if layout is not None and name in layout[0] and nbytes <= layout[0][name][1]:
+            if not block:
+                storage = torch.UntypedStorage._new_shared(max(1, layout[1]))
+                block.append(torch.empty(0, dtype=torch.uint8).set_(
+                    torch.TypedStorage(wrap_storage=storage, dtype=torch.uint8), 0, (layout[1],)))
+            at = layout[0][name][0]
+            t = block[0][at:at + nbytes].view(dtype).view(tuple(shape))
         else:
-            t = torch.empty(shape, dtype=dtype)
+            t = torch.empty(tuple(shape), dtype=dtype)
         made[name] = t
         return t.numpy()
-    return alloc, made
+    return alloc, made, block
+
+
+class _SharedBatch(dict):
+    """A batch sent from a DataLoader worker as its one shared block."""
+
+    def __reduce__(self):
+        entry = self.get(_BLOCK)
+        items = {k: v for k, v in self.items() if k != _BLOCK}
+        if entry is None:
+            return (dict, (items,))
+        block, made = entry
+        views, rest = {}, {}
+        for k, v in items.items():
+            if made.get(k) is v:  # still the view made in the block (a transform may replace it)
+                views[k] = (v.data_ptr() - block.data_ptr(), v.dtype, tuple(v.shape))
+            else:
+                rest[k] = v
+        return (_rebuild_batch, (block, views, rest, list(items)))
+
+
+def _rebuild_batch(block, views, rest, order):
+    out = {}
+    for k in order:
+        if k in views:
+            at, dtype, shape = views[k]
+            n = block.new_empty(0, dtype=dtype).element_size() * _prod(shape)
+            out[k] = block[at:at + n].view(dtype).view(shape)
+        else:
+            out[k] = rest[k]
+    return out
 
 
 def _make_classes():
@@ -303,13 +360,14 @@ def _make_classes():
 
         def _generate(self, it, shared):
             b = self.batch_size
+            layout = _block_layout(_open(self.path), b) if shared and b is not None else None
             while True:
-                made = {}
+                made, block = {}, []
                 try:
                     if b is None:
                         item = next(it)
                     else:
-                        alloc, made = _batch_buffers(shared)
+                        alloc, made, block = _batch_buffers(layout)
                         item = it.next_batch(b, alloc)
                 except StopIteration:
                     return
@@ -319,6 +377,9 @@ def _make_classes():
                 item.update(made)
                 if self.transform is not None:
                     item = self.transform(item)
+                if block and isinstance(item, dict):
+                    item = _SharedBatch(item)
+                    item[_BLOCK] = (block[0], made)
                 self._produced += 1
                 yield item
 
