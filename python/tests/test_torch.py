@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: Apache-2.0
-"""sedpack_hpc.torch with the real torch (CPU): DataLoader workers under fork
-and spawn, the split by rank and worker with equal counts, DDP over gloo with
+"""sedpack_hpc.torch with the real torch (CPU): DataLoader workers under fork,
+spawn and forkserver, the split by rank and worker with equal counts, DDP over gloo with
 ranks as subprocesses, resume on the same and on another layout, pickling.
 Run by the ctest `python_torch` (skipped there when torch is not installed)."""
 import collections
@@ -56,7 +56,7 @@ def keys_of(loader):
     return out
 
 
-@pytest.mark.parametrize("context", ["fork", "spawn"])
+@pytest.mark.parametrize("context", ["fork", "spawn", "forkserver"])
 @pytest.mark.parametrize("batch_size", [None, 4])
 def test_dataloader_workers_yield_every_example_once(path, context, batch_size):
     ds = st.IterableDataset(path, batch_size=batch_size, equal_counts=None, rank=0, world_size=1)
