@@ -86,8 +86,11 @@ class ExampleConverter {
   py::dict ToDict(const sp::Example& e);
 
   /// A batch: numeric attributes stacked along a new first axis (one copy),
-  /// int/str/bytes as lists (the reference's decode_batched).
-  py::dict BatchToDict(const std::vector<sp::Example>& batch);
+  /// int/str/bytes as lists (the reference's decode_batched). With `alloc`,
+  /// each stacked array is written into `alloc(name, dtype, shape)` (a
+  /// C-contiguous writable array of that dtype and shape, e.g. over shared
+  /// memory that a DataLoader worker hands over without another copy).
+  py::dict BatchToDict(const std::vector<sp::Example>& batch, py::handle alloc = py::handle());
 
  private:
   py::object& OwnerOf(const std::shared_ptr<const sp::DecodedShard>& shard);
@@ -121,6 +124,7 @@ void AddExceptions(py::module_& m);
 void RaiseIfProblems(const sp::CheckReport& report);
 
 void BindIterators(py::module_& m);
+void BindElastic(py::module_& m);  // elastic.cc
 void BindDataset(py::module_& m);
 #ifdef SEDPACK_HAVE_MPI
 void BindMpi(py::module_& m);

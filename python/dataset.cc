@@ -187,8 +187,12 @@ class PyDataset {
   std::unique_ptr<ElasticIterator> Elastic(const std::string& split, std::uint64_t seed,
                                            std::uint64_t shards_per_block, std::uint32_t rank,
                                            std::uint32_t num_readers, bool repeat, std::uint64_t epoch,
-                                           int prefetch, py::object process) {
+                                           int prefetch, py::object process, std::uint32_t group_size,
+                                           std::uint64_t split_unit, py::object equal_counts,
+                                           bool shuffle, bool verify_hashes, py::object state) {
     sp::ElasticReadOptions o;
+    ApplyLayout(o, group_size, split_unit, equal_counts, shuffle);
+    o.verify_hashes = verify_hashes;
     o.seed = seed;
     o.epoch = epoch;
     o.shards_per_block = shards_per_block;
@@ -196,7 +200,9 @@ class PyDataset {
     o.num_readers = num_readers;
     o.repeat = repeat;
     o.prefetch_shards = prefetch;
-    return std::make_unique<ElasticIterator>(ds_, Index(), ToSplit(split), o, std::move(process));
+    auto it = std::make_unique<ElasticIterator>(ds_, Index(), ToSplit(split), o, std::move(process));
+    if (!state.is_none()) it->LoadStateDict(state.cast<py::dict>());
+    return it;
   }
 
  private:
@@ -279,8 +285,12 @@ void BindDataset(py::module_& m) {
       .def("as_numpy_iterator_elastic", &PyDataset::Elastic, py::kw_only(), py::arg("split"), py::arg("seed") = 0,
            py::arg("shards_per_block") = 4, py::arg("rank") = 0, py::arg("num_readers") = 1,
            py::arg("repeat") = false, py::arg("epoch") = 0, py::arg("prefetch_shards") = 2,
-           py::arg("process_record") = py::none())
+           py::arg("process_record") = py::none(), py::arg("group_size") = 1, py::arg("split_unit") = 1,
+           py::arg("equal_counts") = py::none(), py::arg("shuffle") = true, py::arg("verify_hashes") = true,
+           py::arg("state") = py::none())
       .def("get", &PyDataset::Get, py::arg("split"), py::arg("index"))
+      .def(py::pickle([](const PyDataset& d) { return py::make_tuple(PyPath(d.ds()->root())); },
+                      [](const py::tuple& t) { return PyDataset::Open(t[0]); }))
       .def("num_examples", [](PyDataset& d, const std::string& split) {
         const auto* sli = d.ds()->info().FindSplit(ToSplit(split));
         return sli ? sli->number_of_examples : 0;

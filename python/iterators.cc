@@ -92,6 +92,29 @@ py::object ElasticIterator::Next() {
   return process_.is_none() ? d : process_(d);
 }
 
+py::object ElasticIterator::NextBatch(std::size_t n, py::object alloc) {
+  if (n == 0) throw py::value_error("next_batch: n must be positive");
+  std::optional<sp::Status> failed;
+  std::vector<sp::Example> batch;
+  {
+    py::gil_scoped_release nogil;
+    std::lock_guard<std::mutex> lock(mu_);
+    while (batch.size() < n) {
+      auto next = reader_->Next();
+      if (!next.ok()) {
+        failed = next.status();
+        break;
+      }
+      if (!next->has_value()) break;
+      batch.push_back(std::move((*next)->example));
+    }
+  }
+  if (failed) Raise(*failed);
+  if (batch.empty()) throw py::stop_iteration();
+  py::object d = converter_.BatchToDict(batch, alloc.is_none() ? py::handle() : alloc);
+  return process_.is_none() ? d : process_(d);
+}
+
 py::dict ElasticIterator::StateDict() {
   sp::ReaderState s;
   {
@@ -99,29 +122,11 @@ py::dict ElasticIterator::StateDict() {
     std::lock_guard<std::mutex> lock(mu_);
     s = reader_->state();
   }
-  py::dict d;
-  d["seed"] = s.seed;
-  d["epoch"] = s.epoch;
-  d["position"] = s.position;
-  d["shards_per_block"] = s.shards_per_block;
-  d["rank"] = s.rank;
-  d["num_readers"] = s.num_readers;
-  d["encoded"] = s.Encode();
-  return d;
+  return StateToDict(s);
 }
 
 void ElasticIterator::LoadStateDict(const py::dict& d) {
-  sp::ReaderState s;
-  if (d.contains("encoded")) {
-    s = Unwrap(sp::ReaderState::Decode(d["encoded"].cast<std::string>()));
-  } else {
-    s.seed = d["seed"].cast<std::uint64_t>();
-    s.epoch = d["epoch"].cast<std::uint64_t>();
-    s.position = d["position"].cast<std::uint64_t>();
-    s.shards_per_block = d["shards_per_block"].cast<std::uint64_t>();
-    s.rank = d["rank"].cast<std::uint32_t>();
-    s.num_readers = d["num_readers"].cast<std::uint32_t>();
-  }
+  const sp::ReaderState s = StateFromDict(d);
   auto resumed = [&] {
     py::gil_scoped_release nogil;
     return sp::ElasticReader::Resume(ds_, index_, split_, s, options_);
@@ -141,6 +146,7 @@ void BindIterators(py::module_& m) {
   py::class_<ElasticIterator>(m, "ElasticIterator")
       .def("__iter__", [](ElasticIterator& it) -> ElasticIterator& { return it; })
       .def("__next__", &ElasticIterator::Next)
+      .def("next_batch", &ElasticIterator::NextBatch, py::arg("n"), py::arg("alloc") = py::none())
       .def("state_dict", &ElasticIterator::StateDict)
       .def("load_state_dict", &ElasticIterator::LoadStateDict, py::arg("state"))
       .def_property_readonly("epoch_size", &ElasticIterator::epoch_size);

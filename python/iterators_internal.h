@@ -44,6 +44,8 @@ class ElasticIterator {
                   sp::Split split, sp::ElasticReadOptions options, py::object process);
 
   py::object Next();
+  /// Up to n examples stacked as as_numpy_iterator_batched stacks them (StopIteration when none are left).
+  py::object NextBatch(std::size_t n, py::object alloc);
   py::dict StateDict();
   void LoadStateDict(const py::dict& d);
 
@@ -59,5 +61,14 @@ class ElasticIterator {
   std::mutex mu_;
   std::unique_ptr<sp::ElasticReader> reader_;
 };
+
+// ---- Reader states as plain data (elastic.cc) -------------------------------------
+
+py::dict StateToDict(const sp::ReaderState& s);
+/// From a state_dict() dict (its "encoded" line when present); checked as a decoded line.
+sp::ReaderState StateFromDict(py::handle d);
+/// The layout arguments of as_numpy_iterator_elastic (equal_counts: None, "pad" or "drop").
+void ApplyLayout(sp::ElasticReadOptions& o, std::uint32_t group_size, std::uint64_t split_unit,
+                 py::handle equal_counts, bool shuffle);
 
 }  // namespace sedpack_python

@@ -9,6 +9,7 @@
 //   values.cc     examples to dicts of numpy arrays and back
 //   iterators.cc  NumpyIterator, ElasticIterator
 //   dataset.cc    Dataset and DatasetFiller
+//   elastic.cc    elastic reader states as dicts, merging them
 //   mpi.cc        distributed_filler / distributed_check (SEDPACK_HAVE_MPI)
 //   module.cc     the module, its exceptions, the Status -> exception mapping
 #include "binding_internal.h"
@@ -88,4 +89,5 @@ PYBIND11_MODULE(_sedpack_hpc, m) {
 #endif
   bind::BindIterators(m);
   bind::BindDataset(m);
+  bind::BindElastic(m);
 }

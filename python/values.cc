@@ -41,7 +41,26 @@ py::dict ExampleConverter::ToDict(const sp::Example& e) {
   return d;
 }
 
-py::dict ExampleConverter::BatchToDict(const std::vector<sp::Example>& batch) {
+namespace {
+
+// The caller's buffer for a stacked attribute, checked before it is written.
+py::array AllocatedArray(py::handle alloc, const py::str& name, const std::string& descr,
+                         const std::vector<py::ssize_t>& shape) {
+  py::object got = alloc(name, descr, py::tuple(py::cast(shape)));
+  if (!py::isinstance<py::array>(got)) throw py::type_error("alloc must return a numpy array");
+  py::array a = py::reinterpret_borrow<py::array>(got);
+  const bool contiguous = (a.flags() & py::array::c_style) != 0;
+  std::vector<py::ssize_t> has(a.shape(), a.shape() + a.ndim());
+  if (!a.dtype().equal(py::dtype(descr)) || has != shape || !contiguous || !a.writeable()) {
+    throw py::value_error("alloc for \"" + std::string(name) + "\" must return a writable C-contiguous " + descr +
+                          " array of the shape asked for");
+  }
+  return a;
+}
+
+}  // namespace
+
+py::dict ExampleConverter::BatchToDict(const std::vector<sp::Example>& batch, py::handle alloc) {
   py::dict d;
   for (std::size_t j = 0; j < names_.size(); ++j) {
     const sp::ValueView first = batch.front().Get(j);
@@ -56,7 +75,8 @@ py::dict ExampleConverter::BatchToDict(const std::vector<sp::Example>& batch) {
     }
     std::vector<py::ssize_t> shape{static_cast<py::ssize_t>(batch.size())};
     shape.insert(shape.end(), first.shape.begin(), first.shape.end());
-    py::array out(py::dtype(std::string(sp::DTypeNpyDescr(dt))), shape);
+    const std::string descr(sp::DTypeNpyDescr(dt));
+    py::array out = alloc ? AllocatedArray(alloc, names_[j], descr, shape) : py::array(py::dtype(descr), shape);
     auto* dst = static_cast<std::byte*>(out.mutable_data());
     const std::size_t row = first.data.size();
     bool uniform = true;

@@ -15,6 +15,8 @@ PACKAGES=(
   python3
   # The Python module sedpack_hpc (python/) and its tests.
   python3-dev python3-numpy pybind11-dev python3-pytest python3-mpi4py
+  # sedpack_hpc.torch and its tests (CPU torch); pip install . and wheels (python/install_tests).
+  python3-torch python3-build python3-venv python3-setuptools python3-wheel python3-pip
   libboost-program-options-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   libopenmpi-dev openmpi-bin

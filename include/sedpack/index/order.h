@@ -12,8 +12,15 @@
 // The epoch's sequence is block 0's permuted examples, then block 1's, and so
 // on; global position p is the p-th example of that sequence. It is a pure
 // function of (seed, epoch, shards_per_block, the index contents).
-// With R readers, reader r takes the blocks b with b % R == r, in increasing b,
-// so each block is decoded by exactly one reader and reads stay shard-local.
+//
+// Readers split what remains of the epoch (the whole sequence, or the spans a
+// resumed epoch still has to produce, concatenated: M examples) into
+// contiguous parts (docs/library.md, "Splits and equal counts"): R readers in
+// G = R / group_size groups (a group is one training rank, its readers the
+// rank's loader workers); group g takes [floor(g M / G), floor((g + 1) M / G)),
+// padded or cut to the same count for every group (EqualCounts), and its
+// readers split that in whole units of `split_unit` examples. Reads stay
+// shard-local: a reader decodes only the blocks its part touches.
 // Merging the readers' outputs by global position gives the one-reader sequence.
 #pragma once
 
@@ -55,8 +62,9 @@ std::vector<std::uint64_t> SeededPermutation(std::uint64_t n, std::uint64_t key)
 /// The order of one epoch of one split. Immutable; cheap (one entry per shard).
 class EpochOrder {
  public:
+  /// `shuffle` false: both permutations are the identity (the index order, cut into blocks).
   static Result<EpochOrder> Make(const SampleIndex& index, Split split, std::uint64_t seed,
-                                 std::uint64_t epoch, std::uint64_t shards_per_block);
+                                 std::uint64_t epoch, std::uint64_t shards_per_block, bool shuffle = true);
 
   std::uint64_t seed() const { return seed_; }
   std::uint64_t epoch() const { return epoch_; }
@@ -73,14 +81,47 @@ class EpochOrder {
   /// Where each example of block b comes from, in the block's emitted order.
   std::vector<SampleIndex::Location> BlockSequence(const SampleIndex& index, Split split,
                                                    std::uint64_t b) const;
+  /// The order of block b's rows (indices into its shards' concatenated rows).
+  std::vector<std::uint64_t> BlockPermutation(std::uint64_t b) const;
   /// The example at global position p (computes its block's permutation).
   Result<SampleIndex::Location> At(const SampleIndex& index, Split split, std::uint64_t position) const;
 
  private:
   std::uint64_t seed_ = 0, epoch_ = 0, shards_per_block_ = 1;
+  bool shuffle_ = true;
   std::vector<std::uint64_t> shards_;       // permuted shard ordinals
   std::vector<std::uint64_t> block_start_;  // num_blocks + 1 global positions
 };
+
+/// Whether every group (training rank) yields the same number of examples.
+enum class EqualCounts {
+  kNone,  ///< exact: each example once, counts differ by at most one
+  kPad,   ///< the shorter groups repeat examples of their own part (DistributedSampler's rule)
+  kDrop,  ///< the longer groups leave out their last example
+};
+std::string_view EqualCountsName(EqualCounts e);  ///< "none", "pad", "drop"
+Result<EqualCounts> ParseEqualCounts(std::string_view name);
+
+/// Global positions [begin, end) of an epoch's sequence.
+struct EpochSpan {
+  std::uint64_t begin = 0, end = 0;
+  bool operator==(const EpochSpan&) const = default;
+};
+
+/// How a reader's part of the remaining examples is chosen (see the file comment).
+struct ReaderLayout {
+  std::uint32_t rank = 0;  ///< reader id, 0 <= rank < num_readers
+  std::uint32_t num_readers = 1;
+  std::uint32_t group_size = 1;  ///< readers per group; divides num_readers
+  std::uint64_t split_unit = 1;  ///< a group's readers take whole units (batches) of its part
+  EqualCounts equal_counts = EqualCounts::kNone;
+  bool operator==(const ReaderLayout&) const = default;
+};
+
+/// Reader `layout.rank`'s part of `remaining` examples: indices into the
+/// remaining sequence, in the order the reader yields them (a padded part ends
+/// with a repeat of the group's first examples).
+std::vector<EpochSpan> ReaderPart(std::uint64_t remaining, const ReaderLayout& layout);
 
 /// A reader's whole position: enough to continue exactly where it stopped.
 struct ReaderState {
@@ -92,12 +133,33 @@ struct ReaderState {
   std::uint64_t shards_per_block = 4;
   std::uint32_t rank = 0;
   std::uint32_t num_readers = 1;
+  EqualCounts equal_counts = EqualCounts::kNone;
+  std::uint32_t group_size = 1;
+  std::uint64_t split_unit = 1;
+  bool shuffle = true;
+  /// What the layout splits: the spans of the epoch not produced before it
+  /// started, increasing and disjoint; nullopt: the whole epoch.
+  std::optional<std::vector<EpochSpan>> remaining = std::nullopt;
 
+  ReaderLayout layout() const { return {rank, num_readers, group_size, split_unit, equal_counts}; }
   bool operator==(const ReaderState&) const = default;
-  /// One text line, e.g. "sedpack-order/1 seed=7 epoch=0 position=12 shards_per_block=4 rank=0 readers=1".
+  /// One text line, e.g. "sedpack-order/1 seed=7 epoch=0 position=12 shards_per_block=4 rank=0 readers=1";
+  /// with a layout, no shuffle or remaining spans "sedpack-order/2 ... group_size=2
+  /// split_unit=64 shuffle=1 equal_counts=pad remaining=0-100,250-300".
   std::string Encode() const;
   static Result<ReaderState> Decode(std::string_view text);
 };
+
+/// The position of a whole epoch from the states of all readers of one layout
+/// (one state per rank 0..R-1, same seed, epoch, block size, layout and
+/// remaining spans): a ReaderState for one reader at position 0 whose
+/// `remaining` holds exactly the examples none of them produced (examples a
+/// "drop" layout left out count as not produced). Each reader of a new layout
+/// resumes from it with its own rank, num_readers, group_size, split_unit and
+/// equal_counts: the rest of the epoch is split over the new readers, each
+/// example once. `epoch_size` is needed only when `remaining` is nullopt.
+Result<ReaderState> MergeReaderStates(std::span<const ReaderState> states,
+                                      std::optional<std::uint64_t> epoch_size = std::nullopt);
 
 struct ElasticReadOptions {
   std::uint64_t seed = 0;
@@ -105,6 +167,11 @@ struct ElasticReadOptions {
   std::uint64_t shards_per_block = 4;
   std::uint32_t rank = 0;
   std::uint32_t num_readers = 1;
+  std::uint32_t group_size = 1;
+  std::uint64_t split_unit = 1;
+  EqualCounts equal_counts = EqualCounts::kNone;
+  /// false: the index order, unpermuted (a pass over a validation split).
+  bool shuffle = true;
   /// Go on to epoch + 1 (a new order) at the end of an epoch instead of stopping.
   bool repeat = false;
   /// Shards of the coming blocks read and decoded ahead, each on its own thread
@@ -131,8 +198,8 @@ class ElasticReader {
   static Result<std::unique_ptr<ElasticReader>> Make(std::shared_ptr<const Dataset> dataset,
                                                      std::shared_ptr<const SampleIndex> index,
                                                      Split split, ElasticReadOptions options);
-  /// Continue from a saved state (its seed, epoch, position, block size and
-  /// reader part override those of `options`).
+  /// Continue from a saved state (its seed, epoch, position, block size,
+  /// layout and remaining spans override those of `options`).
   static Result<std::unique_ptr<ElasticReader>> Resume(std::shared_ptr<const Dataset> dataset,
                                                        std::shared_ptr<const SampleIndex> index,
                                                        Split split, const ReaderState& state,
@@ -143,7 +210,8 @@ class ElasticReader {
   Result<std::optional<OrderedExample>> Next();
   /// The state after the examples produced so far.
   ReaderState state() const;
-  /// Examples this reader produces in one epoch.
+  /// Examples this reader produces in the current epoch (from its start or
+  /// from the remaining spans it resumed with; padding included).
   std::uint64_t epoch_size() const;
 
   class Impl;

@@ -14,6 +14,12 @@ namespace {
 using testing::MakeTreeDataset;
 using testing::TempDir;
 
+std::uint64_t SpansSize(const std::vector<EpochSpan>& spans) {
+  std::uint64_t n = 0;
+  for (const EpochSpan& s : spans) n += s.end - s.begin;
+  return n;
+}
+
 TEST(ShuffleTest, SplitMix64KnownValues) {
   // Reference outputs of splitmix64 from state 0 (Vigna's splitmix64.c).
   SplitMix64 g(0);
@@ -240,6 +246,154 @@ TEST(ReaderStateTest, EncodeDecodeAndRejects) {
 TEST_F(OrderTest, ResumePastTheEndIsRefused) {
   ReaderState st{1, 0, 30, 4, 0, 1};
   EXPECT_STATUS(StatusCode::kInvalidArgument, "past this reader's 29",
+                ElasticReader::Resume(ds_, index_, Split::kTrain, st));
+}
+
+// Every layout splits the epoch exactly (none), or gives every group the same
+// count (pad: each example at least once, at most one extra per group; drop:
+// each at most once, at most one missing per group).
+TEST_F(OrderTest, LayoutsSplitExactlyAndEqualiseGroups) {
+  struct L { std::uint32_t readers, group; std::uint64_t unit; };
+  for (const L l : {L{4, 1, 1}, L{4, 2, 1}, L{4, 2, 3}, L{6, 3, 2}, L{8, 4, 1}, L{32, 2, 1}}) {
+    for (EqualCounts e : {EqualCounts::kNone, EqualCounts::kPad, EqualCounts::kDrop}) {
+      std::map<std::uint64_t, int> seen;  // position -> times
+      std::map<std::uint32_t, std::uint64_t> per_group;
+      for (std::uint32_t r = 0; r < l.readers; ++r) {
+        ElasticReadOptions o;
+        o.seed = 21;
+        o.shards_per_block = 4;
+        o.rank = r;
+        o.num_readers = l.readers;
+        o.group_size = l.group;
+        o.split_unit = l.unit;
+        o.equal_counts = e;
+        auto reader = Reader(o);
+        ASSERT_NE(reader, nullptr);
+        const auto part = Drain(reader.get());
+        EXPECT_EQ(part.size(), reader->epoch_size());
+        EXPECT_EQ(part.size(), SpansSize(ReaderPart(29, ReaderLayout{r, l.readers, l.group, l.unit, e})));
+        per_group[r / l.group] += part.size();
+        for (const Item& it : part) ++seen[it.position];
+      }
+      const std::uint64_t groups = l.readers / l.group;
+      std::uint64_t lo = UINT64_MAX, hi = 0, total = 0;
+      for (auto& [g, n] : per_group) {
+        lo = std::min(lo, n);
+        hi = std::max(hi, n);
+        total += n;
+      }
+      const std::string what = std::to_string(l.readers) + "/" + std::to_string(l.group) + " " +
+                               std::string(EqualCountsName(e));
+      if (e == EqualCounts::kNone) {
+        EXPECT_EQ(total, 29u) << what;
+        EXPECT_LE(hi - lo, 1u) << what;
+        EXPECT_EQ(seen.size(), 29u) << what;
+        for (auto& [p, n] : seen) EXPECT_EQ(n, 1) << what << " position " << p;
+      } else {
+        EXPECT_EQ(lo, hi) << what;
+        EXPECT_EQ(lo, e == EqualCounts::kPad ? (29 + groups - 1) / groups : 29 / groups) << what;
+        if (e == EqualCounts::kPad) {
+          EXPECT_EQ(seen.size(), 29u) << what;
+        } else {
+          EXPECT_GE(seen.size(), 29u - groups) << what;
+        }
+        for (auto& [p, n] : seen) EXPECT_LE(n, e == EqualCounts::kPad ? 2 : 1) << what;
+      }
+    }
+  }
+}
+
+// Readers of a 2 x 2 layout stop at several points; their states merge into
+// one epoch position from which 4, 2 or 1 readers produce exactly the rest.
+TEST_F(OrderTest, MergedStatesResumeOnAnotherLayout) {
+  for (std::size_t stop : {0u, 1u, 3u, 5u, 100u}) {
+    std::vector<ReaderState> states;
+    std::map<std::uint64_t, int> seen;
+    for (std::uint32_t r = 0; r < 4; ++r) {
+      ElasticReadOptions o;
+      o.seed = 8;
+      o.shards_per_block = 3;
+      o.rank = r;
+      o.num_readers = 4;
+      o.group_size = 2;
+      auto reader = Reader(o);
+      ASSERT_NE(reader, nullptr);
+      for (const Item& it : Drain(reader.get(), stop + r)) ++seen[it.position];
+      states.push_back(reader->state());
+    }
+    ASSERT_OK_AND_ASSIGN(ReaderState merged, MergeReaderStates(states));
+    EXPECT_EQ(merged.position, 0u);
+    ASSERT_TRUE(merged.remaining.has_value());
+    ASSERT_OK_AND_ASSIGN(ReaderState again, ReaderState::Decode(merged.Encode()));
+    EXPECT_EQ(again, merged);
+    for (std::uint32_t readers : {4u, 2u, 1u}) {
+      std::map<std::uint64_t, int> all = seen;
+      for (std::uint32_t r = 0; r < readers; ++r) {
+        ReaderState st = merged;
+        st.rank = r;
+        st.num_readers = readers;
+        st.group_size = readers == 4 ? 2 : 1;
+        ASSERT_OK_AND_ASSIGN(auto resumed, ElasticReader::Resume(ds_, index_, Split::kTrain, st));
+        for (const Item& it : Drain(resumed.get())) ++all[it.position];
+        // A resumed reader's own state goes on from the merged spans.
+        EXPECT_EQ(resumed->state().remaining, merged.remaining);
+      }
+      EXPECT_EQ(all.size(), 29u) << "stop " << stop << ", " << readers << " readers";
+      for (auto& [p, n] : all) EXPECT_EQ(n, 1) << "stop " << stop << " position " << p;
+    }
+  }
+  // States of different layouts, or missing a reader, do not merge.
+  ReaderState a{1, 0, 0, 4, 0, 2}, b{1, 0, 0, 4, 1, 2}, c{1, 1, 0, 4, 1, 2};
+  EXPECT_FALSE(MergeReaderStates(std::vector<ReaderState>{a}, 29).ok());
+  EXPECT_FALSE(MergeReaderStates(std::vector<ReaderState>{a, c}, 29).ok());
+  EXPECT_FALSE(MergeReaderStates(std::vector<ReaderState>{a, a}, 29).ok());
+  EXPECT_FALSE(MergeReaderStates(std::vector<ReaderState>{a, b}).ok());  // whole epoch, size unknown
+  ASSERT_OK_AND_ASSIGN(ReaderState whole, MergeReaderStates(std::vector<ReaderState>{a, b}, 29));
+  EXPECT_EQ(whole.remaining, (std::vector<EpochSpan>{{0, 29}}));
+}
+
+TEST(ReaderStateTest, VersionTwoCarriesTheLayoutAndTheRemainingSpans) {
+  ReaderState s{7, 3, 2, 4, 1, 4, EqualCounts::kPad, 2, 64, false, std::vector<EpochSpan>{{0, 10}, {20, 25}}};
+  EXPECT_EQ(s.Encode(),
+            "sedpack-order/2 seed=7 epoch=3 position=2 shards_per_block=4 rank=1 readers=4 group_size=2 "
+            "split_unit=64 shuffle=0 equal_counts=pad remaining=0-10,20-25");
+  ASSERT_OK_AND_ASSIGN(ReaderState d, ReaderState::Decode(s.Encode()));
+  EXPECT_EQ(d, s);
+  s.remaining = std::vector<EpochSpan>{};
+  ASSERT_OK_AND_ASSIGN(d, ReaderState::Decode(s.Encode()));
+  EXPECT_EQ(d, s);
+  const std::string head = "sedpack-order/2 seed=7 epoch=3 position=2 shards_per_block=4 rank=1 readers=4 ";
+  EXPECT_FALSE(ReaderState::Decode(head + "group_size=3 split_unit=1 shuffle=1 equal_counts=pad remaining=all").ok());
+  EXPECT_FALSE(ReaderState::Decode(head + "group_size=2 split_unit=0 shuffle=1 equal_counts=pad remaining=all").ok());
+  EXPECT_FALSE(ReaderState::Decode(head + "group_size=2 split_unit=1 shuffle=1 equal_counts=even remaining=all").ok());
+  EXPECT_FALSE(ReaderState::Decode(head + "group_size=2 split_unit=1 shuffle=1 equal_counts=pad remaining=5-3").ok());
+  EXPECT_FALSE(ReaderState::Decode(head + "group_size=2 split_unit=1 shuffle=1 equal_counts=pad remaining=0-5,4-9").ok());
+  EXPECT_FALSE(ReaderState::Decode(head + "group_size=2 split_unit=1 shuffle=1 equal_counts=pad remaining=0-5,").ok());
+}
+
+TEST_F(OrderTest, UnshuffledIsTheIndexOrder) {
+  ElasticReadOptions o;
+  o.seed = 3;
+  o.shuffle = false;
+  o.shards_per_block = 4;
+  o.num_readers = 2;
+  std::vector<Item> both;
+  for (std::uint32_t r = 0; r < 2; ++r) {
+    o.rank = r;
+    auto reader = Reader(o);
+    ASSERT_NE(reader, nullptr);
+    for (const Item& it : Drain(reader.get())) both.push_back(it);
+  }
+  ASSERT_EQ(both.size(), 29u);
+  for (std::uint64_t p = 0; p < 29; ++p) {
+    EXPECT_EQ(both[p].position, p);
+    EXPECT_EQ(index_->first_row(Split::kTrain, both[p].loc.shard) + both[p].loc.row, p);
+  }
+}
+
+TEST_F(OrderTest, RemainingSpansPastTheEpochAreRefused) {
+  ReaderState st{1, 0, 0, 4, 0, 1, EqualCounts::kNone, 1, 1, true, std::vector<EpochSpan>{{0, 30}}};
+  EXPECT_STATUS(StatusCode::kInvalidArgument, "past the epoch's 29",
                 ElasticReader::Resume(ds_, index_, Split::kTrain, st));
 }
 
