@@ -163,7 +163,10 @@ namespace dataset_internal {
 
 std::shared_ptr<const sidecar_internal::ChecksSidecar> ReaderChecks(const Dataset& dataset, bool verify, bool strict,
                                                                     const std::function<void(const std::string&)>& warn) {
-  if (!verify || strict || dataset.pack()) return nullptr;
+  // A dataset recording no algorithms reads unchecked, as without the sidecar.
+  if (!verify || strict || dataset.pack() || dataset.info().dataset_structure.hash_checksum_algorithms.empty()) {
+    return nullptr;
+  }
   return sidecar_internal::LoadFreshChecks(dataset.root(), warn, dataset.file_system());
 }
 

@@ -318,7 +318,9 @@ Result<std::unique_ptr<ExampleFetcher>> ExampleFetcher::Make(std::shared_ptr<con
 bool FetchReadsExamplesAlone(const Dataset& dataset, const FetchOptions& options) {
   const DatasetStructure& structure = dataset.info().dataset_structure;
   if (structure.shard_file_type != ShardFileType::kFb || !options.positioned_reads || dataset.pack()) return false;
-  if (!options.verify_hashes) return structure.compression == Compression::kNone;
+  if (!options.verify_hashes || structure.hash_checksum_algorithms.empty()) {
+    return structure.compression == Compression::kNone;
+  }
   return !options.strict_hashes &&
          PathExists(SidecarPath(dataset.root(), sidecar_internal::kChecksFileName), dataset.file_system());
 }

@@ -179,16 +179,17 @@ TEST(ChecksSidecarTest, RangeReaderOverDecodedBytesOfACompressedShard) {
   }
   ASSERT_EQ(plain.size(), record->decoded_size());
   std::vector<AttributeSpec> schema = ds->schema();
+  int reads = 0;
+  const shard_internal::ReadAt from_plain = [&](std::uint64_t off, std::span<std::byte> out) {
+    ++reads;
+    std::memcpy(out.data(), plain.data() + off, out.size());
+    return Status::OK();
+  };
   for (std::size_t e = 0; e < record->num_examples(); ++e) {
     std::vector<shard_internal::ValueRange> ranges;
     for (std::size_t j = 0; j < 4; ++j) ranges.push_back({record->value(e, j).offset, record->value(e, j).size});
-    int reads = 0;
-    auto one = shard_internal::ReadFbExampleByRanges(
-        schema, e, ranges, record->example_checksum(e), [&](std::uint64_t off, std::span<std::byte> out) {
-          ++reads;
-          std::memcpy(out.data(), plain.data() + off, out.size());
-          return Status::OK();
-        });
+    reads = 0;
+    auto one = shard_internal::ReadFbExampleByRanges(schema, e, ranges, record->example_checksum(e), from_plain);
     ASSERT_TRUE(one.ok()) << one.status().ToString();
     EXPECT_EQ(reads, 1);  // one covering range
     for (std::size_t j = 0; j < 4; ++j) {
@@ -200,11 +201,7 @@ TEST(ChecksSidecarTest, RangeReaderOverDecodedBytesOfACompressedShard) {
     // A flipped byte of the example's values is caught.
     const auto r = record->value(e, 0);
     plain[r.offset + r.size / 2] ^= std::byte{1};
-    auto bad = shard_internal::ReadFbExampleByRanges(schema, e, ranges, record->example_checksum(e),
-                                                     [&](std::uint64_t off, std::span<std::byte> out) {
-                                                       std::memcpy(out.data(), plain.data() + off, out.size());
-                                                       return Status::OK();
-                                                     });
+    auto bad = shard_internal::ReadFbExampleByRanges(schema, e, ranges, record->example_checksum(e), from_plain);
     EXPECT_EQ(bad.status().detail(), StatusDetail::kHashMismatch);
     plain[r.offset + r.size / 2] ^= std::byte{1};
   }
