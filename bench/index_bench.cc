@@ -182,8 +182,10 @@ int CompareVerifyModes(const std::shared_ptr<const sedpack::Dataset>& ds,
   std::printf("  verified/unverified fetches = %.3f, strict/unverified = %.4f\n", fetch[1] / fetch[0],
               fetch[2] / fetch[0]);
   if (fetch_only) return 0;
+  // The order rotates with each repeat: no mode always runs first (or last).
   for (int r = 0; r < repeat; ++r) {
-    for (int m = 0; m < 3; ++m) {
+    for (int k = 0; k < 3; ++k) {
+      const int m = (r + k) % 3;
       pass[m] = std::max(pass[m], Sequential(ds, split, prefetch, modes[m].verify, modes[m].strict).mb_per_s);
     }
   }
