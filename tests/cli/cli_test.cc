@@ -672,7 +672,8 @@ TEST_F(CliTest, StaleAndInvalidIndexAreReportedIgnoredOrRebuilt) {
   EXPECT_EQ(r.code, 0) << r.out;
   r = Sedpack("get " + Quote(root) + " --split test" + AllIndices(8));
   EXPECT_EQ(r.out, want);
-  EXPECT_TRUE(r.err.empty()) << r.err;
+  // (The checks sidecar is stale too since dataset_info.json changed: its own warning.)
+  EXPECT_EQ(r.err.find("warning: index"), std::string::npos) << r.err;
   // Garbage in place of the index.
   {
     std::ofstream out(root + "/.sedpack-hpc/index.bin", std::ios::binary | std::ios::trunc);
