@@ -731,6 +731,19 @@ TEST_F(CliTest, GetMatchesCatOnGoldenFixtures) {
   }
 }
 
+// Flip one bit of the byte in the middle of `path`.
+void FlipMiddleByte(const std::string& path) {
+  std::fstream f(path, std::ios::in | std::ios::out | std::ios::binary);
+  ASSERT_TRUE(f.good()) << path;
+  const auto at = static_cast<std::streamoff>(fs::file_size(path) / 2);
+  f.seekg(at);
+  char c = 0;
+  f.read(&c, 1);
+  f.seekp(at);
+  c = static_cast<char>(c ^ 0x20);
+  f.write(&c, 1);
+}
+
 // A flipped byte in a shard of a reference-written dataset: `cat` and `get`
 // refuse it (exit 1, the shard and the algorithm named) unless --no-verify.
 TEST_F(CliTest, CatAndGetRefuseCorruptShardUnlessNoVerify) {
@@ -741,17 +754,7 @@ TEST_F(CliTest, CatAndGetRefuseCorruptShardUnlessNoVerify) {
   RunResult r = Sedpack("cat " + Quote(root) + " --split train");
   ASSERT_EQ(r.code, 0) << r.err;
   const std::string intact = r.out;
-  {
-    std::fstream f(root + "/" + shard, std::ios::in | std::ios::out | std::ios::binary);
-    ASSERT_TRUE(f.good());
-    const auto at = static_cast<std::streamoff>(fs::file_size(root + "/" + shard) / 2);
-    f.seekg(at);
-    char c = 0;
-    f.read(&c, 1);
-    f.seekp(at);
-    c = static_cast<char>(c ^ 0x20);
-    f.write(&c, 1);
-  }
+  FlipMiddleByte(root + "/" + shard);
   for (const std::string& cmd : {"cat " + Quote(root) + " --split train",
                                 "get " + Quote(root) + " --split train --index 0"}) {
     SCOPED_TRACE(cmd);
@@ -784,16 +787,7 @@ TEST_F(CliTest, CatAndGetCheckTheSidecarAndStrictHashTheRecordedHash) {
   ASSERT_EQ(r.code, 0) << r.err;
   ASSERT_TRUE(fs::exists(root + "/.sedpack-hpc/checks.bin"));
   const std::string shard = FirstShard(root, "train");
-  {
-    std::fstream f(root + "/" + shard, std::ios::in | std::ios::out | std::ios::binary);
-    const auto at = static_cast<std::streamoff>(fs::file_size(root + "/" + shard) / 2);
-    f.seekg(at);
-    char c = 0;
-    f.read(&c, 1);
-    f.seekp(at);
-    c = static_cast<char>(c ^ 0x20);
-    f.write(&c, 1);
-  }
+  FlipMiddleByte(root + "/" + shard);
   r = Sedpack("cat " + Quote(root) + " --split train");
   EXPECT_EQ(r.code, 1) << r.err;
   EXPECT_NE(r.err.find(shard + ": xxh3-64 mismatch (checks sidecar records "), std::string::npos) << r.err;

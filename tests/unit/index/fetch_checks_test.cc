@@ -84,6 +84,24 @@ std::shared_ptr<const SampleIndex> IndexOf(const std::shared_ptr<Dataset>& ds) {
   return *SampleIndex::FromContents(*contents);
 }
 
+// A dataset of one shard, its fresh sidecar and that shard's entry.
+struct OneShard {
+  std::shared_ptr<Dataset> ds;
+  std::shared_ptr<const ChecksSidecar> checks;
+  ShardInfo shard;
+};
+
+Result<OneShard> MakeOneShard(const std::string& root, Compression compression, int trace, int examples) {
+  OneShard out;
+  SEDPACK_ASSIGN_OR_RETURN(out.ds, MakeDataset(root, compression, trace, examples, 1, examples));
+  out.checks = sidecar_internal::LoadFreshChecks(out.ds->root(), nullptr);
+  if (!out.checks) return Status::Internal("no fresh checks sidecar");
+  SEDPACK_ASSIGN_OR_RETURN(auto shards, ListShards(out.ds, Split::kTrain));
+  if (shards.size() != 1) return Status::Internal(shards.size(), " shards");
+  out.shard = shards[0];
+  return out;
+}
+
 FetchOptions Checked() {
   FetchOptions o;
   o.cache_bytes = 0;
@@ -162,12 +180,10 @@ TEST(ChecksSidecarTest, VerifiedFetchesReadOneExampleAndEqualWholeShards) {
 // a fetch through decode points hands it): the same values as the decoder.
 TEST(ChecksSidecarTest, RangeReaderOverDecodedBytesOfACompressedShard) {
   TempDir tmp;
-  ASSERT_OK_AND_ASSIGN(auto ds, MakeDataset(tmp.path() + "/ds", Compression::kZstd, 100, 8, 1, 8));
-  auto checks = sidecar_internal::LoadFreshChecks(ds->root(), nullptr);
-  ASSERT_NE(checks, nullptr);
-  ASSERT_OK_AND_ASSIGN(auto shards, ListShards(ds, Split::kTrain));
-  ASSERT_EQ(shards.size(), 1u);
-  const auto* record = checks->Find(shards[0].file_infos[0].file_path);
+  ASSERT_OK_AND_ASSIGN(OneShard one, MakeOneShard(tmp.path() + "/ds", Compression::kZstd, 100, 8));
+  const auto& ds = one.ds;
+  const std::vector<ShardInfo> shards = {one.shard};
+  const auto* record = one.checks->Find(shards[0].file_infos[0].file_path);
   ASSERT_NE(record, nullptr);
   ASSERT_OK_AND_ASSIGN(auto decoded, ReadShard(*ds, shards[0]));
   // The decoded FlatBuffer: the ranges are offsets into it.
@@ -322,13 +338,10 @@ TEST(ChecksSidecarTest, StaleAndDamagedSidecarsAreIgnoredWithOneWarning) {
 // (sidecar) checks accept it, strict_hashes catches it by the recorded hash.
 TEST(ChecksSidecarTest, StrictHashesCatchAShardRewrittenWithItsSidecar) {
   TempDir tmp;
-  ASSERT_OK_AND_ASSIGN(auto ds, MakeDataset(tmp.path() + "/ds", Compression::kNone, 16, 4, 1, 4));
-  auto checks = sidecar_internal::LoadFreshChecks(ds->root(), nullptr);
-  ASSERT_NE(checks, nullptr);
-  ASSERT_OK_AND_ASSIGN(auto shards, ListShards(ds, Split::kTrain));
-  ASSERT_EQ(shards.size(), 1u);
-  const std::string rel = shards[0].file_infos[0].file_path;
-  sidecar_internal::ShardChecks record = checks->Find(rel)->ToChecks();
+  ASSERT_OK_AND_ASSIGN(OneShard one, MakeOneShard(tmp.path() + "/ds", Compression::kNone, 16, 4));
+  const auto& ds = one.ds;
+  const std::string rel = one.shard.file_infos[0].file_path;
+  sidecar_internal::ShardChecks record = one.checks->Find(rel)->ToChecks();
   std::vector<std::byte> bytes = ReadAll(ds->PathOf(rel));
   // Change example 2's trace and make the sidecar agree.
   const auto r = record.values[2 * 4];
