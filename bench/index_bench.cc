@@ -8,13 +8,17 @@
 //
 //   sedpack_bench_index DATASET [--split S] [--seconds T] [--cache-mb M]
 //                       [--shards-per-block K] [--prefetch P] [--repeat R]
-//                       [--no-verify] [--whole-shard] [--fetch-only]
+//                       [--no-verify] [--whole-shard] [--fetch-only] [--verify-modes]
 //
 // --no-verify reads without checking hashes (fetches with the cache off then
 // read one example by positioned reads from uncompressed fb shards);
 // --whole-shard makes such fetches read and decode whole shards as verified
 // ones do (FetchOptions::positioned_reads = false), for comparison;
 // --fetch-only skips the full passes.
+// --verify-modes compares, in one run, fetches (cache off, one thread) and
+// sequential passes unverified, verified (through the checks sidecar when it
+// is fresh) and strict (the recorded hashes), with the verified/unverified
+// ratios.
 //
 // Fetch rates run for T seconds each (default 3). Pass throughputs are the best
 // and the median of R passes (default 3), sequential and shuffled passes alternating so that
@@ -73,10 +77,11 @@ struct FetchResult {
 FetchResult RandomFetches(const std::shared_ptr<const sedpack::Dataset>& ds,
                           const std::shared_ptr<const sedpack::SampleIndex>& index, sedpack::Split split,
                           int threads, std::uint64_t cache_bytes, double seconds, bool verify,
-                          bool positioned) {
+                          bool positioned, bool strict = false) {
   sedpack::FetchOptions o;
   o.cache_bytes = cache_bytes;
   o.verify_hashes = verify;
+  o.strict_hashes = strict;
   o.positioned_reads = positioned;
   auto fetcher = Check(sedpack::ExampleFetcher::Make(ds, index, o), "fetcher");
   const std::uint64_t n = index->num_examples(split);
@@ -114,10 +119,11 @@ struct Pass {
 };
 
 Pass Sequential(const std::shared_ptr<const sedpack::Dataset>& ds, sedpack::Split split, int prefetch,
-                bool verify) {
+                bool verify, bool strict = false) {
   sedpack::ReadOptions o;
   o.prefetch_shards = prefetch;
   o.verify_hashes = verify;
+  o.strict_hashes = strict;
   const auto start = Clock::now();
   auto reader = Check(sedpack::ExampleReader::Make(ds, split, o), "reader");
   std::uint64_t bytes = 0, sink = 0, n = 0;
@@ -155,6 +161,41 @@ Pass Shuffled(const std::shared_ptr<const sedpack::Dataset>& ds,
   return {bytes / 1e6 / s, n};
 }
 
+// Unverified, verified and strict in one run: fetches with the cache off on
+// one thread, then (unless fetch_only) best-of-`repeat` sequential passes.
+int CompareVerifyModes(const std::shared_ptr<const sedpack::Dataset>& ds,
+                       const std::shared_ptr<const sedpack::SampleIndex>& index, sedpack::Split split,
+                       double seconds, int prefetch, int repeat, bool fetch_only) {
+  struct Mode {
+    const char* name;
+    bool verify, strict;
+  };
+  const Mode modes[] = {{"unverified", false, false}, {"verified", true, false}, {"strict", true, true}};
+  double fetch[3] = {0, 0, 0}, pass[3] = {0, 0, 0};
+  std::printf("\nverification modes (fetches: cache off, 1 thread, %.0f s each):\n", seconds);
+  for (int m = 0; m < 3; ++m) {
+    const FetchResult r = RandomFetches(ds, index, split, 1, 0, seconds, modes[m].verify, true, modes[m].strict);
+    fetch[m] = r.per_second;
+    std::printf("  %-10s %10.1f fetches/s  (example reads %.3f)\n", modes[m].name, r.per_second,
+                r.example_read_share);
+  }
+  std::printf("  verified/unverified fetches = %.3f, strict/unverified = %.4f\n", fetch[1] / fetch[0],
+              fetch[2] / fetch[0]);
+  if (fetch_only) return 0;
+  // The order rotates with each repeat: no mode always runs first (or last).
+  for (int r = 0; r < repeat; ++r) {
+    for (int k = 0; k < 3; ++k) {
+      const int m = (r + k) % 3;
+      pass[m] = std::max(pass[m], Sequential(ds, split, prefetch, modes[m].verify, modes[m].strict).mb_per_s);
+    }
+  }
+  std::printf("  sequential (best of %d, prefetch %d): unverified %.1f MB/s, verified %.1f MB/s, strict %.1f MB/s\n",
+              repeat, prefetch, pass[0], pass[1], pass[2]);
+  std::printf("  verified/unverified sequential = %.3f, strict/unverified = %.3f\n", pass[1] / pass[0],
+              pass[2] / pass[0]);
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -162,7 +203,7 @@ int main(int argc, char** argv) {
   double seconds = 3;
   std::uint64_t cache_mb = 512, shards_per_block = 4;
   int prefetch = 2, repeat = 3;
-  bool verify = true, positioned = true, fetch_only = false;
+  bool verify = true, positioned = true, fetch_only = false, verify_modes = false;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     auto next = [&]() -> std::string {
@@ -181,11 +222,12 @@ int main(int argc, char** argv) {
     else if (a == "--no-verify") verify = false;
     else if (a == "--whole-shard") positioned = false;
     else if (a == "--fetch-only") fetch_only = true;
+    else if (a == "--verify-modes") verify_modes = true;
     else if (root.empty() && a[0] != '-') root = a;
     else {
       std::fprintf(stderr, "usage: sedpack_bench_index DATASET [--split S] [--seconds T] [--cache-mb M] "
                            "[--shards-per-block K] [--prefetch P] [--repeat R] [--no-verify] [--whole-shard] "
-                           "[--fetch-only]\n");
+                           "[--fetch-only] [--verify-modes]\n");
       return 2;
     }
   }
@@ -202,6 +244,7 @@ int main(int argc, char** argv) {
   std::printf("dataset %s split %s: %llu examples in %llu shards\n", root.c_str(), split_name.c_str(),
               static_cast<unsigned long long>(n),
               static_cast<unsigned long long>(index->num_shards(split)));
+  if (verify_modes) return CompareVerifyModes(ds, index, split, seconds, prefetch, repeat, fetch_only);
 
   std::printf("\nrandom fetches (uniform example numbers, %.0f s each; %s; %s):\n", seconds,
               verify ? "hashes verified" : "hashes not verified",

@@ -135,7 +135,7 @@ class PyDataset {
   std::unique_ptr<NumpyIterator> Iterate(const std::string& split, py::object process, std::optional<std::size_t> shards,
                                          std::optional<std::size_t> type_limit, py::object shard_filter,
                                          bool repeat, std::size_t shuffle, std::optional<std::uint64_t> seed,
-                                         int prefetch, bool verify_hashes, std::size_t batch_size) {
+                                         int prefetch, py::object verify_hashes, std::size_t batch_size) {
     sp::ReadOptions o;
     o.max_shards = shards;
     // The reference ignores a limit of 0 ("Ignored when None. If non-zero ...").
@@ -144,7 +144,17 @@ class PyDataset {
     o.shuffle_buffer = shuffle;
     o.seed = seed ? *seed : FreshSeed();
     o.prefetch_shards = prefetch;
-    o.verify_hashes = verify_hashes;
+    // True (the checks sidecar's fast checksums when fresh, else the recorded
+    // hashes), False, or "strict" (the recorded hashes always).
+    if (py::isinstance<py::str>(verify_hashes)) {
+      if (verify_hashes.cast<std::string>() != "strict") {
+        throw py::value_error("verify_hashes must be True, False or \"strict\"");
+      }
+      o.verify_hashes = true;
+      o.strict_hashes = true;
+    } else {
+      o.verify_hashes = verify_hashes.cast<bool>();
+    }
     return std::make_unique<NumpyIterator>(ds_, ToSplit(split), std::move(o), std::move(shard_filter),
                                            std::move(process), batch_size, o.seed);
   }
@@ -168,7 +178,11 @@ class PyDataset {
       std::optional<sp::Result<std::unique_ptr<sp::ExampleFetcher>>> r;
       {
         py::gil_scoped_release nogil;
-        r = sp::ExampleFetcher::Make(ds_, index);
+        // Verified fetches through the checks sidecar read single examples,
+        // which needs the shard cache off.
+        sp::FetchOptions fo;
+        if (sp::FetchReadsExamplesAlone(*ds_, fo)) fo.cache_bytes = 0;
+        r = sp::ExampleFetcher::Make(ds_, index, fo);
       }
       auto fetcher = std::shared_ptr<sp::ExampleFetcher>(Unwrap(std::move(*r)));
       if (!fetcher_) fetcher_ = fetcher;
@@ -259,20 +273,20 @@ void BindDataset(py::module_& m) {
           "as_numpy_iterator",
           [](PyDataset& d, const std::string& split, py::object process_record, std::optional<std::size_t> shards,
              std::optional<std::size_t> custom_metadata_type_limit, py::object shard_filter, bool repeat,
-             std::size_t shuffle, std::optional<std::uint64_t> seed, int prefetch_shards, bool verify_hashes) {
+             std::size_t shuffle, std::optional<std::uint64_t> seed, int prefetch_shards, py::object verify_hashes) {
             return d.Iterate(split, std::move(process_record), shards, custom_metadata_type_limit,
                              std::move(shard_filter), repeat, shuffle, seed, prefetch_shards, verify_hashes, 0);
           },
           py::kw_only(), py::arg("split"), py::arg("process_record") = py::none(), py::arg("shards") = py::none(),
           py::arg("custom_metadata_type_limit") = py::none(), py::arg("shard_filter") = py::none(),
           py::arg("repeat") = true, py::arg("shuffle") = 1000, py::arg("seed") = py::none(),
-          py::arg("prefetch_shards") = 2, py::arg("verify_hashes") = true)
+          py::arg("prefetch_shards") = 2, py::arg("verify_hashes") = py::bool_(true))
       .def(
           "as_numpy_iterator_batched",
           [](PyDataset& d, const std::string& split, std::size_t batch_size, py::object process_batch,
              std::optional<std::size_t> shards, std::optional<std::size_t> custom_metadata_type_limit,
              py::object shard_filter, bool repeat, std::size_t shuffle, std::optional<std::uint64_t> seed,
-             int prefetch_shards, bool verify_hashes) {
+             int prefetch_shards, py::object verify_hashes) {
             if (batch_size == 0) throw py::value_error("batch_size must be positive");
             return d.Iterate(split, std::move(process_batch), shards, custom_metadata_type_limit,
                              std::move(shard_filter), repeat, shuffle, seed, prefetch_shards, verify_hashes,
@@ -281,7 +295,7 @@ void BindDataset(py::module_& m) {
           py::kw_only(), py::arg("split"), py::arg("batch_size") = 1, py::arg("process_batch") = py::none(),
           py::arg("shards") = py::none(), py::arg("custom_metadata_type_limit") = py::none(),
           py::arg("shard_filter") = py::none(), py::arg("repeat") = true, py::arg("shuffle") = 1000,
-          py::arg("seed") = py::none(), py::arg("prefetch_shards") = 2, py::arg("verify_hashes") = true)
+          py::arg("seed") = py::none(), py::arg("prefetch_shards") = 2, py::arg("verify_hashes") = py::bool_(true))
       .def("as_numpy_iterator_elastic", &PyDataset::Elastic, py::kw_only(), py::arg("split"), py::arg("seed") = 0,
            py::arg("shards_per_block") = 4, py::arg("rank") = 0, py::arg("num_readers") = 1,
            py::arg("repeat") = false, py::arg("epoch") = 0, py::arg("prefetch_shards") = 2,

@@ -227,3 +227,31 @@ def test_append_in_a_second_session(tmp_path):
             f.write_example(values=good_values(k), split="train")
     got = [e["n"] for e in Dataset(tmp_path / "ds").as_numpy_iterator(split="train", shuffle=0, repeat=False)]
     assert got == list(range(8))
+
+
+def test_verify_hashes_strict_checks_the_recorded_hash(tmp_path):
+    """The default check uses the checks sidecar the filler wrote; "strict" the
+    recorded hash: a shard rewritten together with its sidecar record passes
+    the first and fails the second. Anything but True, False or "strict" is refused."""
+    ds = small_dataset(tmp_path)
+    with ds.filler() as f:
+        for k in range(4):
+            f.write_example(values=good_values(k), split="train")
+    root = tmp_path / "ds"
+    assert (root / ".sedpack-hpc" / "checks.bin").exists()
+
+    def read(**kw):
+        return [e["n"] for e in Dataset(root).as_numpy_iterator(split="train", shuffle=0, repeat=False, **kw)]
+
+    assert read() == read(verify_hashes="strict") == read(verify_hashes=False) == list(range(4))
+    assert Dataset(root).get("train", 2)["n"] == 2
+    # A flipped byte: caught by the default check (the sidecar) and by strict.
+    shard = next(p for p in (root / "train").rglob("*.fb"))
+    data = bytearray(shard.read_bytes())
+    data[len(data) // 2] ^= 0x01
+    shard.write_bytes(bytes(data))
+    for kw in ({}, {"verify_hashes": "strict"}):
+        with pytest.raises(Exception, match="mismatch|does not match"):
+            read(**kw)
+    with pytest.raises(ValueError):
+        read(verify_hashes="loose")

@@ -27,12 +27,25 @@
 #include "parallel/worker_pool.h"
 #include "sedpack/codecs/hash.h"
 #include "sedpack/metadata/paths.h"
+#include "sidecar/checks_internal.h"
+#include "sidecar/sidecar_internal.h"
 
 namespace sedpack {
 namespace {
 
 using namespace check_internal;
 using Clock = std::chrono::steady_clock;
+
+// A deep check of a dataset without a fresh checks sidecar records one from
+// the shards it read whose every recorded hash matched (thread-safe).
+struct ChecksCollector {
+  std::mutex mu;
+  std::vector<sidecar_internal::ShardChecks> records;
+  void Add(sidecar_internal::ShardChecks c) {
+    std::lock_guard<std::mutex> lock(mu);
+    records.push_back(std::move(c));
+  }
+};
 
 // A piece of the tree that one worker checks whole.
 struct Unit {
@@ -168,6 +181,8 @@ class TreeChecker {
               std::atomic<std::uint64_t>* files_done)
       : ds_(ds), options_(options), algos_(ds.info().dataset_structure.hash_checksum_algorithms),
         bytes_done_(bytes_done), files_done_(files_done) {}
+
+  void CollectChecks(ChecksCollector* collector) { collector_ = collector; }
 
   // Hash, parse and check the list `entry` names (its recorded hashes and
   // counts, relative_path_self, its own sums). The list, when its entries can
@@ -354,6 +369,9 @@ class TreeChecker {
     }
     const auto n = static_cast<std::int64_t>(read->num_examples);
     report->examples_checked += static_cast<std::uint64_t>(n);
+    if (collector_ && n == recorded_examples && !algos_.empty() && read->hashes == file.hash_checksums) {
+      collector_->Add(std::move(read->checks));
+    }
     if (n != recorded_examples) {
       AddProblem(report, CheckProblem::Kind::kCountMismatch, rel,
                  "the shard holds " + std::to_string(n) + " examples but " + list_path + " records " +
@@ -382,6 +400,7 @@ class TreeChecker {
   std::atomic<std::uint64_t>* bytes_done_;
   std::atomic<std::uint64_t>* files_done_;
   std::atomic<bool> stop_{false};
+  ChecksCollector* collector_ = nullptr;
   std::mutex cache_mu_;
   std::list<std::pair<std::string, std::shared_ptr<const ShardsList>>> cache_;
 };
@@ -611,6 +630,44 @@ Status TakeUnits(Comm& comm, std::size_t units, UnitQueue& queue, std::size_t in
   return Status::OK();
 }
 
+// The digest of the dataset_info.json a deep check starts from, when it is to
+// record the checks sidecar (none fresh for it); nullopt otherwise.
+std::optional<DatasetInfoDigest> ChecksToRecord(const Dataset& ds, const CheckOptions& co) {
+  if (!co.deep || !co.record_checks || ds.pack()) return std::nullopt;
+  auto digest = sidecar_internal::InfoDigest(ds.root(), ds.file_system());
+  if (!digest.ok() ||
+      sidecar_internal::LoadChecksFor(ds.root(), *digest, [](const std::string&) {}, ds.file_system())) {
+    return std::nullopt;
+  }
+  return *digest;
+}
+
+// After a deep check: every rank's records to rank 0, which writes the
+// sidecar if dataset_info.json is still the one the check started from.
+// Collective when `co.deep`.
+Status GatherAndWriteChecks(Comm& comm, const Dataset& ds, const CheckOptions& co,
+                            const std::optional<DatasetInfoDigest>& digest, const ChecksCollector& collector) {
+  if (!co.deep) return Status::OK();
+  std::string mine;
+  for (const auto& c : collector.records) {
+    auto e = sidecar_internal::EncodeShardChecks(c);
+    if (e.ok()) mine.append(reinterpret_cast<const char*>(e->data()), e->size());
+  }
+  SEDPACK_ASSIGN_OR_RETURN(std::vector<std::string> gathered, comm.Gatherv(mine, 0));
+  if (comm.rank() != 0 || !digest) return Status::OK();
+  std::vector<sidecar_internal::ShardChecks> all;
+  for (const std::string& g : gathered) {
+    auto records = sidecar_internal::DecodeShardChecksList(std::as_bytes(std::span<const char>(g.data(), g.size())));
+    if (!records.ok()) return Status::OK();  // a rank's records damaged in transit: no sidecar
+    for (auto& r : *records) all.push_back(std::move(r));
+  }
+  auto now = sidecar_internal::InfoDigest(ds.root(), ds.file_system());
+  if (all.empty() || !now.ok() || *now != *digest) return Status::OK();
+  // Best effort: the check's outcome does not depend on it.
+  (void)sidecar_internal::WriteChecks(ds.root(), *digest, nullptr, all, ds.file_system());
+  return Status::OK();
+}
+
 }  // namespace
 
 Result<CheckReport> RunCheck(Comm& comm, const Dataset& ds, const CheckRunOptions& options) {
@@ -620,6 +677,10 @@ Result<CheckReport> RunCheck(Comm& comm, const Dataset& ds, const CheckRunOption
   const int threads = ResolveThreads(co.threads);
   std::atomic<std::uint64_t> bytes_done{0}, files_done{0};
   TreeChecker checker(ds, co, &bytes_done, &files_done);
+  // Every rank decides for itself; only rank 0's decision writes.
+  const std::optional<DatasetInfoDigest> record_checks = ChecksToRecord(ds, co);
+  ChecksCollector verified_checks;
+  if (record_checks) checker.CollectChecks(&verified_checks);
 
   // 1. Rank 0 checks the root and the top of the tree and cuts the rest into units.
   Findings mine;
@@ -711,6 +772,7 @@ Result<CheckReport> RunCheck(Comm& comm, const Dataset& ds, const CheckRunOption
   // 4. Gather; rank 0 merges, finds repeated lists and orphans, sorts.
   const std::uint64_t my_units = mine.units;
   SEDPACK_ASSIGN_OR_RETURN(std::vector<std::string> gathered, comm.Gatherv(EncodeFindings(mine), 0));
+  SEDPACK_RETURN_NOT_OK(GatherAndWriteChecks(comm, ds, co, record_checks, verified_checks));
   if (rank != 0) {
     mine.report.work_by_rank = {CheckWork{my_units, mine.report.files_checked, mine.report.bytes_checked}};
     return std::move(mine.report);

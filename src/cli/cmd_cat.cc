@@ -10,7 +10,7 @@
 namespace sedpack::cli {
 
 const CommandSpec kCatSpec = {
-    "cat", "DATASET --split S [--limit N] [--format jsonl] [--no-verify]",
+    "cat", "DATASET --split S [--limit N] [--format jsonl] [--no-verify | --strict-hash]",
     "print the examples of a split as JSON lines",
     "Print the examples of one split, in the reference's non-shuffled read order,\n"
     "one JSON object per line with the attribute names as keys (schema order).\n\n"
@@ -26,8 +26,10 @@ const CommandSpec kCatSpec = {
     "Every shards_list.json and shard file is checked against the hash its parent\n"
     "records before it is parsed or decoded (the fastest recorded algorithm, on the\n"
     "bytes read for decoding). A mismatch stops with exit code 1, naming the file\n"
-    "and the algorithm; --no-verify skips the check. A split the dataset does not\n"
-    "have is a usage error (exit 2).\n",
+    "and the algorithm; --no-verify skips the check. A shard the checks sidecar\n"
+    "(DATASET/.sedpack-hpc/checks.bin, when fresh) records is checked against its\n"
+    "size and fast checksum there instead; --strict-hash always checks the recorded\n"
+    "hash. A split the dataset does not have is a usage error (exit 2).\n",
     "  sedpack cat ds -s train -n 3\n"
     "      the first three train examples\n"
     "  sedpack cat ds -s test | jq -c .key\n"
@@ -41,13 +43,17 @@ int RunCat(const std::vector<std::string>& args) {
       ("split,s", po::value<std::string>()->value_name("S"), "split to print (train, test, holdout); required")
       ("limit,n", po::value<std::string>()->value_name("N"), "print at most N examples")
       ("format", po::value<std::string>()->default_value("jsonl"), "output format: jsonl")
-      ("no-verify", po::bool_switch(), "do not check files against their recorded hashes");
+      ("no-verify", po::bool_switch(), "do not check files against their recorded hashes")
+      ("strict-hash", po::bool_switch(), "check the recorded hashes, not the checks sidecar");
   po::positional_options_description positional;
   positional.add("dataset", 1);
   po::variables_map vm;
   if (auto code = ParseCommandLine(kCatSpec, options, positional, args, &vm)) return *code;
   if (!vm.count("dataset")) return UsageError("cat", "missing DATASET argument");
   if (!vm.count("split")) return UsageError("cat", "missing --split (train, test or holdout)");
+  if (vm["no-verify"].as<bool>() && vm["strict-hash"].as<bool>()) {
+    return UsageError("cat", "--no-verify and --strict-hash contradict each other");
+  }
   auto split = ParseSplits({vm["split"].as<std::string>()});
   if (!split.ok()) return UsageError("cat", split.status().message());
   if (vm["format"].as<std::string>() != "jsonl") {
@@ -72,6 +78,8 @@ int RunCat(const std::vector<std::string>& args) {
   ReadOptions read;
   read.prefetch_shards = 2;
   read.verify_hashes = !vm["no-verify"].as<bool>();
+  read.strict_hashes = vm["strict-hash"].as<bool>();
+  read.warn = [](const std::string& w) { std::cerr << "sedpack: warning: " << w << "\n"; };
   auto reader = ExampleReader::Make(ds, split->front(), read);
   if (!reader.ok()) return ReportDataError(reader.status());
 

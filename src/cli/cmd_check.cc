@@ -31,7 +31,9 @@ const CommandSpec kCheckSpec = {
     "dataset was made: pass them with --expect (hex digests in the order of the dataset's\n"
     "hash_checksum_algorithms) or --expect-file (lines \"<hex>\" or \"<algorithm> <hex>\";\n"
     "'#' starts a comment). Without them, dataset_info.json itself is trusted.\n"
-    "--deep also decodes every shard and checks its examples against the schema.\n"
+    "--deep also decodes every shard and checks its examples against the schema;\n"
+    "a dataset without a fresh checks sidecar (.sedpack-hpc/checks.bin) gets one,\n"
+    "from the shards whose recorded hashes matched (for fast verified reads).\n"
     "Problems go to stdout as \"ERROR <kind> <path>: <message>\" (orphan files and very\n"
     "large shards_list.json files, over 64 MiB or 100,000 entries, as WARNING),\n"
     "then a summary line. Exit code 0: intact, 1: problems found, 2: could not run.\n"
@@ -50,7 +52,8 @@ const CommandSpec kVerifySpec = {
     "--mpi=pmix). Rank 0 reads dataset_info.json and every shards_list.json (hashing\n"
     "them), cuts the shard files into per-rank sets balanced by bytes and scatters them;\n"
     "every rank hashes its files with every configured algorithm (and with --deep\n"
-    "decodes them); rank 0 prints one report listing every problem: hash mismatches\n"
+    "decodes them, and leaves a checks sidecar if none is fresh, as `check --deep`);\n"
+    "rank 0 prints one report listing every problem: hash mismatches\n"
     "(path, algorithm, expected, found), missing files, malformed metadata, counts that\n"
     "do not add up, paths that escape the root, and (warnings) files no metadata lists.\n\n"
     "--partial PATH... verifies only those parts (a shards_list.json, a folder or a shard\n"
@@ -222,6 +225,9 @@ std::optional<int> ParseVerifyArgs(const CommandSpec& spec, const std::vector<st
 
   CheckOptions& check = parsed->check;
   check.deep = vm["deep"].as<bool>();
+  // A deep check reads every shard: it leaves the checks sidecar behind for
+  // the verified reads that follow.
+  check.record_checks = check.deep;
   if (vm.count("split")) {
     auto splits = ParseSplits(vm["split"].as<std::vector<std::string>>());
     if (!splits.ok()) return UsageError(name, splits.status().message());

@@ -10,7 +10,7 @@
 namespace sedpack::cli {
 
 const CommandSpec kGetSpec = {
-    "get", "DATASET --split S --index I [--index J ...] [--format jsonl] [--no-verify]",
+    "get", "DATASET --split S --index I [--index J ...] [--format jsonl] [--no-verify | --strict-hash]",
     "print examples by number (random access through the sample index)",
     "Print example I of a split: the I-th example (from 0) of the non-shuffled read\n"
     "order that `sedpack cat` prints, as the same JSON line. --index may be repeated;\n"
@@ -22,7 +22,11 @@ const CommandSpec kGetSpec = {
     "shards_list.json on the way to it against its parent's) before it is decoded.\n"
     "A mismatch stops with exit code 1, naming the file and the algorithm;\n"
     "--no-verify skips the check; an example of an uncompressed fb shard is then\n"
-    "read alone (its offsets and bytes), not with its whole shard.\n\n"
+    "read alone (its offsets and bytes), not with its whole shard.\n"
+    "When the checks sidecar (DATASET/.sedpack-hpc/checks.bin) is fresh, an fb\n"
+    "example is read alone and checked against its own checksum there, and a whole\n"
+    "shard against its fast checksum; --strict-hash checks the recorded hashes\n"
+    "instead (against someone who rewrote both a shard and the sidecar).\n\n"
     "Exit code 2 also for an example number out of range and for a split the dataset\n"
     "does not have.\n",
     "  sedpack get ds -s train -i 0 -i 41\n"
@@ -40,7 +44,8 @@ int RunGet(const std::vector<std::string>& args) {
        "example number (0-based); repeatable; required")
       ("format", po::value<std::string>()->default_value("jsonl"), "output format: jsonl")
       ("rebuild-index", po::bool_switch(), "rewrite a stale, invalid or missing index")
-      ("no-verify", po::bool_switch(), "do not check files against their recorded hashes");
+      ("no-verify", po::bool_switch(), "do not check files against their recorded hashes")
+      ("strict-hash", po::bool_switch(), "check the recorded hashes, not the checks sidecar");
   po::positional_options_description positional;
   positional.add("dataset", 1);
   po::variables_map vm;
@@ -48,6 +53,9 @@ int RunGet(const std::vector<std::string>& args) {
   if (!vm.count("dataset")) return UsageError("get", "missing DATASET argument");
   if (!vm.count("split")) return UsageError("get", "missing --split (train, test or holdout)");
   if (!vm.count("index")) return UsageError("get", "missing --index I");
+  if (vm["no-verify"].as<bool>() && vm["strict-hash"].as<bool>()) {
+    return UsageError("get", "--no-verify and --strict-hash contradict each other");
+  }
   auto split = ParseSplits({vm["split"].as<std::string>()});
   if (!split.ok()) return UsageError("get", split.status().message());
   if (vm["format"].as<std::string>() != "jsonl") {
@@ -75,13 +83,11 @@ int RunGet(const std::vector<std::string>& args) {
   }
   FetchOptions fetch;
   fetch.verify_hashes = !vm["no-verify"].as<bool>();
-  // Unverified examples of uncompressed fb shards are read alone by positioned
-  // reads, which only happens with the shard cache off.
-  const DatasetStructure& structure = ds->info().dataset_structure;
-  if (!fetch.verify_hashes && structure.shard_file_type == ShardFileType::kFb &&
-      structure.compression == Compression::kNone) {
-    fetch.cache_bytes = 0;
-  }
+  fetch.strict_hashes = vm["strict-hash"].as<bool>();
+  fetch.warn = [](const std::string& w) { std::cerr << "sedpack: warning: " << w << "\n"; };
+  // Examples read alone (unverified uncompressed fb, or checked through the
+  // checks sidecar) are read by positioned reads only with the shard cache off.
+  if (FetchReadsExamplesAlone(*ds, fetch)) fetch.cache_bytes = 0;
   auto fetcher = ExampleFetcher::Make(ds, *index, fetch);
   if (!fetcher.ok()) return ReportDataError(fetcher.status());
   const std::vector<std::string> keys = JsonObjectKeys(ds->schema());

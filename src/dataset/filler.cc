@@ -11,7 +11,9 @@
 #include <set>
 #include <thread>
 
+#include "dataset/checks_write_internal.h"
 #include "parallel/worker_pool.h"
+#include "sidecar/sidecar_internal.h"
 #include "sedpack/cancel.h"
 #include "sedpack/codecs/hash.h"
 #include "sedpack/io/file.h"
@@ -62,6 +64,12 @@ class Filler::Impl {
     pool_ = std::make_unique<internal::WorkerPool>(threads, pending);
     threads_ = threads;
     max_in_flight_ = std::max(1, pending);
+    // The records an append carries over: only those of a sidecar bound to
+    // the dataset_info.json this filler starts from (a stale one is replaced).
+    FileSystem* fs = dataset_->file_system();
+    if (auto digest = sidecar_internal::InfoDigest(dataset_->root(), fs); digest.ok()) {
+      carried_ = sidecar_internal::LoadChecksFor(dataset_->root(), *digest, [](const std::string&) {}, fs);
+    }
     return Status::OK();
   }
 
@@ -152,6 +160,7 @@ class Filler::Impl {
     if (options_.auto_update_dataset && !updated_.empty()) {
       // WriteConfig either commits or leaves the metadata as it was.
       SEDPACK_RETURN_NOT_OK(SetSticky(dataset_->WriteConfig(updated_).status()));
+      dataset_internal::CommitChecks(dataset_->root(), carried_.get(), checks_, dataset_->file_system());
     }
     // Committed, or (without auto_update_dataset) the caller's to commit.
     handed_over_ = true;
@@ -213,6 +222,8 @@ class Filler::Impl {
   }
 
   const std::vector<ShardListInfo>& updated() const { return updated_; }
+  const std::vector<sidecar_internal::ShardChecks>& checks() const { return checks_; }
+  const sidecar_internal::ChecksSidecar* carried() const { return carried_.get(); }
   std::uint64_t examples() const { return examples_; }
   std::uint64_t bytes() const { return bytes_; }
 
@@ -321,7 +332,7 @@ class Filler::Impl {
     }
     const int codec_threads = tail_threads_;
     pool_->Submit([this, writer, slot, rel_path, abs_path, algos, codec_threads] {
-      PendingWrite w{rel_path, abs_path, {}, {}, slot};
+      PendingWrite w{rel_path, abs_path, {}, {}, slot, {}};
       if (!Sticky().ok()) return ShardDone();  // another shard already failed: do no more work
       if (Status c = CheckCancelled(); !c.ok()) {
         (void)SetSticky(c);
@@ -343,6 +354,8 @@ class Filler::Impl {
         return ShardDone();
       }
       w.hashes = std::move(*hashes);
+      w.checks = dataset_internal::MakeShardChecks(rel_path, w.bytes.size(), codecs_internal::FastChecksum(w.bytes.span()),
+                                                   shard_internal::TakeShardWriteChecks(*writer));
       {
         // If the filling thread is idle, blocked until a worker frees a slot,
         // it does the file write, and this worker goes on compressing.
@@ -369,6 +382,7 @@ class Filler::Impl {
     codecs_internal::ByteBuffer bytes;
     std::vector<std::string> hashes;
     std::shared_ptr<ShardInfo> slot;
+    sidecar_internal::ShardChecks checks;
   };
 
   AtomicWriteOptions ShardWriteOptions() const {
@@ -381,11 +395,12 @@ class Filler::Impl {
 
   // After a shard's write: on success its hashes go into its slot and its path
   // into written_shards_; a failure becomes the sticky status.
-  void RecordShardWrite(const Status& s, const PendingWrite& w, std::vector<std::string> hashes) {
+  void RecordShardWrite(const Status& s, PendingWrite& w, std::vector<std::string> hashes) {
     if (s.ok()) {
       w.slot->file_infos[0].hash_checksums = std::move(hashes);
       std::lock_guard<std::mutex> lock(io_mu_);
       written_shards_.push_back(w.rel_path);
+      checks_.push_back(std::move(w.checks));
     } else {
       (void)SetSticky(s);
     }
@@ -411,6 +426,8 @@ class Filler::Impl {
     Status s = CheckStaysBeneath(dataset_->root(), w.rel_path, dataset_->file_system());
     Result<MultiHasher> hasher = MultiHasher::Make(algos);
     if (s.ok()) s = hasher.status();
+    codecs_internal::FastChecksummer fast;
+    std::uint64_t stored = 0;
     if (s.ok()) {
       s = WriteFileAtomicStreamed(
           w.path,
@@ -420,6 +437,8 @@ class Filler::Impl {
                 writer,
                 [&](std::span<const std::byte> piece) {
                   hasher->Update(piece);
+                  fast.Update(piece);
+                  stored += piece.size();
                   sink_status = file(piece);
                   return sink_status;
                 },
@@ -429,6 +448,10 @@ class Filler::Impl {
             return st;
           },
           ShardWriteOptions());
+    }
+    if (s.ok()) {
+      w.checks = dataset_internal::MakeShardChecks(w.rel_path, stored, fast.Digest(),
+                                                   shard_internal::TakeShardWriteChecks(writer));
     }
     RecordShardWrite(s, w, s.ok() ? hasher->FinishHex() : std::vector<std::string>{});
     ShardDone();
@@ -494,6 +517,8 @@ class Filler::Impl {
   // Dataset-relative paths of the shards written so far (under io_mu_) and the
   // leaf lists written by Finish, with the previous text of a list it extended.
   std::vector<std::string> written_shards_;
+  std::vector<sidecar_internal::ShardChecks> checks_;  // of the shards written (under io_mu_)
+  std::shared_ptr<const sidecar_internal::ChecksSidecar> carried_;
   std::vector<std::string> written_lists_;
   std::map<std::string, std::string> previous_lists_;
   bool handed_over_ = false;
@@ -525,5 +550,14 @@ Status Filler::Finish() { return impl_->Finish(); }
 const std::vector<ShardListInfo>& Filler::updated_infos() const { return impl_->updated(); }
 std::uint64_t Filler::examples_written() const { return impl_->examples(); }
 std::uint64_t Filler::bytes_written() const { return impl_->bytes(); }
+
+}  // namespace sedpack
+
+namespace sedpack {
+
+const std::vector<sidecar_internal::ShardChecks>& FillerAccess::Checks(const Filler& filler) {
+  return filler.impl_->checks();
+}
+const sidecar_internal::ChecksSidecar* FillerAccess::Carried(const Filler& filler) { return filler.impl_->carried(); }
 
 }  // namespace sedpack

@@ -16,6 +16,7 @@
 #include <thread>
 
 #include "dataset/shards_tree_internal.h"
+#include "dataset/checks_write_internal.h"
 #include "dataset/verified_read.h"
 #include "sedpack/codecs/hash.h"
 #include "io/beneath.h"
@@ -26,10 +27,19 @@
 namespace sedpack {
 namespace {
 
+std::string ToHex64(std::uint64_t v) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string out(16, '0');
+  for (int i = 15; i >= 0; --i, v >>= 4) out[static_cast<std::size_t>(i)] = kHex[v & 15];
+  return out;
+}
+
 // ReadFileBytesBeneath (same checks and messages), but into pooled memory that
 // is neither zero-filled nor freshly mapped for every shard.
+// With `sum`, the bytes are also fed to it a piece at a time as they arrive,
+// while the piece is still in the CPU's cache.
 Status ReadFileInto(const Dataset& dataset, std::string_view relative, std::uint64_t max_bytes,
-                    codecs_internal::ByteBuffer* out) {
+                    codecs_internal::ByteBuffer* out, codecs_internal::FastChecksummer* sum = nullptr) {
   SEDPACK_ASSIGN_OR_RETURN(BeneathFile file, OpenFileBeneath(dataset.root(), relative, dataset.file_system()));
   const std::uint64_t size = file.size;
   if (size > max_bytes) {
@@ -41,8 +51,17 @@ Status ReadFileInto(const Dataset& dataset, std::string_view relative, std::uint
   } catch (const std::bad_alloc&) {
     return Status::ResourceExhausted("out of memory reading ", file.path, " (", size, " bytes)");
   }
-  return ReadFully(file.fd.get(), std::span<std::byte>(out->data(), out->size()), file.path, std::nullopt,
-                   dataset.file_system());
+  if (!sum) {
+    return ReadFully(file.fd.get(), std::span<std::byte>(out->data(), out->size()), file.path, std::nullopt,
+                     dataset.file_system());
+  }
+  constexpr std::size_t kPiece = std::size_t{256} << 10;
+  for (std::size_t at = 0; at < out->size(); at += kPiece) {
+    const std::span<std::byte> piece(out->data() + at, std::min(kPiece, out->size() - at));
+    SEDPACK_RETURN_NOT_OK(ReadFully(file.fd.get(), piece, file.path, std::nullopt, dataset.file_system()));
+    sum->Update(piece);
+  }
+  return Status::OK();
 }
 
 }  // namespace
@@ -64,10 +83,18 @@ Result<ShardReadForCheck> ReadHashAndDecode(const Dataset& dataset, std::string_
   SEDPACK_ASSIGN_OR_RETURN(out.hashes, HashBytes(dataset.info().dataset_structure.hash_checksum_algorithms,
                                                  std::span<const std::byte>(bytes.data(), bytes.size())));
   const auto& structure = dataset.info().dataset_structure;
+  const std::uint64_t fast = codecs_internal::FastChecksum(bytes.span());
+  auto points = structure.shard_file_type == ShardFileType::kFb
+                    ? codecs_internal::FindDecodePoints(structure.compression, bytes.span())
+                    : Result<std::vector<codecs_internal::DecodePoint>>(std::vector<codecs_internal::DecodePoint>{});
   auto decoded = shard_internal::DecodeShardBuffer(structure.shard_file_type, structure.compression,
                                                    dataset.schema(), std::move(bytes), limits);
   if (decoded.ok()) {
     out.num_examples = (*decoded)->num_examples();
+    shard_internal::ShardWriteChecks learned = shard_internal::ChecksOfDecodedShard(**decoded);
+    if (points.ok()) learned.decode_points = std::move(points).value();
+    if (learned.decoded_size == 0) learned.decoded_size = out.size;
+    out.checks = MakeShardChecks(std::string(relative), out.size, fast, std::move(learned));
   } else {
     out.decoded = decoded.status().WithPrefix(std::string(relative) + ": ");
   }
@@ -147,22 +174,58 @@ Result<std::vector<ShardInfo>> ListShards(const std::shared_ptr<const Dataset>& 
 
 Result<std::shared_ptr<const DecodedShard>> ReadShard(const Dataset& dataset, const ShardInfo& shard,
                                                       const ShardReadLimits& limits, bool verify_hashes) {
+  return dataset_internal::ReadShardChecked(dataset, shard, limits, verify_hashes, nullptr);
+}
+
+namespace dataset_internal {
+
+std::shared_ptr<const sidecar_internal::ChecksSidecar> ReaderChecks(const Dataset& dataset, bool verify, bool strict,
+                                                                    const std::function<void(const std::string&)>& warn) {
+  // A dataset recording no algorithms reads unchecked, as without the sidecar.
+  if (!verify || strict || dataset.pack() || dataset.info().dataset_structure.hash_checksum_algorithms.empty()) {
+    return nullptr;
+  }
+  return sidecar_internal::LoadFreshChecks(dataset.root(), warn, dataset.file_system());
+}
+
+Result<std::shared_ptr<const DecodedShard>> ReadShardChecked(const Dataset& dataset, const ShardInfo& shard,
+                                                             const ShardReadLimits& limits, bool verify_hashes,
+                                                             const sidecar_internal::ChecksSidecar* checks) {
   if (shard.file_infos.empty()) return Status::Corruption("shard entry without file_infos");
   const std::string& rel = shard.file_infos[0].file_path;
   SEDPACK_RETURN_NOT_OK(ValidateRelativePath(rel, "file_path"));
   const auto& structure = dataset.info().dataset_structure;
   // A compressed file can never be larger than what it decompresses to by much;
   // reading it is bounded by the same limit.
+  const sidecar_internal::ShardChecksRef* record = verify_hashes && checks ? checks->Find(rel) : nullptr;
   codecs_internal::ByteBuffer bytes;
+  std::optional<std::uint64_t> fast;
   if (dataset.pack()) {
     SEDPACK_ASSIGN_OR_RETURN(std::vector<std::byte> packed, dataset.ReadBytes(rel, limits.max_decompressed_bytes));
     bytes = codecs_internal::ByteBuffer(std::move(packed));
+  } else if (record) {
+    codecs_internal::FastChecksummer sum;
+    SEDPACK_RETURN_NOT_OK(ReadFileInto(dataset, rel, limits.max_decompressed_bytes, &bytes, &sum));
+    fast = sum.Digest();
   } else {
     SEDPACK_RETURN_NOT_OK(ReadFileInto(dataset, rel, limits.max_decompressed_bytes, &bytes));
   }
   // The bytes about to be decoded are the ones hashed: no second read, and no
   // window for the file to change between the check and the decode.
-  if (verify_hashes) {
+  if (record) {
+    const std::span<const std::byte> stored(bytes.data(), bytes.size());
+    if (stored.size() != record->stored_size()) {
+      return Status::Corruption(dataset.PathOf(rel), ": ", stored.size(), " bytes, the checks sidecar records ",
+                                record->stored_size())
+          .WithDetail(StatusDetail::kHashMismatch);
+    }
+    const std::uint64_t sum = fast ? *fast : codecs_internal::FastChecksum(stored);
+    if (sum != record->stored_checksum()) {
+      return Status::Corruption(dataset.PathOf(rel), ": xxh3-64 mismatch (checks sidecar records ",
+                                ToHex64(record->stored_checksum()), ", computed ", ToHex64(sum), ")")
+          .WithDetail(StatusDetail::kHashMismatch);
+    }
+  } else if (verify_hashes) {
     SEDPACK_RETURN_NOT_OK(dataset_internal::CheckRecordedHash(
         dataset, rel, shard.file_infos[0].hash_checksums,
         std::span<const std::byte>(bytes.data(), bytes.size())));
@@ -172,6 +235,8 @@ Result<std::shared_ptr<const DecodedShard>> ReadShard(const Dataset& dataset, co
   if (!decoded.ok()) return decoded.status().WithPrefix(rel + ": ");
   return std::shared_ptr<const DecodedShard>(std::move(decoded).value());
 }
+
+}  // namespace dataset_internal
 
 // Where an ExampleReader's shards come from, one pass at a time, without
 // holding the whole split in memory (reading a split of millions of shards
@@ -200,6 +265,7 @@ class ExampleReader::Impl {
 
   Status Init(Split split) {
     split_ = split;
+    checks_ = dataset_internal::ReaderChecks(*dataset_, options_.verify_hashes, options_.strict_hashes, options_.warn);
     const bool shuffle = options_.shuffle_buffer > 0;
     if (!shuffle) {
       mode_ = Mode::kInOrder;
@@ -386,11 +452,13 @@ class ExampleReader::Impl {
       const bool verify = options_.verify_hashes;
       if (options_.prefetch_shards <= 0) {
         std::promise<Result<std::shared_ptr<const DecodedShard>>> p;
-        p.set_value(ReadShard(*dataset, *next, limits, verify));
+        p.set_value(dataset_internal::ReadShardChecked(*dataset, *next, limits, verify, checks_.get()));
         inflight_.push_back(p.get_future());
       } else {
-        auto task = [dataset, shard = std::move(*next), limits, verify] {
-          return ReadShard(*dataset, shard, limits, verify);
+        // The fast (or recorded-hash) check runs here, on the prefetch thread,
+        // with the read and the decode.
+        auto task = [dataset, shard = std::move(*next), limits, verify, checks = checks_] {
+          return dataset_internal::ReadShardChecked(*dataset, shard, limits, verify, checks.get());
         };
         try {
           inflight_.push_back(std::async(std::launch::async, task));
@@ -445,6 +513,7 @@ class ExampleReader::Impl {
   std::vector<std::size_t> order_;
   std::size_t next_to_schedule_ = 0;
 
+  std::shared_ptr<const sidecar_internal::ChecksSidecar> checks_;  // fresh, or null
   std::deque<std::future<Result<std::shared_ptr<const DecodedShard>>>> inflight_;
   std::shared_ptr<const DecodedShard> current_;
   std::size_t pos_ = 0;

@@ -6,6 +6,8 @@
 #pragma once
 
 #include <cstddef>
+#include <functional>
+#include <memory>
 #include <span>
 #include <string>
 #include <string_view>
@@ -16,6 +18,7 @@
 #include "sedpack/shard/shard.h"
 #include "sedpack/status.h"
 #include "sedpack/types.h"
+#include "sidecar/checks_internal.h"
 
 namespace sedpack::dataset_internal {
 
@@ -40,12 +43,28 @@ Status CheckRecordedHash(const Dataset& dataset, std::string_view relative,
 /// `file.hash_checksums` (CheckRecordedHash).
 Result<ShardsList> LoadShardsListVerified(const Dataset& dataset, const FileInfo& file);
 
+/// ReadShard with the checks sidecar: with `verify` and a record of the shard
+/// in `checks` (fresh, may be null), its bytes are checked against the
+/// record's size and fast checksum; without one, against the recorded hash
+/// (CheckRecordedHash). Corruption (kHashMismatch) naming the file.
+Result<std::shared_ptr<const DecodedShard>> ReadShardChecked(const Dataset& dataset, const ShardInfo& shard,
+                                                             const ShardReadLimits& limits, bool verify,
+                                                             const sidecar_internal::ChecksSidecar* checks);
+
+/// The sidecar a verified reader uses: the fresh checks.bin of a dataset
+/// folder (not a pack) when `verify` and not `strict`; null otherwise.
+std::shared_ptr<const sidecar_internal::ChecksSidecar> ReaderChecks(const Dataset& dataset, bool verify, bool strict,
+                                                                    const std::function<void(const std::string&)>& warn);
+
 /// What a deep check learns from one read of a shard file.
 struct ShardReadForCheck {
   std::uint64_t size = 0;
   std::vector<std::string> hashes;  ///< with every algorithm of the dataset, in order
   Status decoded;                   ///< the decode's outcome (names the file)
   std::size_t num_examples = 0;     ///< when decoded
+  /// When decoded: the shard's checks sidecar record, from these bytes (to be
+  /// kept only if `hashes` match the recorded ones).
+  sidecar_internal::ShardChecks checks;
 };
 
 /// Read the shard file `relative` once (refused above

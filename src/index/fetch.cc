@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "sedpack/index/fetch.h"
 
+#include <cstring>
 #include <future>
 #include <list>
 #include <atomic>
@@ -13,7 +14,11 @@
 #include "io/beneath.h"
 #include "sedpack/io/file_system.h"
 #include "sedpack/metadata/paths.h"
+#include "codecs/decode_points_internal.h"
+#include "dataset/verified_read.h"
 #include "shard/example_read.h"
+#include "sedpack/io/file.h"
+#include "sidecar/sidecar_internal.h"
 
 namespace sedpack {
 
@@ -34,8 +39,14 @@ class ExampleFetcher::Impl {
       : dataset_(std::move(dataset)),
         index_(std::move(index)),
         options_(options),
-        recorded_(index_internal::MakeRecordedShards(dataset_, options_.verify_hashes)) {
+        recorded_(index_internal::MakeRecordedShards(dataset_, options_.verify_hashes)),
+        checks_(dataset_internal::ReaderChecks(*dataset_, options_.verify_hashes, options_.strict_hashes,
+                                               options_.warn)) {
     const auto& structure = dataset_->info().dataset_structure;
+    // With the sidecar an example is checked on its own: verified fetches read
+    // only its bytes too.
+    checked_positioned_ = options_.positioned_reads && options_.cache_bytes == 0 && checks_ &&
+                          structure.shard_file_type == ShardFileType::kFb;
     // A verified read hashes the whole file, so it cannot be partial: verified
     // fetches keep reading whole shards (recorded_ is set exactly when they verify).
     positioned_ = options_.positioned_reads && options_.cache_bytes == 0 && !recorded_ && !dataset_->pack() &&
@@ -113,6 +124,15 @@ class ExampleFetcher::Impl {
 
   Result<Example> Get(Split split, std::uint64_t example) {
     SEDPACK_ASSIGN_OR_RETURN(SampleIndex::Location loc, index_->Locate(split, example));
+    if (checked_positioned_) {
+      const sidecar_internal::ShardChecksRef* record = checks_->Find(index_->shard_path(split, loc.shard));
+      if (record && record->num_examples() == index_->shard_examples(split, loc.shard) &&
+          record->values_per_example() == dataset_->schema().size()) {
+        auto one = ReadCheckedExample(split, example, loc, *record);
+        // NotImplemented: the codec cannot decode a range; the whole shard is read.
+        if (one.ok() || one.status().code() != StatusCode::kNotImplemented) return one;
+      }
+    }
     if (positioned_) return ReadExample(split, loc);
     SEDPACK_ASSIGN_OR_RETURN(std::shared_ptr<const DecodedShard> shard, Shard(split, loc.shard));
     return Example{std::move(shard), static_cast<std::size_t>(loc.row)};
@@ -171,11 +191,67 @@ class ExampleFetcher::Impl {
     return Example{std::shared_ptr<const DecodedShard>(std::move(one->values)), 0};
   }
 
+  // The example alone, checked against the sidecar's record of its shard:
+  // its value ranges read by positioned reads (uncompressed) or decoded from
+  // the nearest decode point (compressed), then its checksum.
+  Result<Example> ReadCheckedExample(Split split, std::uint64_t example, const SampleIndex::Location& loc,
+                                     const sidecar_internal::ShardChecksRef& record) {
+    const Compression compression = dataset_->info().dataset_structure.compression;
+    const bool plain = compression == Compression::kNone;
+    if (!plain && (record.num_points() == 0 || !codecs_internal::SupportsDecodePoints(compression))) {
+      return Status::NotImplemented("no decode points");
+    }
+    example_reads_.fetch_add(1, std::memory_order_relaxed);
+    const std::string_view rel = index_->shard_path(split, loc.shard);
+    SEDPACK_RETURN_NOT_OK(ValidateRelativePath(rel, "file_path"));
+    SEDPACK_ASSIGN_OR_RETURN(BeneathFile file, OpenFileBeneath(dataset_->root(), rel));
+    if (file.size > options_.limits.max_decompressed_bytes || record.decoded_size() > options_.limits.max_decompressed_bytes) {
+      return Status::ResourceExhausted("file ", file.path, " has ", std::max(file.size, record.decoded_size()),
+                                       " bytes, more than the limit of ", options_.limits.max_decompressed_bytes);
+    }
+    // A truncated or extended file is caught here, before any of it is read.
+    if (file.size != record.stored_size() || (plain && record.decoded_size() != file.size)) {
+      return Status::Corruption(file.path, ": ", file.size, " bytes, the checks sidecar records ", record.stored_size())
+          .WithDetail(StatusDetail::kHashMismatch);
+    }
+    const int fd = file.fd.get();
+    const shard_internal::ReadAt read_stored = [fd, &file](std::uint64_t offset, std::span<std::byte> out) {
+      return ReadFully(fd, out, file.path, offset);
+    };
+    const std::vector<codecs_internal::DecodePoint> points = plain ? std::vector<codecs_internal::DecodePoint>{}
+                                                                   : record.points();
+    const shard_internal::ReadAt read_decoded = [&](std::uint64_t offset, std::span<std::byte> out) -> Status {
+      if (plain) return read_stored(offset, out);
+      SEDPACK_ASSIGN_OR_RETURN(codecs_internal::ByteBuffer range,
+                               codecs_internal::DecodeRangeAt(compression, points, record.stored_size(),
+                                                              record.decoded_size(), read_stored, offset, out.size()));
+      if (range.size() != out.size()) return Status::Corruption("decoded ", range.size(), " bytes, asked for ", out.size());
+      if (!out.empty()) std::memcpy(out.data(), range.data(), out.size());
+      return Status::OK();
+    };
+    const std::size_t k = dataset_->schema().size();
+    std::vector<shard_internal::ValueRange> ranges(k);
+    for (std::size_t j = 0; j < k; ++j) {
+      const sidecar_internal::CheckedRange r = record.value(static_cast<std::size_t>(loc.row), j);
+      ranges[j] = {r.offset, r.size};
+    }
+    auto one = shard_internal::ReadFbExampleByRanges(dataset_->schema(), loc.row, ranges,
+                                                     record.example_checksum(static_cast<std::size_t>(loc.row)),
+                                                     read_decoded);
+    if (!one.ok()) {
+      if (one.status().code() == StatusCode::kNotImplemented) return one.status();
+      return one.status().WithPrefix(file.path + " (example " + std::to_string(example) + " of split " +
+                                     std::string(SplitName(split)) + "): ");
+    }
+    return Example{std::shared_ptr<const DecodedShard>(std::move(one->values)), 0};
+  }
+
   ShardResult Decode(Split split, std::uint64_t shard) {
     const std::string_view path = index_->shard_path(split, shard);
     SEDPACK_ASSIGN_OR_RETURN(
         std::shared_ptr<const DecodedShard> decoded,
-        index_internal::ReadIndexedShard(*dataset_, *index_, recorded_.get(), split, shard, options_.limits));
+        index_internal::ReadIndexedShard(*dataset_, *index_, recorded_.get(), checks_.get(), split, shard,
+                                         options_.limits));
     // Lookups are only right if the shard holds what the metadata (and so the
     // index) says; a mismatch would shift every later example.
     if (decoded->num_examples() != index_->shard_examples(split, shard)) {
@@ -214,7 +290,9 @@ class ExampleFetcher::Impl {
   std::shared_ptr<const SampleIndex> index_;
   FetchOptions options_;
   std::shared_ptr<index_internal::RecordedShards> recorded_;  // null: reads unchecked
+  std::shared_ptr<const sidecar_internal::ChecksSidecar> checks_;  // fresh checks sidecar, or null
   bool positioned_ = false;  // Get reads the example alone
+  bool checked_positioned_ = false;  // Get reads the example alone when the sidecar records its shard
   std::atomic<std::uint64_t> example_reads_{0};
   mutable std::shared_mutex mu_;
   std::list<Key> lru_;  // front: most recently placed
@@ -235,6 +313,16 @@ Result<std::unique_ptr<ExampleFetcher>> ExampleFetcher::Make(std::shared_ptr<con
   if (!dataset || !index) return Status::InvalidArgument("ExampleFetcher::Make: null dataset or index");
   return std::unique_ptr<ExampleFetcher>(
       new ExampleFetcher(std::make_unique<Impl>(std::move(dataset), std::move(index), options)));
+}
+
+bool FetchReadsExamplesAlone(const Dataset& dataset, const FetchOptions& options) {
+  const DatasetStructure& structure = dataset.info().dataset_structure;
+  if (structure.shard_file_type != ShardFileType::kFb || !options.positioned_reads || dataset.pack()) return false;
+  if (!options.verify_hashes || structure.hash_checksum_algorithms.empty()) {
+    return structure.compression == Compression::kNone;
+  }
+  return !options.strict_hashes &&
+         PathExists(SidecarPath(dataset.root(), sidecar_internal::kChecksFileName), dataset.file_system());
 }
 
 ExampleFetcher::ExampleFetcher(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}

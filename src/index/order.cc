@@ -8,6 +8,7 @@
 #include <map>
 #include <system_error>
 
+#include "dataset/verified_read.h"
 #include "index/recorded_shards.h"
 
 namespace sedpack {
@@ -457,7 +458,8 @@ class ElasticReader::Impl {
         index_(std::move(index)),
         split_(split),
         options_(options),
-        recorded_(index_internal::MakeRecordedShards(dataset_, options_.verify_hashes)) {}
+        recorded_(index_internal::MakeRecordedShards(dataset_, options_.verify_hashes)),
+        checks_(dataset_internal::ReaderChecks(*dataset_, options_.verify_hashes, options_.strict_hashes, nullptr)) {}
 
   ~Impl() { pending_.clear(); }  // futures of std::async wait for their decode
 
@@ -580,7 +582,11 @@ class ElasticReader::Impl {
   std::future<ShardResult> StartRead(std::uint64_t s) {
     ShardInfo info;
     bool verify = false;
-    if (recorded_) {
+    if (checks_ && checks_->Find(index_->shard_path(split_, s))) {
+      // Checked against the sidecar's fast checksum on the prefetch thread.
+      info.file_infos.push_back(FileInfo{std::string(index_->shard_path(split_, s)), {}});
+      verify = true;
+    } else if (recorded_) {
       // The recorded entry (walking the lists as far as needed) here, on the
       // caller's thread; only the read, hash and decode go to the prefetch.
       auto found = recorded_->Lookup(split_, s, index_->shard_path(split_, s));
@@ -598,10 +604,12 @@ class ElasticReader::Impl {
     auto limits = options_.limits;
     if (options_.prefetch_shards <= 0) {
       std::promise<ShardResult> p;
-      p.set_value(ReadShard(*dataset, info, limits, verify));
+      p.set_value(dataset_internal::ReadShardChecked(*dataset, info, limits, verify, checks_.get()));
       return p.get_future();
     }
-    auto task = [dataset, info = std::move(info), limits, verify] { return ReadShard(*dataset, info, limits, verify); };
+    auto task = [dataset, info = std::move(info), limits, verify, checks = checks_] {
+      return dataset_internal::ReadShardChecked(*dataset, info, limits, verify, checks.get());
+    };
     try {
       return std::async(std::launch::async, task);
     } catch (const std::system_error&) {
@@ -652,6 +660,7 @@ class ElasticReader::Impl {
   Split split_;
   ElasticReadOptions options_;
   std::shared_ptr<index_internal::RecordedShards> recorded_;  // null: reads unchecked
+  std::shared_ptr<const sidecar_internal::ChecksSidecar> checks_;  // fresh checks sidecar, or null
   std::optional<EpochOrder> order_;
   std::vector<EpochSpan> remaining_;   // what the layout splits
   std::vector<Run> runs_;              // my part, in order

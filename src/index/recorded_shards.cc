@@ -69,10 +69,16 @@ Result<ShardInfo> RecordedShards::Lookup(Split split, std::uint64_t shard, std::
 }
 
 Result<std::shared_ptr<const DecodedShard>> ReadIndexedShard(const Dataset& dataset, const SampleIndex& index,
-                                                             RecordedShards* recorded, Split split,
-                                                             std::uint64_t shard,
+                                                             RecordedShards* recorded,
+                                                             const sidecar_internal::ChecksSidecar* checks,
+                                                             Split split, std::uint64_t shard,
                                                              const ShardReadLimits& limits) {
   const std::string_view path = index.shard_path(split, shard);
+  if (checks && checks->Find(path)) {
+    ShardInfo info;
+    info.file_infos.push_back(FileInfo{std::string(path), {}});
+    return dataset_internal::ReadShardChecked(dataset, info, limits, /*verify=*/true, checks);
+  }
   if (!recorded) {
     ShardInfo info;
     info.file_infos.push_back(FileInfo{std::string(path), {}});

@@ -18,6 +18,7 @@
 #include "sedpack/dataset/reader.h"
 #include "sedpack/index/index.h"
 #include "sedpack/status.h"
+#include "sidecar/checks_internal.h"
 
 namespace sedpack::index_internal {
 
@@ -47,11 +48,14 @@ class RecordedShards {
   std::vector<std::pair<FileInfo, std::shared_ptr<const ShardsList>>> cache_;
 };
 
-/// Read shard `shard` of `split` through `index`: with `recorded`, its bytes are
-/// checked against the metadata's hash first; null `recorded` reads unchecked.
+/// Read shard `shard` of `split` through `index`: when `checks` (a fresh
+/// sidecar, may be null) records it, its bytes are checked against the
+/// record's fast checksum; otherwise with `recorded`, against the metadata's
+/// hash; null `recorded` reads unchecked.
 Result<std::shared_ptr<const DecodedShard>> ReadIndexedShard(const Dataset& dataset, const SampleIndex& index,
-                                                             RecordedShards* recorded, Split split,
-                                                             std::uint64_t shard,
+                                                             RecordedShards* recorded,
+                                                             const sidecar_internal::ChecksSidecar* checks,
+                                                             Split split, std::uint64_t shard,
                                                              const ShardReadLimits& limits);
 
 /// A RecordedShards for `dataset` when reads are to be verified and the dataset

@@ -18,7 +18,12 @@
 #include <sstream>
 #include <thread>
 
+#include "codecs/decode_points_internal.h"
 #include "comm/progress_internal.h"
+#include "dataset/checks_write_internal.h"
+#include "shard/shard_buffer.h"
+#include "sidecar/checks_internal.h"
+#include "sidecar/sidecar_files.h"
 #include "parallel/worker_pool.h"
 #include "check/check_wire_internal.h"
 #include "sedpack/check/steps.h"
@@ -88,8 +93,8 @@ void DecodeHashes(const std::string& text, std::map<std::string, std::vector<std
 // Rewrites one shard into the staging tree; returns its new hashes.
 Result<std::vector<std::string>> RecompressShard(const Dataset& ds, const ShardCheckTask& task,
                                                  Compression to, const CodecOptions& codec,
-                                                 const std::string& staging,
-                                                 std::uint64_t* bytes_after, std::string* content_digest) {
+                                                 const std::string& staging, std::uint64_t* bytes_after,
+                                                 std::string* content_digest, sidecar_internal::ShardChecks* checks) {
   const DatasetStructure& st = ds.info().dataset_structure;
   const auto& algos = st.hash_checksum_algorithms;
   SEDPACK_ASSIGN_OR_RETURN(std::vector<std::byte> bytes, ds.ReadBytes(task.path));
@@ -114,6 +119,8 @@ Result<std::vector<std::string>> RecompressShard(const Dataset& ds, const ShardC
   }
   SEDPACK_ASSIGN_OR_RETURN(std::vector<std::byte> out, writer->Finish());
   *bytes_after += out.size();
+  *checks = dataset_internal::MakeShardChecks(task.path, out.size(), codecs_internal::FastChecksum(out),
+                                              shard_internal::TakeShardWriteChecks(*writer));
   const std::string target = JoinRoot(staging, task.path);
   SEDPACK_RETURN_NOT_OK(CreateDirectories(fs::path(target).parent_path().string()));
   SEDPACK_RETURN_NOT_OK(WriteFileAtomic(target, out));
@@ -291,11 +298,24 @@ Status PrepareRecompress(const std::string& root, const RecompressOptions& o, co
   return Status::OK();
 }
 
+Status WriteRecompressedChecks(const std::string& staging, const std::string& info_text,
+                               const std::vector<std::string>& gathered) {
+  std::vector<sidecar_internal::ShardChecks> all;
+  for (const std::string& g : gathered) {
+    SEDPACK_ASSIGN_OR_RETURN(auto records, sidecar_internal::DecodeShardChecksList(
+                                               std::as_bytes(std::span<const char>(g.data(), g.size()))));
+    for (auto& r : records) all.push_back(std::move(r));
+  }
+  const DatasetInfoDigest digest = Sha256Of(std::as_bytes(std::span<const char>(info_text.data(), info_text.size())));
+  return sidecar_internal::WriteChecks(staging, digest, nullptr, all);
+}
+
 // Step 3 of a recompress, on rank 0: the new metadata tree from every rank's
 // new hashes, the files that come along, the content digests; then the swap.
 Status WriteRecompressedTree(const Dataset& dataset, const std::string& root, const RecompressOptions& o,
                              const std::string& staging, const std::vector<std::string>& gathered,
-                             const std::vector<std::string>& gathered_digests, StagingState* state) {
+                             const std::vector<std::string>& gathered_digests,
+                             const std::vector<std::string>& gathered_checks, StagingState* state) {
   const Dataset* ds = &dataset;
   const bool in_place = o.out.empty();
   std::map<std::string, std::vector<std::string>> all;
@@ -311,7 +331,11 @@ Status WriteRecompressedTree(const Dataset& dataset, const std::string& root, co
   if (o.fault) SEDPACK_RETURN_NOT_OK(o.fault("dataset_info"));
   SEDPACK_RETURN_NOT_OK(CheckCancelled());
   SEDPACK_RETURN_NOT_OK(CarryOver(*ds, staging));
-  SEDPACK_RETURN_NOT_OK(WriteFileAtomic(JoinRoot(staging, "dataset_info.json"), SerializeDatasetInfo(info)));
+  const std::string info_text = SerializeDatasetInfo(info);
+  SEDPACK_RETURN_NOT_OK(WriteFileAtomic(JoinRoot(staging, "dataset_info.json"), info_text));
+  // The checks sidecar of the shards just written (the old one, carried over,
+  // describes the old bytes): replaced, bound to the new dataset_info.json.
+  SEDPACK_RETURN_NOT_OK(WriteRecompressedChecks(staging, info_text, gathered_checks));
   // Content digests survive recompression: check them against the sidecar
   // (if any) and re-stamp it for the new dataset_info.json.
   std::map<std::string, std::vector<std::string>> by_path;
@@ -361,8 +385,10 @@ struct RecompressWork {
       if (st.ok() && o.fault) st = o.fault("shard " + mine[i].path);
       std::uint64_t after = 0;
       std::string digest;
-      Result<std::vector<std::string>> h = st.ok() ? RecompressShard(ds, mine[i], o.compression, o.codec, staging, &after, &digest)
-                                                   : Result<std::vector<std::string>>(st);
+      sidecar_internal::ShardChecks record;
+      Result<std::vector<std::string>> h =
+          st.ok() ? RecompressShard(ds, mine[i], o.compression, o.codec, staging, &after, &digest, &record)
+                  : Result<std::vector<std::string>>(st);
       std::lock_guard<std::mutex> lock(mu);
       if (!h.ok()) {
         if (first_error.ok()) first_error = h.status();
@@ -370,6 +396,9 @@ struct RecompressWork {
       }
       new_hashes[mine[i].path] = std::move(h).value();
       digests[mine[i].path] = {std::move(digest)};
+      if (auto e = sidecar_internal::EncodeShardChecks(record); e.ok()) {
+        checks.append(reinterpret_cast<const char*>(e->data()), e->size());
+      }
       my_bytes += mine[i].size;
       my_after += after;
       ++my_files;
@@ -382,6 +411,7 @@ struct RecompressWork {
   const std::string& staging;
   const std::vector<ShardCheckTask>& mine;
   std::map<std::string, std::vector<std::string>> new_hashes, digests;
+  std::string checks;  // the checks sidecar records of the shards rewritten, encoded
   std::mutex mu;
   std::atomic<std::size_t> next{0};
   std::atomic<std::uint64_t> my_bytes{0}, my_after{0}, my_files{0};
@@ -488,10 +518,13 @@ Result<RecompressSummary> RecompressSteps(Comm& comm, const std::string& root, c
   // 3. Rank 0 gathers the new hashes, writes the new metadata tree and swaps.
   SEDPACK_ASSIGN_OR_RETURN(std::vector<std::string> gathered, comm.Gatherv(EncodeHashes(w.new_hashes), 0));
   SEDPACK_ASSIGN_OR_RETURN(std::vector<std::string> gathered_digests, comm.Gatherv(EncodeHashes(w.digests), 0));
+  SEDPACK_ASSIGN_OR_RETURN(std::vector<std::string> gathered_checks, comm.Gatherv(w.checks, 0));
   SEDPACK_ASSIGN_OR_RETURN(std::int64_t after_all, comm.AllreduceSum(static_cast<std::int64_t>(w.my_after.load())));
   SEDPACK_ASSIGN_OR_RETURN(std::int64_t before_all, comm.AllreduceSum(static_cast<std::int64_t>(my_bytes.load())));
   SEDPACK_ASSIGN_OR_RETURN(std::int64_t files_all, comm.AllreduceSum(static_cast<std::int64_t>(w.my_files.load())));
-  if (rank == 0) local = WriteRecompressedTree(*ds, root, o, staging, gathered, gathered_digests, state);
+  if (rank == 0) {
+    local = WriteRecompressedTree(*ds, root, o, staging, gathered, gathered_digests, gathered_checks, state);
+  }
   SEDPACK_RETURN_NOT_OK(AgreeOnStatus(comm, local));
   summary.files = static_cast<std::uint64_t>(files_all);
   summary.bytes_before = static_cast<std::uint64_t>(before_all);

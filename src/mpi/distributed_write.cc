@@ -14,6 +14,8 @@
 #include "io/lock_file.h"
 #include "metadata/shard_list_info_wire.h"
 
+#include "dataset/checks_write_internal.h"
+
 namespace sedpack {
 namespace {
 
@@ -75,6 +77,31 @@ Result<std::unique_ptr<LockFile>> ReserveJobId(const std::string& root, bool ran
     if (attempt >= 64) return Status::Internal("no free random job id after ", attempt, " tries in ", root);
     *job_id = RandomHex32().substr(0, 12);
   }
+}
+
+// This rank's checks sidecar records, concatenated (sidecar/checks_internal.h).
+std::string EncodeChecks(const Filler* filler) {
+  std::string out;
+  if (!filler) return out;
+  for (const auto& c : FillerAccess::Checks(*filler)) {
+    auto e = sidecar_internal::EncodeShardChecks(c);
+    if (e.ok()) out.append(reinterpret_cast<const char*>(e->data()), e->size());
+  }
+  return out;
+}
+
+// Rank 0, after the commit: the sidecar with every rank's records. Best
+// effort, like a single writer's: a rank's records that do not parse are
+// left out (reads of its shards check the recorded hashes).
+void CommitGatheredChecks(const std::string& root, FileSystem* fs, const Filler* filler,
+                          const std::vector<std::string>& gathered) {
+  std::vector<sidecar_internal::ShardChecks> all;
+  for (const std::string& g : gathered) {
+    auto records = sidecar_internal::DecodeShardChecksList(std::as_bytes(std::span<const char>(g.data(), g.size())));
+    if (!records.ok()) continue;
+    for (auto& r : *records) all.push_back(std::move(r));
+  }
+  dataset_internal::CommitChecks(root, filler ? FillerAccess::Carried(*filler) : nullptr, all, fs);
 }
 
 }  // namespace
@@ -230,6 +257,8 @@ Status DistributedWriter::FinishJob(bool* may_be_committed) {
   }
   // 4. Gather every rank's subtree infos on rank 0, merge, broadcast the outcome.
   SEDPACK_ASSIGN_OR_RETURN(std::vector<std::string> gathered, comm_.Gatherv(EncodeInfos(mine), 0));
+  // The checks sidecar records of every rank's shards come the same way.
+  SEDPACK_ASSIGN_OR_RETURN(std::vector<std::string> gathered_checks, comm_.Gatherv(EncodeChecks(filler_.get()), 0));
   std::string outcome;
   if (comm_.rank() == 0) {
     std::vector<ShardListInfo> all;
@@ -240,6 +269,7 @@ Status DistributedWriter::FinishJob(bool* may_be_committed) {
       if (infos.ok()) all.insert(all.end(), infos->begin(), infos->end());
     }
     if (st.ok() && !all.empty()) st = dataset_->WriteConfig(all).status();
+    if (st.ok() && !all.empty()) CommitGatheredChecks(dataset_->root(), dataset_->file_system(), filler_.get(), gathered_checks);
     outcome = EncodeStatus(st);
   }
   // From here a failure to hear the outcome says nothing about the commit.

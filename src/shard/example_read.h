@@ -11,6 +11,7 @@
 #include <span>
 #include <vector>
 
+#include "shard/shard_buffer.h"
 #include "sedpack/shard/shard.h"
 #include "sedpack/status.h"
 #include "sedpack/types.h"
@@ -43,5 +44,17 @@ struct FbExample {
 /// (messages do not name the file: the caller adds it); never a crash.
 Result<FbExample> ReadFbExample(const std::vector<AttributeSpec>& schema, std::uint64_t file_size,
                                 std::uint64_t example, std::uint64_t expected_examples, const ReadAt& read_at);
+
+/// Example `example` of an fb shard from the value ranges the checks sidecar
+/// records for it (`ranges`, schema order, in the decoded bytes, each inside
+/// the decoded size: the sidecar checked that) and the checksum of its value
+/// bytes: `read_decoded` delivers decoded bytes (for an uncompressed shard,
+/// positioned reads of the file). One read of the range covering the values
+/// when they lie together, else one per value. Corruption (kHashMismatch)
+/// naming the example when the bytes do not match the checksum; sizes and
+/// str values are checked as DecodeShard checks them.
+Result<FbExample> ReadFbExampleByRanges(const std::vector<AttributeSpec>& schema, std::uint64_t example,
+                                        std::span<const ValueRange> ranges, std::uint64_t checksum,
+                                        const ReadAt& read_decoded);
 
 }  // namespace sedpack::shard_internal

@@ -52,6 +52,12 @@ struct ShardWriteChecks {
 /// learned for the checks sidecar (empty for writers that learn nothing).
 ShardWriteChecks TakeShardWriteChecks(ShardWriter& writer);
 
+/// What the checks sidecar records of a shard, found from its decode (for
+/// shards someone else wrote): for an fb shard decoded by DecodeShardBuffer
+/// its decoded size, value ranges and example checksums (decode points are
+/// the codec's: FindDecodePoints); empty for npz and tfrec.
+ShardWriteChecks ChecksOfDecodedShard(const DecodedShard& shard);
+
 /// DecodeShard() on bytes held in a ByteBuffer (e.g. read into pooled memory).
 Result<std::unique_ptr<DecodedShard>> DecodeShardBuffer(ShardFileType type, Compression compression,
                                                         const std::vector<AttributeSpec>& schema,

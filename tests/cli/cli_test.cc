@@ -672,7 +672,8 @@ TEST_F(CliTest, StaleAndInvalidIndexAreReportedIgnoredOrRebuilt) {
   EXPECT_EQ(r.code, 0) << r.out;
   r = Sedpack("get " + Quote(root) + " --split test" + AllIndices(8));
   EXPECT_EQ(r.out, want);
-  EXPECT_TRUE(r.err.empty()) << r.err;
+  // (The checks sidecar is stale too since dataset_info.json changed: its own warning.)
+  EXPECT_EQ(r.err.find("warning: index"), std::string::npos) << r.err;
   // Garbage in place of the index.
   {
     std::ofstream out(root + "/.sedpack-hpc/index.bin", std::ios::binary | std::ios::trunc);
@@ -730,6 +731,19 @@ TEST_F(CliTest, GetMatchesCatOnGoldenFixtures) {
   }
 }
 
+// Flip one bit of the byte in the middle of `path`.
+void FlipMiddleByte(const std::string& path) {
+  std::fstream f(path, std::ios::in | std::ios::out | std::ios::binary);
+  ASSERT_TRUE(f.good()) << path;
+  const auto at = static_cast<std::streamoff>(fs::file_size(path) / 2);
+  f.seekg(at);
+  char c = 0;
+  f.read(&c, 1);
+  f.seekp(at);
+  c = static_cast<char>(c ^ 0x20);
+  f.write(&c, 1);
+}
+
 // A flipped byte in a shard of a reference-written dataset: `cat` and `get`
 // refuse it (exit 1, the shard and the algorithm named) unless --no-verify.
 TEST_F(CliTest, CatAndGetRefuseCorruptShardUnlessNoVerify) {
@@ -740,17 +754,7 @@ TEST_F(CliTest, CatAndGetRefuseCorruptShardUnlessNoVerify) {
   RunResult r = Sedpack("cat " + Quote(root) + " --split train");
   ASSERT_EQ(r.code, 0) << r.err;
   const std::string intact = r.out;
-  {
-    std::fstream f(root + "/" + shard, std::ios::in | std::ios::out | std::ios::binary);
-    ASSERT_TRUE(f.good());
-    const auto at = static_cast<std::streamoff>(fs::file_size(root + "/" + shard) / 2);
-    f.seekg(at);
-    char c = 0;
-    f.read(&c, 1);
-    f.seekp(at);
-    c = static_cast<char>(c ^ 0x20);
-    f.write(&c, 1);
-  }
+  FlipMiddleByte(root + "/" + shard);
   for (const std::string& cmd : {"cat " + Quote(root) + " --split train",
                                 "get " + Quote(root) + " --split train --index 0"}) {
     SCOPED_TRACE(cmd);
@@ -769,6 +773,39 @@ TEST_F(CliTest, CatAndGetRefuseCorruptShardUnlessNoVerify) {
   EXPECT_NE(r.out.find("--no-verify"), std::string::npos);
   r = Sedpack("get --help");
   EXPECT_NE(r.out.find("--no-verify"), std::string::npos);
+}
+
+// A dataset this tool wrote has a checks sidecar: a flipped byte is caught by
+// its fast checksums (cat: the shard; get: the example), and --strict-hash
+// checks the recorded hash instead.
+TEST_F(CliTest, CatAndGetCheckTheSidecarAndStrictHashTheRecordedHash) {
+  const std::string cfg = Quote(std::string(SEDPACK_CONFIGS_DIR) + "/generate_small.json");
+  const std::string root = Path("checked");
+  RunResult r = Sedpack("generate " + cfg + " " + Quote(root) +
+                        " --examples-train 4 --examples-test 0 --examples-holdout 0 --trace-length 300"
+                        " --compression none --hash-algorithms sha256");
+  ASSERT_EQ(r.code, 0) << r.err;
+  ASSERT_TRUE(fs::exists(root + "/.sedpack-hpc/checks.bin"));
+  const std::string shard = FirstShard(root, "train");
+  FlipMiddleByte(root + "/" + shard);
+  r = Sedpack("cat " + Quote(root) + " --split train");
+  EXPECT_EQ(r.code, 1) << r.err;
+  EXPECT_NE(r.err.find(shard + ": xxh3-64 mismatch (checks sidecar records "), std::string::npos) << r.err;
+  r = Sedpack("cat " + Quote(root) + " --split train --strict-hash");
+  EXPECT_EQ(r.code, 1) << r.err;
+  EXPECT_NE(r.err.find(shard + ": sha256 mismatch (recorded "), std::string::npos) << r.err;
+  std::string bad;
+  for (int i = 0; i < 4 && bad.empty(); ++i) {
+    r = Sedpack("get " + Quote(root) + " --split train --index " + std::to_string(i));
+    if (r.code != 0) bad = r.err;
+  }
+  EXPECT_NE(bad.find("does not match its checksum in the checks sidecar"), std::string::npos) << bad;
+  EXPECT_NE(bad.find(shard), std::string::npos) << bad;
+  r = Sedpack("get " + Quote(root) + " --split train --index 0 --strict-hash");
+  EXPECT_EQ(r.code, 1) << r.err;
+  EXPECT_NE(r.err.find("sha256 mismatch"), std::string::npos) << r.err;
+  r = Sedpack("cat " + Quote(root) + " --split train --strict-hash --no-verify");
+  EXPECT_EQ(r.code, 2) << r.err;
 }
 
 

@@ -21,6 +21,8 @@
 #include "sedpack/io/file.h"
 #include "sedpack/maintain/recompress.h"
 #include "support/test_support.h"
+#include "codecs/decode_points_internal.h"
+#include "sidecar/checks_internal.h"
 
 namespace sedpack {
 namespace {
@@ -109,6 +111,28 @@ void ExpectClean(const std::string& root) {
       << (report->problems.empty() ? "" : report->problems.front().path + ": " + report->problems.front().message);
 }
 
+// The checks sidecar is fresh after the rewrite and describes every shard's new bytes.
+void ExpectFreshChecks(const std::string& root) {
+  auto checks = sidecar_internal::LoadFreshChecks(root, [](const std::string& w) { ADD_FAILURE() << w; });
+  ASSERT_NE(checks, nullptr) << root;
+  auto ds = Dataset::Open(root);
+  ASSERT_TRUE(ds.ok());
+  std::size_t shards = 0;
+  for (Split split : {Split::kTrain, Split::kTest}) {
+    auto list = ListShards(*ds, split);
+    ASSERT_TRUE(list.ok());
+    for (const ShardInfo& info : *list) {
+      const auto* record = checks->Find(info.file_infos[0].file_path);
+      ASSERT_NE(record, nullptr) << info.file_infos[0].file_path;
+      auto bytes = ReadFileBytes(root + "/" + info.file_infos[0].file_path);
+      ASSERT_TRUE(bytes.ok());
+      EXPECT_EQ(record->stored_checksum(), codecs_internal::FastChecksum(*bytes));
+      ++shards;
+    }
+  }
+  EXPECT_EQ(checks->size(), shards);
+}
+
 Compression CompressionOf(const std::string& root) {
   auto ds = Dataset::Open(root);
   return ds.ok() ? (*ds)->info().dataset_structure.compression : Compression::kZip;
@@ -131,6 +155,7 @@ TEST(Recompress, InPlaceThroughEveryProfile) {
     if (TestComm().rank() == 0) {
       EXPECT_EQ(CompressionOf(root), p.fb) << p.name;
       ExpectClean(root);
+      ExpectFreshChecks(root);
       EXPECT_EQ(Content(root), before) << p.name;
       EXPECT_FALSE(fs::exists(RecompressStagingPath(root))) << p.name;
       auto readme = ReadFileText(root + "/README.txt");

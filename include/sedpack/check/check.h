@@ -45,6 +45,12 @@ struct CheckOptions {
   std::vector<std::string> expected_root_checksums;
   /// Also decode every shard and check example counts and value sizes.
   bool deep = false;
+  /// With `deep`, a whole check of a dataset folder without a fresh checks
+  /// sidecar (.sedpack-hpc/checks.bin) writes one, from the shards whose
+  /// recorded hashes matched in the read it decoded (best effort: a folder
+  /// that cannot be written is left as it is). `sedpack check --deep` and
+  /// `verify --deep` set it.
+  bool record_checks = false;
   /// Only these splits (empty = all).
   std::vector<Split> splits;
   ShardReadLimits limits;

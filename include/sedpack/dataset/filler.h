@@ -84,6 +84,7 @@ class Filler {
 
  private:
   explicit Filler(std::unique_ptr<Impl> impl);
+  friend struct FillerAccess;  // the parallel writers' view of what it recorded
   std::unique_ptr<Impl> impl_;
 };
 

@@ -75,7 +75,18 @@ struct ReadOptions {
   /// the bytes read for decoding are hashed, the file is not read twice).
   /// A mismatch is Corruption (StatusDetail::kHashMismatch) naming the file
   /// and the algorithm. Datasets recording no algorithms read unchecked.
+  ///
+  /// A shard the checks sidecar (`.sedpack-hpc/checks.bin`, bound to this
+  /// dataset_info.json) describes is checked against its size and fast
+  /// checksum (XXH3-64) instead: it catches bit rot, torn writes and
+  /// truncation at memory speed, not someone who rewrites both the shard and
+  /// the sidecar (docs/library.md, "What a verified read protects").
   bool verify_hashes = true;
+  /// With verify_hashes: always check the recorded hash, never the sidecar.
+  bool strict_hashes = false;
+  /// Receives the one warning about a stale or damaged checks sidecar (then
+  /// ignored); null: written to stderr.
+  std::function<void(const std::string&)> warn;
 };
 
 /// Iterates the examples of one split.
@@ -100,7 +111,8 @@ class ExampleReader {
 
 /// Read and decode one shard file named by `shard` (file_infos[0]). With
 /// `verify_hashes`, the bytes read are first checked against
-/// file_infos[0].hash_checksums (as ReadOptions::verify_hashes says).
+/// file_infos[0].hash_checksums (as ReadOptions::verify_hashes says; the
+/// checks sidecar is not used here).
 Result<std::shared_ptr<const DecodedShard>> ReadShard(const Dataset& dataset, const ShardInfo& shard,
                                                       const ShardReadLimits& limits = {},
                                                       bool verify_hashes = true);

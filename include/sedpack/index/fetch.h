@@ -3,6 +3,8 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
+#include <string>
 #include <memory>
 
 #include "sedpack/dataset/dataset.h"
@@ -25,6 +27,16 @@ struct FetchOptions {
   /// parent), walked once per fetcher and only as far as the shards fetched.
   /// Corruption (StatusDetail::kHashMismatch) names the file and algorithm.
   bool verify_hashes = true;
+  /// With verify_hashes and a fresh checks sidecar (ReadOptions::verify_hashes)
+  /// recording the shard: the shard's bytes are checked against its fast
+  /// checksum, and with the cache off and positioned_reads a fetch from an fb
+  /// shard reads only the example's value bytes (uncompressed; compressed
+  /// ones from their decode points) and checks them against the example's
+  /// checksum. A mismatch is Corruption (StatusDetail::kHashMismatch) naming
+  /// the shard and the example. strict_hashes: the recorded hashes only.
+  bool strict_hashes = false;
+  /// Receives the one warning about a stale or damaged checks sidecar; null: stderr.
+  std::function<void(const std::string&)> warn;
   /// With the cache off and hashes not verified (verify_hashes false, or a
   /// dataset recording none), a fetch from an uncompressed fb shard in a
   /// dataset folder reads only that example: its offsets from the FlatBuffer,
@@ -73,6 +85,13 @@ class ExampleFetcher {
   explicit ExampleFetcher(std::unique_ptr<Impl> impl);
   std::unique_ptr<Impl> impl_;
 };
+
+/// Whether, with the cache off (cache_bytes 0) and positioned_reads, fetches
+/// from `dataset` with `options` read their example alone rather than its
+/// shard: an fb dataset read unverified and uncompressed, or verified (not
+/// strict) with a checks sidecar present (used when fresh). Callers fetching
+/// scattered examples turn the cache off when this holds.
+bool FetchReadsExamplesAlone(const Dataset& dataset, const FetchOptions& options);
 
 /// Decoded bytes of a shard (the sum of its value sizes), the measure the cache bound uses.
 std::uint64_t DecodedShardBytes(const DecodedShard& shard);

@@ -179,8 +179,11 @@ struct ElasticReadOptions {
   int prefetch_shards = 2;
   ShardReadLimits limits;
   /// Check each shard against the hash checksum the metadata records
-  /// (FetchOptions::verify_hashes; the lists are walked on the caller's thread).
+  /// (FetchOptions::verify_hashes; the lists are walked on the caller's thread),
+  /// or, when the fresh checks sidecar records it, against its fast checksum
+  /// (ReadOptions::verify_hashes) unless strict_hashes.
   bool verify_hashes = true;
+  bool strict_hashes = false;
 };
 
 /// One example of an elastic reader, with where it sits in the epoch order.

@@ -259,8 +259,18 @@ Result<FbExample> ReadFbExample(const std::vector<AttributeSpec>& schema, std::u
   }
   FbExample result;
   result.bytes_read = w.bytes_read();
-  result.values = std::make_unique<OneExample>(schema, std::move(buffer), std::move(values));
+  result.values = fb_internal::MakeOneExample(schema, std::move(buffer), std::move(values));
   return result;
 }
 
 }  // namespace sedpack::shard_internal
+
+namespace sedpack::fb_internal {
+
+std::unique_ptr<DecodedShard> MakeOneExample(const std::vector<AttributeSpec>& schema,
+                                             codecs_internal::ByteBuffer buffer,
+                                             std::vector<std::span<const std::byte>> values) {
+  return std::make_unique<shard_internal::OneExample>(schema, std::move(buffer), std::move(values));
+}
+
+}  // namespace sedpack::fb_internal

@@ -5,7 +5,12 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <span>
+#include <vector>
+
+#include "codecs/byte_buffer.h"
+#include "sedpack/shard/shard.h"
 
 #include "sedpack/status.h"
 #include "sedpack/types.h"
@@ -26,5 +31,11 @@ inline constexpr std::uint32_t kMaxTables = 1000000;
 /// value must be valid UTF-8. Corruption naming the example and attribute.
 Status CheckValueSize(const AttributeSpec& spec, std::size_t example, std::uint64_t size);
 Status CheckValueBytes(const AttributeSpec& spec, std::size_t example, std::span<const std::byte> data);
+
+/// A decoded shard of one example whose values are `values`, views into
+/// `buffer` (which it keeps).
+std::unique_ptr<DecodedShard> MakeOneExample(const std::vector<AttributeSpec>& schema,
+                                             codecs_internal::ByteBuffer buffer,
+                                             std::vector<std::span<const std::byte>> values);
 
 }  // namespace sedpack::fb_internal

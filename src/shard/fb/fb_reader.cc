@@ -21,6 +21,8 @@ class FbDecodedShard final : public DecodedShard {
     }
   }
 
+  std::span<const std::byte> bytes() const { return buffer_.span(); }
+
   // Verify the buffer and index every value; the views point into buffer_.
   Status Index(const std::vector<AttributeSpec>& schema) {
     const std::size_t size = buffer_.size();
@@ -148,6 +150,28 @@ Result<std::unique_ptr<DecodedShard>> DecodeFbShard(Compression compression,
   } catch (const std::bad_alloc&) {
     return Status::ResourceExhausted("out of memory while decoding an fb shard");
   }
+}
+
+ShardWriteChecks ChecksOfDecodedShard(const DecodedShard& shard) {
+  ShardWriteChecks out;
+  const auto* fb = dynamic_cast<const FbDecodedShard*>(&shard);
+  if (!fb) return out;
+  const std::span<const std::byte> all = fb->bytes();
+  out.decoded_size = all.size();
+  out.values.reserve(shard.num_examples() * shard.num_attributes());
+  out.example_checksums.reserve(shard.num_examples());
+  for (std::size_t e = 0; e < shard.num_examples(); ++e) {
+    codecs_internal::FastChecksummer sum;
+    for (std::size_t j = 0; j < shard.num_attributes(); ++j) {
+      const std::span<const std::byte> v = shard.Get(e, j).data;
+      // An empty value may have no place in the buffer: any offset inside it.
+      const std::uint64_t offset = v.empty() ? 0 : static_cast<std::uint64_t>(v.data() - all.data());
+      out.values.push_back({offset, v.size()});
+      sum.Update(v);
+    }
+    out.example_checksums.push_back(sum.Digest());
+  }
+  return out;
 }
 
 }  // namespace sedpack::shard_internal

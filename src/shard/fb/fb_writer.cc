@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "codecs/byte_buffer.h"
+#include "shard/fb/fb_checks_internal.h"
 #include "shard/fb/fb_internal.h"
 #include "shard/shard_internal.h"
 
@@ -107,11 +108,13 @@ class FbShardWriter final : public ShardWriter, public BufferFinishable {
         if (!data.empty()) {
           b.PushBytes(reinterpret_cast<const std::uint8_t*>(data.data()), data.size());
         }
+        checks_.AddValue(b.GetSize(), data.size());
         const flatbuffers::Offset<flatbuffers::Vector<std::uint8_t>> vec(b.EndVector(data.size()));
         attributes_.push_back(fb_internal::fbs::CreateAttribute(b, vec));
       }
       const auto attrs = b.CreateVector(attributes_);
       examples_.push_back(fb_internal::fbs::CreateExample(b, attrs));
+      checks_.EndExample(values);
     } catch (const std::bad_alloc&) {
       // The builder may be half-way through an example; it cannot be used any more.
       finished_ = true;
@@ -178,6 +181,8 @@ class FbShardWriter final : public ShardWriter, public BufferFinishable {
 
   bool StreamsOnFinish() const override { return codecs_internal::CompressStreams(compression_); }
 
+  ShardWriteChecks TakeWriteChecks() override { return checks_.Take(); }
+
  private:
   // Finish the FlatBuffer and hand its bytes (valid during the call) to `emit`.
   template <class Emit>
@@ -191,6 +196,7 @@ class FbShardWriter final : public ShardWriter, public BufferFinishable {
       flatbuffers::FlatBufferBuilder& b = *builder_;
       const auto examples = b.CreateVector(examples_);
       b.Finish(fb_internal::fbs::CreateShard(b, examples));
+      checks_.Finish(b.GetSize());
       const std::span<const std::byte> buffer(
           reinterpret_cast<const std::byte*>(b.GetBufferPointer()), b.GetSize());
       SEDPACK_RETURN_NOT_OK(emit(buffer, compression_));
@@ -211,6 +217,7 @@ class FbShardWriter final : public ShardWriter, public BufferFinishable {
   std::vector<flatbuffers::Offset<Example>> examples_;
   std::vector<flatbuffers::Offset<Attribute>> attributes_;  // Scratch, reused per example.
   bool finished_ = false;
+  fb_internal::FbChecksRecorder checks_;
 };
 
 }  // namespace

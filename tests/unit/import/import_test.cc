@@ -12,6 +12,7 @@
 #include "import/mapping_internal.h"
 #include "sedpack/dataset/dataset.h"
 #include "sedpack/dataset/reader.h"
+#include "sidecar/checks_internal.h"
 #include "support/test_support.h"
 
 namespace sedpack::import_internal {
@@ -120,6 +121,12 @@ TEST(ImportEngine, WritesEveryRowInSourceOrder) {
   EXPECT_EQ(seen.back().bytes_total, 15u * 12);
 
   ASSERT_OK_AND_ASSIGN(auto ds, Dataset::Open(out));
+  // The import's writer left the checks sidecar, one record per shard.
+  auto checks = sidecar_internal::LoadFreshChecks(out, nullptr);
+  ASSERT_NE(checks, nullptr);
+  ASSERT_OK_AND_ASSIGN(auto shards, ListShards(ds, Split::kTrain));
+  EXPECT_EQ(checks->size(), shards.size());
+  for (const ShardInfo& s : shards) EXPECT_NE(checks->Find(s.file_infos[0].file_path), nullptr);
   ReadOptions ro;
   ro.prefetch_shards = 0;
   ASSERT_OK_AND_ASSIGN(auto reader, ExampleReader::Make(ds, Split::kTrain, ro));

@@ -226,9 +226,11 @@ TEST(PositionedFetchTest, DamagedShardsGiveErrorsNamingTheFile) {
   EXPECT_STATUS(StatusCode::kIOError, "not a regular file", g->Get(Split::kTrain, 0));
 }
 
-// Verified fetches hash whole files, so they keep reading whole shards (a
-// damaged byte is still a hash mismatch); compressed shards keep the shard
-// path too; so does positioned_reads = false and a fetcher with a cache.
+// Fetches verified by the recorded hashes (strict_hashes: the checks sidecar
+// has its own tests, fetch_checks_test.cc) hash whole files, so they keep
+// reading whole shards (a damaged byte is still a hash mismatch); compressed
+// shards keep the shard path too; so does positioned_reads = false and a
+// fetcher with a cache.
 TEST(PositionedFetchTest, VerifiedCompressedAndCachedFetchesReadWholeShards) {
   TempDir tmp;
   ASSERT_OK_AND_ASSIGN(std::shared_ptr<Dataset> ds, MakeUncompressedDataset(tmp.path() + "/ds"));
@@ -236,6 +238,7 @@ TEST(PositionedFetchTest, VerifiedCompressedAndCachedFetchesReadWholeShards) {
   ASSERT_OK_AND_ASSIGN(auto index, SampleIndex::FromContents(contents));
   FetchOptions verified;
   verified.cache_bytes = 0;
+  verified.strict_hashes = true;
   FetchOptions cached = Positioned();
   cached.cache_bytes = 64 << 20;
   for (const FetchOptions& o : {verified, cached, WholeShard()}) {

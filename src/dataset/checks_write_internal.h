@@ -1,0 +1,40 @@
+// SPDX-License-Identifier: Apache-2.0
+// How writers fill the checks sidecar (sidecar/checks_internal.h): the record
+// of each shard they write, and the file written after their commit.
+// Project-private (src/ include directory), not installed.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "sedpack/dataset/filler.h"
+#include "shard/shard_buffer.h"
+#include "sidecar/checks_internal.h"
+
+namespace sedpack {
+
+/// What a Filler recorded, for the parallel writers that commit for it.
+struct FillerAccess {
+  /// The records of the shards it wrote (after a successful Finish).
+  static const std::vector<sidecar_internal::ShardChecks>& Checks(const Filler& filler);
+  /// The sidecar that was fresh when it was made (null if none was).
+  static const sidecar_internal::ChecksSidecar* Carried(const Filler& filler);
+};
+
+namespace dataset_internal {
+
+/// The record of a shard written at `path`: `stored_size` bytes whose
+/// FastChecksum is `stored_checksum`, and what its writer learned.
+sidecar_internal::ShardChecks MakeShardChecks(std::string path, std::uint64_t stored_size,
+                                              std::uint64_t stored_checksum, shard_internal::ShardWriteChecks written);
+
+/// After a commit: checks.bin for the dataset_info.json on disk now, with the
+/// `carried` records and `records`. Best effort: the dataset is committed, a
+/// sidecar that cannot be written only means reads check the recorded hashes.
+void CommitChecks(const std::string& root, const sidecar_internal::ChecksSidecar* carried,
+                  const std::vector<sidecar_internal::ShardChecks>& records, FileSystem* fs);
+
+}  // namespace dataset_internal
+}  // namespace sedpack
