@@ -15,6 +15,9 @@ PACKAGES=(
   python3
   # The Python module sedpack_hpc (python/) and its tests.
   python3-dev python3-numpy pybind11-dev python3-pytest python3-mpi4py
+  # Plain readers of the shards with decode points (tests/unit/codecs) and the
+  # reference's own LZ4/ZSTD modules.
+  python3-lz4 python3-zstandard
   libboost-program-options-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   libopenmpi-dev openmpi-bin

@@ -98,13 +98,13 @@ Result<std::unique_ptr<Codec>> MakeCodec(Compression c, const CodecOptions& opti
       return MakeIdentityCodec();
     case Compression::kGzip:
     case Compression::kZlib:
-      return MakeGzipCodec(c, level);
+      return MakeGzipCodec(c, level, options.block_bytes);
     case Compression::kBz2:
       return MakeBz2Codec(level);
     case Compression::kLzma:
       return MakeLzmaCodec(level);
     case Compression::kLz4:
-      return MakeLz4Codec(level);
+      return MakeLz4Codec(level, options.block_bytes);
     case Compression::kZstd: {
       CodecOptions resolved = options;
       resolved.level = level;
