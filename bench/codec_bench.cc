@@ -16,7 +16,7 @@
 //
 //   sedpack_bench_codecs [--tinyaes-examples N] [--ascad-examples N] [--codecs LIST]
 //                        [--all-levels] [--tool-levels default|all|none] [--threads T] [--dir D]
-//                        [--blocks LIST|none]
+//                        [--blocks LIST|none] [--block-codecs CODEC:LEVEL,...]
 //
 // MB/s are of uncompressed bytes (MB = 10^6), single runs. The codec and
 // library columns are per core: MB per second of the measuring thread's CPU
@@ -313,14 +313,14 @@ BlocksResult MeasureBlocks(const std::vector<Bytes>& shards, Compression c, int 
   return r;
 }
 
-void MeasureAllBlocks(const Workload& w, const std::vector<Bytes>& shards, const std::vector<std::uint64_t>& blocks) {
+void MeasureAllBlocks(const Workload& w, const std::vector<Bytes>& shards, const std::vector<std::uint64_t>& blocks,
+                      const std::vector<std::pair<Compression, int>>& codecs) {
   const std::uint64_t example_bytes = w.raw_bytes / std::max<std::size_t>(1, w.values.size());
   std::printf("# %s decode points: B = decoded bytes between points (0: none); per core; fetch = one "
               "%llu-byte range\n",
               w.name.c_str(), static_cast<unsigned long long>(example_bytes));
   std::printf("%-8s %-5s %5s %8s %6s %7s %8s %8s %8s %8s %8s %9s\n", "data", "codec", "level", "B", "points",
               "ratio", "size+%", "comp", "comp%", "decomp", "decomp%", "fetch/s");
-  const std::pair<Compression, int> codecs[] = {{Compression::kLz4, 0}, {Compression::kGzip, 1}, {Compression::kGzip, 6}};
   for (const auto& [c, level] : codecs) {
     BlocksResult base;
     for (std::uint64_t b : blocks) {
@@ -518,6 +518,7 @@ int main(int argc, char** argv) {
   std::string codecs = "NONE,GZIP,ZLIB,BZ2,LZMA,LZ4,ZSTD";
   std::string tool_levels = "default";
   std::string blocks_arg = "0,65536,262144,1048576,4194304";
+  std::string block_codecs_arg = "LZ4:0,GZIP:1,GZIP:6";
   bool all_levels = false;
   int threads = 0;
   std::string dir = (std::filesystem::temp_directory_path() / "sedpack_codec_bench").string();
@@ -536,10 +537,12 @@ int main(int argc, char** argv) {
     else if (k == "--threads") threads = std::atoi(v);
     else if (k == "--dir") dir = v;
     else if (k == "--blocks") blocks_arg = v;
+    else if (k == "--block-codecs") block_codecs_arg = v;
     else {
       std::fprintf(stderr,
                    "usage: %s [--tinyaes-examples N] [--ascad-examples N] [--codecs LIST] [--all-levels]\n"
-                   "          [--tool-levels default|all|none] [--threads T] [--dir D] [--blocks LIST|none]\n",
+                   "          [--tool-levels default|all|none] [--threads T] [--dir D] [--blocks LIST|none]\n"
+                   "          [--block-codecs CODEC:LEVEL,...]\n",
                    argv[0]);
       return 2;
     }
@@ -561,11 +564,22 @@ int main(int argc, char** argv) {
     blocks.push_back(std::strtoull(blocks_arg.substr(pos, comma - pos).c_str(), nullptr, 10));
     pos = comma + 1;
   }
+  std::vector<std::pair<Compression, int>> block_codecs;
+  for (std::size_t pos = 0; pos < block_codecs_arg.size();) {
+    const std::size_t comma = std::min(block_codecs_arg.find(',', pos), block_codecs_arg.size());
+    const std::string item = block_codecs_arg.substr(pos, comma - pos);
+    pos = comma + 1;
+    const std::size_t colon = item.find(':');
+    auto parsed = sedpack::ParseCompression(item.substr(0, colon));
+    Die(parsed.status(), "--block-codecs");
+    block_codecs.emplace_back(*parsed, colon == std::string::npos ? sedpack::kDefaultCodecLevel
+                                                                  : std::atoi(item.c_str() + colon + 1));
+  }
   for (const Workload& w : workloads) {
     const std::vector<Bytes> shards = RawShards(w);
     std::printf("# %s: %zu examples, %.1f MB raw, %zu fb shards of %.1f MB\n", w.name.c_str(), w.values.size(),
                 w.raw_bytes / 1e6, shards.size(), Total(shards) / 1e6 / shards.size());
-    if (!blocks.empty()) MeasureAllBlocks(w, shards, blocks);
+    if (!blocks.empty()) MeasureAllBlocks(w, shards, blocks, block_codecs);
     std::size_t pos = 0;
     while (pos <= codecs.size()) {
       const std::size_t comma = std::min(codecs.find(',', pos), codecs.size());

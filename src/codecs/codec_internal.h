@@ -81,11 +81,15 @@ Status DeflateDecodeRange(Compression type, const RangeRequest& request, const R
 Result<std::vector<DecodePoint>> Lz4FindDecodePoints(std::span<const std::byte> stored);
 
 /// The stored bytes a range decoder needs, read through ReadStoredAt in
-/// pieces of at least `ahead` bytes and kept until a read falls outside.
+/// pieces of at least `ahead` bytes into `*buf` and kept until a read falls
+/// outside. The buffer is the caller's, so that a thread's fetches reuse one
+/// (a fresh block-sized allocation per fetch costs more than the decode).
 class StoredWindow {
  public:
-  StoredWindow(const ReadStoredAt& read_at, std::uint64_t file_size, std::string_view label)
-      : read_at_(read_at), file_size_(file_size), label_(label) {}
+  StoredWindow(const ReadStoredAt& read_at, std::uint64_t file_size, std::string_view label, ByteBuffer* buf)
+      : read_at_(read_at), file_size_(file_size), label_(label), buf_(*buf) {
+    buf_.clear();
+  }
   /// The bytes [offset, offset + n): Corruption if they pass the file's end.
   Result<std::span<const std::byte>> Get(std::uint64_t offset, std::uint64_t n, std::uint64_t ahead);
 
@@ -93,9 +97,10 @@ class StoredWindow {
   const ReadStoredAt& read_at_;
   std::uint64_t file_size_;
   std::string_view label_;
-  ByteBuffer buf_;
+  ByteBuffer& buf_;
   std::uint64_t start_ = 0;
 };
+
 
 /// Display name of a codec in error messages ("GZIP", "ZSTD", ...).
 inline std::string_view CodecLabel(Compression c) {
@@ -132,6 +137,15 @@ class ScratchBuffer {
   // huge shard would waste memory for the life of the codec.
   static constexpr std::size_t kMaxRetained = 64u << 20;
   PooledBlock block_;
+};
+
+/// Per-thread buffers of the range decoders, reused across calls; those that
+/// grew past a few blocks are dropped after the call.
+struct RangeScratch {
+  ByteBuffer window;
+  ScratchBuffer block;
+  static RangeScratch& ForThisThread();
+  void Trim();
 };
 
 /// Idle codec contexts shared process-wide (at most kMaxIdle kept). Filler

@@ -68,6 +68,17 @@ Result<std::span<const std::byte>> StoredWindow::Get(std::uint64_t offset, std::
   return std::span<const std::byte>(buf_.data(), static_cast<std::size_t>(n));
 }
 
+RangeScratch& RangeScratch::ForThisThread() {
+  thread_local RangeScratch scratch;
+  return scratch;
+}
+
+void RangeScratch::Trim() {
+  constexpr std::size_t kKeep = 16u << 20;  // Four of LZ4's largest blocks.
+  if (window.capacity() > kKeep) window = ByteBuffer();
+  block.Trim();
+}
+
 namespace {
 
 Status CheckDecodePoints(Compression compression, std::span<const DecodePoint> points,
@@ -115,11 +126,11 @@ Result<ByteBuffer> DecodeRangeAt(Compression compression, std::span<const Decode
   const RangeRequest request{points, static_cast<std::size_t>(after - points.begin() - 1), file_size,
                              decoded_size, offset, size};
   out.resize(static_cast<std::size_t>(size));
-  if (compression == Compression::kLz4) {
-    SEDPACK_RETURN_NOT_OK(Lz4DecodeRange(request, read_at, out.data()));
-  } else {
-    SEDPACK_RETURN_NOT_OK(DeflateDecodeRange(compression, request, read_at, out.data()));
-  }
+  const Status st = compression == Compression::kLz4
+                        ? Lz4DecodeRange(request, read_at, out.data())
+                        : DeflateDecodeRange(compression, request, read_at, out.data());
+  RangeScratch::ForThisThread().Trim();
+  SEDPACK_RETURN_NOT_OK(st);
   return out;
 }
 

@@ -450,8 +450,10 @@ class RangeInflater {
       return Status::Internal(label_, " decompression: inflateInit2 failed");
     }
     ready_ = true;
-    in_.resize(kInPiece);
-    skip_.resize(kSkipPiece);
+    // Per-thread memory (RangeScratch): the input pieces, then the skipped output.
+    std::byte* mem = RangeScratch::ForThisThread().block.Get(kInPiece + kSkipPiece);
+    in_ = mem;
+    skip_ = mem + kInPiece;
     std::uint64_t d = r_.points[r_.first].decoded_offset;
     for (std::size_t i = r_.first; d < r_.offset + r_.size; ++i) {
       // Only intervals inside the file reach here: the range ends before decoded_size.
@@ -479,8 +481,8 @@ class RangeInflater {
         if (pos == limit && !out_was_full) break;
         if (pos < limit) {
           const auto n = static_cast<std::size_t>(std::min<std::uint64_t>(kInPiece, limit - pos));
-          SEDPACK_RETURN_NOT_OK(read_at_(pos, std::span<std::byte>(in_.data(), n)));
-          zs_.next_in = reinterpret_cast<Bytef*>(in_.data());
+          SEDPACK_RETURN_NOT_OK(read_at_(pos, std::span<std::byte>(in_, n)));
+          zs_.next_in = reinterpret_cast<Bytef*>(in_);
           zs_.avail_in = static_cast<uInt>(n);
           pos += n;
         }
@@ -489,7 +491,7 @@ class RangeInflater {
       const bool skipping = *d < r_.offset;
       const std::uint64_t room = std::min(skipping ? std::min<std::uint64_t>(r_.offset - *d, kSkipPiece) : end - *d,
                                           std::uint64_t{kMaxZChunk});
-      zs_.next_out = reinterpret_cast<Bytef*>(skipping ? skip_.data() : dst + (*d - r_.offset));
+      zs_.next_out = reinterpret_cast<Bytef*>(skipping ? skip_ : dst + (*d - r_.offset));
       zs_.avail_out = static_cast<uInt>(room);
       const int ret = inflate(&zs_, Z_NO_FLUSH);
       const std::uint64_t produced = room - zs_.avail_out;
@@ -526,8 +528,8 @@ class RangeInflater {
   const ReadStoredAt& read_at_;
   z_stream zs_{};
   bool ready_ = false;
-  std::vector<std::byte> in_;
-  std::vector<std::byte> skip_;
+  std::byte* in_ = nullptr;
+  std::byte* skip_ = nullptr;
 };
 
 }  // namespace

@@ -303,18 +303,20 @@ Result<Block> ReadBlock(StoredWindow* window, const FrameHeader& h, std::uint64_
   return b;
 }
 
-// The decoded bytes of `b`: its data, or decoded into `scratch` (max_block bytes).
-Result<std::span<const std::byte>> DecodeBlock(const Block& b, const FrameHeader& h, std::byte* scratch,
+// The decoded bytes of `b`: its data, or decoded into `scratch` (max_block
+// bytes, allocated when a compressed block first needs it).
+Result<std::span<const std::byte>> DecodeBlock(const Block& b, const FrameHeader& h, ScratchBuffer* scratch,
                                                std::uint64_t c) {
   if (b.uncompressed) return b.data;
+  std::byte* dst = scratch->Get(h.max_block);
   const int r = LZ4_decompress_safe(reinterpret_cast<const char*>(b.data.data()),
-                                    reinterpret_cast<char*>(scratch), static_cast<int>(b.data.size()),
+                                    reinterpret_cast<char*>(dst), static_cast<int>(b.data.size()),
                                     static_cast<int>(h.max_block));
   if (r < 0) {
     return Status::Corruption("LZ4 shard: corrupt block at stored offset ", c,
                               " (not independent of the blocks before it, or damaged)");
   }
-  return std::span<const std::byte>(scratch, static_cast<std::size_t>(r));
+  return std::span<const std::byte>(dst, static_cast<std::size_t>(r));
 }
 
 Result<FrameHeader> ReadFrameHeader(const ReadStoredAt& read_at, std::uint64_t file_size) {
@@ -335,8 +337,8 @@ Status Lz4DecodeRange(const RangeRequest& r, const ReadStoredAt& read_at, std::b
   if (r.points.front().compressed_offset < h.size) {
     return Status::Corruption("LZ4 shard: a decode point lies inside the frame header");
   }
-  const PooledBlock scratch = PooledBlock::Allocate(h.max_block);
-  StoredWindow window(read_at, r.file_size, "LZ4");
+  RangeScratch& scratch = RangeScratch::ForThisThread();
+  StoredWindow window(read_at, r.file_size, "LZ4", &scratch.window);
   const std::uint64_t end = r.offset + r.size;
   std::uint64_t c = r.points[r.first].compressed_offset;
   std::uint64_t d = r.points[r.first].decoded_offset;
@@ -355,7 +357,7 @@ Status Lz4DecodeRange(const RangeRequest& r, const ReadStoredAt& read_at, std::b
     if (b.end_mark) {
       return Status::Corruption("LZ4 shard: the frame ends at decoded offset ", d, ", before ", end);
     }
-    SEDPACK_ASSIGN_OR_RETURN(const std::span<const std::byte> bytes, DecodeBlock(b, h, scratch.data(), c));
+    SEDPACK_ASSIGN_OR_RETURN(const std::span<const std::byte> bytes, DecodeBlock(b, h, &scratch.block, c));
     if (bytes.size() > r.decoded_size - d) {
       return Status::Corruption("LZ4 shard: the blocks decode to more than ", r.decoded_size, " bytes");
     }
@@ -375,18 +377,19 @@ Result<std::vector<DecodePoint>> Lz4FindDecodePoints(std::span<const std::byte> 
   if (!h.independent) return points;
   // A block's decoded size is not in its header: each one is decoded (the
   // caller reads the whole file anyway).
-  const PooledBlock scratch = PooledBlock::Allocate(h.max_block);
+  ScratchBuffer scratch;
+  ByteBuffer window_buf;
   const ReadStoredAt read_at = [stored](std::uint64_t offset, std::span<std::byte> out) {
     std::memcpy(out.data(), stored.data() + offset, out.size());
     return Status::OK();
   };
-  StoredWindow window(read_at, stored.size(), "LZ4");
+  StoredWindow window(read_at, stored.size(), "LZ4", &window_buf);
   std::uint64_t c = h.size;
   std::uint64_t d = 0;
   for (;;) {
     SEDPACK_ASSIGN_OR_RETURN(const Block b, ReadBlock(&window, h, c, stored.size()));
     if (b.end_mark) break;
-    SEDPACK_ASSIGN_OR_RETURN(const std::span<const std::byte> bytes, DecodeBlock(b, h, scratch.data(), c));
+    SEDPACK_ASSIGN_OR_RETURN(const std::span<const std::byte> bytes, DecodeBlock(b, h, &scratch, c));
     if (!bytes.empty()) points.push_back({c, d});
     d += bytes.size();
     c += b.stored_size;
