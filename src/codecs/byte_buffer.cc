@@ -204,7 +204,7 @@ Status CompressToBuffer(Compression c, const CodecOptions& options, std::span<co
   switch (c) {
     case Compression::kLz4: {
       SEDPACK_ASSIGN_OR_RETURN(const int level, ResolveCodecLevel(c, options.level));
-      return Lz4CompressToBuffer(input, level, options.block_bytes, out, points);
+      return Lz4CompressToBuffer(input, level, ResolveBlockBytes(c, options.block_bytes), out, points);
     }
     case Compression::kZstd: {
       CodecOptions resolved = options;
@@ -214,7 +214,7 @@ Status CompressToBuffer(Compression c, const CodecOptions& options, std::span<co
     case Compression::kGzip:
     case Compression::kZlib: {
       SEDPACK_ASSIGN_OR_RETURN(const int level, ResolveCodecLevel(c, options.level));
-      return GzipCompressToBuffer(c, level, options.block_bytes, input, out, points);
+      return GzipCompressToBuffer(c, level, ResolveBlockBytes(c, options.block_bytes), input, out, points);
     }
     default: {
       SEDPACK_ASSIGN_OR_RETURN(std::unique_ptr<Codec> codec, MakeCodec(c, options));
@@ -232,7 +232,8 @@ Status CompressTo(Compression c, const CodecOptions& options, std::span<const st
   if (c == Compression::kNone) return sink(input);
   if (c == Compression::kGzip || c == Compression::kZlib) {
     SEDPACK_ASSIGN_OR_RETURN(const int level, ResolveCodecLevel(c, options.level));
-    return GzipCompressStreamed(c, level, options.block_bytes, options.threads, input, sink, points);
+    return GzipCompressStreamed(c, level, ResolveBlockBytes(c, options.block_bytes), options.threads, input, sink,
+                                points);
   }
   ByteBuffer out;
   SEDPACK_RETURN_NOT_OK(CompressToBuffer(c, options, input, &out, points));

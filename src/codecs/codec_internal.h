@@ -102,6 +102,11 @@ class StoredWindow {
 };
 
 
+/// CodecOptions::block_bytes with kDefaultBlockBytes resolved.
+inline std::uint64_t ResolveBlockBytes(Compression c, std::uint64_t block_bytes) {
+  return block_bytes == kDefaultBlockBytes ? DefaultBlockBytes(c) : block_bytes;
+}
+
 /// Display name of a codec in error messages ("GZIP", "ZSTD", ...).
 inline std::string_view CodecLabel(Compression c) {
   std::string_view name = CompressionName(c);

@@ -22,9 +22,16 @@ inline constexpr std::uint64_t kDefaultMaxDecompressedBytes = 4ULL << 30;
 /// `CodecOptions::level` meaning "the codec's default level" (CodecLevels).
 inline constexpr int kDefaultCodecLevel = std::numeric_limits<int>::min();
 
-/// CodecOptions::block_bytes by default: chosen by bench/codec_bench (decode
-/// points) on TinyAES shards for a small size cost and a cheap one-block decode.
-inline constexpr std::uint64_t kDefaultBlockBytes = 256ULL << 10;
+/// CodecOptions::block_bytes meaning "the codec's default" (DefaultBlockBytes).
+inline constexpr std::uint64_t kDefaultBlockBytes = std::numeric_limits<std::uint64_t>::max();
+
+/// The decoded bytes between decode points a codec writes by default, chosen
+/// with bench/codec_bench on TinyAES shards (docs/performance.md, "Decode
+/// points"): LZ4 256 KiB (no size or speed cost, one-block fetches 100x a
+/// whole-shard decode), GZIP/ZLIB 1 MiB (ISA-L pays for each block's
+/// Huffman tables: 256 KiB cost 13% of its write speed, 1 MiB about 5%);
+/// 0 for the codecs without points.
+std::uint64_t DefaultBlockBytes(Compression c);
 
 /// How a whole-file codec compresses (decompression takes no options). The
 /// level is a choice of the writing job, never recorded in the dataset: any
@@ -40,8 +47,9 @@ struct CodecOptions {
   /// Decoded bytes between decode points (codecs that support them: LZ4,
   /// GZIP, ZLIB), so that a reader can decode one block of a shard instead of
   /// all of it; the file stays one standard frame/stream of its codec. 0 = no
-  /// points (one block, the bytes of earlier versions). LZ4 rounds it down to
-  /// a frame block size (64 KiB, 256 KiB, 1 MiB or 4 MiB).
+  /// points (one block, the bytes of earlier versions); kDefaultBlockBytes =
+  /// DefaultBlockBytes(codec). LZ4 rounds it down to a frame block size
+  /// (64 KiB, 256 KiB, 1 MiB or 4 MiB).
   std::uint64_t block_bytes = kDefaultBlockBytes;
 };
 

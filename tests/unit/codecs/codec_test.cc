@@ -104,7 +104,7 @@ INSTANTIATE_TEST_SUITE_P(All, CodecTest, ::testing::ValuesIn(kAllCodecs), ParamN
 TEST_P(CodecTest, RoundTripSizes) {
   // Without decode points: ISA-L's levels 1-2 find next to none of this
   // data's 16 KiB repeats in a segment that starts without history (every
-  // 256 KiB block with points), though they do on noise-like traces
+  // block of a file with points), though they do on noise-like traces
   // (decode_points_test.cc, bench/codec_bench).
   ASSERT_OK_AND_ASSIGN(auto codec, MakeCodec(GetParam(), CodecOptions{kDefaultCodecLevel, 1, 0}));
   // One instance for all sizes: contexts are reused between calls.

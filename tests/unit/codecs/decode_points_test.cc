@@ -161,6 +161,7 @@ TEST(DecodePointsTest, RoundTripAndPointLayout) {
 }
 
 // The default options write an LZ4 frame with independent 256 KiB blocks.
+// GZIP/ZLIB a point every MiB.
 TEST(DecodePointsTest, DefaultLz4FrameHasIndependentBlocks) {
   const Bytes data = Mixed(600 * kKiB, 3);
   const Written w = Write(Compression::kLz4, kDefaultCodecLevel, kDefaultBlockBytes, data);
@@ -169,6 +170,15 @@ TEST(DecodePointsTest, DefaultLz4FrameHasIndependentBlocks) {
   EXPECT_EQ(static_cast<unsigned>(w.file[5]), 0x50u);  // 256 KiB blocks.
   EXPECT_EQ(w.points.size(), 3u);
   EXPECT_EQ(CodecOptions{}.block_bytes, kDefaultBlockBytes);
+  // GZIP/ZLIB: a point every MiB; no points for the others.
+  const Bytes big = Mixed(2 * 1024 * kKiB + 5, 4);
+  for (Compression c : {Compression::kGzip, Compression::kZlib}) {
+    const Written g = Write(c, kDefaultCodecLevel, kDefaultBlockBytes, big);
+    ASSERT_EQ(g.points.size(), 3u) << Label(c);
+    EXPECT_EQ(g.points[1].decoded_offset, 1024 * kKiB);
+  }
+  EXPECT_EQ(DefaultBlockBytes(Compression::kLz4), 256 * kKiB);
+  EXPECT_EQ(DefaultBlockBytes(Compression::kZstd), 0u);
 }
 
 // The streamed GZIP/ZLIB path (several threads at ISA-L levels) writes the
