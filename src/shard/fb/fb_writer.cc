@@ -177,7 +177,10 @@ class FbShardWriter final : public ShardWriter, public BufferFinishable {
   }
 
   ShardWriteChecks TakeWriteChecks() override {
-    return {.decoded_size = decoded_size_, .decode_points = std::move(decode_points_)};
+    ShardWriteChecks checks;
+    checks.decoded_size = decoded_size_;
+    checks.decode_points = std::move(decode_points_);
+    return checks;
   }
 
   bool StreamsOnFinish() const override { return codecs_internal::CompressStreams(compression_); }
