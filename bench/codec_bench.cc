@@ -8,10 +8,15 @@
 // in the same run (for GZIP: zlib, ISA-L and libdeflate called directly); and
 // for the default levels (every level with --tool-levels all) the whole tool's
 // write (Filler), read (ExampleReader, sha256 checked) and verify (CheckDataset
-// --deep) throughput.
+// --deep) throughput. Then, for the codecs with decode points (LZ4, GZIP at an
+// ISA-L and a zlib level), the cost of the points at each block size of
+// --blocks against none (B = 0) in the same run: size, compress and
+// decompress MB/s (best of 3), and example-sized range fetches per second
+// decoded from the points (B = 0: the whole shard decoded per fetch).
 //
 //   sedpack_bench_codecs [--tinyaes-examples N] [--ascad-examples N] [--codecs LIST]
 //                        [--all-levels] [--tool-levels default|all|none] [--threads T] [--dir D]
+//                        [--blocks LIST|none] [--block-codecs CODEC:LEVEL,...]
 //
 // MB/s are of uncompressed bytes (MB = 10^6), single runs. The codec and
 // library columns are per core: MB per second of the measuring thread's CPU
@@ -36,6 +41,8 @@
 #include <thread>
 #include <vector>
 
+#include "codecs/byte_buffer.h"
+#include "codecs/decode_points_internal.h"
 #include "sedpack/codecs/compress.h"
 #include "sedpack/config.h"
 #include "sedpack/check/check.h"
@@ -218,7 +225,7 @@ struct CodecResult {
 
 CodecResult MeasureCodec(const std::vector<Bytes>& shards, Compression c, int level) {
   const double mb = Total(shards) / 1e6;
-  auto codec = sedpack::MakeCodec(c, sedpack::CodecOptions{level, 1});
+  auto codec = sedpack::MakeCodec(c, sedpack::CodecOptions{level, 1, 0});
   Die(codec.status(), "codec");
   std::vector<Bytes> z(shards.size());
   const double t0 = ThreadCpu();
@@ -232,6 +239,101 @@ CodecResult MeasureCodec(const std::vector<Bytes>& shards, Compression c, int le
   r.compress_mbs = mb / (t1 - t0);
   r.decompress_mbs = mb / (t2 - t1);
   return r;
+}
+
+// ---- Decode points ------------------------------------------------------------
+
+struct BlocksResult {
+  double ratio = 0, compress_mbs = 0, decompress_mbs = 0, fetches = 0;
+  std::size_t points = 0;  // Per shard, on average.
+};
+
+// The writer's and reader's paths (CompressToBuffer, DecompressTo) at block
+// size `b`, best of 3; then `example_bytes` ranges at random offsets through
+// DecodeRangeAt (b = 0: a whole-shard decode each).
+BlocksResult MeasureBlocks(const std::vector<Bytes>& shards, Compression c, int level, std::uint64_t b,
+                           std::uint64_t example_bytes) {
+  namespace ci = sedpack::codecs_internal;
+  const double mb = Total(shards) / 1e6;
+  sedpack::CodecOptions o{level, 1, b};
+  std::vector<ci::ByteBuffer> z(shards.size());
+  std::vector<std::vector<ci::DecodePoint>> points(shards.size());
+  BlocksResult r;
+  double best_c = 1e30, best_d = 1e30;
+  for (int rep = 0; rep < 3; ++rep) {
+    const double t0 = ThreadCpu();
+    for (std::size_t i = 0; i < shards.size(); ++i) {
+      Die(ci::CompressToBuffer(c, o, shards[i], &z[i], &points[i]), "compress");
+    }
+    const double t1 = ThreadCpu();
+    ci::ByteBuffer out;
+    for (const auto& f : z) Die(ci::DecompressTo(c, f.span(), sedpack::kDefaultMaxDecompressedBytes, &out), "decompress");
+    const double t2 = ThreadCpu();
+    best_c = std::min(best_c, t1 - t0);
+    best_d = std::min(best_d, t2 - t1);
+  }
+  std::uint64_t stored = 0;
+  for (std::size_t i = 0; i < z.size(); ++i) {
+    stored += z[i].size();
+    r.points += points[i].size();
+  }
+  r.points /= shards.size();
+  r.ratio = static_cast<double>(stored) / static_cast<double>(Total(shards));
+  r.compress_mbs = mb / best_c;
+  r.decompress_mbs = mb / best_d;
+  std::mt19937_64 rng(1);
+  const int fetches = b == 0 ? 10 : 400;
+  std::uint64_t sum = 0;
+  const double t0 = ThreadCpu();
+  for (int k = 0; k < fetches; ++k) {
+    const std::size_t i = rng() % z.size();
+    const std::uint64_t size = std::min<std::uint64_t>(example_bytes, shards[i].size());
+    const std::uint64_t offset = rng() % (shards[i].size() - size + 1);
+    const ci::ByteBuffer& f = z[i];
+    if (b == 0) {
+      ci::ByteBuffer out;
+      Die(ci::DecompressTo(c, f.span(), sedpack::kDefaultMaxDecompressedBytes, &out), "decompress");
+      sum += static_cast<std::uint8_t>(out.data()[offset]);
+      continue;
+    }
+    const ci::ReadStoredAt read_at = [&f](std::uint64_t at, std::span<std::byte> dst) {
+      std::memcpy(dst.data(), f.data() + at, dst.size());
+      return sedpack::Status::OK();
+    };
+    auto got = ci::DecodeRangeAt(c, points[i], f.size(), shards[i].size(), read_at, offset, size);
+    Die(got.status(), "decode range");
+    if (std::memcmp(got->data(), shards[i].data() + offset, size) != 0) {
+      std::fprintf(stderr, "bench: a range decoded wrong!\n");
+      std::exit(1);
+    }
+    sum += static_cast<std::uint8_t>(got->data()[0]);
+  }
+  r.fetches = fetches / (ThreadCpu() - t0);
+  if (sum == 1) std::fprintf(stderr, " ");
+  return r;
+}
+
+void MeasureAllBlocks(const Workload& w, const std::vector<Bytes>& shards, const std::vector<std::uint64_t>& blocks,
+                      const std::vector<std::pair<Compression, int>>& codecs) {
+  const std::uint64_t example_bytes = w.raw_bytes / std::max<std::size_t>(1, w.values.size());
+  std::printf("# %s decode points: B = decoded bytes between points (0: none); per core; fetch = one "
+              "%llu-byte range\n",
+              w.name.c_str(), static_cast<unsigned long long>(example_bytes));
+  std::printf("%-8s %-5s %5s %8s %6s %7s %8s %8s %8s %8s %8s %9s\n", "data", "codec", "level", "B", "points",
+              "ratio", "size+%", "comp", "comp%", "decomp", "decomp%", "fetch/s");
+  for (const auto& [c, level] : codecs) {
+    BlocksResult base;
+    for (std::uint64_t b : blocks) {
+      const BlocksResult r = MeasureBlocks(shards, c, level, b, example_bytes);
+      if (b == 0) base = r;
+      const auto pct = [](double x, double y) { return y > 0 ? 100.0 * (x / y - 1.0) : 0.0; };
+      std::printf("%-8s %-5s %5d %8llu %6zu %7.4f %+8.2f %8.1f %+8.1f %8.1f %+8.1f %9.1f\n", w.name.c_str(),
+                  std::string(sedpack::CompressionName(c)).c_str(), level, static_cast<unsigned long long>(b),
+                  r.points, r.ratio, pct(r.ratio, base.ratio), r.compress_mbs, pct(r.compress_mbs, base.compress_mbs),
+                  r.decompress_mbs, pct(r.decompress_mbs, base.decompress_mbs), r.fetches);
+      std::fflush(stdout);
+    }
+  }
 }
 
 // ---- Single-library limits for DEFLATE (one buffer in, one out, no framing work) ----
@@ -415,6 +517,8 @@ int main(int argc, char** argv) {
   int tinyaes_examples = 512, ascad_examples = 50000;
   std::string codecs = "NONE,GZIP,ZLIB,BZ2,LZMA,LZ4,ZSTD";
   std::string tool_levels = "default";
+  std::string blocks_arg = "0,65536,262144,1048576,4194304";
+  std::string block_codecs_arg = "LZ4:0,GZIP:1,GZIP:6";
   bool all_levels = false;
   int threads = 0;
   std::string dir = (std::filesystem::temp_directory_path() / "sedpack_codec_bench").string();
@@ -432,10 +536,13 @@ int main(int argc, char** argv) {
     else if (k == "--tool-levels") tool_levels = v;
     else if (k == "--threads") threads = std::atoi(v);
     else if (k == "--dir") dir = v;
+    else if (k == "--blocks") blocks_arg = v;
+    else if (k == "--block-codecs") block_codecs_arg = v;
     else {
       std::fprintf(stderr,
                    "usage: %s [--tinyaes-examples N] [--ascad-examples N] [--codecs LIST] [--all-levels]\n"
-                   "          [--tool-levels default|all|none] [--threads T] [--dir D]\n",
+                   "          [--tool-levels default|all|none] [--threads T] [--dir D] [--blocks LIST|none]\n"
+                   "          [--block-codecs CODEC:LEVEL,...]\n",
                    argv[0]);
       return 2;
     }
@@ -451,10 +558,28 @@ int main(int argc, char** argv) {
   std::vector<Workload> workloads;
   if (tinyaes_examples > 0) workloads.push_back(TinyAes(tinyaes_examples));
   if (ascad_examples > 0) workloads.push_back(Ascad(ascad_examples));
+  std::vector<std::uint64_t> blocks;
+  for (std::size_t pos = 0; blocks_arg != "none" && pos < blocks_arg.size();) {
+    const std::size_t comma = std::min(blocks_arg.find(',', pos), blocks_arg.size());
+    blocks.push_back(std::strtoull(blocks_arg.substr(pos, comma - pos).c_str(), nullptr, 10));
+    pos = comma + 1;
+  }
+  std::vector<std::pair<Compression, int>> block_codecs;
+  for (std::size_t pos = 0; pos < block_codecs_arg.size();) {
+    const std::size_t comma = std::min(block_codecs_arg.find(',', pos), block_codecs_arg.size());
+    const std::string item = block_codecs_arg.substr(pos, comma - pos);
+    pos = comma + 1;
+    const std::size_t colon = item.find(':');
+    auto parsed = sedpack::ParseCompression(item.substr(0, colon));
+    Die(parsed.status(), "--block-codecs");
+    block_codecs.emplace_back(*parsed, colon == std::string::npos ? sedpack::kDefaultCodecLevel
+                                                                  : std::atoi(item.c_str() + colon + 1));
+  }
   for (const Workload& w : workloads) {
     const std::vector<Bytes> shards = RawShards(w);
     std::printf("# %s: %zu examples, %.1f MB raw, %zu fb shards of %.1f MB\n", w.name.c_str(), w.values.size(),
                 w.raw_bytes / 1e6, shards.size(), Total(shards) / 1e6 / shards.size());
+    if (!blocks.empty()) MeasureAllBlocks(w, shards, blocks, block_codecs);
     std::size_t pos = 0;
     while (pos <= codecs.size()) {
       const std::size_t comma = std::min(codecs.find(',', pos), codecs.size());

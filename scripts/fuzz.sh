@@ -65,6 +65,9 @@ for top in roots:
                     put("fuzz_shard", bytes([choices[key]]) + data)
                     if key[0] == "fb" and key[1] in codec_byte:
                         put("fuzz_decompress", bytes([codec_byte[key[1]]]) + data)
+                        if key[1] in ("LZ4", "GZIP"):  # The range decoder: points header, then the file.
+                            put("fuzz_decompress", bytes([0x41 if key[1] == "LZ4" else 0x40, 10]) +
+                                bytes(16) + data)
 PY
 cp configs/import_*.json "$C/fuzz_hdf5_mapping/"
 # TRS seeds: small files of every coding, v1 and v2, written by the test helper.

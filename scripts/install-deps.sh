@@ -17,6 +17,9 @@ PACKAGES=(
   python3-dev python3-numpy pybind11-dev python3-pytest python3-mpi4py
   # sedpack_hpc.torch and its tests (CPU torch); pip install . and wheels (python/install_tests).
   python3-torch python3-build python3-venv python3-setuptools python3-wheel python3-pip
+  # Plain readers of the shards with decode points (tests/unit/codecs) and the
+  # reference's own LZ4/ZSTD modules.
+  python3-lz4 python3-zstandard
   libboost-program-options-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   libopenmpi-dev openmpi-bin

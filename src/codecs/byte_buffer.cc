@@ -198,12 +198,13 @@ std::vector<std::byte> ByteBuffer::ToVector() && {
 }
 
 Status CompressToBuffer(Compression c, const CodecOptions& options, std::span<const std::byte> input,
-                        ByteBuffer* out) {
+                        ByteBuffer* out, std::vector<DecodePoint>* points) {
   out->clear();
+  if (points != nullptr) points->clear();
   switch (c) {
     case Compression::kLz4: {
       SEDPACK_ASSIGN_OR_RETURN(const int level, ResolveCodecLevel(c, options.level));
-      return Lz4CompressToBuffer(input, level, out);
+      return Lz4CompressToBuffer(input, level, ResolveBlockBytes(c, options.block_bytes), out, points);
     }
     case Compression::kZstd: {
       CodecOptions resolved = options;
@@ -213,7 +214,7 @@ Status CompressToBuffer(Compression c, const CodecOptions& options, std::span<co
     case Compression::kGzip:
     case Compression::kZlib: {
       SEDPACK_ASSIGN_OR_RETURN(const int level, ResolveCodecLevel(c, options.level));
-      return GzipCompressToBuffer(c, level, input, out);
+      return GzipCompressToBuffer(c, level, ResolveBlockBytes(c, options.block_bytes), input, out, points);
     }
     default: {
       SEDPACK_ASSIGN_OR_RETURN(std::unique_ptr<Codec> codec, MakeCodec(c, options));
@@ -226,14 +227,16 @@ Status CompressToBuffer(Compression c, const CodecOptions& options, std::span<co
 }
 
 Status CompressTo(Compression c, const CodecOptions& options, std::span<const std::byte> input,
-                  const ByteSink& sink) {
+                  const ByteSink& sink, std::vector<DecodePoint>* points) {
+  if (points != nullptr) points->clear();
   if (c == Compression::kNone) return sink(input);
   if (c == Compression::kGzip || c == Compression::kZlib) {
     SEDPACK_ASSIGN_OR_RETURN(const int level, ResolveCodecLevel(c, options.level));
-    return GzipCompressStreamed(c, level, options.threads, input, sink);
+    return GzipCompressStreamed(c, level, ResolveBlockBytes(c, options.block_bytes), options.threads, input, sink,
+                                points);
   }
   ByteBuffer out;
-  SEDPACK_RETURN_NOT_OK(CompressToBuffer(c, options, input, &out));
+  SEDPACK_RETURN_NOT_OK(CompressToBuffer(c, options, input, &out, points));
   return sink(out.span());
 }
 

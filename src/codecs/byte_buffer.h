@@ -26,6 +26,8 @@
 
 namespace sedpack::codecs_internal {
 
+struct DecodePoint;  // decode_points_internal.h
+
 /// Requests from this size up use the pool / huge-page mappings.
 inline constexpr std::size_t kPooledMinBytes = std::size_t{1} << 20;
 
@@ -126,8 +128,10 @@ using ByteSink = std::function<Status(std::span<const std::byte>)>;
 /// Compress exactly as MakeCodec(c, options)->Compress(input, ...) would (same
 /// bytes, same errors) into `*out`. LZ4 and ZSTD reuse per-thread contexts and
 /// write straight into pooled memory that `*out` then owns: the result is never copied.
+/// `points`, if given, receives the decode points the codec wrote
+/// (options.block_bytes; empty for codecs without them, and for block_bytes 0).
 Status CompressToBuffer(Compression c, const CodecOptions& options, std::span<const std::byte> input,
-                        ByteBuffer* out);
+                        ByteBuffer* out, std::vector<DecodePoint>* points = nullptr);
 inline Status CompressToBuffer(Compression c, std::span<const std::byte> input, ByteBuffer* out) {
   return CompressToBuffer(c, CodecOptions{}, input, out);
 }
@@ -137,7 +141,7 @@ inline Status CompressToBuffer(Compression c, std::span<const std::byte> input, 
 /// for the whole output (at ISA-L levels on up to options.threads threads); the
 /// other codecs in one.
 Status CompressTo(Compression c, const CodecOptions& options, std::span<const std::byte> input,
-                  const ByteSink& sink);
+                  const ByteSink& sink, std::vector<DecodePoint>* points = nullptr);
 inline Status CompressTo(Compression c, std::span<const std::byte> input, const ByteSink& sink) {
   return CompressTo(c, CodecOptions{}, input, sink);
 }

@@ -61,6 +61,18 @@ Result<CodecLevelRange> CodecLevels(Compression c) {
   return Status::InvalidArgument("unknown compression value ", static_cast<int>(c));
 }
 
+std::uint64_t DefaultBlockBytes(Compression c) {
+  switch (c) {
+    case Compression::kLz4:
+      return 256u << 10;
+    case Compression::kGzip:
+    case Compression::kZlib:
+      return 1u << 20;
+    default:
+      return 0;
+  }
+}
+
 Status ValidateCodecLevel(Compression c, int level) {
   if (level == kDefaultCodecLevel) return Status::OK();
   SEDPACK_ASSIGN_OR_RETURN(const CodecLevelRange r, CodecLevels(c));
@@ -98,13 +110,13 @@ Result<std::unique_ptr<Codec>> MakeCodec(Compression c, const CodecOptions& opti
       return MakeIdentityCodec();
     case Compression::kGzip:
     case Compression::kZlib:
-      return MakeGzipCodec(c, level);
+      return MakeGzipCodec(c, level, codecs_internal::ResolveBlockBytes(c, options.block_bytes));
     case Compression::kBz2:
       return MakeBz2Codec(level);
     case Compression::kLzma:
       return MakeLzmaCodec(level);
     case Compression::kLz4:
-      return MakeLz4Codec(level);
+      return MakeLz4Codec(level, codecs_internal::ResolveBlockBytes(c, options.block_bytes));
     case Compression::kZstd: {
       CodecOptions resolved = options;
       resolved.level = level;

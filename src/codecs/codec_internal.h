@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "codecs/byte_buffer.h"
+#include "codecs/decode_points_internal.h"
 #include "sedpack/codecs/compress.h"
 #include "sedpack/status.h"
 #include "sedpack/types.h"
@@ -23,32 +24,88 @@ namespace sedpack::codecs_internal {
 // a codec that only decompresses never pays for a compressor context. Levels
 // are resolved (never kDefaultCodecLevel) and validated by the caller.
 std::unique_ptr<Codec> MakeIdentityCodec();
-std::unique_ptr<Codec> MakeGzipCodec(Compression type, int level);  // kGzip or kZlib.
+// kGzip or kZlib; block_bytes: CodecOptions::block_bytes.
+std::unique_ptr<Codec> MakeGzipCodec(Compression type, int level, std::uint64_t block_bytes);
 // kGzip or kZlib; level: zlib's, or Z_DEFAULT_COMPRESSION.
 std::unique_ptr<Codec> MakeTfRecordGzipCodec(Compression type, int level);
 std::unique_ptr<Codec> MakeBz2Codec(int level);
 std::unique_ptr<Codec> MakeLzmaCodec(int preset);
-std::unique_ptr<Codec> MakeLz4Codec(int level);
+std::unique_ptr<Codec> MakeLz4Codec(int level, std::uint64_t block_bytes);
 std::unique_ptr<Codec> MakeZstdCodec(const CodecOptions& options);
 
 // The pooled, copy-free paths behind CompressToBuffer / DecompressTo (byte_buffer.h):
-// same bytes and Status as the codec classes, per-thread contexts.
-Status Lz4CompressToBuffer(std::span<const std::byte> input, int level, ByteBuffer* out);
+// same bytes and Status as the codec classes, per-thread contexts. Where a
+// codec writes decode points (CodecOptions::block_bytes), `points` (if not
+// null) receives them; it is left empty otherwise.
+Status Lz4CompressToBuffer(std::span<const std::byte> input, int level, std::uint64_t block_bytes,
+                           ByteBuffer* out, std::vector<DecodePoint>* points);
 Status Lz4DecompressTo(std::span<const std::byte> input, std::uint64_t max_output, ByteBuffer* out);
 Status ZstdCompressToBuffer(std::span<const std::byte> input, const CodecOptions& options,
                             ByteBuffer* out);
 // fb GZIP/ZLIB (any level) into pooled memory.
-Status GzipCompressToBuffer(Compression type, int level, std::span<const std::byte> input,
-                            ByteBuffer* out);
+Status GzipCompressToBuffer(Compression type, int level, std::uint64_t block_bytes,
+                            std::span<const std::byte> input, ByteBuffer* out,
+                            std::vector<DecodePoint>* points);
 // The same bytes handed to `sink` in pieces (no shard-sized buffer); ISA-L
 // levels compress on up to `threads` threads (the bytes do not depend on it).
-Status GzipCompressStreamed(Compression type, int level, int threads, std::span<const std::byte> input,
-                            const ByteSink& sink);
+Status GzipCompressStreamed(Compression type, int level, std::uint64_t block_bytes, int threads,
+                            std::span<const std::byte> input, const ByteSink& sink,
+                            std::vector<DecodePoint>* points);
 // Decompression into pooled memory: only where the build has ISA-L.
 bool GzipDecompressToAvailable();
 Status GzipDecompressTo(Compression type, std::span<const std::byte> input, std::uint64_t max_output,
                         ByteBuffer* out);
 Status ZstdDecompressTo(std::span<const std::byte> input, std::uint64_t max_output, ByteBuffer* out);
+
+// DecodeRangeAt after the checks every codec shares (decode_points.cc): the
+// points are ascending and inside the file, the range inside the decoded bytes.
+struct RangeRequest {
+  std::span<const DecodePoint> points;
+  std::size_t first = 0;  // The point decoding starts at (the last at or before `offset`).
+  std::uint64_t file_size = 0;
+  std::uint64_t decoded_size = 0;
+  std::uint64_t offset = 0;
+  std::uint64_t size = 0;  // > 0
+  // Where the blocks after point `i` end: the next point, or the file's end.
+  std::uint64_t StoredEnd(std::size_t i) const {
+    return i + 1 < points.size() ? points[i + 1].compressed_offset : file_size;
+  }
+  std::uint64_t DecodedEnd(std::size_t i) const {
+    return i + 1 < points.size() ? points[i + 1].decoded_offset : decoded_size;
+  }
+};
+// Decode the request's range into `dst` (size bytes).
+Status Lz4DecodeRange(const RangeRequest& request, const ReadStoredAt& read_at, std::byte* dst);
+Status DeflateDecodeRange(Compression type, const RangeRequest& request, const ReadStoredAt& read_at,
+                          std::byte* dst);
+Result<std::vector<DecodePoint>> Lz4FindDecodePoints(std::span<const std::byte> stored);
+
+/// The stored bytes a range decoder needs, read through ReadStoredAt in
+/// pieces of at least `ahead` bytes into `*buf` and kept until a read falls
+/// outside. The buffer is the caller's, so that a thread's fetches reuse one
+/// (a fresh block-sized allocation per fetch costs more than the decode).
+class StoredWindow {
+ public:
+  StoredWindow(const ReadStoredAt& read_at, std::uint64_t file_size, std::string_view label, ByteBuffer* buf)
+      : read_at_(read_at), file_size_(file_size), label_(label), buf_(*buf) {
+    buf_.clear();
+  }
+  /// The bytes [offset, offset + n): Corruption if they pass the file's end.
+  Result<std::span<const std::byte>> Get(std::uint64_t offset, std::uint64_t n, std::uint64_t ahead);
+
+ private:
+  const ReadStoredAt& read_at_;
+  std::uint64_t file_size_;
+  std::string_view label_;
+  ByteBuffer& buf_;
+  std::uint64_t start_ = 0;
+};
+
+
+/// CodecOptions::block_bytes with kDefaultBlockBytes resolved.
+inline std::uint64_t ResolveBlockBytes(Compression c, std::uint64_t block_bytes) {
+  return block_bytes == kDefaultBlockBytes ? DefaultBlockBytes(c) : block_bytes;
+}
 
 /// Display name of a codec in error messages ("GZIP", "ZSTD", ...).
 inline std::string_view CodecLabel(Compression c) {
@@ -85,6 +142,15 @@ class ScratchBuffer {
   // huge shard would waste memory for the life of the codec.
   static constexpr std::size_t kMaxRetained = 64u << 20;
   PooledBlock block_;
+};
+
+/// Per-thread buffers of the range decoders, reused across calls; those that
+/// grew past a few blocks are dropped after the call.
+struct RangeScratch {
+  ByteBuffer window;
+  ScratchBuffer block;
+  static RangeScratch& ForThisThread();
+  void Trim();
 };
 
 /// Idle codec contexts shared process-wide (at most kMaxIdle kept). Filler

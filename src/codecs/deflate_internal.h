@@ -9,6 +9,7 @@
 #include <memory>
 #include <span>
 #include <string_view>
+#include <vector>
 
 #include "codecs/codec_internal.h"
 #include "sedpack/config.h"
@@ -55,20 +56,27 @@ class DeflateOutput {
   std::size_t flushed_ = 0;
 };
 
+/// The gzip header CPython's gzip.compress writes (no name, extra or
+/// comment): the DEFLATE data, and so the first decode point, start after it.
+inline constexpr std::uint64_t kPythonGzipHeaderBytes = 10;
+
 #ifdef SEDPACK_HAVE_ISAL
 /// Worst case of a whole ISA-L gzip member of an `n`-byte input: header,
-/// every segment, trailer.
-std::size_t IsalBound(std::size_t n);
+/// every segment, trailer (block_bytes: CodecOptions::block_bytes).
+std::size_t IsalBound(std::size_t n, std::uint64_t block_bytes);
 
 /// One gzip member (CPython's header, DEFLATE at `level` 1..3, CRC-32/ISIZE
-/// trailer) into `out`, which holds IsalBound(input.size()) bytes.
-Status IsalCompressMember(int level, std::span<const std::byte> input, DeflateOutput* out,
-                          std::string_view label);
+/// trailer) into `out`, which holds IsalBound(input.size(), block_bytes)
+/// bytes. block_bytes > 0: a decode point every block_bytes of input, into
+/// `*points` if given.
+Status IsalCompressMember(int level, std::uint64_t block_bytes, std::span<const std::byte> input,
+                          DeflateOutput* out, std::string_view label, std::vector<DecodePoint>* points);
 
 /// The same member handed to `sink` one segment at a time, compressed on up to
 /// `threads` threads; the bytes are those of IsalCompressMember.
-Status IsalCompressMemberStreamed(int level, std::span<const std::byte> input, int threads,
-                                  const ByteSink& sink, std::string_view label);
+Status IsalCompressMemberStreamed(int level, std::uint64_t block_bytes, std::span<const std::byte> input,
+                                  int threads, const ByteSink& sink, std::string_view label,
+                                  std::vector<DecodePoint>* points);
 
 /// ISA-L's inflate state (large, ~150 KiB: on the heap), reused across members.
 class IsalInflater {

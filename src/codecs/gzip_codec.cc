@@ -25,6 +25,7 @@
 #include <memory>
 
 #include "codecs/compress_internal.h"
+#include "codecs/decode_points_internal.h"
 #include "codecs/deflate_internal.h"
 #include "sedpack/config.h"
 
@@ -59,31 +60,43 @@ std::string_view ZMessage(const z_stream& zs, int ret) {
 }
 
 // Run deflate over the whole input with Z_FINISH. A fixed `out` must hold
-// deflateBound bytes.
+// deflateBound bytes. With block_bytes > 0, a full flush (byte-aligned, no
+// history kept) after every block_bytes of input makes a decode point there;
+// `*points` (if given) gets them, the first one `header_bytes` in.
 Status RunDeflate(z_stream* zs, std::span<const std::byte> input, DeflateOutput* out,
-                  std::string_view label) {
-  const std::byte* in = input.data();
-  std::size_t in_left = input.size();
+                  std::string_view label, std::uint64_t block_bytes = 0,
+                  std::vector<DecodePoint>* points = nullptr, std::uint64_t header_bytes = 0) {
+  const std::size_t step =
+      block_bytes > 0 ? static_cast<std::size_t>(std::min<std::uint64_t>(block_bytes, kMaxZChunk)) : kMaxZChunk;
+  const bool record = points != nullptr && block_bytes > 0 && !input.empty();
+  if (record) points->push_back({header_bytes, 0});
+  std::size_t pos = 0;
   for (;;) {
-    if (out->avail() == 0) SEDPACK_RETURN_NOT_OK(out->MakeRoom(label));
-    const auto in_chunk = static_cast<uInt>(std::min(in_left, kMaxZChunk));
-    const auto out_chunk = static_cast<uInt>(std::min(out->avail(), kMaxZChunk));
-    zs->next_in = InPtr(in);
-    zs->avail_in = in_chunk;
-    zs->next_out = reinterpret_cast<Bytef*>(out->next());
-    zs->avail_out = out_chunk;
+    const std::size_t n = std::min(step, input.size() - pos);
+    const bool last = pos + n == input.size();
     // Once all remaining input is offered, every call must use Z_FINISH.
-    const int flush = in_chunk == in_left ? Z_FINISH : Z_NO_FLUSH;
-    const int ret = deflate(zs, flush);
-    const std::size_t consumed = in_chunk - zs->avail_in;
-    const std::size_t produced = out_chunk - zs->avail_out;
-    in += consumed;
-    in_left -= consumed;
-    out->Advance(produced);
-    if (ret == Z_STREAM_END) break;
-    if ((ret != Z_OK && ret != Z_BUF_ERROR) || (consumed == 0 && produced == 0)) {
-      return Status::Internal(label, " compression failed: ", ZMessage(*zs, ret));
+    const int flush = last ? Z_FINISH : block_bytes > 0 ? Z_FULL_FLUSH : Z_NO_FLUSH;
+    zs->next_in = InPtr(input.data() + pos);
+    zs->avail_in = static_cast<uInt>(n);
+    for (;;) {
+      if (out->avail() == 0) SEDPACK_RETURN_NOT_OK(out->MakeRoom(label));
+      const auto out_chunk = static_cast<uInt>(std::min(out->avail(), kMaxZChunk));
+      zs->next_out = reinterpret_cast<Bytef*>(out->next());
+      zs->avail_out = out_chunk;
+      const uInt in_before = zs->avail_in;
+      const int ret = deflate(zs, flush);
+      const std::size_t produced = out_chunk - zs->avail_out;
+      out->Advance(produced);
+      if (ret == Z_STREAM_END) break;
+      if ((ret != Z_OK && ret != Z_BUF_ERROR) || (in_before == zs->avail_in && produced == 0)) {
+        return Status::Internal(label, " compression failed: ", ZMessage(*zs, ret));
+      }
+      // The slice is taken (and flushed) once deflate stops short of the room it had.
+      if (!last && zs->avail_in == 0 && zs->avail_out != 0) break;
     }
+    pos += n;
+    if (last) break;
+    if (record) points->push_back({out->total(), pos});
   }
   return out->Finish();
 }
@@ -181,7 +194,8 @@ Status DecodeGzipMembers(std::span<const std::byte> input, std::uint64_t max_out
 
 class GzipCodec final : public Codec {
  public:
-  GzipCodec(const DeflateFormat& format, int level) : format_(format), type_(format.type) {
+  GzipCodec(const DeflateFormat& format, int level, std::uint64_t block_bytes = 0)
+      : format_(format), type_(format.type), block_bytes_(format.whole_file ? block_bytes : 0) {
     format_.level = level;
   }
   ~GzipCodec() override {
@@ -203,30 +217,36 @@ class GzipCodec final : public Codec {
   }
 
   // Compress into the scratch buffer (its first `*written` bytes).
-  Status CompressToScratch(std::span<const std::byte> input, std::size_t* written) {
+  Status CompressToScratch(std::span<const std::byte> input, std::size_t* written,
+                           std::vector<DecodePoint>* points = nullptr) {
     SEDPACK_RETURN_NOT_OK(PrepareDeflate());
 #ifdef SEDPACK_HAVE_ISAL
-    const std::size_t bound = UsesIsal() ? IsalBound(input.size()) : deflateBound(&deflate_, input.size());
+    const std::size_t bound =
+        UsesIsal() ? IsalBound(input.size(), block_bytes_) : DeflateBlocksBound(input.size());
 #else
-    const std::size_t bound = deflateBound(&deflate_, input.size());
+    const std::size_t bound = DeflateBlocksBound(input.size());
 #endif
     DeflateOutput out(scratch_.Get(bound), bound);
-    SEDPACK_RETURN_NOT_OK(RunCompress(input, &out));
+    SEDPACK_RETURN_NOT_OK(RunCompress(input, &out, points));
     *written = out.total();
     return Status::OK();
   }
 
   // Compress, handing the output to `sink` in pieces (ISA-L levels: on up to
   // `threads` threads).
-  Status CompressStreamed(std::span<const std::byte> input, int threads, const ByteSink& sink) {
+  Status CompressStreamed(std::span<const std::byte> input, int threads, const ByteSink& sink,
+                          std::vector<DecodePoint>* points) {
 #ifdef SEDPACK_HAVE_ISAL
-    if (UsesIsal()) return IsalCompressMemberStreamed(format_.level, input, threads, sink, CodecLabel(type_));
+    if (UsesIsal()) {
+      return IsalCompressMemberStreamed(format_.level, block_bytes_, input, threads, sink, CodecLabel(type_),
+                                        points);
+    }
 #else
     (void)threads;
 #endif
     SEDPACK_RETURN_NOT_OK(PrepareDeflate());
     DeflateOutput out(scratch_.Get(kStreamChunk), kStreamChunk, &sink);
-    return RunCompress(input, &out);
+    return RunCompress(input, &out, points);
   }
 
   // The scratch buffer, handed over (after CompressToScratch).
@@ -305,12 +325,20 @@ class GzipCodec final : public Codec {
   }
 
   // The whole of `input` as one stream into `out` (after PrepareDeflate).
-  Status RunCompress(std::span<const std::byte> input, DeflateOutput* out) {
+  Status RunCompress(std::span<const std::byte> input, DeflateOutput* out, std::vector<DecodePoint>* points) {
     const std::string_view label = CodecLabel(type_);
+    if (points != nullptr) points->clear();
 #ifdef SEDPACK_HAVE_ISAL
-    if (UsesIsal()) return IsalCompressMember(format_.level, input, out, label);
+    if (UsesIsal()) return IsalCompressMember(format_.level, block_bytes_, input, out, label, points);
 #endif
-    return RunDeflate(&deflate_, input, out, label);
+    return RunDeflate(&deflate_, input, out, label, block_bytes_, points, kPythonGzipHeaderBytes);
+  }
+
+  // deflateBound, plus what a full flush adds per block (an empty stored
+  // block, and the bit padding before it).
+  std::size_t DeflateBlocksBound(std::size_t n) {
+    const std::size_t blocks = block_bytes_ > 0 ? n / block_bytes_ + 1 : 0;
+    return deflateBound(&deflate_, n) + 16 * blocks;
   }
 
   int WindowBits() const { return format_.zlib_wrapper ? kZlibWindowBits : kGzipWindowBits; }
@@ -336,6 +364,7 @@ class GzipCodec final : public Codec {
 
   DeflateFormat format_;
   Compression type_;
+  std::uint64_t block_bytes_;
   z_stream deflate_{};
   z_stream inflate_{};
   gz_header header_{};  // Must outlive each deflate call that writes the header.
@@ -350,8 +379,8 @@ class GzipCodec final : public Codec {
 
 }  // namespace
 
-std::unique_ptr<Codec> MakeGzipCodec(Compression type, int level) {
-  return std::make_unique<GzipCodec>(type == Compression::kZlib ? kFbZlib : kFbGzip, level);
+std::unique_ptr<Codec> MakeGzipCodec(Compression type, int level, std::uint64_t block_bytes) {
+  return std::make_unique<GzipCodec>(type == Compression::kZlib ? kFbZlib : kFbGzip, level, block_bytes);
 }
 
 std::unique_ptr<Codec> MakeTfRecordGzipCodec(Compression type, int level) {
@@ -366,22 +395,24 @@ bool GzipDecompressToAvailable() {
 #endif
 }
 
-Status GzipCompressToBuffer(Compression type, int level, std::span<const std::byte> input,
-                            ByteBuffer* out) {
+Status GzipCompressToBuffer(Compression type, int level, std::uint64_t block_bytes,
+                            std::span<const std::byte> input, ByteBuffer* out,
+                            std::vector<DecodePoint>* points) {
   // The member goes straight into pooled memory that *out then owns: no second
   // shard-sized buffer to fault in and no copy (Codec::Compress has to return a
   // std::vector).
-  GzipCodec codec(type == Compression::kZlib ? kFbZlib : kFbGzip, level);
+  GzipCodec codec(type == Compression::kZlib ? kFbZlib : kFbGzip, level, block_bytes);
   std::size_t written = 0;
-  SEDPACK_RETURN_NOT_OK(codec.CompressToScratch(input, &written));
+  SEDPACK_RETURN_NOT_OK(codec.CompressToScratch(input, &written, points));
   *out = ByteBuffer(codec.ReleaseScratch(), written);
   return Status::OK();
 }
 
-Status GzipCompressStreamed(Compression type, int level, int threads, std::span<const std::byte> input,
-                            const ByteSink& sink) {
-  GzipCodec codec(type == Compression::kZlib ? kFbZlib : kFbGzip, level);
-  return codec.CompressStreamed(input, threads, sink);
+Status GzipCompressStreamed(Compression type, int level, std::uint64_t block_bytes, int threads,
+                            std::span<const std::byte> input, const ByteSink& sink,
+                            std::vector<DecodePoint>* points) {
+  GzipCodec codec(type == Compression::kZlib ? kFbZlib : kFbGzip, level, block_bytes);
+  return codec.CompressStreamed(input, threads, sink, points);
 }
 
 Status GzipDecompressTo(Compression type, std::span<const std::byte> input, std::uint64_t max_output,
@@ -397,6 +428,116 @@ Status GzipDecompressTo(Compression type, std::span<const std::byte> input, std:
 #else
   return Status::Internal("GzipDecompressTo needs ISA-L");
 #endif
+}
+
+namespace {
+
+// Raw inflate of the blocks after the decode points, reading the stored bytes
+// in pieces and skipping the decoded bytes before the range.
+class RangeInflater {
+ public:
+  RangeInflater(Compression type, const RangeRequest& r, const ReadStoredAt& read_at)
+      : label_(CodecLabel(type)), r_(r), read_at_(read_at) {}
+  ~RangeInflater() {
+    if (ready_) inflateEnd(&zs_);
+  }
+  RangeInflater(const RangeInflater&) = delete;
+  RangeInflater& operator=(const RangeInflater&) = delete;
+
+  Status Run(std::byte* dst) {
+    std::memset(&zs_, 0, sizeof(zs_));
+    if (inflateInit2(&zs_, kRawWindowBits) != Z_OK) {
+      return Status::Internal(label_, " decompression: inflateInit2 failed");
+    }
+    ready_ = true;
+    // Per-thread memory (RangeScratch): the input pieces, then the skipped output.
+    std::byte* mem = RangeScratch::ForThisThread().block.Get(kInPiece + kSkipPiece);
+    in_ = mem;
+    skip_ = mem + kInPiece;
+    std::uint64_t d = r_.points[r_.first].decoded_offset;
+    for (std::size_t i = r_.first; d < r_.offset + r_.size; ++i) {
+      // Only intervals inside the file reach here: the range ends before decoded_size.
+      SEDPACK_RETURN_NOT_OK(Interval(i, &d, dst));
+    }
+    return Status::OK();
+  }
+
+ private:
+  static constexpr std::size_t kInPiece = 64u << 10;
+  static constexpr std::size_t kSkipPiece = 64u << 10;
+
+  // Inflate from point `i` until its interval is decoded or the range is
+  // complete; `*d` is the decoded offset reached.
+  Status Interval(std::size_t i, std::uint64_t* d, std::byte* dst) {
+    if (inflateReset(&zs_) != Z_OK) return Status::Internal(label_, " decompression: inflateReset failed");
+    const std::uint64_t end = r_.offset + r_.size;
+    const std::uint64_t limit = r_.StoredEnd(i);
+    const std::uint64_t decoded_end = r_.DecodedEnd(i);
+    const bool last = i + 1 == r_.points.size();
+    std::uint64_t pos = r_.points[i].compressed_offset;
+    bool out_was_full = false;
+    for (;;) {
+      if (zs_.avail_in == 0) {
+        if (pos == limit && !out_was_full) break;
+        if (pos < limit) {
+          const auto n = static_cast<std::size_t>(std::min<std::uint64_t>(kInPiece, limit - pos));
+          SEDPACK_RETURN_NOT_OK(read_at_(pos, std::span<std::byte>(in_, n)));
+          zs_.next_in = reinterpret_cast<Bytef*>(in_);
+          zs_.avail_in = static_cast<uInt>(n);
+          pos += n;
+        }
+      }
+      // Before the range: into the skip buffer; then straight into `dst`.
+      const bool skipping = *d < r_.offset;
+      const std::uint64_t room = std::min(skipping ? std::min<std::uint64_t>(r_.offset - *d, kSkipPiece) : end - *d,
+                                          std::uint64_t{kMaxZChunk});
+      zs_.next_out = reinterpret_cast<Bytef*>(skipping ? skip_ : dst + (*d - r_.offset));
+      zs_.avail_out = static_cast<uInt>(room);
+      const int ret = inflate(&zs_, Z_NO_FLUSH);
+      const std::uint64_t produced = room - zs_.avail_out;
+      out_was_full = zs_.avail_out == 0;
+      *d += produced;
+      if (*d > decoded_end) {
+        return Status::Corruption(label_, " shard: the blocks after decode point ", i,
+                                  " decode to more bytes than the points say");
+      }
+      if (*d >= end) return Status::OK();
+      if (ret == Z_STREAM_END) {
+        if (!last) {
+          return Status::Corruption(label_, " shard: the stream ends before decode point ", i + 1);
+        }
+        break;
+      }
+      if (ret == Z_MEM_ERROR) return Status::ResourceExhausted(label_, " decompression: out of memory");
+      if (ret != Z_OK && ret != Z_BUF_ERROR) {
+        return Status::Corruption(label_, " shard: corrupt data after decode point ", i, " (",
+                                  ZMessage(zs_, ret), ")");
+      }
+      if (ret == Z_BUF_ERROR && zs_.avail_in == 0 && pos == limit) break;  // No progress possible.
+    }
+    if (*d != decoded_end) {
+      return Status::Corruption(label_, " shard: the blocks after decode point ", i, " decode to ",
+                                *d - r_.points[i].decoded_offset, " bytes, the points say ",
+                                decoded_end - r_.points[i].decoded_offset);
+    }
+    return Status::OK();
+  }
+
+  std::string_view label_;
+  const RangeRequest& r_;
+  const ReadStoredAt& read_at_;
+  z_stream zs_{};
+  bool ready_ = false;
+  std::byte* in_ = nullptr;
+  std::byte* skip_ = nullptr;
+};
+
+}  // namespace
+
+Status DeflateDecodeRange(Compression type, const RangeRequest& request, const ReadStoredAt& read_at,
+                          std::byte* dst) {
+  RangeInflater inflater(type, request, read_at);
+  return inflater.Run(dst);
 }
 
 }  // namespace codecs_internal

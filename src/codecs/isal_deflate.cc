@@ -66,15 +66,24 @@ std::size_t IsalLevelBufSize(int level) {
 // stream to within a few bytes per segment) and byte-aligned by a sync flush,
 // then concatenated. Segments are what lets several threads compress one
 // shard; they are cut the same way whatever the number of threads, so the
-// bytes never depend on it.
+// bytes never depend on it. With decode points (block_bytes > 0) a segment is
+// one block and is not primed: its start is then a full-flush point, where
+// inflate can begin without the bytes before it.
 constexpr std::size_t kIsalSegment = std::size_t{4} << 20;
 constexpr std::size_t kIsalHistory = 32u << 10;
 
-std::size_t IsalSegments(std::size_t n) { return n == 0 ? 1 : (n + kIsalSegment - 1) / kIsalSegment; }
-// Input bytes of segment `index` of an `n`-byte input.
-std::size_t IsalSegmentLength(std::size_t n, std::size_t index) {
-  return std::min(n - index * kIsalSegment, kIsalSegment);
-}
+// How a member is cut.
+struct SegmentPlan {
+  explicit SegmentPlan(std::uint64_t block_bytes)
+      : length(block_bytes > 0 ? static_cast<std::size_t>(std::min<std::uint64_t>(block_bytes, kMaxIsalChunk))
+                               : kIsalSegment),
+        primed(block_bytes == 0) {}
+  std::size_t length;
+  bool primed;
+  std::size_t Count(std::size_t n) const { return n == 0 ? 1 : (n + length - 1) / length; }
+  // Input bytes of segment `index` of an `n`-byte input.
+  std::size_t Length(std::size_t n, std::size_t index) const { return std::min(n - index * length, length); }
+};
 
 // Worst case of one segment: ISA-L falls back to stored blocks (5 bytes per
 // 64 KiB at most) when a block would expand, plus the sync flush.
@@ -83,7 +92,9 @@ std::size_t IsalSegmentBound(std::size_t n) { return n + (n >> 10) + 64; }
 }  // namespace
 
 // Worst case of a whole member: header, every segment, trailer.
-std::size_t IsalBound(std::size_t n) { return n + (n >> 10) + 64 * IsalSegments(n) + (64u << 10); }
+std::size_t IsalBound(std::size_t n, std::uint64_t block_bytes) {
+  return n + (n >> 10) + 64 * SegmentPlan(block_bytes).Count(n) + (64u << 10);
+}
 
 namespace {
 
@@ -118,18 +129,18 @@ struct IsalDeflater {
 // Segment `index` of `input` as raw DEFLATE blocks into `out`: the last one
 // ends the stream (final block), the others end byte-aligned (sync flush).
 // Its CRC-32 goes to `*crc`.
-Status IsalCompressSegment(IsalDeflater* d, std::span<const std::byte> input, std::size_t index,
-                           DeflateOutput* out, std::uint32_t* crc, std::string_view label) {
+Status IsalCompressSegment(IsalDeflater* d, const SegmentPlan& plan, std::span<const std::byte> input,
+                           std::size_t index, DeflateOutput* out, std::uint32_t* crc, std::string_view label) {
   isal_zstream* zs = d->zs.get();
   isal_deflate_init(zs);
   zs->level = static_cast<std::uint32_t>(d->level);
   zs->level_buf = reinterpret_cast<std::uint8_t*>(d->level_buf.data());
   zs->level_buf_size = static_cast<std::uint32_t>(IsalLevelBufSize(d->level));
   zs->gzip_flag = IGZIP_DEFLATE;
-  const std::size_t begin = index * kIsalSegment;
-  const std::size_t end = begin + IsalSegmentLength(input.size(), index);
+  const std::size_t begin = index * plan.length;
+  const std::size_t end = begin + plan.Length(input.size(), index);
   const bool last = end == input.size();
-  if (begin > 0) {
+  if (begin > 0 && plan.primed) {
     const std::size_t dict = std::min(begin, kIsalHistory);
     auto* p = const_cast<std::uint8_t*>(reinterpret_cast<const std::uint8_t*>(input.data() + begin - dict));
     if (isal_deflate_set_dict(zs, p, static_cast<std::uint32_t>(dict)) != COMP_OK) {
@@ -140,7 +151,7 @@ Status IsalCompressSegment(IsalDeflater* d, std::span<const std::byte> input, st
   zs->end_of_stream = last ? 1 : 0;
   const auto* in = reinterpret_cast<const std::uint8_t*>(input.data() + begin);
   zs->next_in = const_cast<std::uint8_t*>(in);
-  zs->avail_in = static_cast<std::uint32_t>(end - begin);  // At most kIsalSegment.
+  zs->avail_in = static_cast<std::uint32_t>(end - begin);  // At most kMaxIsalChunk.
   for (;;) {
     if (out->avail() == 0) SEDPACK_RETURN_NOT_OK(out->MakeRoom(label));
     const auto out_chunk = static_cast<std::uint32_t>(std::min(out->avail(), kMaxIsalChunk));
@@ -171,9 +182,21 @@ std::array<std::byte, 8> GzipTrailer(std::uint32_t crc, std::size_t size) {
 }
 
 // CRC-32 of a member so far, extended by segment `index` (whose own CRC-32 is `seg_crc`).
-std::uint32_t CombineSegmentCrc(std::uint32_t crc, std::uint32_t seg_crc, std::size_t n, std::size_t index) {
-  return static_cast<std::uint32_t>(
-      crc32_combine(crc, seg_crc, static_cast<z_off_t>(IsalSegmentLength(n, index))));
+std::uint32_t CombineSegmentCrc(const SegmentPlan& plan, std::uint32_t crc, std::uint32_t seg_crc, std::size_t n,
+                                std::size_t index) {
+  return static_cast<std::uint32_t>(crc32_combine(crc, seg_crc, static_cast<z_off_t>(plan.Length(n, index))));
+}
+
+// Decode points: the first after the header, then every segment start.
+void StartPoints(const SegmentPlan& plan, std::size_t n, std::vector<DecodePoint>* points) {
+  if (points == nullptr) return;
+  points->clear();
+  if (!plan.primed && n > 0) points->push_back({kPythonGzipHeaderBytes, 0});
+}
+void AddSegmentPoint(const SegmentPlan& plan, std::size_t n, std::size_t index, std::uint64_t stored_end,
+                     std::vector<DecodePoint>* points) {
+  if (points == nullptr || plan.primed || (index + 1) * plan.length >= n) return;
+  points->push_back({stored_end, (index + 1) * plan.length});
 }
 
 }  // namespace
@@ -182,18 +205,21 @@ std::uint32_t CombineSegmentCrc(std::uint32_t crc, std::uint32_t seg_crc, std::s
 // trailer) into `out`, which holds IsalBound(input.size()) bytes. ISA-L's
 // output depends on the room it is given, so every segment gets at least
 // IsalSegmentBound of it, here as in the streamed path: the bytes are the same.
-Status IsalCompressMember(int level, std::span<const std::byte> input, DeflateOutput* out,
-                          std::string_view label) {
-  std::byte header[10];
+Status IsalCompressMember(int level, std::uint64_t block_bytes, std::span<const std::byte> input,
+                          DeflateOutput* out, std::string_view label, std::vector<DecodePoint>* points) {
+  const SegmentPlan plan(block_bytes);
+  StartPoints(plan, input.size(), points);
+  std::byte header[kPythonGzipHeaderBytes];
   WritePythonGzipHeader(level, header);
   SEDPACK_RETURN_NOT_OK(PutBytes(header, out, label));
   IsalDeflater d(level);
   std::uint32_t crc = 0;
-  const std::size_t segments = IsalSegments(input.size());
+  const std::size_t segments = plan.Count(input.size());
   for (std::size_t i = 0; i < segments; ++i) {
     std::uint32_t seg_crc = 0;
-    SEDPACK_RETURN_NOT_OK(IsalCompressSegment(&d, input, i, out, &seg_crc, label));
-    crc = CombineSegmentCrc(crc, seg_crc, input.size(), i);
+    SEDPACK_RETURN_NOT_OK(IsalCompressSegment(&d, plan, input, i, out, &seg_crc, label));
+    crc = CombineSegmentCrc(plan, crc, seg_crc, input.size(), i);
+    AddSegmentPoint(plan, input.size(), i, out->total(), points);
   }
   SEDPACK_RETURN_NOT_OK(PutBytes(GzipTrailer(crc, input.size()), out, label));
   return out->Finish();
@@ -203,10 +229,13 @@ Status IsalCompressMember(int level, std::span<const std::byte> input, DeflateOu
 // that many threads compress segments while this one hands them to the sink
 // in order (doing its hashing and writing meanwhile); at most 2 * threads
 // segment buffers exist at a time.
-Status IsalCompressMemberStreamed(int level, std::span<const std::byte> input, int threads,
-                                  const ByteSink& sink, std::string_view label) {
-  const std::size_t segments = IsalSegments(input.size());
-  const std::size_t bound = IsalSegmentBound(std::min(input.size(), kIsalSegment));
+Status IsalCompressMemberStreamed(int level, std::uint64_t block_bytes, std::span<const std::byte> input,
+                                  int threads, const ByteSink& sink, std::string_view label,
+                                  std::vector<DecodePoint>* points) {
+  const SegmentPlan plan(block_bytes);
+  StartPoints(plan, input.size(), points);
+  const std::size_t segments = plan.Count(input.size());
+  const std::size_t bound = IsalSegmentBound(std::min(input.size(), plan.length));
   const std::size_t workers =
       threads > 1 ? std::min<std::size_t>(static_cast<std::size_t>(threads), segments) : 0;
   const std::size_t window = std::max<std::size_t>(1, 2 * workers);
@@ -233,7 +262,7 @@ Status IsalCompressMemberStreamed(int level, std::span<const std::byte> input, i
       if (!d) d.emplace(level);
       if (slot.buf.capacity() < bound) slot.buf = PooledBlock::Allocate(bound);
       DeflateOutput out(slot.buf.data(), slot.buf.capacity());
-      st = IsalCompressSegment(&*d, input, i, &out, &crc, label);
+      st = IsalCompressSegment(&*d, plan, input, i, &out, &crc, label);
       size = out.total();
     } catch (const std::bad_alloc&) {
       st = Status::ResourceExhausted(label, " compression: out of memory");
@@ -268,9 +297,10 @@ Status IsalCompressMemberStreamed(int level, std::span<const std::byte> input, i
     }
   }
   std::optional<IsalDeflater> own;  // This thread's, when no thread started.
-  std::byte header[10];
+  std::byte header[kPythonGzipHeaderBytes];
   WritePythonGzipHeader(level, header);
   Status result = sink(header);
+  std::uint64_t stored = kPythonGzipHeaderBytes;
   std::uint32_t crc = 0;
   for (std::size_t i = 0; i < segments && result.ok(); ++i) {
     Slot& slot = slots[i % window];
@@ -284,7 +314,9 @@ Status IsalCompressMemberStreamed(int level, std::span<const std::byte> input, i
     }
     result = slot.status;
     if (result.ok()) result = sink(std::span<const std::byte>(slot.buf.data(), slot.size));
-    crc = CombineSegmentCrc(crc, slot.crc, input.size(), i);
+    crc = CombineSegmentCrc(plan, crc, slot.crc, input.size(), i);
+    stored += slot.size;
+    AddSegmentPoint(plan, input.size(), i, stored, points);
     {
       std::lock_guard<std::mutex> lock(mu);
       slot.ready = false;

@@ -22,6 +22,17 @@ inline constexpr std::uint64_t kDefaultMaxDecompressedBytes = 4ULL << 30;
 /// `CodecOptions::level` meaning "the codec's default level" (CodecLevels).
 inline constexpr int kDefaultCodecLevel = std::numeric_limits<int>::min();
 
+/// CodecOptions::block_bytes meaning "the codec's default" (DefaultBlockBytes).
+inline constexpr std::uint64_t kDefaultBlockBytes = std::numeric_limits<std::uint64_t>::max();
+
+/// The decoded bytes between decode points a codec writes by default, chosen
+/// with bench/codec_bench on TinyAES shards (docs/performance.md, "Decode
+/// points"): LZ4 256 KiB (no size or speed cost, one-block fetches 100x a
+/// whole-shard decode), GZIP/ZLIB 1 MiB (ISA-L pays for each block's
+/// Huffman tables: 256 KiB cost 13% of its write speed, 1 MiB about 5%);
+/// 0 for the codecs without points.
+std::uint64_t DefaultBlockBytes(Compression c);
+
 /// How a whole-file codec compresses (decompression takes no options). The
 /// level is a choice of the writing job, never recorded in the dataset: any
 /// level gives the same standard format, which every reader decodes.
@@ -33,6 +44,13 @@ struct CodecOptions {
   /// only for inputs of at least kZstdThreadedMinBytes; the result is still one
   /// frame with its content size). 1 = the calling thread only.
   int threads = 1;
+  /// Decoded bytes between decode points (codecs that support them: LZ4,
+  /// GZIP, ZLIB), so that a reader can decode one block of a shard instead of
+  /// all of it; the file stays one standard frame/stream of its codec. 0 = no
+  /// points (one block, the bytes of earlier versions); kDefaultBlockBytes =
+  /// DefaultBlockBytes(codec). LZ4 rounds it down to a frame block size
+  /// (64 KiB, 256 KiB, 1 MiB or 4 MiB).
+  std::uint64_t block_bytes = kDefaultBlockBytes;
 };
 
 /// Smallest input ZSTD compresses on CodecOptions::threads workers; below it
@@ -72,6 +90,9 @@ Result<int> ResolveCodecLevel(Compression c, int level);
 /// GZIP and ZLIB write one gzip member (the reference: level 9), BZ2 level 9,
 /// LZMA an .xz stream (preset 6, CRC64), LZ4 one frame with content size, ZSTD
 /// one frame (level 3) with content size. The level is CodecOptions'.
+/// With CodecOptions::block_bytes > 0 (the default) LZ4 writes independent
+/// blocks and GZIP/ZLIB a full flush every block_bytes: still the format every
+/// reader decodes, but the reference's exact bytes need block_bytes = 0.
 /// Thread-compatible: one instance per thread.
 class Codec {
  public:

@@ -148,7 +148,7 @@ class FbShardWriter final : public ShardWriter, public BufferFinishable {
         return Status::OK();
       }
       codecs_internal::ByteBuffer compressed;
-      SEDPACK_RETURN_NOT_OK(codecs_internal::CompressToBuffer(c, codec_, encoded, &compressed));
+      SEDPACK_RETURN_NOT_OK(codecs_internal::CompressToBuffer(c, codec_, encoded, &compressed, &decode_points_));
       raw = std::move(compressed).ToVector();
       return Status::OK();
     }));
@@ -165,7 +165,7 @@ class FbShardWriter final : public ShardWriter, public BufferFinishable {
         if (!encoded.empty()) std::memcpy(out->data(), encoded.data(), encoded.size());
         return Status::OK();
       }
-      return codecs_internal::CompressToBuffer(c, codec_, encoded, out);
+      return codecs_internal::CompressToBuffer(c, codec_, encoded, out, &decode_points_);
     });
   }
 
@@ -174,14 +174,19 @@ class FbShardWriter final : public ShardWriter, public BufferFinishable {
   Status FinishToSink(const codecs_internal::ByteSink& sink, int threads) override {
     CodecOptions codec = codec_;
     codec.threads = std::max(codec.threads, threads);
-    return FinishWith([&sink, &codec](std::span<const std::byte> encoded, Compression c) {
-      return codecs_internal::CompressTo(c, codec, encoded, sink);
+    return FinishWith([&sink, &codec, this](std::span<const std::byte> encoded, Compression c) {
+      return codecs_internal::CompressTo(c, codec, encoded, sink, &decode_points_);
     });
   }
 
   bool StreamsOnFinish() const override { return codecs_internal::CompressStreams(compression_); }
 
-  ShardWriteChecks TakeWriteChecks() override { return checks_.Take(); }
+  ShardWriteChecks TakeWriteChecks() override {
+    ShardWriteChecks checks = checks_.Take();
+    checks.decoded_size = decoded_size_;
+    checks.decode_points = std::move(decode_points_);
+    return checks;
+  }
 
  private:
   // Finish the FlatBuffer and hand its bytes (valid during the call) to `emit`.
@@ -199,6 +204,7 @@ class FbShardWriter final : public ShardWriter, public BufferFinishable {
       checks_.Finish(b.GetSize());
       const std::span<const std::byte> buffer(
           reinterpret_cast<const std::byte*>(b.GetBufferPointer()), b.GetSize());
+      decoded_size_ = buffer.size();
       SEDPACK_RETURN_NOT_OK(emit(buffer, compression_));
     } catch (const std::bad_alloc&) {
       return Status::ResourceExhausted("out of memory while finishing an fb shard");
@@ -218,6 +224,9 @@ class FbShardWriter final : public ShardWriter, public BufferFinishable {
   std::vector<flatbuffers::Offset<Attribute>> attributes_;  // Scratch, reused per example.
   bool finished_ = false;
   fb_internal::FbChecksRecorder checks_;
+  // What the last Finish wrote, for TakeWriteChecks.
+  std::uint64_t decoded_size_ = 0;
+  std::vector<codecs_internal::DecodePoint> decode_points_;
 };
 
 }  // namespace

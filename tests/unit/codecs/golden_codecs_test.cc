@@ -100,7 +100,7 @@ TEST(GoldenShardTest, SameFlatBuffersAsUncompressedFixture) {
                          ParseCompression(expected.at("compression").get<std::string>()));
     const bool deflate = compression == Compression::kGzip || compression == Compression::kZlib;
     ASSERT_OK_AND_ASSIGN(auto codec,
-                         MakeCodec(compression, CodecOptions{deflate ? 9 : kDefaultCodecLevel, 1}));
+                         MakeCodec(compression, CodecOptions{deflate ? 9 : kDefaultCodecLevel, 1, 0}));
     for (const auto& [split, info] : expected.at("splits").items()) {
       const auto& shards = info.at("shards");
       const auto& plain = none.at("splits").at(split).at("shards");
@@ -131,7 +131,7 @@ TEST(GoldenShardTest, RecompressionMatchesReferenceBytes) {
                          ParseCompression(expected.at("compression").get<std::string>()));
     const bool deflate = compression == Compression::kGzip || compression == Compression::kZlib;
     ASSERT_OK_AND_ASSIGN(auto codec,
-                         MakeCodec(compression, CodecOptions{deflate ? 9 : kDefaultCodecLevel, 1}));
+                         MakeCodec(compression, CodecOptions{deflate ? 9 : kDefaultCodecLevel, 1, 0}));
     for (const auto& [split, info] : expected.at("splits").items()) {
       for (const auto& shard : info.at("shards")) {
         const std::string rel = shard.at("file_path").get<std::string>();
