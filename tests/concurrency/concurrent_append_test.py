@@ -112,7 +112,8 @@ def main():
                 # one (/tmp/ompi.<host>.<uid>), and the loser dies in start-up
                 # with "File exists" (jobs/README.md tells users the same).
                 env = dict(os.environ)
-                env["OMPI_MCA_orte_tmpdir_base"] = os.path.join(os.path.abspath(args.workdir), "mpi-session", "r%d-j%d" % (rnd, k))
+                # A short path: Open MPI puts Unix sockets (108-byte paths) below it.
+                env["OMPI_MCA_orte_tmpdir_base"] = "/tmp/sedpack-ompi-%d-r%d-j%d" % (os.getpid(), rnd, k)
             job["p"] = subprocess.Popen(job["argv"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                                         env=env)
         for job in jobs:
