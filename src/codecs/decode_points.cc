@@ -4,6 +4,9 @@
 #include "codecs/decode_points_internal.h"
 
 #include <xxhash.h>
+#if defined(SEDPACK_XXH3_DISPATCH)
+#include <xxh_x86dispatch.h>
+#endif
 
 #include <algorithm>
 #include <new>
@@ -11,9 +14,28 @@
 #include "codecs/codec_internal.h"
 
 namespace sedpack::codecs_internal {
+namespace {
+
+XXH64_hash_t Xxh3(const void* data, std::size_t size) {
+#if defined(SEDPACK_XXH3_DISPATCH)
+  return XXH3_64bits_dispatch(data, size);
+#else
+  return XXH3_64bits(data, size);
+#endif
+}
+
+void Xxh3Update(XXH3_state_t* state, const void* data, std::size_t size) {
+#if defined(SEDPACK_XXH3_DISPATCH)
+  (void)XXH3_64bits_update_dispatch(state, data, size);
+#else
+  (void)XXH3_64bits_update(state, data, size);
+#endif
+}
+
+}  // namespace
 
 std::uint64_t FastChecksum(std::span<const std::byte> bytes) {
-  return XXH3_64bits(bytes.data(), bytes.size());
+  return Xxh3(bytes.data(), bytes.size());
 }
 
 FastChecksummer::FastChecksummer() : state_(XXH3_createState()) {
@@ -24,7 +46,7 @@ FastChecksummer::FastChecksummer() : state_(XXH3_createState()) {
 FastChecksummer::~FastChecksummer() { XXH3_freeState(static_cast<XXH3_state_t*>(state_)); }
 
 void FastChecksummer::Update(std::span<const std::byte> bytes) {
-  XXH3_64bits_update(static_cast<XXH3_state_t*>(state_), bytes.data(), bytes.size());
+  Xxh3Update(static_cast<XXH3_state_t*>(state_), bytes.data(), bytes.size());
 }
 
 std::uint64_t FastChecksummer::Digest() const {
