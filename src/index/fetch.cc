@@ -51,6 +51,14 @@ class ExampleFetcher::Impl {
     // fetches keep reading whole shards (recorded_ is set exactly when they verify).
     positioned_ = options_.positioned_reads && options_.cache_bytes == 0 && !recorded_ && !dataset_->pack() &&
                   structure.shard_file_type == ShardFileType::kFb && structure.compression == Compression::kNone;
+    // Unverified fetches from compressed shards need the sidecar only for
+    // where the example lies and where decoding can start; its checksums are
+    // not used.
+    if ((!options_.verify_hashes || structure.hash_checksum_algorithms.empty()) && options_.positioned_reads && options_.cache_bytes == 0 && !dataset_->pack() &&
+        structure.shard_file_type == ShardFileType::kFb && structure.compression != Compression::kNone &&
+        codecs_internal::SupportsDecodePoints(structure.compression)) {
+      points_ = sidecar_internal::LoadFreshChecks(dataset_->root(), options_.warn, dataset_->file_system());
+    }
   }
 
   ShardResult Shard(Split split, std::uint64_t shard) {
@@ -128,8 +136,15 @@ class ExampleFetcher::Impl {
       const sidecar_internal::ShardChecksRef* record = checks_->Find(index_->shard_path(split, loc.shard));
       if (record && record->num_examples() == index_->shard_examples(split, loc.shard) &&
           record->values_per_example() == dataset_->schema().size()) {
-        auto one = ReadCheckedExample(split, example, loc, *record);
+        auto one = ReadCheckedExample(split, example, loc, *record, /*check=*/true);
         // NotImplemented: the codec cannot decode a range; the whole shard is read.
+        if (one.ok() || one.status().code() != StatusCode::kNotImplemented) return one;
+      }
+    } else if (points_) {
+      const sidecar_internal::ShardChecksRef* record = points_->Find(index_->shard_path(split, loc.shard));
+      if (record && record->num_examples() == index_->shard_examples(split, loc.shard) &&
+          record->values_per_example() == dataset_->schema().size()) {
+        auto one = ReadCheckedExample(split, example, loc, *record, /*check=*/false);
         if (one.ok() || one.status().code() != StatusCode::kNotImplemented) return one;
       }
     }
@@ -191,11 +206,11 @@ class ExampleFetcher::Impl {
     return Example{std::shared_ptr<const DecodedShard>(std::move(one->values)), 0};
   }
 
-  // The example alone, checked against the sidecar's record of its shard:
-  // its value ranges read by positioned reads (uncompressed) or decoded from
-  // the nearest decode point (compressed), then its checksum.
+  // The example alone, from the sidecar's record of its shard: its value
+  // ranges read by positioned reads (uncompressed) or decoded from the
+  // nearest decode point (compressed), then (`check`) its checksum.
   Result<Example> ReadCheckedExample(Split split, std::uint64_t example, const SampleIndex::Location& loc,
-                                     const sidecar_internal::ShardChecksRef& record) {
+                                     const sidecar_internal::ShardChecksRef& record, bool check) {
     const Compression compression = dataset_->info().dataset_structure.compression;
     const bool plain = compression == Compression::kNone;
     if (!plain && (record.num_points() == 0 || !codecs_internal::SupportsDecodePoints(compression))) {
@@ -235,9 +250,10 @@ class ExampleFetcher::Impl {
       const sidecar_internal::CheckedRange r = record.value(static_cast<std::size_t>(loc.row), j);
       ranges[j] = {r.offset, r.size};
     }
-    auto one = shard_internal::ReadFbExampleByRanges(dataset_->schema(), loc.row, ranges,
-                                                     record.example_checksum(static_cast<std::size_t>(loc.row)),
-                                                     read_decoded);
+    const std::optional<std::uint64_t> checksum =
+        check ? std::optional<std::uint64_t>(record.example_checksum(static_cast<std::size_t>(loc.row)))
+              : std::nullopt;
+    auto one = shard_internal::ReadFbExampleByRanges(dataset_->schema(), loc.row, ranges, checksum, read_decoded);
     if (!one.ok()) {
       if (one.status().code() == StatusCode::kNotImplemented) return one.status();
       return one.status().WithPrefix(file.path + " (example " + std::to_string(example) + " of split " +
@@ -291,6 +307,8 @@ class ExampleFetcher::Impl {
   FetchOptions options_;
   std::shared_ptr<index_internal::RecordedShards> recorded_;  // null: reads unchecked
   std::shared_ptr<const sidecar_internal::ChecksSidecar> checks_;  // fresh checks sidecar, or null
+  // Unverified fetches from compressed fb shards: the fresh sidecar, for its ranges and decode points.
+  std::shared_ptr<const sidecar_internal::ChecksSidecar> points_;
   bool positioned_ = false;  // Get reads the example alone
   bool checked_positioned_ = false;  // Get reads the example alone when the sidecar records its shard
   std::atomic<std::uint64_t> example_reads_{0};
@@ -318,11 +336,12 @@ Result<std::unique_ptr<ExampleFetcher>> ExampleFetcher::Make(std::shared_ptr<con
 bool FetchReadsExamplesAlone(const Dataset& dataset, const FetchOptions& options) {
   const DatasetStructure& structure = dataset.info().dataset_structure;
   if (structure.shard_file_type != ShardFileType::kFb || !options.positioned_reads || dataset.pack()) return false;
+  const bool sidecar = PathExists(SidecarPath(dataset.root(), sidecar_internal::kChecksFileName), dataset.file_system());
   if (!options.verify_hashes || structure.hash_checksum_algorithms.empty()) {
-    return structure.compression == Compression::kNone;
+    return structure.compression == Compression::kNone ||
+           (sidecar && codecs_internal::SupportsDecodePoints(structure.compression));
   }
-  return !options.strict_hashes &&
-         PathExists(SidecarPath(dataset.root(), sidecar_internal::kChecksFileName), dataset.file_system());
+  return !options.strict_hashes && sidecar;
 }
 
 ExampleFetcher::ExampleFetcher(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}

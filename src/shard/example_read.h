@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <span>
 #include <vector>
 
@@ -52,9 +53,10 @@ Result<FbExample> ReadFbExample(const std::vector<AttributeSpec>& schema, std::u
 /// positioned reads of the file). One read of the range covering the values
 /// when they lie together, else one per value. Corruption (kHashMismatch)
 /// naming the example when the bytes do not match the checksum; sizes and
-/// str values are checked as DecodeShard checks them.
+/// str values are checked as DecodeShard checks them. No checksum (an
+/// unverified fetch): the bytes are taken as they are.
 Result<FbExample> ReadFbExampleByRanges(const std::vector<AttributeSpec>& schema, std::uint64_t example,
-                                        std::span<const ValueRange> ranges, std::uint64_t checksum,
+                                        std::span<const ValueRange> ranges, std::optional<std::uint64_t> checksum,
                                         const ReadAt& read_decoded);
 
 }  // namespace sedpack::shard_internal

@@ -42,8 +42,11 @@ struct FetchOptions {
   /// dataset folder reads only that example: its offsets from the FlatBuffer,
   /// then its attribute bytes, by positioned reads (each offset and length
   /// checked against the file size, each value against the schema, as a
-  /// whole-shard read checks them). A verified fetch needs the whole file to
-  /// check its hash, so it always reads and decodes the shard; so do
+  /// whole-shard read checks them). A compressed fb shard that a fresh checks
+  /// sidecar records with decode points is read the same way from the points
+  /// (the example's ranges come from the sidecar, nothing is checked against
+  /// its checksums). Without a fresh sidecar, a verified fetch needs the whole
+  /// file to check its hash, so it reads and decodes the shard; so do other
   /// compressed shards, npz, tfrec and packs. False: always the whole shard.
   bool positioned_reads = true;
 };
@@ -88,8 +91,9 @@ class ExampleFetcher {
 
 /// Whether, with the cache off (cache_bytes 0) and positioned_reads, fetches
 /// from `dataset` with `options` read their example alone rather than its
-/// shard: an fb dataset read unverified and uncompressed, or verified (not
-/// strict) with a checks sidecar present (used when fresh). Callers fetching
+/// shard: an fb dataset read unverified and uncompressed, or with a checks
+/// sidecar present (used when fresh) read verified (not strict) or, with a
+/// codec that has decode points, unverified. Callers fetching
 /// scattered examples turn the cache off when this holds.
 bool FetchReadsExamplesAlone(const Dataset& dataset, const FetchOptions& options);
 

@@ -51,7 +51,7 @@ bool Compact(std::uint64_t covering, std::uint64_t values) { return covering <= 
 }  // namespace
 
 Result<FbExample> ReadFbExampleByRanges(const std::vector<AttributeSpec>& schema, std::uint64_t example,
-                                        std::span<const ValueRange> ranges, std::uint64_t checksum,
+                                        std::span<const ValueRange> ranges, std::optional<std::uint64_t> checksum,
                                         const ReadAt& read_decoded) {
   if (ranges.size() != schema.size()) {
     return Status::Corruption("example ", example, ": ", ranges.size(), " value ranges, the schema has ",
@@ -95,11 +95,13 @@ Result<FbExample> ReadFbExampleByRanges(const std::vector<AttributeSpec>& schema
       at += (kValueAlignment - at % kValueAlignment) % kValueAlignment;
     }
   }
-  codecs_internal::FastChecksummer sum;
-  for (const auto& v : views) sum.Update(v);
-  if (sum.Digest() != checksum) {
-    return Status::Corruption("example ", example, " does not match its checksum in the checks sidecar")
-        .WithDetail(StatusDetail::kHashMismatch);
+  if (checksum) {
+    codecs_internal::FastChecksummer sum;
+    for (const auto& v : views) sum.Update(v);
+    if (sum.Digest() != *checksum) {
+      return Status::Corruption("example ", example, " does not match its checksum in the checks sidecar")
+          .WithDetail(StatusDetail::kHashMismatch);
+    }
   }
   for (std::size_t j = 0; j < ranges.size(); ++j) {
     SEDPACK_RETURN_NOT_OK(fb_internal::CheckValueBytes(schema[j], static_cast<std::size_t>(example), views[j]));

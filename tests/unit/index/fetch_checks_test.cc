@@ -147,9 +147,11 @@ TEST(ChecksSidecarTest, FillerRecordsEveryShardAndAppendsCarryThemOver) {
   EXPECT_EQ(checks->Find("train/none.fb"), nullptr);
 }
 
+// Verified fetches, and unverified ones of compressed shards (from their
+// decode points), read one example, equal to what a whole-shard read gives.
 TEST(ChecksSidecarTest, VerifiedFetchesReadOneExampleAndEqualWholeShards) {
   TempDir tmp;
-  for (Compression c : {Compression::kNone, Compression::kLz4}) {
+  for (Compression c : {Compression::kNone, Compression::kLz4, Compression::kGzip}) {
     SCOPED_TRACE(CompressionName(c));
     ASSERT_OK_AND_ASSIGN(auto ds, MakeDataset(tmp.path() + "/" + std::string(CompressionName(c)), c, 256, 8, 2, 13));
     auto index = IndexOf(ds);
@@ -157,6 +159,9 @@ TEST(ChecksSidecarTest, VerifiedFetchesReadOneExampleAndEqualWholeShards) {
     FetchOptions strict = Checked();
     strict.strict_hashes = true;
     ASSERT_OK_AND_ASSIGN(auto whole, ExampleFetcher::Make(ds, index, strict));
+    FetchOptions unverified = Checked();
+    unverified.verify_hashes = false;
+    ASSERT_OK_AND_ASSIGN(auto fast, ExampleFetcher::Make(ds, index, unverified));
     ASSERT_OK_AND_ASSIGN(testing::SequentialRead seq, testing::ReadSequentially(ds, Split::kTrain));
     ASSERT_EQ(seq.values.size(), 26u);
     for (std::uint64_t i = 0; i < 26; ++i) {
@@ -164,15 +169,15 @@ TEST(ChecksSidecarTest, VerifiedFetchesReadOneExampleAndEqualWholeShards) {
       ASSERT_OK_AND_ASSIGN(Example b, whole->Get(Split::kTrain, i));
       EXPECT_EQ(testing::ValuesHex(a), seq.values[i]) << i;
       EXPECT_EQ(testing::ValuesHex(b), seq.values[i]) << i;
+      ASSERT_OK_AND_ASSIGN(Example f, fast->Get(Split::kTrain, i));
+      EXPECT_EQ(testing::ValuesHex(f), seq.values[i]) << i;
     }
     EXPECT_EQ(whole->stats().example_reads, 0u);
-    // LZ4 reads single examples once the codec writes decode points; until
-    // then its fetches fall back to whole shards.
-    if (c == Compression::kNone) {
-      EXPECT_EQ(one->stats().example_reads, 26u);
-    }
+    EXPECT_EQ(one->stats().example_reads, 26u);
+    EXPECT_EQ(fast->stats().example_reads, 26u);
     EXPECT_TRUE(FetchReadsExamplesAlone(*ds, FetchOptions{}));
     EXPECT_FALSE(FetchReadsExamplesAlone(*ds, strict));
+    EXPECT_TRUE(FetchReadsExamplesAlone(*ds, unverified));
   }
 }
 
