@@ -6,9 +6,12 @@
 
 #include "cli/cli_comm.h"
 #include "cli/cli_common.h"
+#include "sedpack/check/report.h"
+#include "sedpack/check/verify.h"
 #include "sedpack/index/index.h"
 #include "sedpack/io/file.h"
 #include "sedpack/mpi/distributed_index.h"
+#include "sidecar/checks_internal.h"
 #include "sidecar/sidecar_internal.h"
 
 namespace sedpack::cli {
@@ -22,6 +25,10 @@ const CommandSpec kIndexSpec = {
     "        O(log shards) without reading shards_list.json files. The index records the\n"
     "        sha256 of the dataset_info.json it was built from. Under mpirun/srun the\n"
     "        shards_list.json walk is spread over the ranks (rank 0 writes the file).\n"
+    "        A dataset without a fresh checks sidecar (.sedpack-hpc/checks.bin: one that\n"
+    "        another library wrote, or that changed since) gets one too: every shard is\n"
+    "        read once, checked against its recorded hash and decoded, as by\n"
+    "        `check --deep`; a shard that fails is left out of it and reported.\n"
     "check   Say whether the index is fresh (built from the current dataset_info.json),\n"
     "        stale (the dataset changed since), invalid (unreadable or malformed) or\n"
     "        missing. Readers ignore a stale or invalid index with a warning and read the\n"
@@ -52,6 +59,56 @@ void PrintSummary(const IndexContents& c, const std::string& path) {
   }
 }
 
+// Whether the dataset needs a checks sidecar: a folder (not a pack) that
+// records hashes and has no fresh checks.bin. Rank 0 decides for every rank
+// (the deep check that writes it is collective).
+Result<bool> NeedsChecks(CliComm& cc, const std::string& root) {
+  std::string need;
+  if (cc.is_root()) {
+    auto ds = Dataset::Open(root);
+    const bool yes = ds.ok() && !(*ds)->pack() &&
+                     !(*ds)->info().dataset_structure.hash_checksum_algorithms.empty() &&
+                     !sidecar_internal::LoadFreshChecks(root, [](const std::string&) {});
+    need = yes ? "1" : "";
+  }
+  SEDPACK_RETURN_NOT_OK(cc.comm().Bcast(&need, 0));
+  return !need.empty();
+}
+
+// The checks sidecar of a dataset someone else wrote: a deep check over the
+// ranks that records it. Its problems are reported (the index is written
+// already); exit 1 when there are any.
+int RecordChecks(CliComm& cc, const std::string& root, int threads, bool quiet) {
+  auto need = NeedsChecks(cc, root);
+  if (!need.ok()) return ReportError(need.status());
+  if (!*need) return kExitOk;
+  VerifyOptions verify;
+  verify.check.deep = true;
+  verify.check.record_checks = true;
+  verify.check.find_orphans = false;
+  verify.check.threads = threads;
+  auto report = VerifyDataset(cc.comm(), root, verify);
+  if (!report.ok()) {
+    if (!cc.is_root()) return ExitCodeForData(report.status());
+    return ReportDataError(report.status());
+  }
+  if (!cc.is_root()) return kExitOk;
+  const bool written = sidecar_internal::LoadFreshChecks(root, [](const std::string&) {}) != nullptr;
+  if (!report->ok()) {
+    std::cerr << CheckProblemsToText(*report);
+    std::cerr << "sedpack index: " << report->error_count() << " problem(s) in the shards; "
+              << (written ? "they are left out of " : "no ") << SidecarPath(root, sidecar_internal::kChecksFileName)
+              << (written ? "" : " was written") << " (`sedpack check --deep` reports them too)\n";
+    return kExitProblems;
+  }
+  if (!quiet) {
+    std::cout << (written ? "wrote " : "could not write ") << SidecarPath(root, sidecar_internal::kChecksFileName)
+              << " (" << report->shards_checked << " shards read and checked, "
+              << FormatBytes(static_cast<double>(report->bytes_checked)) << ")\n";
+  }
+  return kExitOk;
+}
+
 int RunBuild(const std::string& root, int threads, bool quiet) {
   if (!PathExists(JoinRoot(root, "dataset_info.json"))) {
     return ReportError(Status::InvalidArgument(root, " is not a sedpack dataset (it has no dataset_info.json)"));
@@ -66,14 +123,14 @@ int RunBuild(const std::string& root, int threads, bool quiet) {
       return ReportDataError(built.status());
     }
     if (cc.is_root() && !quiet) PrintSummary(*built, SidecarPath(root, kIndexFileName));
-    return kExitOk;
+    return RecordChecks(cc, root, threads, quiet);
   }
   auto ds = OpenDatasetArg(root);
   if (!ds.ok()) return ReportError(ds.status(), /*input_stage=*/true);
   auto built = BuildIndexFile(*ds, threads);
   if (!built.ok()) return ReportDataError(built.status());
   if (!quiet) PrintSummary(*built, SidecarPath(root, kIndexFileName));
-  return kExitOk;
+  return RecordChecks(cc, root, threads, quiet);
 }
 
 int RunIndexCheck(const std::string& root, bool rebuild, const std::optional<std::string>& json) {

@@ -808,6 +808,39 @@ TEST_F(CliTest, CatAndGetCheckTheSidecarAndStrictHashTheRecordedHash) {
   EXPECT_EQ(r.code, 2) << r.err;
 }
 
+// `index build` on a dataset another library wrote (no checks sidecar) writes
+// one from a checked read of every shard, which then serves verified fetches;
+// a shard that fails its recorded hash is reported (exit 1) and left out.
+TEST_F(CliTest, IndexBuildWritesTheChecksSidecarOfAForeignDataset) {
+  const std::string root = Path("foreign");
+  testing::CopyTree(testing::GoldenDir() + "/fb_lz4/dataset", root);
+  ASSERT_FALSE(fs::exists(root + "/.sedpack-hpc/checks.bin"));
+  RunResult r = Sedpack("index build " + Quote(root));
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("checks.bin (8 shards read and checked"), std::string::npos) << r.out;
+  ASSERT_TRUE(fs::exists(root + "/.sedpack-hpc/checks.bin"));
+  r = Sedpack("index build " + Quote(root));  // fresh now: not read again
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.out.find("checks.bin"), std::string::npos) << r.out;
+  const std::string shard = FirstShard(root, "train");
+  FlipMiddleByte(root + "/" + shard);
+  r = Sedpack("get " + Quote(root) + " --split train --index 0");
+  EXPECT_EQ(r.code, 1) << r.err;
+  EXPECT_NE(r.err.find(shard + " (example 0 of split train)"), std::string::npos) << r.err;
+
+  const std::string damaged = Path("foreign-damaged");
+  testing::CopyTree(testing::GoldenDir() + "/fb_lz4/dataset", damaged);
+  FlipMiddleByte(damaged + "/" + shard);
+  r = Sedpack("index build " + Quote(damaged));
+  EXPECT_EQ(r.code, 1) << r.out << r.err;
+  EXPECT_NE(r.err.find(shard), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("left out of"), std::string::npos) << r.err;
+  // Without a record of the shard, a fetch from it checks the recorded hash.
+  r = Sedpack("get " + Quote(damaged) + " --split train --index 0");
+  EXPECT_EQ(r.code, 1) << r.err;
+  EXPECT_NE(r.err.find(shard + ": xxh32 mismatch (recorded "), std::string::npos) << r.err;
+}
+
 
 // ---- One vocabulary, one exit-code table, --json everywhere (issue 19). ----
 
