@@ -30,6 +30,7 @@
 #include "sedpack/dataset/reader.h"
 #include "npy/zip_internal.h"
 #include "support/fault_fs.h"
+#include "sidecar/checks_internal.h"
 #include "support/test_support.h"
 
 namespace sedpack {
@@ -88,6 +89,18 @@ void ExpectChecksClean(const std::string& out) {
   auto report = CheckDataset(out, co);
   ASSERT_TRUE(report.ok()) << report.status().ToString();
   EXPECT_TRUE(report->ok()) << (report->problems.empty() ? "" : report->problems.front().message);
+  // The import's writer left a fresh checks sidecar recording every shard.
+  auto checks = sidecar_internal::LoadFreshChecks(out, nullptr);
+  ASSERT_NE(checks, nullptr) << out;
+  ASSERT_OK_AND_ASSIGN(auto ds, Dataset::Open(out));
+  std::size_t shards = 0;
+  for (Split split : {Split::kTrain, Split::kTest, Split::kHoldout}) {
+    if (!ds->info().FindSplit(split)) continue;
+    ASSERT_OK_AND_ASSIGN(auto listed, ListShards(ds, split));
+    for (const ShardInfo& s : listed) EXPECT_NE(checks->Find(s.file_infos[0].file_path), nullptr);
+    shards += listed.size();
+  }
+  EXPECT_EQ(checks->size(), shards);
 }
 
 std::size_t AttrIndex(const Dataset& ds, const std::string& name) {
