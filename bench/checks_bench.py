@@ -1,0 +1,176 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Verified reads against unverified ones, every codec, in one run: the
+figures of the checks sidecar and the decode points (docs/library.md, "What a
+verified read protects"). Run by hand from the source tree after a build:
+
+    PYTHONPATH=build/python /usr/bin/python3 bench/checks_bench.py [--repeat 5] [--seconds 2]
+
+1. build/bench/sedpack_bench_checks (checks_bench.cc) writes each codec's
+   TinyAES dataset (the examples of `sedpack generate
+   configs/generate_tinyaes.json`) with and without decode points and prints
+   their sizes, the sidecar's size per shard, write MB/s both ways,
+   sequential read MB/s unverified and verified, and random fetches/s
+   unverified and verified (cache off, one thread). Its table is printed as
+   it comes.
+2. On the default TinyAES dataset (LZ4, 2048 train examples in 8 shards,
+   written by build/src/cli/sedpack generate): a full as_numpy_iterator pass of
+   sedpack_hpc with its default check (the sidecar), verify_hashes=False and
+   verify_hashes="strict", modes rotating, and of the reference sedpack
+   (/tmp/refenv/run-ref.py, when present) on a hard-linked copy naming an older
+   sedpack_version (which it requires); medians of --repeat passes.
+3. The reference's check() and full read (/tmp/refenv/check.py) of every
+   codec's dataset, and the reference function that decompresses it
+   (sedpack/io/compress.py, CompressedFile.decompress).
+"""
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REF_RUNNER = Path("/tmp/refenv/run-ref.py")
+REF_CHECK = Path("/tmp/refenv/check.py")
+ROOT = Path(__file__).resolve().parent.parent
+# What the reference's CompressedFile.decompress calls for each codec.
+REF_DECOMPRESS = {
+    "NONE": "(none: the bytes as read)",
+    "LZ4": "lz4.frame.decompress",
+    "GZIP": "gzip.decompress",
+    "ZLIB": "gzip.decompress (its ZLIB is a gzip member)",
+    "ZSTD": "zstandard.decompress (first frame)",
+    "BZ2": "bz2.decompress",
+    "LZMA": "lzma.decompress",
+}
+
+
+def reference_copy(src, dst):
+    """`src` hard-linked at `dst` with a dataset_info.json naming an older
+    sedpack_version (the reference refuses newer ones; the format is the same)."""
+    shutil.rmtree(dst, ignore_errors=True)
+    shutil.copytree(src, dst, copy_function=os.link, ignore=shutil.ignore_patterns(".sedpack-hpc"))
+    info_path = Path(dst) / "dataset_info.json"
+    info = json.loads(info_path.read_text())
+    info["metadata"]["sedpack_version"] = "0.0.1"
+    info_path.unlink()  # a link to the original: replace it, do not write through it
+    info_path.write_text(json.dumps(info))
+
+
+def one_pass(module, root, **kwargs):
+    ds = module.Dataset(root)
+    t = time.perf_counter()
+    n = 0
+    acc = 0.0
+    for e in ds.as_numpy_iterator(split="train", shuffle=0, repeat=False, **kwargs):
+        acc += float(e["trace1"][-1])
+        n += 1
+    return time.perf_counter() - t, n
+
+
+def reference_only(root, repeat):
+    """Run under REF_RUNNER: median seconds of `repeat` reference passes."""
+    import sedpack.io as reference
+    one_pass(reference, root)  # warm-up
+    times = [one_pass(reference, root)[0] for _ in range(repeat)]
+    print(f"reference-result {statistics.median(times)}")
+
+
+def python_modes(root, repeat):
+    import sedpack_hpc
+    one_pass(sedpack_hpc, root, verify_hashes=False)  # warm-up
+    modes = [("default", True), ("verify_hashes=False", False), ('"strict"', "strict")]
+    times = {name: [] for name, _ in modes}
+    n = 0
+    for i in range(repeat):
+        for k in range(len(modes)):
+            name, verify = modes[(i + k) % len(modes)]
+            seconds, n = one_pass(sedpack_hpc, root, verify_hashes=verify)
+            times[name].append(seconds)
+    return {name: statistics.median(t) for name, t in times.items()}, n
+
+
+def reference_read(root, scratch, repeat):
+    if not REF_RUNNER.exists():
+        return None, f"not run ({REF_RUNNER} not found)"
+    copy = scratch / "ref-LZ4"
+    reference_copy(root, copy)
+    r = subprocess.run([str(REF_RUNNER), __file__, "--reference-only", str(copy), "--repeat", str(repeat)],
+                       capture_output=True, text=True)
+    for line in r.stdout.splitlines():
+        if line.startswith("reference-result "):
+            return float(line.split()[1]), ""
+    return None, "failed: " + (r.stderr.strip().splitlines() or ["?"])[-1]
+
+
+def reference_check(root, scratch, codec):
+    if not (REF_RUNNER.exists() and REF_CHECK.exists()):
+        return "not run (no reference)"
+    copy = scratch / f"ref-check-{codec}"
+    reference_copy(root, copy)
+    r = subprocess.run([str(REF_RUNNER), str(REF_CHECK), str(copy), "train"], capture_output=True, text=True)
+    shutil.rmtree(copy, ignore_errors=True)
+    lines = r.stdout.splitlines()
+    if r.returncode == 0 and lines and lines[0] == "check(): OK":
+        return "check() OK, " + (lines[1].split(",")[0] if len(lines) > 1 else "read ?")
+    return "FAILED: " + (r.stderr.strip().splitlines() or ["?"])[-1][:80]
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--reference-only", metavar="DATASET", help=argparse.SUPPRESS)
+    p.add_argument("--repeat", type=int, default=5, help="passes per figure (best or median of them)")
+    p.add_argument("--seconds", type=float, default=2, help="seconds per fetch rate")
+    p.add_argument("--examples", type=int, default=512, help="examples per codec (BZ2 and LZMA: 256)")
+    p.add_argument("--codecs", default="NONE,LZ4,GZIP,ZLIB,ZSTD,BZ2,LZMA")
+    p.add_argument("--bench", default=str(ROOT / "build/bench/sedpack_bench_checks"))
+    p.add_argument("--sedpack", default=str(ROOT / "build/src/cli/sedpack"))
+    p.add_argument("--no-python", action="store_true", help="leave out part 2")
+    p.add_argument("--dir", default=None, help="scratch folder (default: a temporary one, removed)")
+    args = p.parse_args()
+    if args.reference_only:
+        reference_only(args.reference_only, args.repeat)
+        return
+    scratch = Path(args.dir or tempfile.mkdtemp(prefix="sedpack-checks-bench-"))
+    try:
+        r = subprocess.run(["uptime"], capture_output=True, text=True)
+        print("load:", r.stdout.strip())
+        print("== 1. sedpack_bench_checks", flush=True)
+        subprocess.run([args.bench, "--dir", str(scratch), "--codecs", args.codecs, "--examples",
+                        str(args.examples), "--repeat", str(args.repeat), "--seconds", str(args.seconds)],
+                       check=True, stderr=subprocess.DEVNULL)
+        codecs = args.codecs.split(",")
+        if not args.no_python:
+            lz4 = scratch / "tinyaes"
+            subprocess.run([args.sedpack, "generate", str(ROOT / "configs/generate_tinyaes.json"), str(lz4), "-q"],
+                           check=True)
+            print(f"== 2. Python, full pass of the train split of `sedpack generate configs/generate_tinyaes.json` "
+                  f"(LZ4), median of {args.repeat}", flush=True)
+            ours, n = python_modes(str(lz4), args.repeat)
+            mb = n * 160_048 / 1e6  # float16[80000] + 3 x uint8[16]
+            ref, why = reference_read(lz4, scratch, args.repeat)
+            unverified = ours["verify_hashes=False"]
+            for name, seconds in ours.items():
+                vs_ref = f"{ref / seconds:6.2f}x the reference" if ref else ""
+                print(f"  sedpack_hpc {name:20} {seconds * 1000:8.1f} ms {mb / seconds:8.0f} MB/s  "
+                      f"{unverified / seconds:5.2f}x of unverified  {vs_ref}")
+            if ref:
+                print(f"  reference   {'as_numpy_iterator':20} {ref * 1000:8.1f} ms {mb / ref:8.0f} MB/s")
+            else:
+                print(f"  reference: {why}")
+        print("== 3. the reference reading each codec's shards (written with decode points)", flush=True)
+        for codec in codecs:
+            print(f"  {codec:5} {REF_DECOMPRESS.get(codec, '?'):45} {reference_check(scratch / codec, scratch, codec)}",
+                  flush=True)
+        r = subprocess.run(["uptime"], capture_output=True, text=True)
+        print("load:", r.stdout.strip())
+    finally:
+        if args.dir is None:
+            shutil.rmtree(scratch, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
