@@ -38,6 +38,7 @@
 #include "sedpack/generate/generate.h"
 #include "sedpack/index/fetch.h"
 #include "sedpack/index/index.h"
+#include "touch.h"
 
 namespace {
 
@@ -105,15 +106,7 @@ std::pair<std::uint64_t, std::uint64_t> ShardBytes(const std::string& root) {
   return {bytes, files};
 }
 
-std::uint64_t Touch(const sedpack::Example& e, std::uint64_t* sink) {
-  std::uint64_t bytes = 0;
-  for (std::size_t j = 0; j < e.shard->num_attributes(); ++j) {
-    const auto data = e.Get(j).data;
-    for (std::size_t k = 0; k < data.size(); k += 4096) *sink += std::to_integer<unsigned>(data[k]);
-    bytes += data.size();
-  }
-  return bytes;
-}
+using sedpack_bench::Touch;
 
 double ReadMbs(const std::string& root, bool verify) {
   const auto t0 = Clock::now();

@@ -38,6 +38,7 @@
 #include "sedpack/dataset/reader.h"
 #include "sedpack/index/fetch.h"
 #include "sedpack/index/index.h"
+#include "touch.h"
 #include "sedpack/index/order.h"
 
 namespace {
@@ -57,16 +58,7 @@ T Check(sedpack::Result<T> r, const char* what) {
   return std::move(r).value();
 }
 
-// Bytes of the example's values, reading one byte per 4 KiB of each.
-std::uint64_t Touch(const sedpack::Example& ex, std::uint64_t* sink) {
-  std::uint64_t bytes = 0;
-  for (std::size_t j = 0; j < ex.shard->num_attributes(); ++j) {
-    const auto data = ex.Get(j).data;
-    for (std::size_t k = 0; k < data.size(); k += 4096) *sink += std::to_integer<unsigned>(data[k]);
-    bytes += data.size();
-  }
-  return bytes;
-}
+using sedpack_bench::Touch;
 
 struct FetchResult {
   double per_second = 0;
