@@ -54,9 +54,9 @@ class ExampleFetcher::Impl {
     // Unverified fetches from compressed shards need the sidecar only for
     // where the example lies and where decoding can start; its checksums are
     // not used.
-    if ((!options_.verify_hashes || structure.hash_checksum_algorithms.empty()) && options_.positioned_reads && options_.cache_bytes == 0 && !dataset_->pack() &&
-        structure.shard_file_type == ShardFileType::kFb && structure.compression != Compression::kNone &&
-        codecs_internal::SupportsDecodePoints(structure.compression)) {
+    const bool unverified = !options_.verify_hashes || structure.hash_checksum_algorithms.empty();
+    if (unverified && options_.positioned_reads && options_.cache_bytes == 0 && !dataset_->pack() &&
+        structure.shard_file_type == ShardFileType::kFb && codecs_internal::SupportsDecodePoints(structure.compression)) {
       points_ = sidecar_internal::LoadFreshChecks(dataset_->root(), options_.warn, dataset_->file_system());
     }
   }
