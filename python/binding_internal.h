@@ -120,8 +120,8 @@ ExampleValues ConvertExample(const std::vector<sp::AttributeSpec>& schema, const
 void AddExceptions(py::module_& m);
 
 /// ValueError listing the errors of a failed check (Dataset.check and
-/// distributed_check); nothing for a clean report.
-void RaiseIfProblems(const sp::CheckReport& report);
+/// distributed_check), each file by its path under `root`; nothing for a clean report.
+void RaiseIfProblems(const sp::CheckReport& report, const std::string& root);
 
 void BindIterators(py::module_& m);
 void BindElastic(py::module_& m);  // elastic.cc
