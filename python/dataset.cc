@@ -145,8 +145,8 @@ class PyDataset {
                                          bool repeat, std::size_t shuffle, std::optional<std::uint64_t> seed,
                                          int prefetch, py::object verify_hashes, std::size_t batch_size) {
     sp::ReadOptions o;
-    o.max_shards = shards;
-    // The reference ignores a limit of 0 ("Ignored when None. If non-zero ...").
+    // The reference ignores limits of 0 (`if shards:`; "Ignored when None. If non-zero ...").
+    if (shards && *shards > 0) o.max_shards = shards;
     if (type_limit && *type_limit > 0) o.custom_metadata_type_limit = type_limit;
     o.repeat = repeat;
     o.shuffle_buffer = shuffle;

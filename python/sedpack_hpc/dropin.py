@@ -13,12 +13,9 @@ imported from here (importing it pulls in pydantic and tries TensorFlow): its
 class is adopted when it is already loaded, or at the moment something else
 imports it, and only if a package named `sedpack` is installed at all.
 """
-import asyncio
-import importlib.abc
 import importlib.util
-import inspect
 import itertools
-import multiprocessing
+import json
 import os
 import random
 import sys
@@ -81,6 +78,9 @@ async def as_numpy_iterator_async(self, *, split, process_record=None, shards=No
     `process_record` may be a coroutine function (its result is awaited), as
     asyncstdlib.map allows there. tfrec datasets are read too (the
     reference refuses them here)."""
+    import asyncio  # imported when used: it costs more than the rest of the package's Python
+    import inspect
+
     examples = self.as_numpy_iterator(split=split, shards=shards, shard_filter=shard_filter, repeat=repeat,
                                       shuffle=shuffle, prefetch_shards=_prefetch(file_parallelism))
     loop = asyncio.get_running_loop()
@@ -140,8 +140,6 @@ def _selected_shards(dataset, split, shards, custom_metadata_type_limit, shard_f
     """The reference's selection, in its order: `shard_filter`, then the first
     `custom_metadata_type_limit` shards of each custom_metadata, then the first
     `shards` (0 and None: no limit)."""
-    import json  # only here: the listing is the only user
-
     selected = list(dataset._shard_infos(split))
     if shard_filter:
         selected = [s for s in selected if shard_filter(s)]
@@ -217,6 +215,8 @@ def write_multiprocessing(self, *, feed_writer, custom_arguments, custom_kwargum
     if single_process:
         outputs = [_write_part(job) for job in jobs]
     else:
+        import multiprocessing
+
         with multiprocessing.Pool(len(jobs)) as pool:
             outputs = pool.map(_write_part, jobs)
     self.write_config([info for infos, _ in outputs for info in infos])
@@ -264,9 +264,11 @@ def _adopt_reference_errors(module):
         package.DatasetExistsError = both
 
 
-class _ReferenceErrorsWatcher(importlib.abc.MetaPathFinder):
-    """Adopts the reference's error classes when `sedpack.io.errors` is first
-    imported after us; it finds nothing itself and leaves once it fired."""
+class _ReferenceErrorsWatcher:
+    """A finder on sys.meta_path (not derived from importlib.abc.MetaPathFinder,
+    whose import costs more than the rest of the package) that adopts the
+    reference's error classes when `sedpack.io.errors` is first imported
+    after us; it finds nothing itself and leaves once it fired."""
 
     def find_spec(self, fullname, path, target=None):
         if fullname != _REFERENCE_ERRORS:

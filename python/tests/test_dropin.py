@@ -76,6 +76,7 @@ def test_concurrent_and_rust_are_the_threaded_iterator(ds):
         it = getattr(ds, name)
         assert xs(it(split="train", shuffle=0, repeat=False, file_parallelism=3)) == want, name
         assert xs(it(split="train", shuffle=0, repeat=False, shards=2)) == want[:8], name
+        assert xs(it(split="train", shuffle=0, repeat=False, shards=0)) == want, name  # 0: no limit, as there
         only_second = it(split="train", shuffle=0, repeat=False,
                          shard_filter=lambda s: s.custom_metadata == {"group": 1})
         assert xs(only_second) == list(range(8, 16)), name
