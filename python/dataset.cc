@@ -65,7 +65,8 @@ class PyFiller {
     return false;
   }
 
-  /// The lists the finished blocks of this filler wrote, for a coordinator's commit (`write_config`).
+  /// The lists the finished blocks of this filler wrote, for a coordinator's commit (`write_config`),
+  /// as the reference's get_updated_infos().
   const std::vector<sp::ShardListInfo>& updated_infos() const { return updated_infos_; }
 
   void WriteExample(const py::dict& values, const std::string& split, py::handle custom_metadata) {
@@ -190,11 +191,11 @@ class PyDataset {
 
   /// The reference's write_config(updated_infos): merge the lists other fillers
   /// wrote (auto_update_dataset=False) and rewrite dataset_info.json.
-  sp::FileInfo WriteConfig(const std::vector<sp::ShardListInfo>& updated_infos) {
+  sp::FileInfo WriteConfig(const std::optional<std::vector<sp::ShardListInfo>>& updated_infos) {
     std::optional<sp::Result<sp::FileInfo>> r;
     {
       py::gil_scoped_release nogil;
-      r = ds_->WriteConfig(updated_infos);
+      r = ds_->WriteConfig(updated_infos ? *updated_infos : std::vector<sp::ShardListInfo>());
     }
     return Unwrap(std::move(*r));
   }
@@ -286,7 +287,7 @@ void BindDataset(py::module_& m) {
       .def("write_example", &PyFiller::WriteExample, py::arg("values"), py::arg("split"),
            py::arg("custom_metadata") = py::none())
       .def_property_readonly("examples_written", &PyFiller::examples_written)
-      .def_property_readonly("updated_infos", &PyFiller::updated_infos);
+      .def("get_updated_infos", &PyFiller::updated_infos);
 
   py::class_<PyDataset>(m, "Dataset")
       .def(py::init(&PyDataset::Open), py::arg("path"))
@@ -348,7 +349,7 @@ void BindDataset(py::module_& m) {
            py::arg("state") = py::none())
       .def("get", &PyDataset::Get, py::arg("split"), py::arg("index"))
       .def("_shard_infos", &PyDataset::Shards, py::arg("split"))
-      .def("write_config", &PyDataset::WriteConfig, py::arg("updated_infos") = std::vector<sp::ShardListInfo>())
+      .def("write_config", &PyDataset::WriteConfig, py::arg("updated_infos") = py::none())
       .def(py::pickle([](const PyDataset& d) { return py::make_tuple(PyPath(d.ds()->root())); },
                       [](const py::tuple& t) { return PyDataset::Open(t[0]); }))
       .def("num_examples", [](PyDataset& d, const std::string& split) {

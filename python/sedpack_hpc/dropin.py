@@ -194,7 +194,7 @@ def _write_part(job):
     feed_writer, dataset, args, kwargs = job
     filler = dataset.filler(relative_path_from_split=uuid.uuid4().hex, auto_update_dataset=False)
     result = feed_writer(filler, *args, **kwargs)
-    return list(filler.updated_infos), result
+    return filler.get_updated_infos(), result
 
 
 def write_multiprocessing(self, *, feed_writer, custom_arguments, custom_kwarguments=None, consistency_check=True,

@@ -169,6 +169,8 @@ def test_write_multiprocessing(tmp_path, single_process):
     assert sorted(xs(ds.as_numpy_iterator(split="train", shuffle=0, repeat=False))) == list(range(12))
     assert xs(ds.as_numpy_iterator(split="test", shuffle=0, repeat=False)) == [12, 13, 14]
     Dataset(ds.path).check()
+    assert ds.write_config().file_path == pathlib.Path("dataset_info.json")  # nothing new: rewritten as it was
+    assert ds.write_config(None) is not None and Dataset(ds.path).dataset_info == ds.dataset_info
     with pytest.raises(ValueError, match="same length"):
         ds.write_multiprocessing(feed_writer=feed, custom_arguments=[(0, 1)], custom_kwarguments=[])
 
