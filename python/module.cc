@@ -71,13 +71,13 @@ void AddExceptions(py::module_& m) {
   // dropin.py replaces DatasetExistsError by a subclass that also derives
   // from the reference's class once that is loaded (a subclass, so that
   // handlers holding the first class keep catching it).
-  m.def("_set_exists_error", [m](py::handle cls) mutable {
+  m.def("_set_exists_error", [](py::handle cls) {
     if (!PyType_Check(cls.ptr()) ||
         !PyType_IsSubtype(reinterpret_cast<PyTypeObject*>(cls.ptr()), reinterpret_cast<PyTypeObject*>(g_exists_error))) {
       throw py::type_error("_set_exists_error: expected a subclass of DatasetExistsError");
     }
     g_exists_error = cls.inc_ref().ptr();  // kept for the life of the process, as the first one
-    m.attr("DatasetExistsError") = cls;
+    py::module_::import("sedpack_hpc._sedpack_hpc").attr("DatasetExistsError") = cls;
   });
 }
 
