@@ -78,7 +78,7 @@ void BindModels(py::module_& m);
 /// How examples become dicts, as the reference's shard iterators return them:
 /// numeric attributes are numpy arrays of the stored dtype and the schema's
 /// shape (fb: a 0-d array for shape (); npz: a numpy scalar), int is a Python
-/// int, str a str, bytes bytes.
+/// int, str a str (bytes from tfrec shards), bytes bytes.
 class ExampleConverter {
  public:
   explicit ExampleConverter(const sp::Dataset& dataset);
@@ -94,11 +94,12 @@ class ExampleConverter {
 
  private:
   py::object& OwnerOf(const std::shared_ptr<const sp::DecodedShard>& shard);
-  static py::object Scalar(const sp::ValueView& v);
+  py::object Scalar(const sp::ValueView& v) const;
   py::object Value(const sp::ValueView& v, const py::object& owner);
 
   std::vector<py::str> names_;
   bool scalars_as_numpy_scalars_ = false;
+  bool str_as_bytes_ = false;
   const sp::DecodedShard* last_shard_ = nullptr;
   py::object last_owner_;
 };
@@ -120,8 +121,8 @@ ExampleValues ConvertExample(const std::vector<sp::AttributeSpec>& schema, const
 void AddExceptions(py::module_& m);
 
 /// ValueError listing the errors of a failed check (Dataset.check and
-/// distributed_check); nothing for a clean report.
-void RaiseIfProblems(const sp::CheckReport& report);
+/// distributed_check), each file by its path under `root`; nothing for a clean report.
+void RaiseIfProblems(const sp::CheckReport& report, const std::string& root);
 
 void BindIterators(py::module_& m);
 void BindElastic(py::module_& m);  // elastic.cc

@@ -55,11 +55,19 @@ class PyFiller {
     {
       py::gil_scoped_release nogil;
       if (exc_type.is_none()) st = filler->Finish();
+      if (st.ok() && exc_type.is_none()) {
+        const auto& infos = filler->updated_infos();
+        updated_infos_.insert(updated_infos_.end(), infos.begin(), infos.end());
+      }
       filler.reset();  // waits for the shard writers
     }
     if (exc_type.is_none()) Check(st);
     return false;
   }
+
+  /// The lists the finished blocks of this filler wrote, for a coordinator's commit (`write_config`),
+  /// as the reference's get_updated_infos().
+  const std::vector<sp::ShardListInfo>& updated_infos() const { return updated_infos_; }
 
   void WriteExample(const py::dict& values, const std::string& split, py::handle custom_metadata) {
     if (!filler_) throw std::runtime_error("write_example: use the filler in a `with` block");
@@ -82,6 +90,7 @@ class PyFiller {
   sp::FillerOptions options_;
   std::mutex mu_;
   std::unique_ptr<sp::Filler> filler_;
+  std::vector<sp::ShardListInfo> updated_infos_;
 };
 
 class PyDataset {
@@ -129,7 +138,7 @@ class PyDataset {
       py::gil_scoped_release nogil;
       r = sp::CheckDataset(ds_->root(), options);
     }
-    RaiseIfProblems(Unwrap(std::move(*r)));
+    RaiseIfProblems(Unwrap(std::move(*r)), ds_->root());
   }
 
   std::unique_ptr<NumpyIterator> Iterate(const std::string& split, py::object process, std::optional<std::size_t> shards,
@@ -137,8 +146,8 @@ class PyDataset {
                                          bool repeat, std::size_t shuffle, std::optional<std::uint64_t> seed,
                                          int prefetch, py::object verify_hashes, std::size_t batch_size) {
     sp::ReadOptions o;
-    o.max_shards = shards;
-    // The reference ignores a limit of 0 ("Ignored when None. If non-zero ...").
+    // The reference ignores limits of 0 (`if shards:`; "Ignored when None. If non-zero ...").
+    if (shards && *shards > 0) o.max_shards = shards;
     if (type_limit && *type_limit > 0) o.custom_metadata_type_limit = type_limit;
     o.repeat = repeat;
     o.shuffle_buffer = shuffle;
@@ -157,6 +166,38 @@ class PyDataset {
     }
     return std::make_unique<NumpyIterator>(ds_, ToSplit(split), std::move(o), std::move(shard_filter),
                                            std::move(process), batch_size, o.seed);
+  }
+
+  /// The shards of a split (every split for None), in the reference's order,
+  /// each shards_list.json checked against the hash its parent records.
+  std::vector<sp::ShardInfo> Shards(const std::optional<std::string>& split) const {
+    std::vector<sp::Split> splits;
+    if (split) {
+      splits.push_back(ToSplit(*split));
+    } else {
+      for (const auto& entry : ds_->info().splits) splits.push_back(entry.first);
+    }
+    std::vector<sp::ShardInfo> out;
+    for (sp::Split s : splits) {
+      std::optional<sp::Result<std::vector<sp::ShardInfo>>> r;
+      {
+        py::gil_scoped_release nogil;
+        r = sp::ListShards(ds_, s, /*verify_hashes=*/true);
+      }
+      for (auto& shard : Unwrap(std::move(*r))) out.push_back(std::move(shard));
+    }
+    return out;
+  }
+
+  /// The reference's write_config(updated_infos): merge the lists other fillers
+  /// wrote (auto_update_dataset=False) and rewrite dataset_info.json.
+  sp::FileInfo WriteConfig(const std::optional<std::vector<sp::ShardListInfo>>& updated_infos) {
+    std::optional<sp::Result<sp::FileInfo>> r;
+    {
+      py::gil_scoped_release nogil;
+      r = ds_->WriteConfig(updated_infos ? *updated_infos : std::vector<sp::ShardListInfo>());
+    }
+    return Unwrap(std::move(*r));
   }
 
   std::shared_ptr<const sp::SampleIndex> Index() {
@@ -227,11 +268,14 @@ class PyDataset {
 
 }  // namespace
 
-void RaiseIfProblems(const sp::CheckReport& report) {
+void RaiseIfProblems(const sp::CheckReport& report, const std::string& root) {
   if (report.ok()) return;
+  // Files are named by their full path, as the reference's check() names them.
+  std::string prefix = root;
+  if (!prefix.empty() && prefix.back() != '/') prefix += '/';
   std::string msg = "dataset check failed (" + std::to_string(report.error_count()) + " problems):";
   for (const auto& p : report.problems) {
-    if (!p.warning()) msg += "\n  " + p.path + ": " + p.message;
+    if (!p.warning()) msg += "\n  " + (p.path.empty() ? root : prefix + p.path) + ": " + p.message;
   }
   throw py::value_error(msg);
 }
@@ -242,7 +286,8 @@ void BindDataset(py::module_& m) {
       .def("__exit__", &PyFiller::Exit)
       .def("write_example", &PyFiller::WriteExample, py::arg("values"), py::arg("split"),
            py::arg("custom_metadata") = py::none())
-      .def_property_readonly("examples_written", &PyFiller::examples_written);
+      .def_property_readonly("examples_written", &PyFiller::examples_written)
+      .def("get_updated_infos", &PyFiller::updated_infos);
 
   py::class_<PyDataset>(m, "Dataset")
       .def(py::init(&PyDataset::Open), py::arg("path"))
@@ -303,6 +348,8 @@ void BindDataset(py::module_& m) {
            py::arg("equal_counts") = py::none(), py::arg("shuffle") = true, py::arg("verify_hashes") = true,
            py::arg("state") = py::none())
       .def("get", &PyDataset::Get, py::arg("split"), py::arg("index"))
+      .def("_shard_infos", &PyDataset::Shards, py::arg("split"))
+      .def("write_config", &PyDataset::WriteConfig, py::arg("updated_infos") = py::none())
       .def(py::pickle([](const PyDataset& d) { return py::make_tuple(PyPath(d.ds()->root())); },
                       [](const py::tuple& t) { return PyDataset::Open(t[0]); }))
       .def("num_examples", [](PyDataset& d, const std::string& split) {

@@ -250,17 +250,53 @@ namespace {
 
 py::dict KwargsOr(py::kwargs kw) { return py::dict(kw); }
 
+py::dict FileInfoDict(const sp::FileInfo& f) {
+  py::dict d;
+  d["file_path"] = py::str(f.file_path);
+  d["hash_checksums"] = StringsTuple(f.hash_checksums);
+  return d;
+}
+
+py::dict ShardInfoDict(const sp::ShardInfo& s) {
+  py::list files;
+  for (const auto& f : s.file_infos) files.append(FileInfoDict(f));
+  py::dict d;
+  d["file_infos"] = files;
+  d["number_of_examples"] = s.number_of_examples;
+  d["custom_metadata"] = JsonToPy(s.custom_metadata);
+  return d;
+}
+
+py::dict ShardListInfoDict(const sp::ShardListInfo& s) {
+  py::dict d;
+  d["shard_list_info_file"] = FileInfoDict(s.shard_list_info_file);
+  d["number_of_examples"] = s.number_of_examples;
+  d["number_of_shards"] = s.number_of_shards;
+  return d;
+}
+
+/// `==` as pydantic's: the same class and equal fields (dicts compare by
+/// content, not by key order; another class is NotImplemented, so False).
+template <typename T, typename ToDict>
+void DefEquality(py::class_<T> cls, ToDict to_dict) {
+  cls.def("__eq__", [to_dict](const T& a, const T& b) { return to_dict(a).equal(to_dict(b)); }, py::is_operator());
+  cls.attr("__hash__") = py::none();  // mutable field-wise equality: unhashable, as pydantic models
+}
+
 /// FileInfo, ShardInfo, ShardListInfo: what shards_list.json records.
 void BindShardModels(py::module_& m) {
-  py::class_<sp::FileInfo>(m, "FileInfo", "A file of the dataset and its hash checksums (read-only).")
-      .def_property_readonly("file_path", [](const sp::FileInfo& f) { return PyPath(f.file_path); })
+  py::class_<sp::FileInfo> file_info(m, "FileInfo", "A file of the dataset and its hash checksums (read-only).");
+  file_info.def_property_readonly("file_path", [](const sp::FileInfo& f) { return PyPath(f.file_path); })
       .def_property_readonly("hash_checksums", [](const sp::FileInfo& f) { return StringsTuple(f.hash_checksums); })
+      .def("model_dump", &FileInfoDict)
       .def("__repr__", [](const sp::FileInfo& f) {
         return "FileInfo(file_path=" + f.file_path + ", hash_checksums=" +
                std::string(py::repr(StringsTuple(f.hash_checksums))) + ")";
       });
+  DefEquality(file_info, &FileInfoDict);
 
-  py::class_<sp::ShardInfo>(m, "ShardInfo", "One shard as its shards_list.json records it (read-only).")
+  py::class_<sp::ShardInfo> shard_info(m, "ShardInfo", "One shard as its shards_list.json records it (read-only).");
+  shard_info
       .def_property_readonly("file_infos",
                              [](const sp::ShardInfo& s) {
                                py::tuple t(s.file_infos.size());
@@ -268,19 +304,39 @@ void BindShardModels(py::module_& m) {
                                return t;
                              })
       .def_readonly("number_of_examples", &sp::ShardInfo::number_of_examples)
-      .def_property_readonly("custom_metadata", [](const sp::ShardInfo& s) { return JsonToPy(s.custom_metadata); });
+      .def_property_readonly("custom_metadata", [](const sp::ShardInfo& s) { return JsonToPy(s.custom_metadata); })
+      .def("model_dump", &ShardInfoDict)
+      .def("__repr__", [](const sp::ShardInfo& s) { return Repr("ShardInfo", ShardInfoDict(s)); });
+  DefEquality(shard_info, &ShardInfoDict);
 
-  py::class_<sp::ShardListInfo>(m, "ShardListInfo", "A split's or subtree's shards_list.json (read-only).")
-      .def_readonly("shard_list_info_file", &sp::ShardListInfo::shard_list_info_file)
+  py::class_<sp::ShardListInfo> list_info(m, "ShardListInfo", "A split's or subtree's shards_list.json (read-only).");
+  list_info.def_readonly("shard_list_info_file", &sp::ShardListInfo::shard_list_info_file)
       .def_readonly("number_of_examples", &sp::ShardListInfo::number_of_examples)
-      .def_readonly("number_of_shards", &sp::ShardListInfo::number_of_shards);
+      .def_readonly("number_of_shards", &sp::ShardListInfo::number_of_shards)
+      .def("model_dump", &ShardListInfoDict)
+      // A filler's updated lists travel from a writer process to the one that commits them.
+      .def(py::pickle([](const sp::ShardListInfo& s) {
+                        return py::make_tuple(s.shard_list_info_file.file_path,
+                                              s.shard_list_info_file.hash_checksums, s.number_of_examples,
+                                              s.number_of_shards);
+                      },
+                      [](const py::tuple& t) {
+                        if (t.size() != 4) throw py::value_error("ShardListInfo: bad pickled state");
+                        sp::ShardListInfo s;
+                        s.shard_list_info_file.file_path = t[0].cast<std::string>();
+                        s.shard_list_info_file.hash_checksums = t[1].cast<std::vector<std::string>>();
+                        s.number_of_examples = t[2].cast<std::int64_t>();
+                        s.number_of_shards = t[3].cast<std::int64_t>();
+                        return s;
+                      }));
+  DefEquality(list_info, &ShardListInfoDict);
 }
 
 void BindAttribute(py::module_& m) {
-  py::class_<sp::Attribute>(m, "Attribute",
-                            "The reference's Attribute(name, dtype, shape, custom_metadata={}); "
-                            "checked by the C++ parser of dataset_info.json.")
-      .def(py::init([](py::kwargs kw) { return ToAttribute(KwargsOr(kw)); }))
+  py::class_<sp::Attribute> attribute(m, "Attribute",
+                                      "The reference's Attribute(name, dtype, shape, custom_metadata={}); "
+                                      "checked by the C++ parser of dataset_info.json.");
+  attribute.def(py::init([](py::kwargs kw) { return ToAttribute(KwargsOr(kw)); }))
       .def(py::init([](py::object name, py::object dtype, py::object shape, py::object custom_metadata) {
              py::dict d;
              d["name"] = name;
@@ -304,17 +360,15 @@ void BindAttribute(py::module_& m) {
           [](sp::Attribute& a, py::handle v) { a.custom_metadata = PyToJson(v); })
       .def("has_variable_size", [](const sp::Attribute& a) { return Unwrap(a.ToSpec()).IsVariableSize(); })
       .def("model_dump", [](const sp::Attribute& a) { return AttributeDict(a); })
-      .def("__eq__", [](const sp::Attribute& a, const sp::Attribute& b) {
-        return PlainJsonText(py::cast(a)) == PlainJsonText(py::cast(b));
-      })
       .def("__repr__", [](const sp::Attribute& a) { return Repr("Attribute", AttributeDict(a)); });
+  DefEquality(attribute, &AttributeDict);
 }
 
 void BindMetadata(py::module_& m) {
-  py::class_<sp::Metadata>(m, "Metadata",
-                           "The reference's Metadata (description, dataset_license, dataset_version, "
-                           "download_from, custom_metadata, sedpack_version) with its defaults.")
-      .def(py::init([](py::kwargs kw) { return ToMetadata(KwargsOr(kw)); }))
+  py::class_<sp::Metadata> metadata(m, "Metadata",
+                                    "The reference's Metadata (description, dataset_license, dataset_version, "
+                                    "download_from, custom_metadata, sedpack_version) with its defaults.");
+  metadata.def(py::init([](py::kwargs kw) { return ToMetadata(KwargsOr(kw)); }))
       .def_readwrite("description", &sp::Metadata::description)
       .def_readwrite("dataset_license", &sp::Metadata::dataset_license)
       .def_readwrite("dataset_version", &sp::Metadata::dataset_version)
@@ -324,17 +378,15 @@ void BindMetadata(py::module_& m) {
           "custom_metadata", [](const sp::Metadata& x) { return JsonToPy(x.custom_metadata); },
           [](sp::Metadata& x, py::handle v) { x.custom_metadata = PyToJson(v); })
       .def("model_dump", [](const sp::Metadata& x) { return MetadataDict(x); })
-      .def("__eq__", [](const sp::Metadata& a, const sp::Metadata& b) {
-        return PlainJsonText(py::cast(a)) == PlainJsonText(py::cast(b));
-      })
       .def("__repr__", [](const sp::Metadata& x) { return Repr("Metadata", MetadataDict(x)); });
+  DefEquality(metadata, &MetadataDict);
 }
 
 void BindStructure(py::module_& m) {
-  py::class_<sp::DatasetStructure>(m, "DatasetStructure",
-                                   "The reference's DatasetStructure (saved_data_description, compression, "
-                                   "examples_per_shard, shard_file_type, hash_checksum_algorithms) with its defaults.")
-      .def(py::init([](py::kwargs kw) { return ToStructure(KwargsOr(kw)); }))
+  py::class_<sp::DatasetStructure> structure(m, "DatasetStructure",
+                                             "The reference's DatasetStructure (saved_data_description, compression, "
+                                             "examples_per_shard, shard_file_type, hash_checksum_algorithms) with its defaults.");
+  structure.def(py::init([](py::kwargs kw) { return ToStructure(KwargsOr(kw)); }))
       .def_property(
           "saved_data_description",
           [](const sp::DatasetStructure& s) { return py::cast(s.saved_data_description); },
@@ -365,17 +417,16 @@ void BindStructure(py::module_& m) {
                if (a.name == name) return a;
              }
              throw py::value_error("No attribute named " + name);
-           })
+           },
+           py::arg("attribute_name"))
       .def("model_dump", [](const sp::DatasetStructure& x) { return StructureDict(x); })
-      .def("__eq__", [](const sp::DatasetStructure& a, const sp::DatasetStructure& b) {
-        return PlainJsonText(py::cast(a)) == PlainJsonText(py::cast(b));
-      })
       .def("__repr__", [](const sp::DatasetStructure& x) { return Repr("DatasetStructure", StructureDict(x)); });
+  DefEquality(structure, &StructureDict);
 }
 
 void BindDatasetInfo(py::module_& m) {
-  py::class_<sp::DatasetInfo>(m, "DatasetInfo", "The content of dataset_info.json (read-only copy).")
-      .def_readonly("metadata", &sp::DatasetInfo::metadata)
+  py::class_<sp::DatasetInfo> info_class(m, "DatasetInfo", "The content of dataset_info.json (a copy).");
+  info_class.def_readonly("metadata", &sp::DatasetInfo::metadata)
       .def_readonly("dataset_structure", &sp::DatasetInfo::dataset_structure)
       .def_property_readonly("splits",
                              [](const sp::DatasetInfo& info) {
@@ -388,6 +439,7 @@ void BindDatasetInfo(py::module_& m) {
       .def("model_dump_json", [](const sp::DatasetInfo& info, py::object) { return InfoText(info); },
            py::arg("indent") = py::none())
       .def("model_dump", [](const sp::DatasetInfo& info) { return JsonTextToPy(InfoText(info)); });
+  DefEquality(info_class, [](const sp::DatasetInfo& i) { return JsonTextToPy(InfoText(i)); });
 }
 
 }  // namespace

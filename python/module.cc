@@ -68,6 +68,17 @@ void AddExceptions(py::module_& m) {
   m.add_object("CorruptionError", py::handle(g_corruption_error));
   g_peer_error = PyErr_NewException("sedpack_hpc.PeerAbortedError", PyExc_RuntimeError, nullptr);
   m.add_object("PeerAbortedError", py::handle(g_peer_error));
+  // dropin.py replaces DatasetExistsError by a subclass that also derives
+  // from the reference's class once that is loaded (a subclass, so that
+  // handlers holding the first class keep catching it).
+  m.def("_set_exists_error", [](py::handle cls) {
+    if (!PyType_Check(cls.ptr()) ||
+        !PyType_IsSubtype(reinterpret_cast<PyTypeObject*>(cls.ptr()), reinterpret_cast<PyTypeObject*>(g_exists_error))) {
+      throw py::type_error("_set_exists_error: expected a subclass of DatasetExistsError");
+    }
+    g_exists_error = cls.inc_ref().ptr();  // kept for the life of the process, as the first one
+    py::module_::import("sedpack_hpc._sedpack_hpc").attr("DatasetExistsError") = cls;
+  });
 }
 
 }  // namespace sedpack_python

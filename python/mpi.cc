@@ -128,7 +128,7 @@ void BindMpi(py::module_& m) {
           py::gil_scoped_release nogil;
           r = sp::VerifyDataset(comm, root, o);
         }
-        RaiseIfProblems(Unwrap(std::move(*r)));
+        RaiseIfProblems(Unwrap(std::move(*r)), root);
       },
       "Collective: Dataset.check() with the files split between the ranks.", py::arg("path"),
       py::arg("hash_checksums_values") = py::tuple());

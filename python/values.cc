@@ -32,6 +32,8 @@ ExampleConverter::ExampleConverter(const sp::Dataset& dataset) {
   const auto& schema = dataset.schema();
   for (const auto& spec : schema) names_.push_back(py::str(spec.name));
   scalars_as_numpy_scalars_ = dataset.info().dataset_structure.shard_file_type == sp::ShardFileType::kNpz;
+  // The reference reads tfrec shards with TensorFlow, which gives str attributes as bytes.
+  str_as_bytes_ = dataset.info().dataset_structure.shard_file_type == sp::ShardFileType::kTfrec;
 }
 
 py::dict ExampleConverter::ToDict(const sp::Example& e) {
@@ -105,11 +107,12 @@ py::object& ExampleConverter::OwnerOf(const std::shared_ptr<const sp::DecodedSha
   return last_owner_;
 }
 
-py::object ExampleConverter::Scalar(const sp::ValueView& v) {
+py::object ExampleConverter::Scalar(const sp::ValueView& v) const {
   switch (v.dtype) {
     case sp::DType::kInt:
       return py::int_(v.At<std::int64_t>(0));
     case sp::DType::kStr:
+      if (str_as_bytes_) return py::bytes(reinterpret_cast<const char*>(v.data.data()), v.data.size());
       return py::str(reinterpret_cast<const char*>(v.data.data()), v.data.size());
     case sp::DType::kBytes:
       return py::bytes(reinterpret_cast<const char*>(v.data.data()), v.data.size());
