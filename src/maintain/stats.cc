@@ -17,6 +17,7 @@
 #include "sedpack/dataset/reader.h"
 #include "sedpack/cancel.h"
 #include "maintain/shard_tasks_internal.h"
+#include "maintain/stats_internal.h"
 #include "parallel/worker_pool.h"
 #include "sedpack/io/file.h"
 
@@ -62,8 +63,10 @@ std::uint64_t UnsignedElement(const ValueView& v, std::size_t i) {
   }
 }
 
+}  // namespace
+
 // Moments as text for sending between ranks (hex floats are exact).
-std::string Encode(const std::vector<Moments>& ms, std::uint64_t examples) {
+std::string maintain_internal::EncodeMoments(const std::vector<Moments>& ms, std::uint64_t examples) {
   std::ostringstream out;
   out << examples << "\n";
   for (const Moments& m : ms) {
@@ -74,7 +77,7 @@ std::string Encode(const std::vector<Moments>& ms, std::uint64_t examples) {
   return out.str();
 }
 
-Status Decode(const std::string& text, std::vector<Moments>* ms, std::uint64_t* examples) {
+Status maintain_internal::DecodeMoments(const std::string& text, std::vector<Moments>* ms, std::uint64_t* examples) {
   std::istringstream in(text);
   in >> *examples;
   for (Moments& m : *ms) {
@@ -90,8 +93,6 @@ Status Decode(const std::string& text, std::vector<Moments>* ms, std::uint64_t* 
   if (!in) return Status::Internal("malformed statistics message");
   return Status::OK();
 }
-
-}  // namespace
 
 namespace {
 
@@ -197,6 +198,21 @@ double Moments::StdDev() const {
   return std::sqrt(m2 / static_cast<double>(count)) * (scale > 0 ? scale : 1);
 }
 
+void maintain_internal::AddValueToMoments(const ValueView& v, Moments& mm) {
+  const std::size_t item = DTypeItemSize(v.dtype);
+  const std::size_t n = item ? v.data.size() / item : 0;
+  switch (v.dtype) {
+    case DType::kInt8: case DType::kInt16: case DType::kInt32: case DType::kInt64: case DType::kInt:
+      for (std::size_t k = 0; k < n; ++k) mm.AddInteger(SignedElement(v, k));
+      break;
+    case DType::kUInt8: case DType::kUInt16: case DType::kUInt32: case DType::kUInt64: case DType::kBool:
+      for (std::size_t k = 0; k < n; ++k) mm.AddUnsigned(UnsignedElement(v, k));
+      break;
+    default:
+      for (std::size_t k = 0; k < n; ++k) mm.Add(Element(v, k));
+  }
+}
+
 Result<SplitStats> ComputeSplitStats(Comm& comm, const std::string& root, Split split, int threads) {
   ShardPassOptions pass;
   pass.threads = threads;
@@ -228,20 +244,7 @@ Result<SplitStats> ComputeSplitStats(Comm& comm, const std::string& root, Split 
         for (std::size_t e = 0; e < shard.num_examples(); ++e) {
           for (std::size_t a = 0; a < schema.size(); ++a) {
             if (!IsNumeric(schema[a].dtype)) continue;
-            const ValueView v = shard.Get(e, a);
-            const std::size_t item = DTypeItemSize(v.dtype);
-            const std::size_t n = item ? v.data.size() / item : 0;
-            Moments& mm = m.moments[a];
-            switch (v.dtype) {
-              case DType::kInt8: case DType::kInt16: case DType::kInt32: case DType::kInt64: case DType::kInt:
-                for (std::size_t k = 0; k < n; ++k) mm.AddInteger(SignedElement(v, k));
-                break;
-              case DType::kUInt8: case DType::kUInt16: case DType::kUInt32: case DType::kUInt64: case DType::kBool:
-                for (std::size_t k = 0; k < n; ++k) mm.AddUnsigned(UnsignedElement(v, k));
-                break;
-              default:
-                for (std::size_t k = 0; k < n; ++k) mm.Add(Element(v, k));
-            }
+            maintain_internal::AddValueToMoments(shard.Get(e, a), m.moments[a]);
           }
         }
         std::lock_guard<std::mutex> lock(mu);
@@ -256,7 +259,7 @@ Result<SplitStats> ComputeSplitStats(Comm& comm, const std::string& root, Split 
   }
   // Rank 0 merges the ranks' moments (in rank order, so the result does not
   // depend on timing) and broadcasts them.
-  SEDPACK_ASSIGN_OR_RETURN(std::vector<std::string> gathered, comm.Gatherv(Encode(total, total_examples), 0));
+  SEDPACK_ASSIGN_OR_RETURN(std::vector<std::string> gathered, comm.Gatherv(maintain_internal::EncodeMoments(total, total_examples), 0));
   std::string merged;
   if (comm.rank() == 0) {
     std::vector<Moments> all(schema.size());
@@ -264,14 +267,14 @@ Result<SplitStats> ComputeSplitStats(Comm& comm, const std::string& root, Split 
     for (const std::string& g : gathered) {
       std::vector<Moments> part(schema.size());
       std::uint64_t n = 0;
-      SEDPACK_RETURN_NOT_OK(Decode(g, &part, &n));
+      SEDPACK_RETURN_NOT_OK(maintain_internal::DecodeMoments(g, &part, &n));
       for (std::size_t a = 0; a < schema.size(); ++a) all[a].Merge(part[a]);
       all_examples += n;
     }
-    merged = Encode(all, all_examples);
+    merged = maintain_internal::EncodeMoments(all, all_examples);
   }
   SEDPACK_RETURN_NOT_OK(comm.Bcast(&merged, 0));
-  SEDPACK_RETURN_NOT_OK(Decode(merged, &total, &total_examples));
+  SEDPACK_RETURN_NOT_OK(maintain_internal::DecodeMoments(merged, &total, &total_examples));
   SplitStats out;
   out.split = split;
   out.examples = total_examples;
