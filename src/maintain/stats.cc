@@ -26,24 +26,6 @@ namespace {
 
 bool IsNumeric(DType d) { return d != DType::kStr && d != DType::kBytes; }
 
-double Element(const ValueView& v, std::size_t i) {
-  switch (v.dtype) {
-    case DType::kBool: return v.At<std::uint8_t>(i) ? 1 : 0;
-    case DType::kInt8: return v.At<std::int8_t>(i);
-    case DType::kUInt8: return v.At<std::uint8_t>(i);
-    case DType::kInt16: return v.At<std::int16_t>(i);
-    case DType::kUInt16: return v.At<std::uint16_t>(i);
-    case DType::kInt32: return v.At<std::int32_t>(i);
-    case DType::kUInt32: return v.At<std::uint32_t>(i);
-    case DType::kInt64: case DType::kInt: return static_cast<double>(v.At<std::int64_t>(i));
-    case DType::kUInt64: return static_cast<double>(v.At<std::uint64_t>(i));
-    case DType::kFloat16: return Float16{v.At<std::uint16_t>(i)}.ToFloat();
-    case DType::kFloat32: return v.At<float>(i);
-    case DType::kFloat64: return v.At<double>(i);
-    default: return NAN;
-  }
-}
-
 std::int64_t SignedElement(const ValueView& v, std::size_t i) {
   switch (v.dtype) {
     case DType::kInt8: return v.At<std::int8_t>(i);
@@ -198,19 +180,172 @@ double Moments::StdDev() const {
   return std::sqrt(m2 / static_cast<double>(count)) * (scale > 0 ? scale : 1);
 }
 
+namespace {
+
+// float16 to double by table: the trace loop runs once per sample of every
+// example, and a table lookup is several times faster than decoding the bits.
+const std::array<float, 65536>& HalfTable() {
+  static const std::array<float, 65536> table = [] {
+    std::array<float, 65536> t{};
+    for (std::uint32_t i = 0; i < 65536; ++i) t[i] = Float16{static_cast<std::uint16_t>(i)}.ToFloat();
+    return t;
+  }();
+  return table;
+}
+
+template <typename T>
+void Widen(const std::byte* p, std::size_t n, double* out) {
+  for (std::size_t k = 0; k < n; ++k) {
+    T x;
+    std::memcpy(&x, p + k * sizeof(T), sizeof(T));
+    out[k] = static_cast<double>(x);
+  }
+}
+
+}  // namespace
+
+std::size_t maintain_internal::ToDoubles(const ValueView& v, std::size_t begin, std::size_t end, double* out) {
+  const std::size_t item = DTypeItemSize(v.dtype);
+  if (item == 0 || v.data.size() / item <= begin) return 0;
+  const std::size_t n = std::min(end, v.data.size() / item) - begin;
+  const std::byte* p = v.data.data() + begin * item;
+  switch (v.dtype) {
+    case DType::kFloat16: {
+      const auto& table = HalfTable();
+      for (std::size_t k = 0; k < n; ++k) {
+        std::uint16_t bits;
+        std::memcpy(&bits, p + 2 * k, 2);
+        out[k] = table[bits];
+      }
+      break;
+    }
+    case DType::kFloat32: Widen<float>(p, n, out); break;
+    case DType::kFloat64: Widen<double>(p, n, out); break;
+    case DType::kBool: case DType::kUInt8: Widen<std::uint8_t>(p, n, out); break;
+    case DType::kInt8: Widen<std::int8_t>(p, n, out); break;
+    case DType::kInt16: Widen<std::int16_t>(p, n, out); break;
+    case DType::kUInt16: Widen<std::uint16_t>(p, n, out); break;
+    case DType::kInt32: Widen<std::int32_t>(p, n, out); break;
+    case DType::kUInt32: Widen<std::uint32_t>(p, n, out); break;
+    case DType::kUInt64: Widen<std::uint64_t>(p, n, out); break;
+    case DType::kInt64: case DType::kInt: Widen<std::int64_t>(p, n, out); break;
+    default: return 0;
+  }
+  return n;
+}
+
+
+namespace {
+
+// The moments of x[0..n) in one go (the largest magnitude, then the scaled
+// mean, then the scaled squared deviations from it: passes over a block in
+// cache), merged into `m`. Much faster than adding one value at a time, which
+// divides per value, and at least as precise (two-pass within the block).
+// NaNs are counted and squeezed out of `x` first.
+void AddBlock(double* x, std::size_t n, Moments& m) {
+  Moments b;
+  std::size_t nans = 0;
+  for (std::size_t k = 0; k < n; ++k) nans += x[k] != x[k];
+  if (nans > 0) {
+    std::size_t kept = 0;
+    for (std::size_t k = 0; k < n; ++k) {
+      if (!std::isnan(x[k])) x[kept++] = x[k];
+    }
+    n = kept;
+  }
+  b.nan_count = nans;
+  if (n > 0) {
+    // Four independent chains per reduction: a single chain of dependent
+    // additions runs at one element per add latency; the order is fixed, so
+    // the result still depends on the data only.
+    double lo[4] = {x[0], x[0], x[0], x[0]}, hi[4] = {x[0], x[0], x[0], x[0]};
+    std::size_t k = 0;
+    for (; k + 4 <= n; k += 4) {
+      for (int j = 0; j < 4; ++j) {
+        lo[j] = x[k + j] < lo[j] ? x[k + j] : lo[j];
+        hi[j] = x[k + j] > hi[j] ? x[k + j] : hi[j];
+      }
+    }
+    for (; k < n; ++k) {
+      lo[0] = std::min(lo[0], x[k]);
+      hi[0] = std::max(hi[0], x[k]);
+    }
+    b.min = std::min(std::min(lo[0], lo[1]), std::min(lo[2], lo[3]));
+    b.max = std::max(std::max(hi[0], hi[1]), std::max(hi[2], hi[3]));
+    b.count = n;
+    const double amax = std::max(std::fabs(b.min), std::fabs(b.max));
+    b.scale = std::isfinite(amax) ? ScaleFor(amax) : 0;
+    // A power of two: multiplying by its inverse is exact, as dividing is.
+    const double inv = 1.0 / (b.scale > 0 ? b.scale : 1);
+    double sum[4] = {0, 0, 0, 0};
+    for (k = 0; k + 4 <= n; k += 4) {
+      for (int j = 0; j < 4; ++j) sum[j] += x[k + j] * inv;
+    }
+    for (; k < n; ++k) sum[0] += x[k] * inv;
+    const double mean = ((sum[0] + sum[1]) + (sum[2] + sum[3])) / static_cast<double>(n);
+    double m2[4] = {0, 0, 0, 0};
+    for (k = 0; k + 4 <= n; k += 4) {
+      for (int j = 0; j < 4; ++j) m2[j] += (x[k + j] * inv - mean) * (x[k + j] * inv - mean);
+    }
+    for (; k < n; ++k) m2[0] += (x[k] * inv - mean) * (x[k] * inv - mean);
+    b.mean = mean * (b.scale > 0 ? b.scale : 1);
+    b.m2 = (m2[0] + m2[1]) + (m2[2] + m2[3]);
+  }
+  m.Merge(b);
+}
+
+}  // namespace
+
+void maintain_internal::AddBlockToMoments(const ValueView& v, std::size_t start, double* block, std::size_t len,
+                                          Moments& mm) {
+  const std::size_t item = DTypeItemSize(v.dtype);
+  const bool is_signed = v.dtype == DType::kInt8 || v.dtype == DType::kInt16 || v.dtype == DType::kInt32 ||
+                         v.dtype == DType::kInt64 || v.dtype == DType::kInt;
+  const bool is_unsigned = v.dtype == DType::kUInt8 || v.dtype == DType::kUInt16 || v.dtype == DType::kUInt32 ||
+                           v.dtype == DType::kUInt64 || v.dtype == DType::kBool;
+  if (len > 0 && (is_signed || is_unsigned)) {
+    // Up to 32 bits a double holds every integer; beyond, the extremes come
+    // from the integers themselves (2^53 + 1 has no double).
+    Moments extremes;
+    extremes.has_signed = is_signed;
+    extremes.has_unsigned = is_unsigned;
+    if (item <= 4) {
+      const double lo = *std::min_element(block, block + len), hi = *std::max_element(block, block + len);
+      if (is_signed) {
+        extremes.signed_min = static_cast<std::int64_t>(lo);
+        extremes.signed_max = static_cast<std::int64_t>(hi);
+      } else {
+        extremes.unsigned_min = static_cast<std::uint64_t>(lo);
+        extremes.unsigned_max = static_cast<std::uint64_t>(hi);
+      }
+    } else {
+      for (std::size_t k = 0; k < len; ++k) {
+        if (is_signed) {
+          const std::int64_t x = SignedElement(v, start + k);
+          extremes.signed_min = k ? std::min(extremes.signed_min, x) : x;
+          extremes.signed_max = k ? std::max(extremes.signed_max, x) : x;
+        } else {
+          const std::uint64_t x = UnsignedElement(v, start + k);
+          extremes.unsigned_min = k ? std::min(extremes.unsigned_min, x) : x;
+          extremes.unsigned_max = k ? std::max(extremes.unsigned_max, x) : x;
+        }
+      }
+    }
+    mm.Merge(extremes);
+  }
+  AddBlock(block, len, mm);
+}
+
 void maintain_internal::AddValueToMoments(const ValueView& v, Moments& mm) {
   const std::size_t item = DTypeItemSize(v.dtype);
   const std::size_t n = item ? v.data.size() / item : 0;
-  switch (v.dtype) {
-    case DType::kInt8: case DType::kInt16: case DType::kInt32: case DType::kInt64: case DType::kInt:
-      for (std::size_t k = 0; k < n; ++k) mm.AddInteger(SignedElement(v, k));
-      break;
-    case DType::kUInt8: case DType::kUInt16: case DType::kUInt32: case DType::kUInt64: case DType::kBool:
-      for (std::size_t k = 0; k < n; ++k) mm.AddUnsigned(UnsignedElement(v, k));
-      break;
-    default:
-      for (std::size_t k = 0; k < n; ++k) mm.Add(Element(v, k));
+  double block[kMomentsBlock];
+  Moments value;
+  for (std::size_t start = 0; start < n; start += kMomentsBlock) {
+    const std::size_t len = ToDoubles(v, start, std::min(n, start + kMomentsBlock), block);
+    AddBlockToMoments(v, start, block, len, value);
   }
+  mm.Merge(value);
 }
 
 Result<SplitStats> ComputeSplitStats(Comm& comm, const std::string& root, Split split, int threads) {

@@ -6,61 +6,12 @@
 
 #include "report/accumulate_internal.h"
 
+#include "maintain/stats_internal.h"
+
 namespace sedpack::report_internal {
 namespace {
 
-// float16 to double by table: the trace loop runs once per sample of every
-// example, and a table lookup is several times faster than decoding the bits.
-const std::array<float, 65536>& HalfTable() {
-  static const std::array<float, 65536> table = [] {
-    std::array<float, 65536> t{};
-    for (std::uint32_t i = 0; i < 65536; ++i) t[i] = Float16{static_cast<std::uint16_t>(i)}.ToFloat();
-    return t;
-  }();
-  return table;
-}
-
-template <typename T>
-void Widen(const std::byte* p, std::size_t n, double* out) {
-  for (std::size_t k = 0; k < n; ++k) {
-    T x;
-    std::memcpy(&x, p + k * sizeof(T), sizeof(T));
-    out[k] = static_cast<double>(x);
-  }
-}
-
-// The first `n` elements of `v` as doubles (fewer if the value is shorter).
-std::size_t ToDoubles(const ValueView& v, std::size_t n, double* out) {
-  const std::size_t item = DTypeItemSize(v.dtype);
-  if (item == 0) return 0;
-  n = std::min(n, v.data.size() / item);
-  const std::byte* p = v.data.data();
-  switch (v.dtype) {
-    case DType::kFloat16: {
-      const auto& table = HalfTable();
-      for (std::size_t k = 0; k < n; ++k) {
-        std::uint16_t bits;
-        std::memcpy(&bits, p + 2 * k, 2);
-        out[k] = table[bits];
-      }
-      break;
-    }
-    case DType::kFloat32: Widen<float>(p, n, out); break;
-    case DType::kFloat64: Widen<double>(p, n, out); break;
-    case DType::kBool: case DType::kUInt8: Widen<std::uint8_t>(p, n, out); break;
-    case DType::kInt8: Widen<std::int8_t>(p, n, out); break;
-    case DType::kInt16: Widen<std::int16_t>(p, n, out); break;
-    case DType::kUInt16: Widen<std::uint16_t>(p, n, out); break;
-    case DType::kInt32: Widen<std::int32_t>(p, n, out); break;
-    case DType::kUInt32: Widen<std::uint32_t>(p, n, out); break;
-    case DType::kUInt64: Widen<std::uint64_t>(p, n, out); break;
-    case DType::kInt64: case DType::kInt: Widen<std::int64_t>(p, n, out); break;
-    default: return 0;
-  }
-  return n;
-}
-
-void AddSums(const double* x, std::size_t n, double* sum, double* sum2) {
+void AddSums(const double* __restrict x, std::size_t n, double* __restrict sum, double* __restrict sum2) {
   for (std::size_t t = 0; t < n; ++t) {
     sum[t] += x[t];
     sum2[t] += x[t] * x[t];
@@ -141,19 +92,28 @@ Accumulator::Accumulator(const Plan& plan) : plan_(&plan) {
   }
   for (std::size_t a : plan.histogrammed) histograms_.emplace_back(HistogramSize(plan.schema[a].dtype), 0);
   classes_.resize(plan.expressions.size());
-  const std::uint64_t longest = plan.lengths.empty() ? 0 : *std::max_element(plan.lengths.begin(), plan.lengths.end());
-  row_.resize(longest);
+  row_.resize(std::max<std::size_t>(maintain_internal::kMomentsBlock, 16));
   values_.resize(plan.schema.size());
 }
 
-Status Accumulator::AddShard(const DecodedShard& shard) {
+Status Accumulator::AddShard(const DecodedShard& shard, std::vector<Moments>* moments) {
   const Plan& plan = *plan_;
-  for (std::size_t e = 0; e < shard.num_examples(); ++e) {
-    for (std::size_t a = 0; a < plan.schema.size(); ++a) values_[a] = shard.Get(e, a);
-    ++examples_;
+  const std::size_t examples = shard.num_examples();
+  // labels[x][e]: the class sums example e adds to for expression x.
+  std::vector<std::vector<ClassSums*>> labels(plan.expressions.size(), std::vector<ClassSums*>(examples));
+  std::vector<bool> profiled(plan.schema.size(), false);
+  for (std::size_t a : plan.profiled) profiled[a] = true;
+  for (std::size_t e = 0; e < examples; ++e) {
+    for (std::size_t a = 0; a < plan.schema.size(); ++a) {
+      values_[a] = shard.Get(e, a);
+      const DType d = plan.schema[a].dtype;
+      if (!profiled[a] && d != DType::kStr && d != DType::kBytes) {
+        maintain_internal::AddValueToMoments(values_[a], (*moments)[a]);
+      }
+    }
     for (std::size_t h = 0; h < plan.histogrammed.size(); ++h) {
       const std::size_t a = plan.histogrammed[h];
-      const std::size_t n = ToDoubles(values_[a], 16, row_.data());
+      const std::size_t n = maintain_internal::ToDoubles(values_[a], 0, 16, row_.data());
       const auto offset = static_cast<double>(HistogramOffset(plan.schema[a].dtype));
       auto& counts = histograms_[h];
       for (std::size_t k = 0; k < n; ++k) {
@@ -161,7 +121,6 @@ Status Accumulator::AddShard(const DecodedShard& shard) {
         if (i >= 0 && i < static_cast<double>(counts.size())) ++counts[static_cast<std::size_t>(i)];
       }
     }
-    std::vector<ClassSums*> classes(plan.expressions.size());
     for (std::size_t x = 0; x < plan.expressions.size(); ++x) {
       const std::int64_t label = plan.expressions[x].Evaluate(values_);
       auto [it, inserted] = classes_[x].try_emplace(label);
@@ -173,22 +132,47 @@ Status Accumulator::AddShard(const DecodedShard& shard) {
         it->second.sum.assign(plan.lengths[plan.snr_profile], 0.0);
         it->second.sum2.assign(plan.lengths[plan.snr_profile], 0.0);
       }
-      classes[x] = &it->second;
+      ++it->second.n;
+      labels[x][e] = &it->second;
     }
-    for (std::size_t p = 0; p < plan.profiled.size(); ++p) {
-      const std::size_t n = ToDoubles(values_[plan.profiled[p]], plan.lengths[p], row_.data());
-      ProfileSums& s = profiles_[p];
-      AddSums(row_.data(), n, s.sum.data(), s.sum2.data());
-      for (std::size_t t = 0; t < n; ++t) {
-        s.min[t] = std::min(s.min[t], row_[t]);
-        s.max[t] = std::max(s.max[t], row_[t]);
-      }
-      if (p != plan.snr_profile) continue;
-      for (ClassSums* c : classes) {
-        ++c->n;
-        AddSums(row_.data(), n, c->sum.data(), c->sum2.data());
+  }
+  examples_ += examples;
+  // Block by samples, then by example: the sums of one block stay in cache
+  // while every example of the shard is added to them (a whole trace's sums
+  // would be streamed through memory once per example). The same blocks feed
+  // each example's moments, so the trace is converted once.
+  constexpr std::size_t kBlock = maintain_internal::kMomentsBlock;
+  std::vector<Moments> per_example(examples);
+  for (std::size_t p = 0; p < plan.profiled.size(); ++p) {
+    const std::size_t a = plan.profiled[p];
+    const auto full = static_cast<std::size_t>(plan.schema[a].shape[0]);
+    const std::size_t len = plan.lengths[p];
+    ProfileSums& s = profiles_[p];
+    std::fill(per_example.begin(), per_example.end(), Moments{});
+    for (std::size_t t0 = 0; t0 < full; t0 += kBlock) {
+      const std::size_t t1 = std::min(full, t0 + kBlock);
+      for (std::size_t e = 0; e < examples; ++e) {
+        const ValueView v = shard.Get(e, a);
+        const std::size_t n = maintain_internal::ToDoubles(v, t0, t1, row_.data());
+        const double* x = row_.data();
+        const std::size_t m = t0 < len ? std::min(n, len - t0) : 0;
+        AddSums(x, m, s.sum.data() + t0, s.sum2.data() + t0);
+        double* lo = s.min.data() + t0;
+        double* hi = s.max.data() + t0;
+        for (std::size_t t = 0; t < m; ++t) {
+          lo[t] = std::min(lo[t], x[t]);
+          hi[t] = std::max(hi[t], x[t]);
+        }
+        if (p == plan.snr_profile) {
+          for (auto& per_label : labels) {
+            ClassSums* c = per_label[e];
+            AddSums(x, m, c->sum.data() + t0, c->sum2.data() + t0);
+          }
+        }
+        maintain_internal::AddBlockToMoments(v, t0, row_.data(), n, per_example[e]);  // last: may reorder row_
       }
     }
+    for (const Moments& em : per_example) (*moments)[a].Merge(em);
   }
   return Status::OK();
 }

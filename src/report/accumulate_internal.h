@@ -42,9 +42,10 @@ std::size_t HistogramSize(DType dtype);
 class Accumulator {
  public:
   explicit Accumulator(const Plan& plan);
-  /// Add every example of `shard`; InvalidArgument when an expression yields
-  /// more than plan.max_classes classes.
-  Status AddShard(const DecodedShard& shard);
+  /// Add every example of `shard`, and its numeric attributes' moments to
+  /// `moments` (schema order) as ComputeSplitStats adds them; InvalidArgument
+  /// when an expression yields more than plan.max_classes classes.
+  Status AddShard(const DecodedShard& shard, std::vector<Moments>* moments);
   /// Add `other` into this one (same plan).
   Status Merge(const Accumulator& other);
   std::string Encode() const;

@@ -161,15 +161,11 @@ Result<RankPart> PassOverShards(Comm& comm, const Dataset& ds, const Plan& plan,
       comm, ds, walk, p, nullptr, [&](int thread, const ShardCheckTask& task, const DecodedShard& shard) -> Status {
         auto& acc = per_thread[static_cast<std::size_t>(thread)];
         if (!acc) acc = std::make_unique<Accumulator>(plan);
-        SEDPACK_RETURN_NOT_OK(acc->AddShard(shard));
         std::vector<Moments> moments(attrs);
+        SEDPACK_RETURN_NOT_OK(acc->AddShard(shard, &moments));
         std::uint64_t raw = 0;
         for (std::size_t e = 0; e < shard.num_examples(); ++e) {
-          for (std::size_t a = 0; a < attrs; ++a) {
-            const ValueView v = shard.Get(e, a);
-            raw += v.data.size();
-            if (IsNumeric(plan.schema[a].dtype)) maintain_internal::AddValueToMoments(v, moments[a]);
-          }
+          for (std::size_t a = 0; a < attrs; ++a) raw += shard.Get(e, a).data.size();
         }
         std::lock_guard<std::mutex> lock(mu);
         per_shard[task.path] = std::move(moments);
