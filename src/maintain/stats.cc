@@ -1,6 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "sedpack/maintain/stats.h"
 
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#define SEDPACK_STATS_F16C 1
+#endif
+
 #include <nlohmann/json.hpp>
 
 #include <atomic>
@@ -193,6 +198,26 @@ const std::array<float, 65536>& HalfTable() {
   return table;
 }
 
+#ifdef SEDPACK_STATS_F16C
+// float16 by the CPU's conversion, eight at a time (exact, as the table is).
+// Compiled for AVX/F16C in this function only; the caller checks for AVX2,
+// which every CPU with F16C that runs AVX2 code has (and clang 14 does not
+// know the "f16c" feature name).
+__attribute__((target("avx,f16c"))) void HalfToDoubleF16c(const std::byte* p, std::size_t n, double* out) {
+  std::size_t k = 0;
+  for (; k + 8 <= n; k += 8) {
+    const __m256 f = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p + 2 * k)));
+    _mm256_storeu_pd(out + k, _mm256_cvtps_pd(_mm256_castps256_ps128(f)));
+    _mm256_storeu_pd(out + k + 4, _mm256_cvtps_pd(_mm256_extractf128_ps(f, 1)));
+  }
+  for (; k < n; ++k) {
+    std::uint16_t bits;
+    std::memcpy(&bits, p + 2 * k, 2);
+    out[k] = HalfTable()[bits];
+  }
+}
+#endif
+
 template <typename T>
 void Widen(const std::byte* p, std::size_t n, double* out) {
   for (std::size_t k = 0; k < n; ++k) {
@@ -211,6 +236,12 @@ std::size_t maintain_internal::ToDoubles(const ValueView& v, std::size_t begin, 
   const std::byte* p = v.data.data() + begin * item;
   switch (v.dtype) {
     case DType::kFloat16: {
+#ifdef SEDPACK_STATS_F16C
+      if (__builtin_cpu_supports("avx2")) {
+        HalfToDoubleF16c(p, n, out);
+        break;
+      }
+#endif
       const auto& table = HalfTable();
       for (std::size_t k = 0; k < n; ++k) {
         std::uint16_t bits;
