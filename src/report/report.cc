@@ -137,29 +137,45 @@ Result<std::vector<MetadataKeyCount>> CountCustomMetadata(const std::shared_ptr<
   return out;
 }
 
+// One split's share of this rank's pass.
 struct RankPart {
   std::vector<Moments> moments;
   std::uint64_t examples = 0;
   std::vector<ShardSummary> shards;
 };
 
-// This rank's pass: per-thread accumulators (merged in thread order) and,
-// as `stats` keeps them, per-shard moments merged in path order.
-Result<RankPart> PassOverShards(Comm& comm, const Dataset& ds, const Plan& plan, Split split,
-                                const ShardPassOptions& pass, Accumulator* total) {
+// The split a shard belongs to: the first folder of the list that lists it
+// (every split's lists live below `<split>/`).
+Result<std::size_t> SplitOf(const ShardCheckTask& task, const std::vector<Split>& splits) {
+  const std::string top = task.list_path.substr(0, task.list_path.find('/'));
+  for (std::size_t i = 0; i < splits.size(); ++i) {
+    if (top == SplitName(splits[i])) return i;
+  }
+  return Status::Internal(task.path, ": listed by ", task.list_path, ", outside the splits of the report");
+}
+
+// This rank's pass over the shards of every split at once (so that a split
+// of fewer shards than threads does not leave threads idle): per-thread and
+// per-split accumulators (merged in thread order) and, as `stats` keeps them,
+// per-shard moments merged in path order.
+Status PassOverShards(Comm& comm, const Dataset& ds, const Plan& plan, const std::vector<Split>& splits,
+                      const ShardPassOptions& pass, std::vector<Accumulator>* totals, std::vector<RankPart>* parts) {
   const std::size_t attrs = plan.schema.size();
   const int threads = ResolveThreads(pass.threads);
-  std::vector<std::unique_ptr<Accumulator>> per_thread(static_cast<std::size_t>(threads));
-  std::map<std::string, std::vector<Moments>> per_shard;
-  std::vector<ShardSummary> shards;
+  // [thread][split]
+  std::vector<std::vector<std::unique_ptr<Accumulator>>> per_thread(static_cast<std::size_t>(threads));
+  for (auto& v : per_thread) v.resize(splits.size());
+  std::vector<std::map<std::string, std::vector<Moments>>> per_shard(splits.size());
+  parts->assign(splits.size(), RankPart{});
   std::mutex mu;
   CheckOptions walk;
-  walk.splits = {split};
+  walk.splits = splits;
   ShardPassOptions p = pass;
   p.threads = threads;
   SEDPACK_RETURN_NOT_OK(maintain_internal::ForEachShard(
       comm, ds, walk, p, nullptr, [&](int thread, const ShardCheckTask& task, const DecodedShard& shard) -> Status {
-        auto& acc = per_thread[static_cast<std::size_t>(thread)];
+        SEDPACK_ASSIGN_OR_RETURN(const std::size_t split, SplitOf(task, splits));
+        auto& acc = per_thread[static_cast<std::size_t>(thread)][split];
         if (!acc) acc = std::make_unique<Accumulator>(plan);
         std::vector<Moments> moments(attrs);
         SEDPACK_RETURN_NOT_OK(acc->AddShard(shard, &moments));
@@ -168,65 +184,78 @@ Result<RankPart> PassOverShards(Comm& comm, const Dataset& ds, const Plan& plan,
           for (std::size_t a = 0; a < attrs; ++a) raw += shard.Get(e, a).data.size();
         }
         std::lock_guard<std::mutex> lock(mu);
-        per_shard[task.path] = std::move(moments);
-        shards.push_back({task.path, shard.num_examples(), task.size, raw});
+        per_shard[split][task.path] = std::move(moments);
+        (*parts)[split].shards.push_back({task.path, shard.num_examples(), task.size, raw});
         return Status::OK();
       }));
-  for (const auto& acc : per_thread) {
-    if (acc) SEDPACK_RETURN_NOT_OK(total->Merge(*acc));
+  for (std::size_t i = 0; i < splits.size(); ++i) {
+    for (const auto& acc : per_thread) {
+      if (acc[i]) SEDPACK_RETURN_NOT_OK((*totals)[i].Merge(*acc[i]));
+    }
+    RankPart& part = (*parts)[i];
+    part.moments.resize(attrs);
+    for (const auto& [path, m] : per_shard[i]) {
+      for (std::size_t a = 0; a < attrs; ++a) part.moments[a].Merge(m[a]);
+    }
+    part.examples = (*totals)[i].examples();
   }
-  RankPart part;
-  part.moments.resize(attrs);
-  for (const auto& [path, m] : per_shard) {
-    for (std::size_t a = 0; a < attrs; ++a) part.moments[a].Merge(m[a]);
-  }
-  part.examples = total->examples();
-  part.shards = std::move(shards);
-  return part;
+  return Status::OK();
 }
 
-Result<SplitReport> ReportSplit(Comm& comm, const std::shared_ptr<Dataset>& ds, const Plan& plan, Split split,
-                                const ShardPassOptions& pass) {
-  SplitReport out;
-  out.split = split;
-  Accumulator total(plan);
-  SEDPACK_ASSIGN_OR_RETURN(RankPart mine, PassOverShards(comm, *ds, plan, split, pass, &total));
+// Rank 0: one split's parts of every rank's message, merged in rank order.
+Status MergeSplit(const std::shared_ptr<Dataset>& ds, const Plan& plan, const std::vector<std::string>& gathered,
+                  std::vector<std::size_t>* positions, SplitReport* out) {
+  const Status bad = Status::Internal("malformed report message between ranks");
+  Accumulator all(plan), part(plan);
+  std::vector<Moments> moments(plan.schema.size());
+  std::uint64_t examples = 0;
+  for (std::size_t r = 0; r < gathered.size(); ++r) {
+    std::string m, a, s;
+    std::size_t& pos = (*positions)[r];
+    if (!GetPart(gathered[r], &pos, &m) || !GetPart(gathered[r], &pos, &a) || !GetPart(gathered[r], &pos, &s)) {
+      return bad;
+    }
+    std::vector<Moments> rank_moments(plan.schema.size());
+    std::uint64_t n = 0;
+    SEDPACK_RETURN_NOT_OK(maintain_internal::DecodeMoments(m, &rank_moments, &n));
+    for (std::size_t i = 0; i < moments.size(); ++i) moments[i].Merge(rank_moments[i]);
+    examples += n;
+    SEDPACK_RETURN_NOT_OK(part.Decode(a));
+    SEDPACK_RETURN_NOT_OK(all.Merge(part));
+    SEDPACK_RETURN_NOT_OK(DecodeShards(s, &out->shards));
+  }
+  std::sort(out->shards.begin(), out->shards.end(), [](const auto& x, const auto& y) { return x.path < y.path; });
+  out->stats.split = out->split;
+  out->stats.examples = examples;
+  for (std::size_t i = 0; i < plan.schema.size(); ++i) {
+    if (!IsNumeric(plan.schema[i].dtype)) continue;
+    out->stats.attributes.push_back(AttributeStats{plan.schema[i].name, plan.schema[i].dtype, moments[i]});
+  }
+  all.Finish(out);
+  SEDPACK_ASSIGN_OR_RETURN(out->custom_metadata, CountCustomMetadata(ds, out->split));
+  return Status::OK();
+}
+
+Result<std::vector<SplitReport>> ReportSplits(Comm& comm, const std::shared_ptr<Dataset>& ds, const Plan& plan,
+                                              const std::vector<Split>& splits, const ShardPassOptions& pass) {
+  std::vector<Accumulator> totals(splits.size(), Accumulator(plan));
+  std::vector<RankPart> parts;
+  SEDPACK_RETURN_NOT_OK(PassOverShards(comm, *ds, plan, splits, pass, &totals, &parts));
   std::string message;
-  PutPart(&message, maintain_internal::EncodeMoments(mine.moments, mine.examples));
-  PutPart(&message, total.Encode());
-  PutPart(&message, EncodeShards(mine.shards));
+  for (std::size_t i = 0; i < splits.size(); ++i) {
+    PutPart(&message, maintain_internal::EncodeMoments(parts[i].moments, parts[i].examples));
+    PutPart(&message, totals[i].Encode());
+    PutPart(&message, EncodeShards(parts[i].shards));
+  }
   SEDPACK_ASSIGN_OR_RETURN(std::vector<std::string> gathered, comm.Gatherv(message, 0));
+  std::vector<SplitReport> out(splits.size());
+  for (std::size_t i = 0; i < splits.size(); ++i) out[i].split = splits[i];
   Status local;
   if (comm.rank() == 0) {
-    local = [&]() -> Status {
-      const Status bad = Status::Internal("malformed report message between ranks");
-      Accumulator all(plan), part(plan);
-      std::vector<Moments> moments(plan.schema.size());
-      std::uint64_t examples = 0;
-      for (const std::string& g : gathered) {
-        std::size_t pos = 0;
-        std::string m, a, s;
-        if (!GetPart(g, &pos, &m) || !GetPart(g, &pos, &a) || !GetPart(g, &pos, &s)) return bad;
-        std::vector<Moments> rank_moments(plan.schema.size());
-        std::uint64_t n = 0;
-        SEDPACK_RETURN_NOT_OK(maintain_internal::DecodeMoments(m, &rank_moments, &n));
-        for (std::size_t i = 0; i < moments.size(); ++i) moments[i].Merge(rank_moments[i]);
-        examples += n;
-        SEDPACK_RETURN_NOT_OK(part.Decode(a));
-        SEDPACK_RETURN_NOT_OK(all.Merge(part));
-        SEDPACK_RETURN_NOT_OK(DecodeShards(s, &out.shards));
-      }
-      std::sort(out.shards.begin(), out.shards.end(), [](const auto& x, const auto& y) { return x.path < y.path; });
-      out.stats.split = split;
-      out.stats.examples = examples;
-      for (std::size_t i = 0; i < plan.schema.size(); ++i) {
-        if (!IsNumeric(plan.schema[i].dtype)) continue;
-        out.stats.attributes.push_back(AttributeStats{plan.schema[i].name, plan.schema[i].dtype, moments[i]});
-      }
-      all.Finish(&out);
-      SEDPACK_ASSIGN_OR_RETURN(out.custom_metadata, CountCustomMetadata(ds, split));
-      return Status::OK();
-    }();
+    std::vector<std::size_t> positions(gathered.size(), 0);
+    for (std::size_t i = 0; i < splits.size() && local.ok(); ++i) {
+      local = MergeSplit(ds, plan, gathered, &positions, &out[i]);
+    }
   }
   SEDPACK_RETURN_NOT_OK(AgreeOnStatus(comm, local));
   return out;
@@ -249,10 +278,12 @@ Result<Report> BuildReport(Comm& comm, const std::string& root, const ReportOpti
     }
   }
   SEDPACK_ASSIGN_OR_RETURN(Plan plan, MakePlan(ds->schema(), options));
+  // A split named twice is reported once.
+  std::vector<Split> unique;
   for (Split s : splits) {
-    SEDPACK_ASSIGN_OR_RETURN(SplitReport sr, ReportSplit(comm, ds, plan, s, options.pass));
-    report.splits.push_back(std::move(sr));
+    if (std::find(unique.begin(), unique.end(), s) == unique.end()) unique.push_back(s);
   }
+  SEDPACK_ASSIGN_OR_RETURN(report.splits, ReportSplits(comm, ds, plan, unique, options.pass));
   return report;
 }
 
