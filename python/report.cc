@@ -8,8 +8,9 @@
 namespace sedpack_python {
 namespace {
 
-py::array_t<double> Array(const std::vector<double>& v) {
-  py::array_t<double> a(static_cast<py::ssize_t>(v.size()));
+template <typename T>
+py::array_t<T> Array(const std::vector<T>& v) {
+  py::array_t<T> a(static_cast<py::ssize_t>(v.size()));
   std::copy(v.begin(), v.end(), a.mutable_data());
   return a;
 }
@@ -60,11 +61,9 @@ py::dict SplitDict(const sp::SplitReport& s) {
   out["profiles"] = profiles;
   py::dict hists;
   for (const sp::ValueHistogram& h : s.histograms) {
-    py::array_t<std::uint64_t> counts(static_cast<py::ssize_t>(h.counts.size()));
-    std::copy(h.counts.begin(), h.counts.end(), counts.mutable_data());
     py::dict d;
     d["first"] = h.first;
-    d["counts"] = counts;
+    d["counts"] = Array(h.counts);
     hists[py::str(h.attribute)] = d;
   }
   out["histograms"] = hists;

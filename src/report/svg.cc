@@ -81,14 +81,8 @@ void SvgPlot::Grow(const std::vector<double>& v) {
 }
 
 void SvgPlot::Line(const std::vector<double>& y, std::string_view css_class) {
-  Layer layer;
-  layer.kind = Layer::kLine;
-  layer.css_class = std::string(css_class);
-  Decimate(y, y, &layer);
-  Grow(layer.lo);
-  Grow(layer.hi);
-  x_hi_ = std::max(x_hi_, static_cast<double>(layer.n > 0 ? layer.n - 1 : 0));
-  layers_.push_back(std::move(layer));
+  Band(y, y, css_class);
+  layers_.back().kind = Layer::kLine;
 }
 
 void SvgPlot::Band(const std::vector<double>& lo, const std::vector<double>& hi, std::string_view css_class) {
