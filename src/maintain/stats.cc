@@ -275,32 +275,36 @@ namespace {
 // NaNs are counted and squeezed out of `x` first.
 void AddBlock(double* x, std::size_t n, Moments& m) {
   Moments b;
-  std::size_t nans = 0;
-  for (std::size_t k = 0; k < n; ++k) nans += x[k] != x[k];
+  // Four independent chains per reduction: a single chain of dependent
+  // operations runs at one element per latency; the order is fixed, so the
+  // result still depends on the data only. NaNs are counted in the same pass
+  // (a comparison with NaN is false, so they never become the min or max).
+  double lo[4] = {INFINITY, INFINITY, INFINITY, INFINITY}, hi[4] = {-INFINITY, -INFINITY, -INFINITY, -INFINITY};
+  std::size_t nan[4] = {0, 0, 0, 0};
+  std::size_t k = 0;
+  for (; k + 4 <= n; k += 4) {
+    for (int j = 0; j < 4; ++j) {
+      const double v = x[k + j];
+      nan[j] += v != v;
+      lo[j] = v < lo[j] ? v : lo[j];
+      hi[j] = v > hi[j] ? v : hi[j];
+    }
+  }
+  for (; k < n; ++k) {
+    nan[0] += x[k] != x[k];
+    lo[0] = x[k] < lo[0] ? x[k] : lo[0];
+    hi[0] = x[k] > hi[0] ? x[k] : hi[0];
+  }
+  const std::size_t nans = nan[0] + nan[1] + nan[2] + nan[3];
   if (nans > 0) {
     std::size_t kept = 0;
-    for (std::size_t k = 0; k < n; ++k) {
+    for (k = 0; k < n; ++k) {
       if (!std::isnan(x[k])) x[kept++] = x[k];
     }
     n = kept;
   }
   b.nan_count = nans;
   if (n > 0) {
-    // Four independent chains per reduction: a single chain of dependent
-    // additions runs at one element per add latency; the order is fixed, so
-    // the result still depends on the data only.
-    double lo[4] = {x[0], x[0], x[0], x[0]}, hi[4] = {x[0], x[0], x[0], x[0]};
-    std::size_t k = 0;
-    for (; k + 4 <= n; k += 4) {
-      for (int j = 0; j < 4; ++j) {
-        lo[j] = x[k + j] < lo[j] ? x[k + j] : lo[j];
-        hi[j] = x[k + j] > hi[j] ? x[k + j] : hi[j];
-      }
-    }
-    for (; k < n; ++k) {
-      lo[0] = std::min(lo[0], x[k]);
-      hi[0] = std::max(hi[0], x[k]);
-    }
     b.min = std::min(std::min(lo[0], lo[1]), std::min(lo[2], lo[3]));
     b.max = std::max(std::max(hi[0], hi[1]), std::max(hi[2], hi[3]));
     b.count = n;
