@@ -127,6 +127,7 @@ void RaiseIfProblems(const sp::CheckReport& report, const std::string& root);
 void BindIterators(py::module_& m);
 void BindElastic(py::module_& m);  // elastic.cc
 void BindDataset(py::module_& m);
+void BindReport(py::module_& m);  // report.cc: Dataset.report
 #ifdef SEDPACK_HAVE_MPI
 void BindMpi(py::module_& m);
 #endif

@@ -100,5 +100,6 @@ PYBIND11_MODULE(_sedpack_hpc, m) {
 #endif
   bind::BindIterators(m);
   bind::BindDataset(m);
+  bind::BindReport(m);
   bind::BindElastic(m);
 }

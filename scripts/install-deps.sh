@@ -27,6 +27,8 @@ PACKAGES=(
   # Parallel HDF5 (MPI-IO) for builds with MPI, and h5py (serial and MPI) for
   # the export tests that read the files back.
   libhdf5-openmpi-dev python3-h5py python3-h5py-mpi
+  # Headless rendering of the `sedpack report` page (tests/report, test stage).
+  chromium
   # Fuzzing (scripts/fuzz.sh): clang 14 and its runtimes. libclang-rt-14-dev holds
   # libclang_rt.fuzzer*.a and clang's ASan/UBSan runtimes; it is only a
   # Recommends of clang and so is not pulled in by --no-install-recommends.

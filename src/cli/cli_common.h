@@ -263,6 +263,7 @@ int RunInspectHdf5(const std::vector<std::string>& args);
 int RunIndex(const std::vector<std::string>& args);
 int RunGet(const std::vector<std::string>& args);
 int RunExportHdf5(const std::vector<std::string>& args);
+int RunReport(const std::vector<std::string>& args);
 
 /// The subcommand table, in the order `sedpack --help` lists it.
 struct Subcommand {
@@ -292,5 +293,6 @@ extern const CommandSpec kInspectHdf5Spec;
 extern const CommandSpec kIndexSpec;
 extern const CommandSpec kGetSpec;
 extern const CommandSpec kExportHdf5Spec;
+extern const CommandSpec kReportSpec;
 
 }  // namespace sedpack::cli

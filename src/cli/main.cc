@@ -31,7 +31,7 @@ std::span<const Subcommand> Subcommands() {
       {&kChecksumsSpec, &RunChecksums}, {&kFixSpec, &RunFix, true},
       {&kIndexSpec, &RunIndex, true}, {&kGetSpec, &RunGet},
       {&kRecompressSpec, &RunRecompress, true}, {&kDigestSpec, &RunDigest, true},
-      {&kStatsSpec, &RunStats, true}, {&kPackSpec, &RunPack, true}, {&kUnpackSpec, &RunUnpack, true},
+      {&kStatsSpec, &RunStats, true}, {&kReportSpec, &RunReport, true}, {&kPackSpec, &RunPack, true}, {&kUnpackSpec, &RunUnpack, true},
       {&kImportHdf5Spec, &RunImportHdf5, true}, {&kInspectHdf5Spec, &RunInspectHdf5},
       {&kImportTrsSpec, &RunImportTrs, true}, {&kInspectTrsSpec, &RunInspectTrs},
       {&kExportTrsSpec, &RunExportTrs, true},

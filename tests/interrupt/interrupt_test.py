@@ -266,8 +266,9 @@ class Harness:
             # comes 50 ms after the handler is in place, well before the end.
             ("digest", lambda: ([self.sedpack, "digest", copy("d1"), "--threads", "1"], signal.SIGINT,
                                 dict(existing=self.path("d1"), delay=0.05))),
+            # stats reads the base at a few hundred MB/s on one thread: as digest.
             ("stats --write", lambda: ([self.sedpack, "stats", copy("s1"), "--write", "--threads", "1"],
-                                       signal.SIGTERM, dict(existing=self.path("s1"), delay=0.5))),
+                                       signal.SIGTERM, dict(existing=self.path("s1"), delay=0.05))),
             ("pack", lambda: ([self.sedpack, "pack", base, "-o", self.path("p1.pack")], signal.SIGINT,
                               dict(fresh=self.path("p1.pack"), delay=0.1, may_finish=True))),
             ("unpack", lambda: ([self.sedpack, "unpack", pack, self.path("u1")], signal.SIGTERM,

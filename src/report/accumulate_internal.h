@@ -1,0 +1,68 @@
+// SPDX-License-Identifier: Apache-2.0
+// The running sums behind a report, per thread and per rank: what one pass
+// over the shards adds up, how two of them merge, and how they travel between
+// ranks. Sums (not running means) so that merging is plain addition, exact for
+// integer data and independent of the order for it.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "sedpack/report/report.h"
+#include "sedpack/shard/shard.h"
+
+namespace sedpack::report_internal {
+
+/// What to accumulate for one split (the same on every rank).
+struct Plan {
+  std::vector<AttributeSpec> schema;
+  std::vector<std::size_t> profiled;       ///< attribute indices (1-D numeric, > 16 elements)
+  std::vector<std::uint64_t> lengths;      ///< samples kept per profiled attribute
+  std::vector<std::size_t> histogrammed;   ///< attribute indices (small 8/16-bit integers, bool)
+  std::vector<SnrExpression> expressions;
+  std::size_t snr_profile = 0;             ///< index into `profiled` of the SNR attribute
+  std::size_t max_classes = 4096;
+};
+
+struct ProfileSums {
+  std::vector<double> sum, sum2, min, max;
+};
+
+struct ClassSums {
+  std::uint64_t n = 0;
+  std::vector<double> sum, sum2;
+};
+
+/// Offset added to a histogrammed value to index its counts (the dtype's minimum).
+std::int64_t HistogramOffset(DType dtype);
+std::size_t HistogramSize(DType dtype);
+
+class Accumulator {
+ public:
+  explicit Accumulator(const Plan& plan);
+  /// Add every example of `shard`, and its numeric attributes' moments to
+  /// `moments` (schema order) as ComputeSplitStats adds them; InvalidArgument
+  /// when an expression yields more than plan.max_classes classes.
+  Status AddShard(const DecodedShard& shard, std::vector<Moments>* moments);
+  /// Add `other` into this one (same plan).
+  Status Merge(const Accumulator& other);
+  std::string Encode() const;
+  Status Decode(const std::string& bytes);
+  /// The per-sample results.
+  void Finish(SplitReport* out) const;
+
+  std::uint64_t examples() const { return examples_; }
+
+ private:
+  const Plan* plan_;
+  std::uint64_t examples_ = 0;
+  std::vector<ProfileSums> profiles_;
+  std::vector<std::vector<std::uint64_t>> histograms_;
+  std::vector<std::map<std::int64_t, ClassSums>> classes_;
+  std::vector<double> row_;       // one example's samples as doubles
+  std::vector<ValueView> values_;  // one example's values
+};
+
+}  // namespace sedpack::report_internal
