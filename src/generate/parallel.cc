@@ -13,7 +13,7 @@
 #include "io/output_folder.h"
 #include "sedpack/cancel.h"
 #include "sedpack/mpi/distributed_write.h"
-#include "journal/journal_internal.h"
+#include "journal/resume_internal.h"
 #include "sedpack/codecs/hash.h"
 
 namespace sedpack {
@@ -170,7 +170,13 @@ Result<ParallelGenerateSummary> GenerateOverComm(Comm& comm, GenerateConfig conf
   } else if (planned.ok() && rank == 0) {
     existed = io_internal::OutputExists(out);
     // A stopped run of this job left its dataset (still empty) and journal.
-    if (!options.resumable || !HasJournal(out, job_id)) planned = PrepareGenerateOutput(out);
+    if (!options.resumable || !HasJournal(out, job_id)) {
+      if (options.resumable) journal_internal::ClearUnstartedJournal(out, nullptr);
+      planned = PrepareGenerateOutput(out);
+      if (planned.ok() && options.resumable) {
+        planned = journal_internal::StartJournal(out, job_id, ResumeParameters(config, size, base), nullptr);
+      }
+    }
   }
   SEDPACK_RETURN_NOT_OK(AgreeOnStatus(comm, planned));
   // Only a job that found no dataset there removes what it made; a resumable

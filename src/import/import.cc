@@ -11,7 +11,7 @@
 
 #include "comm/progress_internal.h"
 #include "io/output_folder.h"
-#include "journal/journal_internal.h"
+#include "journal/resume_internal.h"
 #include "sedpack/codecs/hash.h"
 #include "parallel/worker_pool.h"
 #include "sedpack/cancel.h"
@@ -322,7 +322,11 @@ Result<ImportResult> Import(Comm& comm, const Status& planned, std::span<ImportS
   bool existed = false;
   Status local = planned;
   if (local.ok() && comm.rank() == 0 && !HoldsJournal(out, wo, job.file_system)) {
+    if (resumable) journal_internal::ClearUnstartedJournal(out, job.file_system);
     local = CheckOutputFree(out, job.who, job.file_system, &existed);
+    if (local.ok() && resumable) {
+      local = journal_internal::StartJournal(out, wo.job_id, wo.resume_parameters, job.file_system);
+    }
   }
   SEDPACK_RETURN_NOT_OK(AgreeOnStatus(comm, local));
 

@@ -120,8 +120,35 @@ Result<RankResume> ResumeRank(const Dataset& dataset, const std::string& job_id,
     out.kept.push_back(std::move(f));
   }
   SEDPACK_RETURN_NOT_OK(CreateDirectories(dataset.PathOf(kJournalDir), fs));
+  // A kill while the journal was being rewritten left its temporary file.
+  const std::string own = "_of_" + job_id + ".r" + std::to_string(rank) + ".journal";
+  for (const DirEntry& e : ListDirectory(dataset.PathOf(kJournalDir), fs).ValueOr({})) {
+    if (IsAtomicWriteTempName(e.name) && e.name.size() > own.size() &&
+        e.name.compare(e.name.size() - own.size(), own.size(), own) == 0) {
+      (void)RemoveTree(dataset.PathOf(std::string(kJournalDir) + "/" + e.name), fs);
+    }
+  }
   SEDPACK_ASSIGN_OR_RETURN(out.journal, JournalWriter::Create(dataset.root(), rel, parameters, units, fs));
   return out;
+}
+
+Status StartJournal(const std::string& root, const std::string& job_id, const JobParameters& parameters,
+                    FileSystem* fs) {
+  SEDPACK_RETURN_NOT_OK(CreateDirectories(JoinRoot(root, kJournalDir), fs));
+  SEDPACK_ASSIGN_OR_RETURN(auto journal, JournalWriter::Create(root, JournalPath(job_id, 0), parameters, {}, fs));
+  return Status::OK();
+}
+
+void ClearUnstartedJournal(const std::string& root, FileSystem* fs) {
+  const std::string sidecar = JoinRoot(root, ".sedpack-hpc");
+  auto top = ListDirectory(root, fs);
+  if (!top.ok() || top->size() != 1 || (*top)[0].name != ".sedpack-hpc") return;
+  auto mid = ListDirectory(sidecar, fs);
+  if (!mid.ok() || mid->size() > 1 || (mid->size() == 1 && (*mid)[0].name != "jobs")) return;
+  for (const DirEntry& e : ListDirectory(JoinRoot(sidecar, "jobs"), fs).ValueOr({})) {
+    if (!IsAtomicWriteTempName(e.name)) return;
+  }
+  (void)RemoveTree(sidecar, fs);
 }
 
 Status DiscardJob(const std::string& root, const std::string& job_id, FileSystem* fs) {
@@ -129,6 +156,7 @@ Status DiscardJob(const std::string& root, const std::string& job_id, FileSystem
   for (const JournalFile& j : journals) {
     if (j.job_id == job_id) SEDPACK_RETURN_NOT_OK(RemoveTree(JoinRoot(root, j.rel), fs));
   }
+  if (JobCommitted(root, job_id, fs)) return Status::OK();
   const std::string prefix = job_id + "-r";
   for (Split s : AllSplits()) {
     const std::string split_dir = JoinRoot(root, SplitName(s));
@@ -144,11 +172,11 @@ Status DiscardJob(const std::string& root, const std::string& job_id, FileSystem
   return Status::OK();
 }
 
-bool JobCommitted(const Dataset& dataset, const std::string& job_id) {
+bool JobCommitted(const std::string& root, const std::string& job_id, FileSystem* fs) {
   for (Split s : AllSplits()) {
     const std::string rel = std::string(SplitName(s)) + "/shards_list.json";
-    if (!PathExists(dataset.PathOf(rel), dataset.file_system())) continue;
-    auto text = dataset.ReadText(rel, 1ULL << 30);
+    if (!PathExists(JoinRoot(root, rel), fs)) continue;
+    auto text = ReadFileTextBeneath(root, rel, 1ULL << 30, fs);
     if (text.ok() && text->find("\"" + std::string(SplitName(s)) + "/" + job_id + "-r") != std::string::npos) {
       return true;
     }

@@ -37,10 +37,21 @@ Result<RankResume> ResumeRank(const Dataset& dataset, const std::string& job_id,
 
 /// Remove every journal of `job_id` and its rank folders `<split>/<job_id>-r*`
 /// (a restart, or `fix --remove-abandoned-jobs`), whatever the number of ranks.
+/// The folders of a job that is committed (killed after its commit, before its
+/// journals went) are the dataset's: then only the journals go.
 Status DiscardJob(const std::string& root, const std::string& job_id, FileSystem* fs);
 
-/// Whether the committed split lists name folders of `job_id` (its journal is then
-/// left over from a job killed after its commit).
-bool JobCommitted(const Dataset& dataset, const std::string& job_id);
+/// Whether the committed split lists under `root` name folders of `job_id`.
+bool JobCommitted(const std::string& root, const std::string& job_id, FileSystem* fs);
+
+/// Before a new resumable job creates its output: rank 0's journal with only
+/// the job's parameters, so that a kill at any later point leaves a journal
+/// the rerun finds (and not a bare dataset it would refuse to overwrite).
+Status StartJournal(const std::string& root, const std::string& job_id, const JobParameters& parameters,
+                    FileSystem* fs);
+/// If `root` holds nothing but what a StartJournal killed before its rename
+/// left (the jobs folder with temporary files at most), remove that, so the
+/// folder counts as empty again.
+void ClearUnstartedJournal(const std::string& root, FileSystem* fs);
 
 }  // namespace sedpack::journal_internal

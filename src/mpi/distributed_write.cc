@@ -184,7 +184,7 @@ Result<std::unique_ptr<DistributedWriter>> DistributedWriter::Open(Comm& comm, c
 Status DistributedWriter::StartJournal(const DistributedWriteOptions& options) {
   using namespace journal_internal;
   const int rank = comm_.rank();
-  if (JobCommitted(*dataset_, job_id_)) {
+  if (JobCommitted(dataset_->root(), job_id_, dataset_->file_system())) {
     // Killed after its commit, before its journals went: nothing to resume.
     (void)RemoveTree(dataset_->PathOf(JournalPath(job_id_, rank)), dataset_->file_system());
     return Status::AlreadyExists("job ", job_id_, " is already committed in ", dataset_->root());
