@@ -82,7 +82,6 @@ done
 echo "---- job output"; cat "$TMP/job.out"; echo "---- end of job output"
 [ "$state" = COMPLETED ] || fail "job $JOBID ended as '${state:-unknown}' or did not finish in ${JOB_TIMEOUT}s"
 [ "${restarts:-0}" -ge 1 ] || fail "job $JOBID was not requeued (Restarts=${restarts:-?})"
-grep -q "requeueing job $JOBID" "$TMP/job.out" || fail "the job did not requeue itself"
 kept=$(sed -n 's/.*resumed job [^:]*: \([0-9]*\) of [0-9]* shards kept.*/\1/p' "$TMP/job.out" | head -1)
 [ -n "$kept" ] && [ "$kept" -gt 0 ] || fail "the requeued run kept no shards"
 
