@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <map>
 #include <string>
 #include <unordered_set>
 
@@ -12,6 +13,7 @@
 #include "sedpack/codecs/hash.h"
 #include "sedpack/dataset/reader.h"
 #include "io/beneath.h"
+#include "journal/journal_internal.h"
 #include "sedpack/io/file.h"
 #include "sedpack/metadata/paths.h"
 #include "sidecar/sidecar_internal.h"
@@ -413,6 +415,7 @@ std::string_view CheckProblemKindName(CheckProblem::Kind kind) {
     case CheckProblem::Kind::kIOError: return "io_error";
     case CheckProblem::Kind::kOrphan: return "orphan";
     case CheckProblem::Kind::kLargeList: return "large_list";
+    case CheckProblem::Kind::kResumableJob: return "resumable_job";
   }
   return "unknown";
 }
@@ -470,9 +473,37 @@ void FindOrphans(const Dataset& dataset, const CheckOptions& options,
   FindOrphans(dataset, options, [&known](const std::string& rel) { return known.count(rel) != 0; }, report);
 }
 
+namespace {
+
+// The job a file below a split belongs to if it is in a rank folder
+// (`<split>/<job-id>-r<rank>/...`) of a job that has a journal; empty otherwise.
+std::string JournaledJobOf(const std::string& rel, const std::map<std::string, std::uint64_t>& jobs) {
+  const std::size_t a = rel.find('/');
+  const std::size_t b = a == std::string::npos ? a : rel.find('/', a + 1);
+  if (b == std::string::npos) return {};
+  const std::string folder = rel.substr(a + 1, b - a - 1);
+  const std::size_t r = folder.rfind("-r");
+  if (r == std::string::npos || r + 2 >= folder.size() ||
+      folder.find_first_not_of("0123456789", r + 2) != std::string::npos) {
+    return {};
+  }
+  std::string job = folder.substr(0, r);
+  return jobs.count(job) ? job : std::string();
+}
+
+}  // namespace
+
 void FindOrphans(const Dataset& dataset, const CheckOptions& options,
                  const std::function<bool(const std::string&)>& is_listed, CheckReport* report) {
   namespace fs = std::filesystem;
+  // The unlisted files of a stopped resumable job are kept on purpose: one
+  // note per job instead of an orphan per file, and `fix --gc` leaves them.
+  std::map<std::string, std::uint64_t> journaled;
+  if (!dataset.pack()) {
+    for (const auto& j : journal_internal::ListJournals(dataset.root(), dataset.file_system()).ValueOr({})) {
+      journaled.emplace(j.job_id, 0);
+    }
+  }
   if (const PackReader* pack = dataset.pack()) {
     for (const auto& [rel, entry] : pack->entries()) {
       auto split = ParseSplit(rel.substr(0, rel.find('/')));
@@ -521,11 +552,21 @@ void FindOrphans(const Dataset& dataset, const CheckOptions& options,
         return Status::OK();
       }
       if (IsSidecarPath(rel)) return Status::OK();
-      if (!is_listed(rel)) {
+      if (is_listed(rel)) return Status::OK();
+      if (std::string job = JournaledJobOf(rel, journaled); !job.empty()) {
+        ++journaled[job];
+      } else {
         AddProblem(report, CheckProblem::Kind::kOrphan, rel, "file not listed by any metadata");
       }
       return Status::OK();
     }, dataset.file_system());
+  }
+  for (const auto& [job, files] : journaled) {
+    AddProblem(report, CheckProblem::Kind::kResumableJob, std::string(journal_internal::kJournalDir) + "/" + job,
+               "resumable job " + job + ": " + std::to_string(files) +
+                   " files of a stopped run are kept for its rerun (run the same command again to finish it, "
+                   "or sedpack fix --remove-abandoned-jobs to remove them)",
+               "", "", std::to_string(files));
   }
 }
 
@@ -554,7 +595,7 @@ Result<CheckReport> DecodeCheckReport(std::string_view bytes) {
   while (!in.done()) {
     CheckProblem p;
     SEDPACK_ASSIGN_OR_RETURN(std::uint64_t kind, in.NextNumber());
-    if (kind > static_cast<std::uint64_t>(CheckProblem::Kind::kLargeList)) {
+    if (kind > static_cast<std::uint64_t>(CheckProblem::Kind::kResumableJob)) {
       return Status::Corruption("unknown problem kind in check message");
     }
     p.kind = static_cast<CheckProblem::Kind>(kind);

@@ -52,6 +52,11 @@ bool IsInterrupted(const Status& status) {
 
 void SetReportingRank(int rank) { g_rank = rank; }
 
+namespace {
+bool g_resumable = false;
+}  // namespace
+void SetResumableJob(bool resumable) { g_resumable = resumable; }
+
 int ReportInterrupted() {
   const int sig = CancellationSignal() != 0 ? CancellationSignal() : SIGINT;
   if (g_rank == 0) {
@@ -59,7 +64,10 @@ int ReportInterrupted() {
     // One write, so that mpirun does not interleave it with other ranks' output.
     const std::string line = "sedpack" + (g_command.empty() ? "" : " " + g_command) + ": interrupted (" +
                              (name ? std::string(name) : "signal " + std::to_string(sig)) +
-                             "); nothing was committed\n";
+                             "); nothing was committed" +
+                             (g_resumable ? "; the finished shards are kept: run the same command again to resume"
+                                          : "") +
+                             "\n";
     std::cerr << line << std::flush;
   }
   return 128 + sig;

@@ -55,6 +55,8 @@ int ReportInterrupted();
 /// This process's rank under MPI (StartComm sets it); 0 otherwise. Used so that
 /// a line every rank would print is printed once.
 void SetReportingRank(int rank);
+/// A resumable job: ReportInterrupted says that the finished work is kept.
+void SetResumableJob(bool resumable);
 
 /// The exit-code table as printed by `sedpack --help`.
 std::string_view ExitCodeHelp();

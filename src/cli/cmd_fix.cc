@@ -24,7 +24,7 @@
 namespace sedpack::cli {
 
 const CommandSpec kFixSpec = {
-    "fix", "DATASET [--gc [--apply]] [--rebuild-index] [--rewrite-digests --reason TEXT]",
+    "fix", "DATASET [--gc [--apply]] [--remove-abandoned-jobs] [--rebuild-index] [--rewrite-digests --reason TEXT]",
     "diagnose and clean up leftovers of dead jobs; rebuild stale sidecars",
     "Without options, list what needs attention (only metadata is read, no shard is\n"
     "hashed):\n"
@@ -35,7 +35,10 @@ const CommandSpec kFixSpec = {
     "  lock        a lock of a dead job (.sedpack-hpc/commit.lock or jobs/*.lock): its\n"
     "              process is gone from this host, or its heartbeat is older than 60 s;\n"
     "              a live job's lock is listed and left alone\n"
-    "  sidecar     a stale or invalid sample index or content digest file\n\n"
+    "  sidecar     a stale or invalid sample index or content digest file\n"
+    "  resumable job  the kept shards of a stopped `--resumable` job (its journal\n"
+    "              .sedpack-hpc/jobs/<job>.r<rank>.journal names them): not orphans;\n"
+    "              the same command run again finishes the job\n\n"
     "A commit that a killed writer left half done (.sedpack-hpc/commit-journal) is\n"
     "rolled back to the last completed commit whenever the dataset is opened, by this\n"
     "command or any other; `fix` reports when it did so.\n\n"
@@ -43,6 +46,8 @@ const CommandSpec kFixSpec = {
     "folder; it\n"
     "only lists them (a dry run) unless --apply is given. --remove-orphans is\n"
     "--gc --apply (kept for scripts). Listed files and metadata are never touched.\n"
+    "--remove-abandoned-jobs removes the journals and kept shards of resumable jobs\n"
+    "that are not running (their job lock is not held by a live process).\n"
     "--rebuild-index rewrites a stale or invalid sample index.\n"
     "--rewrite-digests --reason TEXT re-stamps every hash of the tree (shards,\n"
     "shards_list.json files, dataset_info.json) to match the bytes on disk now, after\n"
@@ -195,6 +200,17 @@ int PrintFix(const std::string& root, const FixOptions& options, const FixResult
     o->out << "lock " << held << "; left alone\n";
     o->doc["locks_held"].push_back(held);
   }
+  o->doc["resumable_jobs"] = nlohmann::json::array();
+  for (const ResumableJob& job : d.resumable_jobs) {
+    const bool removed = std::find(r.jobs_removed.begin(), r.jobs_removed.end(), job.job_id) != r.jobs_removed.end();
+    o->out << "resumable job " << job.job_id << ": " << job.files << " files of a stopped run"
+           << (removed        ? " removed"
+               : job.running  ? " (running; left alone)"
+                              : "; run the same command again to finish it, or --remove-abandoned-jobs to remove them")
+           << "\n";
+    o->doc["resumable_jobs"].push_back(
+        {{"job_id", job.job_id}, {"files", job.files}, {"running", job.running}, {"removed", removed}});
+  }
   if (r.failed_step == FixStep::kCollect) return ReportError(r.status);
   PrintLeftovers(d, *r.garbage, options.remove_leftovers, o);
   return emit(r.garbage->failures() ? kExitFailure : kExitOk);
@@ -210,6 +226,8 @@ int RunFix(const std::vector<std::string>& args) {
       ("apply", po::bool_switch(), "with --gc: really remove (default: list only)")
       ("dry-run", po::bool_switch(), "with --gc: only list (the default)")
       ("remove-orphans", po::bool_switch(), "the same as --gc --apply")
+      ("remove-abandoned-jobs", po::bool_switch(),
+       "remove the journals and kept shards of stopped resumable jobs (not of running ones)")
       ("rebuild-index", po::bool_switch(), "rewrite a stale or invalid sample index")
       ("rewrite-digests", po::bool_switch(), "re-stamp every hash after a deliberate edit (needs --reason)")
       ("reason", po::value<std::string>()->value_name("TEXT"), "why the hashes are re-stamped (audit log)");
@@ -245,6 +263,7 @@ int RunFix(const std::vector<std::string>& args) {
   if (rewrite) fix.restamp_reason = vm["reason"].as<std::string>();
   fix.rebuild_index = vm["rebuild-index"].as<bool>();
   fix.remove_leftovers = gc && apply;
+  fix.remove_abandoned_jobs = vm["remove-abandoned-jobs"].as<bool>();
   // Opening rolls back a half-done commit; do it here first so it can be reported.
   if (!PackReader::IsPack(root)) {
     auto recovered = RecoverInterruptedCommit(root);
@@ -257,7 +276,7 @@ int RunFix(const std::vector<std::string>& args) {
   }
   auto ds = OpenDatasetArg(root);
   if (!ds.ok()) return ReportError(ds.status(), /*input_stage=*/true);
-  if (fix.remove_leftovers || rewrite || fix.rebuild_index) {
+  if (fix.remove_leftovers || rewrite || fix.rebuild_index || fix.remove_abandoned_jobs) {
     if ((*ds)->pack()) return UsageError("fix", "a packed dataset is read-only; unpack it first");
   }
   return PrintFix(root, fix, FixDataset(std::move(ds).value(), fix), &o, emit);

@@ -146,11 +146,14 @@ std::string ProgressLine(const GenerateProgress& p) {
 // GenerateOverComm. Progress and the summary are printed once, by rank 0; a
 // rank's own failure by that rank, another rank's only by rank 0.
 int RunGenerateParallel(CliComm& cc, const GenerateConfig& config, const std::string& out,
-                        const CommitLockOptions& lock, bool quiet) {
+                        const CommitLockOptions& lock, bool quiet, const po::variables_map& vm) {
   const int rank = cc.comm().rank();
   ProgressPrinter printer(rank == 0 && (config.params.progress || StderrIsTty()));
   ParallelGenerateOptions options;
   options.commit_lock = lock;
+  options.restart = vm["restart"].as<bool>();
+  options.resumable = vm["resumable"].as<bool>() || options.restart;
+  SetResumableJob(options.resumable);
   if (printer.enabled()) {
     options.progress = [&](const GenerateProgress& p) {
       printer.Update(ProgressLine(p), p.finished);
@@ -167,6 +170,10 @@ int RunGenerateParallel(CliComm& cc, const GenerateConfig& config, const std::st
       std::cerr << "sedpack: " << job.status().ToString() << "\n";
     }
     return ExitCodeFor(job.status(), /*input_stage=*/true);  // e.g. --append to a folder that is no dataset
+  }
+  if (rank == 0 && job->journal_shards > 0) {
+    std::cerr << "sedpack generate: resumed job " << job->job_id << ": " << job->kept_shards << " of "
+              << job->journal_shards << " shards kept\n";
   }
   if (rank == 0 && !quiet) {
     const ParallelGenerateSummary& s = *job;
@@ -211,6 +218,10 @@ po::options_description GenerateOptionsDescription() {
       ("append", po::value<std::string>()->value_name("BOOL")->implicit_value("true"),
        "add the examples to the existing dataset OUT (its structure is kept; each split's indices "
        "continue from its current count) (generate.append)")
+      ("resumable", po::bool_switch(),
+       "journal finished shards so that the same command run again after a stop (signal, kill, full disk) "
+       "keeps them and writes only the rest")
+      ("restart", po::bool_switch(), "with --resumable: throw away an earlier run's journal and shards first")
       ("lock-wait", po::value<std::string>()->value_name("SECONDS"),
        "give up waiting for the dataset's commit lock after this long (default 600)")
       ("lock-stale", po::value<std::string>()->value_name("SECONDS"),
@@ -347,7 +358,9 @@ int RunGenerate(const std::vector<std::string>& args) {
   auto started = StartComm();
   if (!started.ok()) return ReportError(started.status());
   CliComm& cc = **started;
-  if (cc.comm().size() > 1 || config.params.append) return RunGenerateParallel(cc, config, out, lock, QuietOption(vm));
+  if (cc.comm().size() > 1 || config.params.append || vm["resumable"].as<bool>() || vm["restart"].as<bool>()) {
+    return RunGenerateParallel(cc, config, out, lock, QuietOption(vm), vm);
+  }
   if (Status st = PrepareGenerateOutput(out); !st.ok()) return ReportError(st);
 
   ProgressPrinter printer(config.params.progress || StderrIsTty());

@@ -8,7 +8,9 @@
 #include "sedpack/config.h"
 
 #ifdef SEDPACK_HAVE_HDF5
+#include "sedpack/codecs/hash.h"
 #include "sedpack/hdf5/import.h"
+#include "sedpack/io/file.h"
 #include "sedpack/hdf5/inspect.h"
 #endif
 
@@ -119,7 +121,10 @@ int RunImportHdf5(const std::vector<std::string>& args) {
       ("memory-budget", po::value<std::string>()->value_name("MB"),
        "memory per rank for read blocks and pending shards (import_hdf5.memory_budget_mb, default 256)")
       ("progress", po::value<std::string>()->value_name("BOOL")->implicit_value("true"),
-       "progress on stderr even when it is not a terminal (import_hdf5.progress)");
+       "progress on stderr even when it is not a terminal (import_hdf5.progress)")
+      ("resumable", po::bool_switch(),
+       "journal finished shards so that the same command run again after a stop keeps them and imports only the rest")
+      ("restart", po::bool_switch(), "with --resumable: throw away an earlier run's journal and shards first");
   AddStructureOptions(&options);
   po::positional_options_description positional;
   positional.add("files", -1);
@@ -159,12 +164,29 @@ int RunImportHdf5(const std::vector<std::string>& args) {
   const int rank = cc.comm().rank();
   ProgressPrinter printer(rank == 0 && (config.params.progress || StderrIsTty()));
   Hdf5ImportOptions io;
+  io.restart = vm["restart"].as<bool>();
+  io.resumable = vm["resumable"].as<bool>() || io.restart;
+  SetResumableJob(io.resumable);
+  if (io.resumable) {
+    // The config as given, plus the options that override it.
+    std::string text = ReadFileText(vm["config"].as<std::string>()).ValueOr("");
+    for (const char* o : {"threads", "level", "memory-budget"}) {
+      if (vm.count(o)) text += std::string("\n--") + o + "=" + vm[o].as<std::string>();
+    }
+    auto digest = HashBytes(std::vector<HashAlgorithm>{HashAlgorithm::kSha256},
+                            std::as_bytes(std::span<const char>(text.data(), text.size())));
+    io.config_digest = digest.ok() ? (*digest)[0].substr(0, 16) : "?";
+  }
   if (printer.enabled()) {
     io.progress = [&](const Hdf5ImportProgress& p) { printer.Update(ImportProgressLine(p), p.finished); };
   }
   auto summary = ImportHdf5(cc.comm(), config, inputs, out, io);
   printer.Finish();
   if (!summary.ok()) return cc.ReportFailure(summary.status());
+  if (rank == 0 && summary->journal_shards > 0) {
+    std::cerr << "sedpack import-hdf5: resumed job " << summary->job_id << ": " << summary->kept_shards << " of "
+              << summary->journal_shards << " shards kept\n";
+  }
   if (rank == 0 && !QuietOption(vm)) {
     const Hdf5ImportSummary& s = *summary;
     std::printf("imported %llu examples (train %llu, test %llu, holdout %llu) from %zu file%s into %s "

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -15,8 +16,28 @@
 
 namespace sedpack {
 
+/// A shard a Filler has written (and fsynced, with FillerOptions::sync), as a
+/// job journal records it.
+struct FilledShard {
+  Split split = Split::kTrain;
+  std::uint64_t seq = 0;    ///< close order among the filler's shards
+  std::uint64_t first = 0;  ///< its first example, counted in its split from the filler's start
+  std::uint64_t size = 0;   ///< stored bytes
+  ShardInfo info;
+  sidecar_internal::ShardChecks checks;
+};
+
 /// What a Filler recorded, for the parallel writers that commit for it.
 struct FillerAccess {
+  /// Journaled writing: every shard written is passed to `on_written` (on a
+  /// writer thread; an error stops the filler), and a failed or dropped filler
+  /// keeps the shards it wrote, since the journal names them. Call before the
+  /// first example.
+  static void KeepWrittenShards(Filler& filler, std::function<Status(const FilledShard&)> on_written);
+  /// Before the first example: take over `kept`, shards of an earlier run of
+  /// the same job (in close order), as if this filler had written them; the
+  /// examples that follow continue each split after them.
+  static Status ResumeFrom(Filler& filler, const std::vector<FilledShard>& kept);
   /// The records of the shards it wrote (after a successful Finish).
   static const std::vector<sidecar_internal::ShardChecks>& Checks(const Filler& filler);
   /// The sidecar that was fresh when it was made (null if none was).

@@ -40,8 +40,8 @@ class Filler::Impl {
     // waits in WaitInFlightBelow, which drains the queue before it returns.)
     pool_.reset();
     // Dropped without a successful Finish: what was written is referenced by no
-    // metadata and never will be.
-    if (!handed_over_) RemoveUncommitted();
+    // metadata and never will be (unless a job journal keeps it for a rerun).
+    if (!handed_over_ && !on_written_) RemoveUncommitted();
   }
 
   Status Init() {
@@ -136,9 +136,31 @@ class Filler::Impl {
       // No worker may write after this, then nothing of this filler stays.
       WaitInFlightBelow(1);
       pool_->Wait();
-      RemoveUncommitted();
+      if (!on_written_) RemoveUncommitted();
     }
     return st;
+  }
+
+  void KeepWrittenShards(std::function<Status(const FilledShard&)> on_written) {
+    on_written_ = std::move(on_written);
+  }
+
+  Status ResumeFrom(const std::vector<FilledShard>& kept) {
+    for (const FilledShard& k : kept) {
+      if (k.info.file_infos.empty()) return Status::InvalidArgument("a kept shard has no file");
+      SplitState& st = StateFor(k.split);
+      const std::string dir = ParentOf(k.info.file_infos[0].file_path);
+      // Kept shards stay in their leaf folders; a leaf is complete once the
+      // next kept shard (or the first new one) is in another folder.
+      if (!st.results.empty() && dir != st.leaf_dir) SEDPACK_RETURN_NOT_OK(WriteLeafList(st));
+      st.leaf_dir = dir;
+      st.results.push_back(std::make_shared<ShardInfo>(k.info));
+      st.next_first = k.first + static_cast<std::uint64_t>(k.info.number_of_examples);
+      next_seq_ = std::max(next_seq_, k.seq + 1);
+      std::lock_guard<std::mutex> lock(io_mu_);
+      checks_.push_back(k.checks);
+    }
+    return Status::OK();
   }
 
   Status FinishWrites() {
@@ -235,6 +257,7 @@ class Filler::Impl {
     // One slot per submitted shard of the open leaf, in submission order;
     // filled by the workers.
     std::vector<std::shared_ptr<ShardInfo>> results;
+    std::uint64_t next_first = 0;  // first example of the next shard closed, in this split
   };
 
   SplitState& StateFor(Split split) {
@@ -315,6 +338,8 @@ class Filler::Impl {
     st.leaf_dir = std::move(dir);
     auto slot = std::make_shared<ShardInfo>();
     slot->number_of_examples = static_cast<std::int64_t>(st.writer->num_examples());
+    const Unit unit{split, next_seq_++, st.next_first};
+    st.next_first += st.writer->num_examples();
     slot->custom_metadata = st.metadata;
     slot->file_infos.push_back(FileInfo{rel_path, {}});
     st.results.push_back(slot);
@@ -331,8 +356,8 @@ class Filler::Impl {
       ++in_flight_;
     }
     const int codec_threads = tail_threads_;
-    pool_->Submit([this, writer, slot, rel_path, abs_path, algos, codec_threads] {
-      PendingWrite w{rel_path, abs_path, {}, {}, slot, {}};
+    pool_->Submit([this, writer, slot, rel_path, abs_path, algos, codec_threads, unit] {
+      PendingWrite w{rel_path, abs_path, {}, {}, slot, {}, unit, 0};
       if (!Sticky().ok()) return ShardDone();  // another shard already failed: do no more work
       if (Status c = CheckCancelled(); !c.ok()) {
         (void)SetSticky(c);
@@ -375,6 +400,13 @@ class Filler::Impl {
     return Sticky();
   }
 
+  // Where a shard stands in the filler's output, for a job journal.
+  struct Unit {
+    Split split;
+    std::uint64_t seq;
+    std::uint64_t first;
+  };
+
   // A shard whose bytes are ready (compressed and hashed) but not yet written.
   struct PendingWrite {
     std::string rel_path;
@@ -383,6 +415,8 @@ class Filler::Impl {
     std::vector<std::string> hashes;
     std::shared_ptr<ShardInfo> slot;
     sidecar_internal::ShardChecks checks;
+    Unit unit;
+    std::uint64_t size;
   };
 
   AtomicWriteOptions ShardWriteOptions() const {
@@ -396,14 +430,18 @@ class Filler::Impl {
   // After a shard's write: on success its hashes go into its slot and its path
   // into written_shards_; a failure becomes the sticky status.
   void RecordShardWrite(const Status& s, PendingWrite& w, std::vector<std::string> hashes) {
-    if (s.ok()) {
-      w.slot->file_infos[0].hash_checksums = std::move(hashes);
-      std::lock_guard<std::mutex> lock(io_mu_);
-      written_shards_.push_back(w.rel_path);
-      checks_.push_back(std::move(w.checks));
-    } else {
+    if (!s.ok()) {
       (void)SetSticky(s);
+      return;
     }
+    w.slot->file_infos[0].hash_checksums = std::move(hashes);
+    if (on_written_) {
+      const FilledShard done{w.unit.split, w.unit.seq, w.unit.first, w.size, *w.slot, w.checks};
+      if (Status j = on_written_(done); !j.ok()) (void)SetSticky(j);
+    }
+    std::lock_guard<std::mutex> lock(io_mu_);
+    written_shards_.push_back(w.rel_path);
+    checks_.push_back(std::move(w.checks));
   }
 
   void WriteShard(PendingWrite w) {
@@ -412,6 +450,7 @@ class Filler::Impl {
       // leading out of the dataset; shards are not written through it.
       Status s = CheckStaysBeneath(dataset_->root(), w.rel_path, dataset_->file_system());
       if (s.ok()) s = WriteFileAtomic(w.path, w.bytes.span(), ShardWriteOptions());
+      w.size = w.bytes.size();
       RecordShardWrite(s, w, std::move(w.hashes));
     }
     w.bytes = {};  // Back to the pool before the slot is freed.
@@ -449,6 +488,7 @@ class Filler::Impl {
           },
           ShardWriteOptions());
     }
+    w.size = stored;
     if (s.ok()) {
       w.checks = dataset_internal::MakeShardChecks(w.rel_path, stored, fast.Digest(),
                                                    shard_internal::TakeShardWriteChecks(writer));
@@ -522,6 +562,8 @@ class Filler::Impl {
   std::vector<std::string> written_lists_;
   std::map<std::string, std::string> previous_lists_;
   bool handed_over_ = false;
+  std::uint64_t next_seq_ = 0;  // close order of the next shard
+  std::function<Status(const FilledShard&)> on_written_;  // set: journaled, written shards are kept
   std::mutex status_mu_;
   Status status_;
   bool finished_ = false;
@@ -559,5 +601,11 @@ const std::vector<sidecar_internal::ShardChecks>& FillerAccess::Checks(const Fil
   return filler.impl_->checks();
 }
 const sidecar_internal::ChecksSidecar* FillerAccess::Carried(const Filler& filler) { return filler.impl_->carried(); }
+void FillerAccess::KeepWrittenShards(Filler& filler, std::function<Status(const FilledShard&)> on_written) {
+  filler.impl_->KeepWrittenShards(std::move(on_written));
+}
+Status FillerAccess::ResumeFrom(Filler& filler, const std::vector<FilledShard>& kept) {
+  return filler.impl_->ResumeFrom(kept);
+}
 
 }  // namespace sedpack

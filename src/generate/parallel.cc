@@ -13,6 +13,8 @@
 #include "io/output_folder.h"
 #include "sedpack/cancel.h"
 #include "sedpack/mpi/distributed_write.h"
+#include "journal/resume_internal.h"
+#include "sedpack/codecs/hash.h"
 
 namespace sedpack {
 namespace {
@@ -65,6 +67,51 @@ Status PrepareGenerateOutput(const std::string& out) {
 
 namespace {
 
+// What identifies a generate job's output, for its journal: every parameter
+// that changes the examples, their order or their bytes (not the thread count:
+// shard bytes do not depend on it).
+std::vector<std::pair<std::string, std::string>> ResumeParameters(const GenerateConfig& config, int ranks,
+                                                                  const std::array<std::uint64_t, 3>& base) {
+  DatasetInfo info;
+  info.metadata = config.metadata;
+  info.dataset_structure = config.structure;
+  const std::string text = SerializeDatasetInfo(info);
+  auto digest = HashBytes(std::vector<HashAlgorithm>{HashAlgorithm::kSha256},
+                          std::as_bytes(std::span<const char>(text.data(), text.size())));
+  const GenerateParams& p = config.params;
+  auto triple = [](const std::array<std::uint64_t, 3>& a) {
+    return std::to_string(a[0]) + "/" + std::to_string(a[1]) + "/" + std::to_string(a[2]);
+  };
+  return {{"command", "generate"},
+          {"structure", digest.ok() ? (*digest)[0].substr(0, 16) : std::string("?")},
+          {"seed", std::to_string(p.seed)},
+          {"examples", triple(p.examples)},
+          {"appended to", triple(base)},
+          {"key group size", std::to_string(p.key_group_size)},
+          {"shard by key", p.shard_by_key ? "true" : "false"},
+          {"noise", std::to_string(p.noise_std)},
+          {"leak scale", std::to_string(p.leak_scale)},
+          {"level", std::to_string(p.level)},
+          {"ranks", std::to_string(ranks)}};
+}
+
+// A resumable job's id: the same command on the same output finds it again.
+// A new dataset has one job, so its id is fixed and a rerun with another seed
+// or config finds the journal and is refused, naming what changed. Appends
+// are told apart by seed (concurrent appends each have their own) and by the
+// counts they continue from.
+std::string ResumableJobId(const GenerateConfig& config, const std::array<std::uint64_t, 3>& base) {
+  if (!config.params.append) return journal_internal::JobIdFor("generate a new dataset");
+  return journal_internal::JobIdFor("generate seed " + std::to_string(config.params.seed) + " after " +
+                                    std::to_string(base[0]) + "/" + std::to_string(base[1]) + "/" +
+                                    std::to_string(base[2]));
+}
+
+// Whether rank 0's journal of `job_id` is under `out`: a stopped run to resume.
+bool HasJournal(const std::string& out, const std::string& job_id) {
+  return PathExists(JoinRoot(out, journal_internal::JournalPath(job_id, 0)));
+}
+
 // How every rank's writer is opened: a new dataset is created with the
 // config's metadata and structure, an append keeps the dataset's own.
 DistributedWriteOptions GenerateWriteOptions(const GenerateConfig& config, const ParallelGenerateOptions& options) {
@@ -116,17 +163,32 @@ Result<ParallelGenerateSummary> GenerateOverComm(Comm& comm, GenerateConfig conf
   // Rank 0 notes whether a new dataset's folder was there, so that a failed or
   // interrupted job can put it back (remove the folder it created).
   bool existed = true;
+  const std::string job_id =
+      options.resumable && options.job_id.empty() ? ResumableJobId(config, base) : options.job_id;
   if (planned.ok() && append) {
     planned = PlanAppend(out, options.commit_lock, &config, &base);
   } else if (planned.ok() && rank == 0) {
     existed = io_internal::OutputExists(out);
-    planned = PrepareGenerateOutput(out);
+    // A stopped run of this job left its dataset (still empty) and journal.
+    if (!options.resumable || !HasJournal(out, job_id)) {
+      if (options.resumable) journal_internal::ClearUnstartedJournal(out, nullptr);
+      planned = PrepareGenerateOutput(out);
+      if (planned.ok() && options.resumable) {
+        planned = journal_internal::StartJournal(out, job_id, ResumeParameters(config, size, base), nullptr);
+      }
+    }
   }
   SEDPACK_RETURN_NOT_OK(AgreeOnStatus(comm, planned));
-  // Only a job that found no dataset there removes what it made.
-  const bool fresh = !append && rank == 0;
+  // Only a job that found no dataset there removes what it made; a resumable
+  // one keeps it, with the shards its journal names.
+  const bool fresh = !append && rank == 0 && !options.resumable;
 
-  const DistributedWriteOptions wo = GenerateWriteOptions(config, options);
+  DistributedWriteOptions wo = GenerateWriteOptions(config, options);
+  if (options.resumable) {
+    wo.job_id = append && options.job_id.empty() ? ResumableJobId(config, base) : job_id;
+    wo.resume_parameters = ResumeParameters(config, size, base);
+    wo.restart = options.restart;
+  }
   auto opened = DistributedWriter::Open(comm, out, wo);
   if (!opened.ok()) {
     if (fresh && opened.status().code() != StatusCode::kAlreadyExists) io_internal::RestoreOutputFolder(out, existed);
@@ -136,6 +198,11 @@ Result<ParallelGenerateSummary> GenerateOverComm(Comm& comm, GenerateConfig conf
 
   GenerateOptions gen;
   const std::uint64_t total = PlanRankRanges(rank, size, base, &config, &gen);
+  // What an earlier run kept of this rank's share is not written again.
+  for (Split s : AllSplits()) {
+    IndexRange& r = gen.ranges[static_cast<int>(s)];
+    r.begin = std::min(r.end, r.begin + writer->kept_examples(s));
+  }
   gen.filler = wo.filler;
   gen.sink = [&](Split s, std::span<const ValueView> v, const JsonValue* m) { return writer->WriteExample(s, v, m); };
 
@@ -198,6 +265,8 @@ Result<ParallelGenerateSummary> GenerateOverComm(Comm& comm, GenerateConfig conf
   out_summary.seconds = SecondsSince(start);
   out_summary.ranks = size;
   out_summary.appended = append;
+  out_summary.kept_shards = writer->kept_shards();
+  out_summary.journal_shards = writer->journal_shards();
   return out_summary;
 }
 

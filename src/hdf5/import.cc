@@ -464,6 +464,11 @@ Result<Hdf5ImportSummary> ImportHdf5(Comm& comm, const Hdf5ImportConfig& config,
   job.progress = options.progress;
   job.who = "import-hdf5";
   job.file_system = options.file_system;
+  if (options.resumable || options.restart) {
+    job.resume_parameters = {{"command", "import-hdf5"}, {"config", options.config_digest}};
+    for (auto& p : import_internal::InputParameters(inputs, options.file_system)) job.resume_parameters.push_back(p);
+    job.restart = options.restart;
+  }
   SEDPACK_ASSIGN_OR_RETURN(import_internal::ImportResult r,
                            import_internal::Import(comm, plan.status(), splits, out, job));
   return Hdf5ImportSummary(std::move(r));

@@ -11,6 +11,8 @@
 
 #include "comm/progress_internal.h"
 #include "io/output_folder.h"
+#include "journal/resume_internal.h"
+#include "sedpack/codecs/hash.h"
 #include "parallel/worker_pool.h"
 #include "sedpack/cancel.h"
 #include "sedpack/dataset/dataset.h"
@@ -91,7 +93,9 @@ class Importer {
     }
     for (ImportSplit& sp : splits_) {
       const std::vector<std::uint64_t> cuts = CutPoints(sp, comm_.size());
-      const std::uint64_t g0 = cuts[comm_.rank()], g1 = cuts[comm_.rank() + 1];
+      const std::uint64_t g1 = cuts[comm_.rank() + 1];
+      // The rows an earlier run of a resumable job kept are not read again.
+      const std::uint64_t g0 = std::min(g1, cuts[comm_.rank()] + writer_.kept_examples(sp.split));
       std::uint64_t f0 = 0;
       for (std::size_t f = 0; f < sp.inputs.size() && g0 < g1; ++f) {
         const std::uint64_t f1 = f0 + (sp.rows[f].second - sp.rows[f].first);
@@ -238,6 +242,8 @@ Result<ImportResult> Summarize(Comm& comm, const Importer& importer, Distributed
   SEDPACK_ASSIGN_OR_RETURN(std::int64_t max_bits, comm.AllreduceMax(bits));
   std::memcpy(&summary.max_rounding_error, &max_bits, 8);
   summary.job_id = writer.job_id();
+  summary.kept_shards = writer.kept_shards();
+  summary.journal_shards = writer.journal_shards();
   SEDPACK_ASSIGN_OR_RETURN(summary.root_checksums, writer.dataset()->MetadataChecksums());
   summary.block_rows = job.sizing.block_rows;
   summary.shard_byte_budget = job.sizing.shard_byte_budget;
@@ -257,19 +263,77 @@ ImportSizing ChooseImportSizing(std::uint64_t budget, int threads, std::uint64_t
   return s;
 }
 
+namespace {
+
+// A resumable import's job id and parameters: one job per new dataset, so a
+// rerun with other inputs or options finds the journal and is refused.
+void SetUpResume(const Comm& comm, std::span<const ImportSplit> splits, const ImportJob& job,
+                 DistributedWriteOptions* wo) {
+  wo->job_id = job.job_id.empty() ? journal_internal::JobIdFor(std::string(job.who) + " into a new dataset") : job.job_id;
+  wo->resume_parameters = job.resume_parameters;
+  DatasetInfo info;
+  info.metadata = job.metadata;
+  info.dataset_structure = job.structure;
+  std::string text = SerializeDatasetInfo(info);
+  for (const ImportSplit& sp : splits) {
+    text += "\n" + std::string(SplitName(sp.split));
+    for (const auto& [first, last] : sp.rows) text += " " + std::to_string(first) + "-" + std::to_string(last);
+  }
+  auto digest = HashBytes(std::vector<HashAlgorithm>{HashAlgorithm::kSha256},
+                          std::as_bytes(std::span<const char>(text.data(), text.size())));
+  wo->resume_parameters.emplace_back("structure and rows", digest.ok() ? (*digest)[0].substr(0, 16) : "?");
+  wo->resume_parameters.emplace_back("level", std::to_string(job.level));
+  wo->resume_parameters.emplace_back("shard byte budget", std::to_string(job.sizing.shard_byte_budget));
+  wo->resume_parameters.emplace_back("ranks", std::to_string(comm.size()));
+  wo->restart = job.restart;
+}
+
+}  // namespace
+
+std::vector<std::pair<std::string, std::string>> InputParameters(const std::vector<std::string>& inputs,
+                                                                 FileSystem* fs) {
+  std::vector<std::pair<std::string, std::string>> out;
+  for (std::size_t i = 0; i < inputs.size(); ++i) {
+    FileStat st;
+    std::string v = inputs[i];
+    if (FileSystemOr(fs).Stat(inputs[i].c_str(), &st) == 0) {
+      v += " (" + std::to_string(st.size) + " bytes, modified " + std::to_string(st.mtime_ns) + " ns)";
+    }
+    out.emplace_back("input " + std::to_string(i + 1), std::move(v));
+  }
+  return out;
+}
+
+namespace {
+
+// Whether `out` holds rank 0's journal of the resumable job: a stopped run to resume.
+bool HoldsJournal(const std::string& out, const DistributedWriteOptions& wo, FileSystem* fs) {
+  return !wo.resume_parameters.empty() && PathExists(JoinRoot(out, journal_internal::JournalPath(wo.job_id, 0)), fs);
+}
+
+}  // namespace
+
 Result<ImportResult> Import(Comm& comm, const Status& planned, std::span<ImportSplit> splits, const std::string& out,
                             const ImportJob& job) {
+  const bool resumable = !job.resume_parameters.empty();
+  DistributedWriteOptions wo;
+  if (resumable) SetUpResume(comm, splits, job, &wo);
   // 1. Check everything before anything is created.
   bool existed = false;
   Status local = planned;
-  if (local.ok() && comm.rank() == 0) local = CheckOutputFree(out, job.who, job.file_system, &existed);
+  if (local.ok() && comm.rank() == 0 && !HoldsJournal(out, wo, job.file_system)) {
+    if (resumable) journal_internal::ClearUnstartedJournal(out, job.file_system);
+    local = CheckOutputFree(out, job.who, job.file_system, &existed);
+    if (local.ok() && resumable) {
+      local = journal_internal::StartJournal(out, wo.job_id, wo.resume_parameters, job.file_system);
+    }
+  }
   SEDPACK_RETURN_NOT_OK(AgreeOnStatus(comm, local));
 
   // 2. Open the writer (rank 0 creates the dataset) and import this rank's rows.
-  DistributedWriteOptions wo;
   wo.create_metadata = job.metadata;
   wo.create_structure = job.structure;
-  wo.job_id = job.job_id;
+  if (!resumable) wo.job_id = job.job_id;
   wo.file_system = job.file_system;
   wo.filler.concurrency = job.sizing.threads;
   wo.filler.max_pending_shards = job.sizing.threads;
@@ -277,7 +341,7 @@ Result<ImportResult> Import(Comm& comm, const Status& planned, std::span<ImportS
   wo.filler.codec.level = job.level;
   auto writer = DistributedWriter::Open(comm, out, wo);
   if (!writer.ok()) {
-    if (comm.rank() == 0) io_internal::RestoreOutputFolder(out, existed, job.file_system);
+    if (comm.rank() == 0 && !resumable) io_internal::RestoreOutputFolder(out, existed, job.file_system);
     return writer.status();
   }
   std::array<std::uint64_t, 3> examples{};
@@ -286,6 +350,8 @@ Result<ImportResult> Import(Comm& comm, const Status& planned, std::span<ImportS
   if (!mine.ok()) (*writer)->Fail(mine);
   importer.FinalReport();
   Status finished = (*writer)->Finish();
+  // A resumable job keeps its dataset and the shards its journals name.
+  if (!finished.ok() && resumable) return finished;
   if (!finished.ok()) {
     // Every rank removes its own shards, then rank 0 the dataset it created.
     for (Split s : AllSplits()) {

@@ -98,6 +98,12 @@ struct ImportJob {
   ImportSizing sizing;
   int level = kDefaultCodecLevel;
   std::string job_id;
+  /// A resumable job (DistributedWriteOptions::resume_parameters): what
+  /// identifies its inputs and options; the import adds its own (structure,
+  /// ranks, codec and shard options). Empty: not resumable.
+  std::vector<std::pair<std::string, std::string>> resume_parameters;
+  /// With resume_parameters: throw away an earlier run's journal and shards.
+  bool restart = false;
   /// Rank 0 only, a few times a second, totals of all ranks.
   std::function<void(const ImportProgress&)> progress;
   /// Who refuses an existing output, e.g. "import-hdf5".
@@ -116,12 +122,19 @@ struct ImportResult : ImportSummary {
   double max_rounding_error = 0;
 };
 
+/// Resume parameters naming each input file with its size and modification
+/// time, so that a rerun after an input changed is refused.
+std::vector<std::pair<std::string, std::string>> InputParameters(const std::vector<std::string>& inputs,
+                                                                 FileSystem* fs);
+
 /// Collective over `comm`: every rank passes its own plan of the same job
 /// (`planned` says whether planning worked; the ranks agree on it, and on the
 /// output being new or empty, before anything is created). Rank r writes the
 /// r-th contiguous range of each split's rows, cut at preferred block
 /// boundaries; the merge keeps the source order. On failure anywhere every
-/// rank removes its shards and `out` is left as it was.
+/// rank removes its shards and `out` is left as it was; a resumable job
+/// (job.resume_parameters) keeps the dataset and the shards its journals name,
+/// and its rerun skips the rows they hold.
 Result<ImportResult> Import(Comm& comm, const Status& planned, std::span<ImportSplit> splits, const std::string& out,
                             const ImportJob& job);
 

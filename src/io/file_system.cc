@@ -29,6 +29,7 @@ int FromStat(int rc, const struct stat& st, FileStat* out) {
   if (rc != 0) return rc;
   out->type = TypeOf(st.st_mode);
   out->size = static_cast<std::uint64_t>(st.st_size);
+  out->mtime_ns = static_cast<std::int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec;
   return 0;
 }
 

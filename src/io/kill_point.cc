@@ -17,6 +17,7 @@ struct KillConfig {
   bool active = false;
   std::int64_t rank = 0;
   std::uint64_t kill_at = 0;  // 0 = never
+  int signal = SIGKILL;
   std::string log_path;
 };
 
@@ -44,6 +45,7 @@ const KillConfig& Config() {
     c.rank = OwnRank();
     if (at > 0 && (rank < 0 || rank == c.rank)) c.kill_at = static_cast<std::uint64_t>(at);
     if (const char* log = std::getenv("SEDPACK_TEST_STEP_LOG")) c.log_path = log;
+    c.signal = static_cast<int>(EnvInt("SEDPACK_TEST_KILL_SIGNAL", SIGKILL));
     c.active = c.kill_at > 0 || !c.log_path.empty();
     return c;
   }();
@@ -69,7 +71,7 @@ void KillPoint(std::string_view what, std::string_view path) {
       ::close(fd);
     }
   }
-  if (n == c.kill_at) ::raise(SIGKILL);
+  if (n == c.kill_at) ::raise(c.signal);
 }
 
 }  // namespace sedpack

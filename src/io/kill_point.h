@@ -8,6 +8,8 @@
 //                               (counted from 1 in this process, all threads);
 //   SEDPACK_TEST_KILL_RANK=R    only in MPI rank R (OMPI_COMM_WORLD_RANK, PMIX_RANK
 //                               or PMI_RANK), so one rank of a job dies;
+//   SEDPACK_TEST_KILL_SIGNAL=S  sends signal number S instead (15: a SIGTERM at a
+//                               known point, which the job handles as a stop);
 //   SEDPACK_TEST_STEP_LOG=FILE  every point appends "rank<TAB>N<TAB>what<TAB>path\n",
 // a test can first count a job's points and learn where its commit happens, then
 // rerun it killed at any chosen point. SIGKILL cannot be caught, so what is left

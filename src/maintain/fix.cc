@@ -18,6 +18,7 @@
 #include "sedpack/maintain/content.h"
 #include "sedpack/maintain/recompress.h"
 #include "dataset/commit_internal.h"
+#include "journal/resume_internal.h"
 #include "sidecar/sidecar_internal.h"
 
 namespace sedpack {
@@ -177,6 +178,10 @@ Result<DatasetDiagnosis> DiagnoseDataset(const Dataset& dataset) {
     d.leftovers.push_back(std::move(l));
   };
   for (const CheckProblem& p : orphans.problems) {
+    if (p.kind == CheckProblem::Kind::kResumableJob) {
+      d.resumable_jobs.push_back(ResumableJob{fs::path(p.path).filename().string(), std::stoull("0" + p.found)});
+      continue;
+    }
     if (p.kind != CheckProblem::Kind::kOrphan) {
       if (p.kind == CheckProblem::Kind::kPathEscape) d.unsafe.push_back(p);
       continue;
@@ -197,6 +202,10 @@ Result<DatasetDiagnosis> DiagnoseDataset(const Dataset& dataset) {
     for (std::string& n : names) add_file(Leftover::Kind::kTemporary, std::move(n));
   }
   DiagnoseLocks(dataset, &d);
+  for (ResumableJob& job : d.resumable_jobs) {
+    const std::string lock = std::string(kSidecarDirName) + "/jobs/" + job.job_id + ".lock:";
+    for (const std::string& held : d.held_locks) job.running = job.running || held.compare(0, lock.size(), lock) == 0;
+  }
   const std::string staging = RecompressStagingPath(root);
   if (PathExists(staging)) d.leftovers.push_back({Leftover::Kind::kRecompress, staging, 0});
   DiagnoseSidecars(root, &d);
@@ -300,6 +309,14 @@ FixResult FixDataset(std::shared_ptr<Dataset> dataset, const FixOptions& options
     auto built = BuildIndexFile(dataset);
     if (!built.ok()) return fail(FixStep::kRebuildIndex, built.status());
     r.index_rebuilt = true;
+  }
+  if (options.remove_abandoned_jobs && !d.packed) {
+    for (const ResumableJob& job : d.resumable_jobs) {
+      if (job.running) continue;
+      Status removed = journal_internal::DiscardJob(root, job.job_id, dataset->file_system());
+      if (!removed.ok()) return fail(FixStep::kCollect, removed);
+      r.jobs_removed.push_back(job.job_id);
+    }
   }
   auto collected = CollectGarbage(*dataset, d, options.remove_leftovers);
   if (!collected.ok()) return fail(FixStep::kCollect, collected.status());

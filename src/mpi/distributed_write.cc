@@ -15,6 +15,7 @@
 #include "metadata/shard_list_info_wire.h"
 
 #include "dataset/checks_write_internal.h"
+#include "journal/resume_internal.h"
 
 namespace sedpack {
 namespace {
@@ -131,6 +132,11 @@ Result<std::unique_ptr<DistributedWriter>> DistributedWriter::Open(Comm& comm, c
       st = reserved.status();
       if (reserved.ok()) w->reservation_ = std::move(reserved).value();
     }
+    // A restart throws away every rank's earlier work, whatever the number of
+    // ranks then; the other ranks wait for this in the broadcast below.
+    if (st.ok() && options.restart && !options.resume_parameters.empty()) {
+      st = journal_internal::DiscardJob(root, w->job_id_, fs);
+    }
     payload = EncodeStatus(st) + "\n" + w->job_id_;
   }
   SEDPACK_RETURN_NOT_OK(comm.Bcast(&payload, 0));
@@ -152,10 +158,13 @@ Result<std::unique_ptr<DistributedWriter>> DistributedWriter::Open(Comm& comm, c
     FillerOptions fo = options.filler;
     fo.relative_path_from_split = w->RankFolder();
     fo.auto_update_dataset = false;
+    // A journal may name a shard only once it is on disk to stay.
+    if (!options.resume_parameters.empty()) fo.sync = true;
     auto filler = Filler::Make(w->dataset_, fo);
     opened = filler.status();
     if (filler.ok()) w->filler_ = std::move(filler).value();
   }
+  if (opened.ok() && !options.resume_parameters.empty()) opened = w->StartJournal(options);
   // Every rank must be able to open the dataset (a rank may not see the file system).
   SEDPACK_ASSIGN_OR_RETURN(std::int64_t first_bad, comm.AllreduceMin(opened.ok() ? comm.size() : comm.rank()));
   if (!opened.ok()) return opened;
@@ -163,7 +172,48 @@ Result<std::unique_ptr<DistributedWriter>> DistributedWriter::Open(Comm& comm, c
     return Status::IOError("aborted: rank ", first_bad, " could not open the dataset at ", root)
         .WithDetail(StatusDetail::kPeerAborted);
   }
+  if (!options.resume_parameters.empty()) {
+    SEDPACK_ASSIGN_OR_RETURN(auto kept, comm.AllreduceSum(static_cast<std::int64_t>(w->kept_shards_)));
+    SEDPACK_ASSIGN_OR_RETURN(auto named, comm.AllreduceSum(static_cast<std::int64_t>(w->journal_shards_)));
+    w->kept_shards_ = static_cast<std::uint64_t>(kept);
+    w->journal_shards_ = static_cast<std::uint64_t>(named);
+  }
   return w;
+}
+
+Status DistributedWriter::StartJournal(const DistributedWriteOptions& options) {
+  using namespace journal_internal;
+  const int rank = comm_.rank();
+  if (JobCommitted(dataset_->root(), job_id_, dataset_->file_system())) {
+    // Killed after its commit, before its journals went: nothing to resume.
+    (void)RemoveTree(dataset_->PathOf(JournalPath(job_id_, rank)), dataset_->file_system());
+    return Status::AlreadyExists("job ", job_id_, " is already committed in ", dataset_->root());
+  }
+  SEDPACK_ASSIGN_OR_RETURN(RankResume resumed, ResumeRank(*dataset_, job_id_, rank, RankFolder(),
+                                                          options.resume_parameters, options.restart));
+  kept_examples_ = resumed.kept_examples;
+  kept_shards_ = resumed.kept.size();
+  journal_shards_ = resumed.recorded;
+  journal_ = std::move(resumed.journal);
+  JournalWriter* journal = journal_.get();
+  FillerAccess::KeepWrittenShards(*filler_, [journal](const FilledShard& f) {
+    JournalUnit u;
+    u.seq = f.seq;
+    u.split = f.split;
+    u.first = f.first;
+    u.size = f.size;
+    u.shard = f.info;
+    if (auto e = sidecar_internal::EncodeShardChecks(f.checks); e.ok()) u.checks = std::move(e).value();
+    return journal->Append(u);
+  });
+  return FillerAccess::ResumeFrom(*filler_, resumed.kept);
+}
+
+void DistributedWriter::RemoveRankFolders() {
+  if (journal_) return;  // kept for the next run of the same job
+  for (Split s : AllSplits()) {
+    (void)RemoveTree(dataset_->PathOf(std::string(SplitName(s)) + "/" + RankFolder()), dataset_->file_system());
+  }
 }
 
 DistributedWriter::DistributedWriter(Comm& comm) : comm_(comm) {}
@@ -210,9 +260,7 @@ Status DistributedWriter::Finish() {
     // Nothing refers to this rank's folders: they go (the filler already
     // removed its files if it was the one that failed).
     filler_.reset();
-    for (Split s : AllSplits()) {
-      (void)RemoveTree(dataset_->PathOf(std::string(SplitName(s)) + "/" + RankFolder()), dataset_->file_system());
-    }
+    RemoveRankFolders();
   }
   return st;
 }
@@ -243,9 +291,7 @@ Status DistributedWriter::FinishJob(bool* may_be_committed) {
     // Nothing is merged: this rank's shards and lists are garbage. Stop its
     // shard writers, then remove its own folders (no other rank writes there).
     filler_.reset();
-    for (Split s : AllSplits()) {
-      (void)RemoveTree(dataset_->PathOf(std::string(SplitName(s)) + "/" + RankFolder()), dataset_->file_system());
-    }
+    RemoveRankFolders();
     // Return together, so that whoever looks at the dataset next (rank 0 removing
     // a folder the job created, a check) sees every rank's folders gone.
     SEDPACK_RETURN_NOT_OK(comm_.IdleBarrier());
@@ -283,6 +329,9 @@ Status DistributedWriter::FinishJob(bool* may_be_committed) {
                ? merged
                : merged.WithPrefix("aborted: rank 0 failed to merge: ").WithDetail(StatusDetail::kPeerAborted);
   }
+  // Committed: the journal has nothing left to keep.
+  if (journal_) (void)journal_->Remove();
+  journal_.reset();
   if (comm_.rank() != 0) SEDPACK_RETURN_NOT_OK(dataset_->Reload());
   if (reservation_) (void)reservation_->Release();  // the job's folders now name it
   return Status::OK();

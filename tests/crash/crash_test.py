@@ -117,6 +117,24 @@ class Harness:
         if os.path.exists(staging):
             raise Failure("the recompress staging folder is still there: " + staging)
 
+    def resume_after_kill(self, job, ds, got, after, k):
+        """A resumable job: `fix --gc --apply` leaves its journal and kept shards (it
+        removes only the dead job's stale lock), and the same command run again
+        finishes it; afterwards no journal is left (one left by a kill between the
+        commit and the journal's removal goes with --remove-abandoned-jobs)."""
+        if got is not None:
+            self.sp("fix", ds, "--gc", "--apply")
+        if got != after:
+            rc, out, err = self.run([*self.mpi_prefix(job), self.sedpack, *job["args"](ds)])
+            if rc != 0:
+                raise Failure("resume after a kill at step %d failed (%d): %s" % (k, rc, err[-1000:]))
+        else:
+            self.sp("fix", ds, "--remove-abandoned-jobs")
+        jobs_dir = os.path.join(ds, ".sedpack-hpc", "jobs")
+        left = [n for n in (os.listdir(jobs_dir) if os.path.isdir(jobs_dir) else []) if n.endswith(".journal")]
+        if left:
+            raise Failure("after a kill at step %d and the resume, journals are left: %s" % (k, left))
+
     # -- one job -----------------------------------------------------------------
     def step_log(self, job, ds):
         log = os.path.join(self.work, "steps.log")
@@ -234,9 +252,11 @@ class Harness:
                     raise Failure("after a kill at step %d (commit at %s) the dataset is %s, expected %s"
                                   % (k, commit, show(got), show(want)))
                 # 3-4: clean up, then finish the job from the committed state.
-                if got is not None:
+                if job.get("resumable"):
+                    self.resume_after_kill(job, ds, got, after, k)
+                elif got is not None:
                     self.assert_clean_after_gc(ds, job)
-                if got != after:
+                if got != after and not job.get("resumable"):
                     again = job["args"](ds) if got is None else job["rerun"](ds)
                     rc, out, err = self.run([*self.mpi_prefix(job), self.sedpack, *again])
                     if rc != 0:
@@ -270,7 +290,7 @@ def main():
     ap.add_argument("--points", type=int, default=24, help="kill points per job (at least)")
     ap.add_argument("--commit-points", type=int, default=0,
                     help="try only this many steps of the commit window (default 0: every step)")
-    ap.add_argument("--jobs", default="writer,mpi-writer,recompress,append")
+    ap.add_argument("--jobs", default="writer,mpi-writer,recompress,append,resumable,mpi-resumable")
     args = ap.parse_args()
     h = Harness(args)
 
@@ -291,6 +311,14 @@ def main():
         "mpi-writer": dict(name="mpi-writer", ranks=2, setup=lambda ds: None, args=fresh,
                            rerun=lambda ds: ["generate", h.config, ds, *first, *small, "--append"],
                            commit=lambda what, path: what == "rename" and path.endswith("/dataset_info.json")),
+        # Killed anywhere, also inside a journal append (the "journal" steps), the
+        # same --resumable command finishes the job with the uninterrupted result.
+        "resumable": dict(name="resumable", setup=lambda ds: None, args=lambda ds: fresh(ds) + ["--resumable"],
+                          resumable=True,
+                          commit=lambda what, path: what == "rename" and path.endswith("/dataset_info.json")),
+        "mpi-resumable": dict(name="mpi-resumable", ranks=2, setup=lambda ds: None,
+                              args=lambda ds: fresh(ds) + ["--resumable"], resumable=True,
+                              commit=lambda what, path: what == "rename" and path.endswith("/dataset_info.json")),
         "recompress": dict(name="recompress", setup=make_base,
                            args=lambda ds: ["recompress", ds, "--compression", "ZSTD", "--threads", "2"],
                            rerun=lambda ds: ["recompress", ds, "--compression", "ZSTD", "--threads", "2"],

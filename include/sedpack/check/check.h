@@ -28,6 +28,8 @@ struct CheckProblem {
     kIOError,          ///< a file could not be read
     kOrphan,           ///< (warning) a file no metadata lists
     kLargeList,        ///< (warning) a shards_list.json readers must parse whole is very large
+    kResumableJob,     ///< (warning) a stopped resumable job: its journal keeps its shards for a rerun;
+                       ///< path `.sedpack-hpc/jobs/<job-id>`, `found` the number of files it keeps
   };
   Kind kind = Kind::kMalformed;
   std::string path;       ///< dataset-relative path of the file concerned
@@ -35,7 +37,9 @@ struct CheckProblem {
   std::string expected;   ///< recorded value
   std::string found;      ///< computed value
   std::string message;    ///< human-readable description
-  bool warning() const { return kind == Kind::kOrphan || kind == Kind::kLargeList; }
+  bool warning() const {
+    return kind == Kind::kOrphan || kind == Kind::kLargeList || kind == Kind::kResumableJob;
+  }
 };
 std::string_view CheckProblemKindName(CheckProblem::Kind kind);
 

@@ -39,6 +39,15 @@ struct ParallelGenerateOptions {
   /// Waiting for the dataset's commit lock (many jobs may append at once) and
   /// when a holder counts as dead (sedpack/dataset/commit.h).
   CommitLockOptions commit_lock;
+  /// Keep finished shards when the job stops, and resume an earlier run of the
+  /// same job (DistributedWriteOptions::resume_parameters). The job id (if not
+  /// given) is then derived from the seed and, for an append, the dataset's
+  /// counts, so that the same command finds its journal again; the rerun writes
+  /// the same examples in the same order as an uninterrupted run. The number of
+  /// ranks is a parameter: a rerun with another one is refused.
+  bool resumable = false;
+  /// With resumable: throw away an earlier run's journal and shards first.
+  bool restart = false;
 };
 
 /// What a GenerateOverComm job did (the same on every rank).
@@ -48,6 +57,9 @@ struct ParallelGenerateSummary {
   double seconds = 0;                ///< from the start of writing to the end of the merge
   int ranks = 1;
   bool appended = false;             ///< added to an existing dataset
+  /// A resumable job: shards kept from an earlier run, and shards its journals named.
+  std::uint64_t kept_shards = 0;
+  std::uint64_t journal_shards = 0;
   std::string job_id;
   /// Hashes of dataset_info.json after the merge (empty if they could not be
   /// read), one per algorithm of the dataset's hash_checksum_algorithms.

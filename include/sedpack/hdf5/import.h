@@ -31,6 +31,13 @@ struct Hdf5ImportOptions {
   /// cleaned up, through (nullptr: CurrentFileSystem()). HDF5 itself reads the
   /// inputs with its own file driver.
   FileSystem* file_system = nullptr;
+  /// Keep the finished shards of a stopped job and resume it when the same
+  /// import is run again (inputs with their sizes and modification times, the
+  /// config, ranks and shard options must be the same; `config_digest`
+  /// identifies the config). `restart` throws an earlier run's work away.
+  bool resumable = false;
+  bool restart = false;
+  std::string config_digest;
 };
 
 /// Import `inputs` (in row order) into the new dataset `out` with the mapping

@@ -35,6 +35,9 @@ struct ImportSummary {
   std::uint64_t block_rows = 0;
   std::uint64_t shard_byte_budget = 0;
   int write_threads = 0;
+  /// A resumable import: shards kept from an earlier run, and shards its journals named.
+  std::uint64_t kept_shards = 0;
+  std::uint64_t journal_shards = 0;
 };
 
 }  // namespace sedpack

@@ -38,6 +38,8 @@ enum class FileType : std::uint8_t {
 struct FileStat {
   FileType type = FileType::kOther;
   std::uint64_t size = 0;
+  /// Last modification, nanoseconds since the epoch (0 where a FileSystem does not know it).
+  std::int64_t mtime_ns = 0;
 };
 
 /// One entry of a folder (never "." or ".."); `type` as Lstat gives it.

@@ -39,6 +39,14 @@ struct Leftover {
 /// "orphan", "temporary", "recompress", "lock".
 std::string_view LeftoverKindName(Leftover::Kind kind);
 
+/// A stopped resumable job: its journals keep its finished shards (unlisted
+/// until the job's commit) for the rerun that finishes it.
+struct ResumableJob {
+  std::string job_id;
+  std::uint64_t files = 0;  ///< files below its rank folders
+  bool running = false;     ///< its job lock is held by a live process: left alone
+};
+
 /// State of the content digest sidecar (.sedpack-hpc/content.json).
 enum class ContentSidecarState {
   kAbsent,   ///< no sidecar
@@ -70,6 +78,8 @@ struct DatasetDiagnosis {
   /// Locks held by a live (or presumed live) job, which fix leaves alone: one
   /// line each, "<dataset-relative path>: held by <owner>; <why it counts as live>".
   std::vector<std::string> held_locks;
+  /// Resumable jobs (their files are neither orphans nor removed by CollectGarbage).
+  std::vector<ResumableJob> resumable_jobs;
 
   /// The index exists but is stale or invalid (BuildIndexFile rewrites it).
   bool index_needs_rebuild() const;
@@ -128,6 +138,8 @@ struct FixOptions {
   bool rebuild_index = false;
   /// Remove the leftovers (CollectGarbage with apply); otherwise only list them.
   bool remove_leftovers = false;
+  /// Remove the journals and shards of the resumable jobs that are not running.
+  bool remove_abandoned_jobs = false;
 };
 
 /// The steps of FixDataset, in order: where one failed.
@@ -141,6 +153,8 @@ struct FixResult {
   /// it (nothing rebuilt, listed or removed; see DatasetDiagnosis::SafeToCollect).
   bool refused = false;
   bool index_rebuilt = false;
+  /// Resumable jobs removed (remove_abandoned_jobs).
+  std::vector<std::string> jobs_removed;
   /// The leftovers, removed or listed (absent when refused or failed before).
   std::optional<GarbageReport> garbage;
   FixStep failed_step = FixStep::kNone;

@@ -2,9 +2,12 @@
 #pragma once
 
 #include <memory>
+#include <array>
 #include <optional>
 #include <span>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "sedpack/dataset/dataset.h"
 #include "sedpack/dataset/filler.h"
@@ -15,6 +18,9 @@
 namespace sedpack {
 
 class LockFile;  // project-private (src/io/lock_file.h)
+namespace journal_internal {
+class JournalWriter;  // project-private (src/journal/journal_internal.h)
+}
 
 /// Options for a parallel write.
 struct DistributedWriteOptions {
@@ -33,6 +39,16 @@ struct DistributedWriteOptions {
   /// The FileSystem of every rank's reads and writes (nullptr:
   /// commit_lock.file_system, and if that is nullptr too, CurrentFileSystem()).
   FileSystem* file_system = nullptr;
+  /// A resumable job: every rank journals the shards it finishes
+  /// (`.sedpack-hpc/jobs/<job-id>.r<rank>.journal`) and keeps them when the job
+  /// stops (a signal, an error, a kill), so that the same job run again
+  /// (the same job_id, which must be set) writes only the rest. The pairs identify
+  /// the job's output (inputs, config digest, seed, ranks, codec options); a
+  /// journal recorded with other ones is refused (InvalidArgument naming the
+  /// first that differs). Empty: not resumable.
+  std::vector<std::pair<std::string, std::string>> resume_parameters;
+  /// With resume_parameters: throw away an earlier run's journals and shards.
+  bool restart = false;
 };
 
 /// Writes one dataset from many ranks (DESIGN.md "MPI protocol (writing)"):
@@ -80,13 +96,28 @@ class DistributedWriter {
   /// The folder under each split that this rank writes to.
   std::string RankFolder() const;
 
+  /// A resumable job: the examples of `split` this rank kept from an earlier
+  /// run; the caller writes the examples of its share that follow them.
+  std::uint64_t kept_examples(Split split) const { return kept_examples_[static_cast<int>(split)]; }
+  /// Shards kept from an earlier run and shards its journals named, over all ranks.
+  std::uint64_t kept_shards() const { return kept_shards_; }
+  std::uint64_t journal_shards() const { return journal_shards_; }
+
  private:
   explicit DistributedWriter(Comm& comm);
   // Finish without the clean-up; *may_be_committed tells whether the job's
   // metadata may have reached dataset_info.json (then nothing may be removed).
   Status FinishJob(bool* may_be_committed);
+  // A resumable job's rank: its journal, what it keeps.
+  Status StartJournal(const DistributedWriteOptions& options);
+  // Remove this rank's folders, unless its journal keeps them for a rerun.
+  void RemoveRankFolders();
   Comm& comm_;
   std::shared_ptr<Dataset> dataset_;
+  std::unique_ptr<journal_internal::JournalWriter> journal_;  // outlives filler_, which reports to it
+  std::array<std::uint64_t, 3> kept_examples_{};
+  std::uint64_t kept_shards_ = 0;
+  std::uint64_t journal_shards_ = 0;
   std::unique_ptr<Filler> filler_;
   std::unique_ptr<LockFile> reservation_;  // rank 0: the job id's reservation
   std::string job_id_;

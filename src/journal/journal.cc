@@ -1,0 +1,294 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "journal/journal_internal.h"
+
+#include <fcntl.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "codecs/compress_internal.h"
+#include "io/kill_point.h"
+#include "sedpack/codecs/hash.h"
+#include "sedpack/io/file.h"
+
+namespace sedpack::journal_internal {
+namespace {
+
+// Record framing: magic, type, payload size, payload, CRC-32C of type, size
+// and payload. A header's size field is checked against kMaxPayload before
+// anything is allocated.
+constexpr char kMagic[4] = {'S', 'P', 'J', '1'};
+constexpr std::uint8_t kHeader = 1;
+constexpr std::uint8_t kUnit = 2;
+constexpr std::size_t kFrame = 4 + 1 + 4;
+constexpr std::uint32_t kMaxPayload = 16u << 20;
+constexpr std::uint64_t kMaxJournalBytes = 1ULL << 32;
+
+void PutU32(std::string* out, std::uint32_t v) {
+  for (int i = 0; i < 4; ++i) out->push_back(static_cast<char>((v >> (8 * i)) & 0xff));
+}
+void PutU64(std::string* out, std::uint64_t v) {
+  for (int i = 0; i < 8; ++i) out->push_back(static_cast<char>((v >> (8 * i)) & 0xff));
+}
+void PutBytes(std::string* out, std::string_view b) {
+  PutU32(out, static_cast<std::uint32_t>(b.size()));
+  out->append(b);
+}
+
+// Reads fields from a payload whose every size is checked against what is left.
+class Cursor {
+ public:
+  explicit Cursor(std::string_view data) : data_(data) {}
+  bool U8(std::uint8_t* v) {
+    if (data_.size() < 1) return false;
+    *v = static_cast<std::uint8_t>(data_[0]);
+    data_.remove_prefix(1);
+    return true;
+  }
+  bool U32(std::uint32_t* v) {
+    if (data_.size() < 4) return false;
+    *v = 0;
+    for (int i = 0; i < 4; ++i) *v |= static_cast<std::uint32_t>(static_cast<std::uint8_t>(data_[i])) << (8 * i);
+    data_.remove_prefix(4);
+    return true;
+  }
+  bool U64(std::uint64_t* v) {
+    if (data_.size() < 8) return false;
+    *v = 0;
+    for (int i = 0; i < 8; ++i) *v |= static_cast<std::uint64_t>(static_cast<std::uint8_t>(data_[i])) << (8 * i);
+    data_.remove_prefix(8);
+    return true;
+  }
+  bool Bytes(std::string_view* v) {
+    std::uint32_t n = 0;
+    if (!U32(&n) || n > data_.size()) return false;
+    *v = data_.substr(0, n);
+    data_.remove_prefix(n);
+    return true;
+  }
+  bool done() const { return data_.empty(); }
+
+ private:
+  std::string_view data_;
+};
+
+std::uint32_t FrameCrc(std::uint8_t type, std::string_view payload) {
+  std::string head;
+  head.push_back(static_cast<char>(type));
+  PutU32(&head, static_cast<std::uint32_t>(payload.size()));
+  std::uint32_t crc = Crc32c(std::as_bytes(std::span<const char>(head.data(), head.size())));
+  return Crc32c(std::as_bytes(std::span<const char>(payload.data(), payload.size())), crc);
+}
+
+std::string Frame(std::uint8_t type, std::string_view payload) {
+  std::string out(kMagic, 4);
+  out.push_back(static_cast<char>(type));
+  PutU32(&out, static_cast<std::uint32_t>(payload.size()));
+  out.append(payload);
+  PutU32(&out, FrameCrc(type, payload));
+  return out;
+}
+
+std::string EncodeHeader(const JobParameters& parameters) {
+  std::string p;
+  PutU32(&p, static_cast<std::uint32_t>(parameters.size()));
+  for (const auto& [name, value] : parameters) {
+    PutBytes(&p, name);
+    PutBytes(&p, value);
+  }
+  return Frame(kHeader, p);
+}
+
+std::string EncodeUnit(const JournalUnit& u) {
+  ShardsList one;
+  one.relative_path_self = "journal/shards_list.json";  // the list format wants one; never read
+  one.number_of_examples = u.shard.number_of_examples;
+  one.shard_files.push_back(u.shard);
+  std::string p;
+  PutU64(&p, u.seq);
+  p.push_back(static_cast<char>(u.split));
+  PutU64(&p, u.first);
+  PutU64(&p, u.size);
+  PutBytes(&p, SerializeShardsList(one));
+  PutBytes(&p, std::string_view(reinterpret_cast<const char*>(u.checks.data()), u.checks.size()));
+  return Frame(kUnit, p);
+}
+
+bool DecodeHeader(std::string_view payload, JobParameters* out) {
+  Cursor c(payload);
+  std::uint32_t n = 0;
+  if (!c.U32(&n)) return false;
+  for (std::uint32_t i = 0; i < n; ++i) {
+    std::string_view name, value;
+    if (!c.Bytes(&name) || !c.Bytes(&value)) return false;
+    out->emplace_back(std::string(name), std::string(value));
+  }
+  return c.done();
+}
+
+bool DecodeUnit(std::string_view payload, JournalUnit* u) {
+  Cursor c(payload);
+  std::uint8_t split = 0;
+  std::string_view list, checks;
+  if (!c.U64(&u->seq) || !c.U8(&split) || !c.U64(&u->first) || !c.U64(&u->size) || !c.Bytes(&list) ||
+      !c.Bytes(&checks) || !c.done() || split > static_cast<std::uint8_t>(Split::kHoldout)) {
+    return false;
+  }
+  u->split = static_cast<Split>(split);
+  auto parsed = ParseShardsList(list, "journal record");
+  if (!parsed.ok() || parsed->shard_files.size() != 1 || parsed->shard_files[0].file_infos.empty()) return false;
+  u->shard = std::move(parsed->shard_files[0]);
+  const auto* b = reinterpret_cast<const std::byte*>(checks.data());
+  u->checks.assign(b, b + checks.size());
+  return true;
+}
+
+// The next record at `*pos`: false (and *pos unchanged) if it does not validate.
+bool NextRecord(std::string_view file, std::size_t* pos, std::uint8_t* type, std::string_view* payload) {
+  std::string_view rest = file.substr(*pos);
+  if (rest.size() < kFrame + 4 || std::memcmp(rest.data(), kMagic, 4) != 0) return false;
+  Cursor c(rest.substr(4));
+  std::uint32_t n = 0, crc = 0;
+  (void)c.U8(type);
+  (void)c.U32(&n);
+  if (n > kMaxPayload || rest.size() < kFrame + n + 4) return false;
+  *payload = rest.substr(kFrame, n);
+  Cursor tail(rest.substr(kFrame + n, 4));
+  (void)tail.U32(&crc);
+  if (crc != FrameCrc(*type, *payload)) return false;
+  *pos += kFrame + n + 4;
+  return true;
+}
+
+Status WriteAll(FileSystem& fs, int fd, std::string_view data, const std::string& path) {
+  while (!data.empty()) {
+    const long n = fs.Write(fd, data.data(), data.size());
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return Status::IOError(path, ": cannot write the job journal: ", std::strerror(n < 0 ? errno : EIO));
+    data.remove_prefix(static_cast<std::size_t>(n));
+  }
+  return Status::OK();
+}
+
+}  // namespace
+
+std::string JournalPath(const std::string& job_id, int rank) {
+  return std::string(kJournalDir) + "/" + job_id + ".r" + std::to_string(rank) + ".journal";
+}
+
+std::string JobIdFor(std::string_view identity) {
+  auto h = HashBytes(std::vector<HashAlgorithm>{HashAlgorithm::kSha256},
+                     std::as_bytes(std::span<const char>(identity.data(), identity.size())));
+  const std::string hex = h.ok() && !h->empty() ? (*h)[0] : std::string(64, '0');
+  return "j" + hex.substr(0, 11);
+}
+
+Result<JournalContents> ReadJournal(const std::string& root, const std::string& rel, FileSystem* fs) {
+  SEDPACK_ASSIGN_OR_RETURN(std::string text, ReadFileTextBeneath(root, rel, kMaxJournalBytes, fs));
+  JournalContents out;
+  std::size_t pos = 0;
+  std::uint8_t type = 0;
+  std::string_view payload;
+  if (!NextRecord(text, &pos, &type, &payload) || type != kHeader || !DecodeHeader(payload, &out.parameters)) {
+    return Status::Corruption(JoinRoot(root, rel), ": the job journal's header does not validate");
+  }
+  while (pos < text.size()) {
+    JournalUnit u;
+    if (!NextRecord(text, &pos, &type, &payload) || type != kUnit || !DecodeUnit(payload, &u)) {
+      out.torn_tail = true;
+      break;
+    }
+    out.units.push_back(std::move(u));
+  }
+  return out;
+}
+
+std::string DifferingParameter(const JobParameters& recorded, const JobParameters& now) {
+  auto find = [](const JobParameters& p, const std::string& name) -> const std::string* {
+    for (const auto& [n, v] : p) {
+      if (n == name) return &v;
+    }
+    return nullptr;
+  };
+  for (const auto& [name, value] : now) {
+    const std::string* old = find(recorded, name);
+    if (!old) return name + ": the journal does not record it, this run has " + value;
+    if (*old != value) return name + ": the journal has " + *old + ", this run " + value;
+  }
+  for (const auto& [name, value] : recorded) {
+    if (!find(now, name)) return name + ": the journal has " + value + ", this run does not set it";
+  }
+  return {};
+}
+
+Result<std::unique_ptr<JournalWriter>> JournalWriter::Create(const std::string& root, const std::string& rel,
+                                                             const JobParameters& parameters,
+                                                             const std::vector<JournalUnit>& units,
+                                                             FileSystem* fs) {
+  SEDPACK_RETURN_NOT_OK(CheckStaysBeneath(root, rel, fs));
+  std::string text = EncodeHeader(parameters);
+  for (const JournalUnit& u : units) text += EncodeUnit(u);
+  const std::string path = JoinRoot(root, rel);
+  AtomicWriteOptions wo;
+  wo.sync = true;
+  wo.file_system = fs;
+  SEDPACK_RETURN_NOT_OK(WriteFileAtomic(path, text, wo));
+  FileSystem& f = FileSystemOr(fs);
+  const int fd = f.Open(path.c_str(), O_WRONLY | O_APPEND | O_CLOEXEC);
+  if (fd < 0) return Status::IOError(path, ": cannot open the job journal: ", std::strerror(errno));
+  return std::unique_ptr<JournalWriter>(new JournalWriter(path, fd, fs));
+}
+
+JournalWriter::~JournalWriter() {
+  if (fd_ >= 0) (void)FileSystemOr(fs_).Close(fd_);
+}
+
+Status JournalWriter::Append(const JournalUnit& unit) {
+  const std::string record = EncodeUnit(unit);
+  std::lock_guard<std::mutex> lock(mu_);
+  if (fd_ < 0) return Status::InvalidArgument(path_, ": the job journal is closed");
+  FileSystem& f = FileSystemOr(fs_);
+  SEDPACK_RETURN_NOT_OK(WriteAll(f, fd_, record, path_));
+  if (f.Fsync(fd_) != 0) return Status::IOError(path_, ": cannot fsync the job journal: ", std::strerror(errno));
+  KillPoint("journal", path_);
+  return Status::OK();
+}
+
+Status JournalWriter::Remove() {
+  std::lock_guard<std::mutex> lock(mu_);
+  FileSystem& f = FileSystemOr(fs_);
+  if (fd_ >= 0) (void)f.Close(fd_);
+  fd_ = -1;
+  if (f.Unlink(path_.c_str()) != 0 && errno != ENOENT) {
+    return Status::IOError(path_, ": cannot remove the job journal: ", std::strerror(errno));
+  }
+  KillPoint("unlink", path_);
+  return Status::OK();
+}
+
+Result<std::vector<JournalFile>> ListJournals(const std::string& root, FileSystem* fs) {
+  std::vector<JournalFile> out;
+  const std::string dir = JoinRoot(root, kJournalDir);
+  if (!PathExists(dir, fs)) return out;
+  SEDPACK_ASSIGN_OR_RETURN(auto entries, ListDirectory(dir, fs));
+  constexpr std::string_view kExt = ".journal";
+  for (const DirEntry& e : entries) {
+    const std::string& n = e.name;
+    if (e.type != FileType::kRegular || n.size() <= kExt.size() ||
+        n.compare(n.size() - kExt.size(), kExt.size(), kExt) != 0) {
+      continue;
+    }
+    const std::string stem = n.substr(0, n.size() - kExt.size());
+    const std::size_t dot = stem.rfind(".r");
+    if (dot == std::string::npos || dot == 0) continue;
+    const std::string digits = stem.substr(dot + 2);
+    if (digits.empty() || digits.size() > 6 || digits.find_first_not_of("0123456789") != std::string::npos) continue;
+    out.push_back(JournalFile{stem.substr(0, dot), std::stoi(digits), std::string(kJournalDir) + "/" + n});
+  }
+  std::sort(out.begin(), out.end(), [](const JournalFile& a, const JournalFile& b) {
+    return a.job_id != b.job_id ? a.job_id < b.job_id : a.rank < b.rank;
+  });
+  return out;
+}
+
+}  // namespace sedpack::journal_internal

@@ -1,0 +1,100 @@
+// SPDX-License-Identifier: Apache-2.0
+// The progress journal of one rank of a writing job, so that a stopped job
+// (SIGTERM at a time limit, SIGKILL, a full disk) keeps the shards it finished
+// and a rerun of the same command writes only the rest.
+//
+// A journal is `.sedpack-hpc/jobs/<job-id>.r<rank>.journal` under the dataset
+// root: a header record with the job's parameters, then one record per unit
+// (a shard written, fsynced and hashed), each appended and fsynced. Every record
+// is framed and checksummed; reading stops at the first record that does not
+// validate, so a record torn by a crash is ignored with everything after it.
+// Project-private (src/ include directory), not installed.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "sedpack/io/file_system.h"
+#include "sedpack/metadata/models.h"
+#include "sedpack/status.h"
+#include "sedpack/types.h"
+
+namespace sedpack::journal_internal {
+
+/// What identifies a job's output: (name, value) pairs in a fixed order. A
+/// rerun whose pairs differ from the journal's is refused, naming the first.
+using JobParameters = std::vector<std::pair<std::string, std::string>>;
+
+/// One finished unit: a shard file of the rank's folder.
+struct JournalUnit {
+  std::uint64_t seq = 0;    ///< close order of the shard in the rank's job (0, 1, ...)
+  Split split = Split::kTrain;
+  std::uint64_t first = 0;  ///< its first example, counted in its split from the rank's start
+  std::uint64_t size = 0;   ///< stored bytes of the file
+  ShardInfo shard;          ///< as it goes into a shards list (path, examples, hashes, metadata)
+  std::vector<std::byte> checks;  ///< its checks sidecar record (sidecar/checks_internal.h), may be empty
+};
+
+/// A journal as read back.
+struct JournalContents {
+  JobParameters parameters;
+  std::vector<JournalUnit> units;  ///< the records that validated, in file order
+  bool torn_tail = false;          ///< bytes after the last valid record were ignored
+};
+
+/// The folder of the journals (and of the job id reservations), relative to the root.
+inline constexpr std::string_view kJournalDir = ".sedpack-hpc/jobs";
+
+/// `.sedpack-hpc/jobs/<job_id>.r<rank>.journal`.
+std::string JournalPath(const std::string& job_id, int rank);
+/// A job id derived from what identifies a resumable job ("j" + 11 hex digits),
+/// so that the same command finds its journal again.
+std::string JobIdFor(std::string_view identity);
+
+/// Read and validate a journal (`rel` below `root`). NotFound if there is none;
+/// DataLoss if not even its header validates.
+Result<JournalContents> ReadJournal(const std::string& root, const std::string& rel, FileSystem* fs);
+
+/// Empty if `now` equals `recorded`; else "<name>: the journal has <a>, this run <b>"
+/// for the first parameter that differs (or is missing on either side).
+std::string DifferingParameter(const JobParameters& recorded, const JobParameters& now);
+
+/// Appends units to a journal. Thread-safe: shard writers report from their threads.
+class JournalWriter {
+ public:
+  /// Replace the journal at `rel` (write-and-rename, fsynced) with a header of
+  /// `parameters` and `units`, then keep it open for appends.
+  static Result<std::unique_ptr<JournalWriter>> Create(const std::string& root, const std::string& rel,
+                                                       const JobParameters& parameters,
+                                                       const std::vector<JournalUnit>& units, FileSystem* fs);
+  ~JournalWriter();
+  JournalWriter(const JournalWriter&) = delete;
+  JournalWriter& operator=(const JournalWriter&) = delete;
+
+  /// Append one unit and fsync it; the unit is durable when this returns OK.
+  Status Append(const JournalUnit& unit);
+  /// Close and remove the journal (the job is committed or thrown away).
+  Status Remove();
+
+ private:
+  JournalWriter(std::string path, int fd, FileSystem* fs) : path_(std::move(path)), fd_(fd), fs_(fs) {}
+  std::mutex mu_;
+  std::string path_;
+  int fd_ = -1;
+  FileSystem* fs_ = nullptr;
+};
+
+/// A journal found under a dataset.
+struct JournalFile {
+  std::string job_id;
+  int rank = 0;
+  std::string rel;  ///< relative to the root
+};
+/// The journals under `root` (none if the folder is missing).
+Result<std::vector<JournalFile>> ListJournals(const std::string& root, FileSystem* fs);
+
+}  // namespace sedpack::journal_internal
