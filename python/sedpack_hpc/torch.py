@@ -246,6 +246,8 @@ def _make_classes():
                 raise ValueError(f"equal_counts must be 'pad', 'drop' or None, not {equal_counts!r}")
             if batch_size is not None and batch_size < 1:
                 raise ValueError(f"batch_size must be positive or None, not {batch_size}")
+            if verify_hashes not in (True, False, "strict"):
+                raise ValueError(f"verify_hashes must be True, False or 'strict', not {verify_hashes!r}")
             if (rank is None) != (world_size is None):
                 raise ValueError("give both rank and world_size, or neither")
             self.path = str(getattr(path, "__fspath__", lambda: path)())

@@ -195,6 +195,45 @@ def test_resume_with_pad_covers_the_epoch(path):
     assert len(before) + len(after) <= N + 2  # at most one repeat per rank and layout
 
 
+
+def test_verify_hashes_strict_on_the_elastic_path(tmp_path):
+    """A leaf shard list whose recorded hash was edited after the checks
+    sidecar was written: the default check (the fresh sidecar) and False read
+    it, "strict" walks the recorded hashes and refuses it, in the elastic
+    iterator and in both torch datasets' iterator."""
+    root = tmp_path / "ds"
+    ds = sedpack_hpc.Dataset.create(root, metadata={}, dataset_structure={
+        "saved_data_description": [{"name": "v", "dtype": "float32", "shape": [3]}],
+        "examples_per_shard": 4, "compression": "LZ4", "hash_checksum_algorithms": ["sha256"]})
+    with ds.filler() as f:
+        for k in range(8):
+            f.write_example(values={"v": np.full(3, k, np.float32)}, split="train")
+
+    def elastic(verify):
+        it = sedpack_hpc.Dataset(root).as_numpy_iterator_elastic(split="train", shuffle=False, verify_hashes=verify)
+        return [int(e["v"][0]) for e in it]
+
+    def torch_batches(verify):
+        loader = st.IterableDataset(root, shuffle=False, batch_size=3, verify_hashes=verify, rank=0, world_size=1)
+        return [b["v"][:, 0].int().tolist() for b in loader]
+
+    assert elastic("strict") == elastic(True) == list(range(8))
+    assert torch_batches("strict") == [[0, 1, 2], [3, 4, 5], [6, 7]]
+    leaf = max(root.rglob("shards_list.json"), key=lambda p: len(p.parts))
+    lists = json.loads(leaf.read_text())
+    recorded = lists["shard_files"][1]["file_infos"][0]["hash_checksums"]
+    recorded[0] = ("0" if recorded[0][0] != "0" else "1") + recorded[0][1:]
+    leaf.write_text(json.dumps(lists))
+    assert elastic(True) == elastic(False) == list(range(8))
+    with pytest.raises(Exception, match="sha256 mismatch"):
+        elastic("strict")
+    with pytest.raises(Exception, match="sha256 mismatch"):
+        torch_batches("strict")
+    with pytest.raises(ValueError, match="strict"):
+        elastic("loose")
+    with pytest.raises(ValueError, match="strict"):
+        st.IterableDataset(root, verify_hashes="loose")
+
 def test_pickling(path):
     ds = sedpack_hpc.Dataset(path)
     again = pickle.loads(pickle.dumps(ds))
