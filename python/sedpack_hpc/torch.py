@@ -175,12 +175,80 @@ def _block_layout(dataset, batch_size):
     return offsets, at
 
 
+def _shared_bytes(n):
+    """A uint8 tensor over n bytes of fresh shared memory."""
+    import torch
+    storage = torch.UntypedStorage._new_shared(max(1, n))
+    return torch.empty(0, dtype=torch.uint8).set_(torch.TypedStorage(wrap_storage=storage, dtype=torch.uint8), 0,
+                                                  (max(1, n),))
+
+
+_POOL_SLOTS = 8  # blocks a worker keeps: the loader's prefetch (2), what the loop holds, and some slack
+_pools = {}  # (pid, block bytes) -> this worker process's _BlockPool (it outlives a pass: persistent workers)
+_held = []  # in the process that received batches: (board flags, slot, weak reference to the block's storage)
+
+
+class _BlockPool:
+    """The shared blocks one DataLoader worker builds its batches in, reused.
+    Fresh shared memory costs a page fault and zeroing per page (about as much
+    as reading the batch), so a block goes around again once the receiving
+    process has dropped every tensor of the batch sent in it. That process says
+    so on the board, a small shared array sent along with each batch: the
+    worker sets a block's byte when it sends the block, the receiver clears it
+    when the block's storage died on its side (checked as later batches arrive).
+    With every block still held a batch gets a fresh block, as without a pool."""
+
+    def __init__(self, nbytes):
+        self.nbytes = nbytes
+        self.board = _shared_bytes(_POOL_SLOTS)
+        self.flags = self.board.numpy()
+        self.flags[:] = 0
+        self.blocks = []
+        self.unpooled = 0  # batches sent in a fresh block because every pooled one was still held
+
+    def take(self):
+        """(block, slot), slot None for a block outside the pool."""
+        for slot, block in enumerate(self.blocks):
+            if self.flags[slot] == 0:
+                self.flags[slot] = 1
+                return block, slot
+        if len(self.blocks) < _POOL_SLOTS:
+            self.blocks.append(_shared_bytes(self.nbytes))
+            self.flags[len(self.blocks) - 1] = 1
+            return self.blocks[-1], len(self.blocks) - 1
+        self.unpooled += 1
+        return _shared_bytes(self.nbytes), None
+
+    def give_back(self, slot):
+        if slot is not None:
+            self.flags[slot] = 0
+
+
+def _pool(nbytes):
+    key = (os.getpid(), nbytes)
+    pool = _pools.get(key)
+    if pool is None:
+        pool = _pools[key] = _BlockPool(nbytes)
+    return pool
+
+
+def _release_dropped():
+    """Clear the board bytes of the blocks whose tensors this process dropped."""
+    keep = []
+    for flags, slot, ref in _held:
+        if ref.expired():
+            flags[slot] = 0
+        else:
+            keep.append((flags, slot, ref))
+    _held[:] = keep
+
+
 def _batch_buffers(layout):
     """An `alloc` for ElasticIterator.next_batch, the tensors it made and the
     block they live in. With a layout (in a DataLoader worker) the arrays are
-    views of one block of shared memory, which the worker hands over as that
-    one block: no copy (a tensor over private memory is copied into shared
-    memory when sent) and one file descriptor per batch."""
+    views of one shared block from the worker's pool, which the worker hands
+    over as that one block: no copy (a tensor over private memory is copied
+    into shared memory when sent) and one file descriptor per batch."""
     import numpy as np
     import torch
     made, block = {}, []
@@ -190,9 +258,8 @@ def _batch_buffers(layout):
         nbytes = np.dtype(descr).itemsize * _prod(shape)
         if layout is not None and name in layout[0] and nbytes <= layout[0][name][1]:
             if not block:
-                storage = torch.UntypedStorage._new_shared(max(1, layout[1]))
-                block.append(torch.empty(0, dtype=torch.uint8).set_(
-                    torch.TypedStorage(wrap_storage=storage, dtype=torch.uint8), 0, (layout[1],)))
+                pool = _pool(layout[1])
+                block.extend((*pool.take(), pool))
             at = layout[0][name][0]
             t = block[0][at:at + nbytes].view(dtype).view(tuple(shape))
         else:
@@ -210,17 +277,19 @@ class _SharedBatch(dict):
         items = {k: v for k, v in self.items() if k != _BLOCK}
         if entry is None:
             return (dict, (items,))
-        block, made = entry
+        (block, slot, pool), made = entry
         views, rest = {}, {}
         for k, v in items.items():
             if made.get(k) is v:  # still the view made in the block (a transform may replace it)
                 views[k] = (v.data_ptr() - block.data_ptr(), v.dtype, tuple(v.shape))
             else:
                 rest[k] = v
-        return (_rebuild_batch, (block, views, rest, list(items)))
+        board = pool.board if slot is not None else None
+        return (_rebuild_batch, (block, views, rest, list(items), board, slot))
 
 
-def _rebuild_batch(block, views, rest, order):
+def _rebuild_batch(block, views, rest, order, board=None, slot=None):
+    from torch.multiprocessing.reductions import StorageWeakRef
     out = {}
     for k in order:
         if k in views:
@@ -229,10 +298,14 @@ def _rebuild_batch(block, views, rest, order):
             out[k] = block[at:at + n].view(dtype).view(shape)
         else:
             out[k] = rest[k]
+    _release_dropped()
+    if board is not None:
+        _held.append((board.numpy(), slot, StorageWeakRef(block.storage())))
     return out
 
 
 def _make_classes():
+    import torch
     import torch.utils.data as tud
 
     class IterableDataset(tud.IterableDataset):
@@ -261,7 +334,9 @@ def _make_classes():
             self.transform = transform
             self.verify_hashes = verify_hashes
             self._layout = None if rank is None else (int(rank), int(world_size))
-            self.epoch = 0
+            # In shared memory, so that persistent workers (made once, from the
+            # object as it was then) see set_epoch of later epochs.
+            self._epoch_cell = torch.zeros(1, dtype=torch.int64).share_memory_()
             self._resume = None
             self._produced = 0  # items yielded by iterations in this process (num_workers=0)
 
@@ -275,6 +350,14 @@ def _make_classes():
             state = dict(self.__dict__)
             state["_layout"] = self.rank_and_world()
             return state
+
+        @property
+        def epoch(self):
+            return int(self._epoch_cell[0])
+
+        @epoch.setter
+        def epoch(self, epoch):
+            self._epoch_cell[0] = int(epoch)
 
         def set_epoch(self, epoch):
             self.epoch = int(epoch)
@@ -374,6 +457,8 @@ def _make_classes():
                 except StopIteration:
                     return
                 if b is not None and self.drop_last and len(next(iter(item.values()))) < b:
+                    if block:
+                        block[2].give_back(block[1])
                     return
                 item = _tensors(item, copy=False)
                 item.update(made)
@@ -381,7 +466,7 @@ def _make_classes():
                     item = self.transform(item)
                 if block and isinstance(item, dict):
                     item = _SharedBatch(item)
-                    item[_BLOCK] = (block[0], made)
+                    item[_BLOCK] = (tuple(block), made)
                 self._produced += 1
                 yield item
 

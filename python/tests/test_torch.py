@@ -72,6 +72,46 @@ def test_dataloader_workers_yield_every_example_once(path, context, batch_size):
         assert sorted(b) == ["k", "v", "w", "worker"] and torch.equal(b["v"][:, 0], b["k"].float())
 
 
+
+def tag_pool(item):
+    """transform: the worker's block pool as it is after this batch's block was taken."""
+    import sedpack_hpc.torch as module
+    pool = next(p for (pid, _), p in module._pools.items() if pid == os.getpid())
+    item["pool"] = torch.tensor([len(pool.blocks), pool.unpooled])
+    return item
+
+
+def test_workers_reuse_the_blocks_of_dropped_batches(path):
+    """22-23 batches per worker go around in at most 8 shared blocks each while
+    the loop drops its batches; batches the loop keeps are never written over
+    (the worker takes fresh blocks for the rest). Persistent workers keep
+    their blocks for the next pass."""
+    ds = st.IterableDataset(path, batch_size=1, equal_counts=None, transform=tag_pool, rank=0, world_size=1)
+    loader = DataLoader(ds, batch_size=None, num_workers=2, multiprocessing_context="fork", persistent_workers=True)
+    pools = [b["pool"].tolist() for b in loader]
+    assert len(pools) == N and max(blocks for blocks, _ in pools) <= 8 and all(u == 0 for _, u in pools), pools
+    kept = list(loader)
+    assert sorted(int(b["k"]) for b in kept) == list(range(N))
+    assert all(float(b["v"][0, 1]) == int(b["k"]) and int(b["w"][0, 0]) == int(b["k"]) % 7 for b in kept)
+    assert max(int(b["pool"][1]) for b in kept) > 0  # kept batches forced fresh blocks
+    print(f"blocks per worker, batches dropped: {max(b for b, _ in pools)}; batches kept: "
+          f"{max(int(b['pool'][1]) for b in kept)} fresh blocks in the second pass")
+
+
+def test_persistent_workers_follow_set_epoch(path):
+    def passes(persistent):
+        ds = st.IterableDataset(path, batch_size=4, equal_counts=None, rank=0, world_size=1)
+        loader = DataLoader(ds, batch_size=None, num_workers=2, multiprocessing_context="fork",
+                            persistent_workers=persistent)
+        out = []
+        for epoch in (0, 1, 0):
+            ds.set_epoch(epoch)
+            out.append(keys_of(loader))
+        return out
+    fresh, persistent = passes(False), passes(True)
+    assert persistent == fresh and fresh[0] != fresh[1] and fresh[0] == fresh[2]
+    assert sorted(fresh[1]) == list(range(N))
+
 def test_batches_are_tensors_without_warnings(path):
     ds = st.IterableDataset(path, batch_size=8, rank=0, world_size=1)
     with warnings.catch_warnings():
