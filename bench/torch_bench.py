@@ -20,6 +20,8 @@ samples):
               memory, handed over as tensors;
   torch-fresh the same with persistent_workers=False: 2 workers started and
               stopped per pass (included in the time);
+  torch-w0    the same IterableDataset iterated in this process (what
+              DataLoader(num_workers=0) does);
   batched     as_numpy_iterator_batched(batch_size=64, shuffle=0), in this
               process (its prefetch threads decode);
   batched-dl  the same iterator in an IterableDataset whose 2 workers take
@@ -133,7 +135,11 @@ def torch_paths(root, args):
         fresh_ds.set_epoch(epoch)
         return loader(fresh_ds, False, batch_size=None)
 
-    paths = [("torch", torch_batches), ("torch-fresh", fresh_batches),
+    def in_process_torch(epoch):
+        fresh_ds.set_epoch(epoch)
+        return fresh_ds
+
+    paths = [("torch", torch_batches), ("torch-fresh", fresh_batches), ("torch-w0", in_process_torch),
              ("batched", lambda _e: in_process.as_numpy_iterator_batched(split="train", batch_size=args.batch,
                                                                         shuffle=0, repeat=False)),
              ("batched-dl", lambda _e: batched_dl)]
@@ -230,6 +236,7 @@ def main():
         print(f"  torch / batched: {rate['torch'] / rate['batched']:.2f} (target >= 0.9)")
         print(f"  torch / batched-dl: {rate['torch'] / rate['batched-dl']:.2f}")
         print(f"  torch-fresh / batched: {rate['torch-fresh'] / rate['batched']:.2f}")
+        print(f"  torch-w0 / batched: {rate['torch-w0'] / rate['batched']:.2f}")
         if "reference" in rate:
             print(f"  torch / reference: {rate['torch'] / rate['reference']:.2f}")
 

@@ -451,6 +451,10 @@ def _make_classes():
                 try:
                     if b is None:
                         item = next(it)
+                    elif layout is None:
+                        # numpy's own arrays (writable; torch wraps them): its
+                        # large allocations get huge pages, torch.empty's do not.
+                        item = it.next_batch(b)
                     else:
                         alloc, made, block = _batch_buffers(layout)
                         item = it.next_batch(b, alloc)
