@@ -32,7 +32,8 @@ samples):
               through /tmp/refenv/run-ref.py when it exists (optional).
 The persistent loaders are made and run once before the clock starts. The
 paths take turns, `--rounds` times; the figures are each path's median and
-the ratios are of medians. MB/s counts raw example bytes. The figure to watch
+the ratios are of medians; CPU s is the mean CPU time of a round over this
+process and all its workers. MB/s counts raw example bytes. The figure to watch
 is torch / batched (target >= 0.9); torch / batched-dl separates the cost of
 the DataLoader's processes from that of sedpack_hpc.torch.
 """
@@ -184,6 +185,32 @@ def reference_figures(root, args, tmp):
     return [(int(n), float(secs)) for n, secs in got], ""
 
 
+def _descendants(pid):
+    out = []
+    for task in pathlib.Path(f"/proc/{pid}/task").glob("*"):
+        try:
+            kids = (task / "children").read_text().split()
+        except OSError:
+            continue
+        for k in kids:
+            out += [int(k)] + _descendants(int(k))
+    return out
+
+
+def cpu_seconds():
+    """CPU time of this process, its live descendants (persistent workers) and
+    its reaped children (the workers of a finished loader): under a load from
+    other users, the cost of a path that wall time hides."""
+    def ticks(pid, fields):
+        try:
+            f = pathlib.Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            return 0
+        return sum(int(f[i]) for i in fields)
+    own = ticks(os.getpid(), (11, 12, 13, 14))  # utime stime cutime cstime
+    return (own + sum(ticks(p, (11, 12)) for p in _descendants(os.getpid()))) / os.sysconf("SC_CLK_TCK")
+
+
 def load():
     return pathlib.Path("/proc/loadavg").read_text().split()[:3] if pathlib.Path("/proc/loadavg").exists() else "?"
 
@@ -210,10 +237,13 @@ def main():
         print(f"load before: {' '.join(load())}")
         paths = torch_paths(str(root), args)
         secs = {name: [] for name, _ in paths}
+        cpu = {name: 0.0 for name, _ in paths}
         examples = {}
         for r in range(args.rounds):
             for name, batches in paths[r % len(paths):] + paths[:r % len(paths)]:
+                c0 = cpu_seconds()
                 examples[name], t = timed(batches, args.epochs)
+                cpu[name] += cpu_seconds() - c0
                 secs[name].append(t)
         del paths
         ref, why = reference_figures(root, args, tmp)
@@ -231,8 +261,9 @@ def main():
                 continue
             med = statistics.median(secs[name])
             rate[name] = examples[name] / med
+            used = f", {cpu[name] / args.rounds:.2f} CPU s" if name in cpu else ""
             print(f"  {name:11s} {rate[name]:9.0f} examples/s {rate[name] * EXAMPLE_BYTES / 1e6:8.0f} MB/s  "
-                  f"(median {med:.3f} s, all {' '.join(f'{t:.3f}' for t in secs[name])})")
+                  f"(median {med:.3f} s{used}, all {' '.join(f'{t:.3f}' for t in secs[name])})")
         print(f"  torch / batched: {rate['torch'] / rate['batched']:.2f} (target >= 0.9)")
         print(f"  torch / batched-dl: {rate['torch'] / rate['batched-dl']:.2f}")
         print(f"  torch-fresh / batched: {rate['torch-fresh'] / rate['batched']:.2f}")

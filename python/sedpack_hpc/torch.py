@@ -27,7 +27,9 @@ On another layout: gather the states of all ranks (e.g. with
 with `merge_states(states)` and load the merged state on every new rank: what
 none of the old readers produced is split over the new ones.
 """
+import collections
 import os
+import weakref
 
 from . import _sedpack_hpc as _ext
 
@@ -185,7 +187,8 @@ def _shared_bytes(n):
 
 _POOL_SLOTS = 8  # blocks a worker keeps: the loader's prefetch (2), what the loop holds, and some slack
 _pools = {}  # (pid, block bytes) -> this worker process's _BlockPool (it outlives a pass: persistent workers)
-_held = []  # in the process that received batches: (board flags, slot, weak reference to the block's storage)
+_MAPPED_MAX = 64
+_mapped = collections.OrderedDict()  # in the receiving process: blocks kept mapped (by address), latest last
 
 
 class _BlockPool:
@@ -195,7 +198,7 @@ class _BlockPool:
     process has dropped every tensor of the batch sent in it. That process says
     so on the board, a small shared array sent along with each batch: the
     worker sets a block's byte when it sends the block, the receiver clears it
-    when the block's storage died on its side (checked as later batches arrive).
+    when the last tensor of the batch is gone.
     With every block still held a batch gets a fresh block, as without a pool."""
 
     def __init__(self, nbytes):
@@ -232,15 +235,8 @@ def _pool(nbytes):
     return pool
 
 
-def _release_dropped():
-    """Clear the board bytes of the blocks whose tensors this process dropped."""
-    keep = []
-    for flags, slot, ref in _held:
-        if ref.expired():
-            flags[slot] = 0
-        else:
-            keep.append((flags, slot, ref))
-    _held[:] = keep
+def _clear_flag(flags, slot):
+    flags[slot] = 0
 
 
 def _batch_buffers(layout):
@@ -289,18 +285,28 @@ class _SharedBatch(dict):
 
 
 def _rebuild_batch(block, views, rest, order, board=None, slot=None):
-    from torch.multiprocessing.reductions import StorageWeakRef
+    base = block
+    if board is not None:
+        # The block stays mapped here (torch finds it again by its file when
+        # the worker sends it next: no mmap, munmap and page faults per batch);
+        # the batch's tensors live on a numpy array over it, whose end says
+        # that the last of them was dropped.
+        _mapped[block.data_ptr()] = block
+        _mapped.move_to_end(block.data_ptr())
+        while len(_mapped) > _MAPPED_MAX:  # blocks of workers that are gone
+            _mapped.popitem(last=False)
+        import torch
+        lease = block.numpy()
+        weakref.finalize(lease, _clear_flag, board.numpy(), slot)
+        base = torch.from_numpy(lease)
     out = {}
     for k in order:
         if k in views:
             at, dtype, shape = views[k]
-            n = block.new_empty(0, dtype=dtype).element_size() * _prod(shape)
-            out[k] = block[at:at + n].view(dtype).view(shape)
+            n = base.new_empty(0, dtype=dtype).element_size() * _prod(shape)
+            out[k] = base[at:at + n].view(dtype).view(shape)
         else:
             out[k] = rest[k]
-    _release_dropped()
-    if board is not None:
-        _held.append((board.numpy(), slot, StorageWeakRef(block.storage())))
     return out
 
 
