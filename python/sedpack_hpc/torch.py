@@ -27,7 +27,6 @@ On another layout: gather the states of all ranks (e.g. with
 with `merge_states(states)` and load the merged state on every new rank: what
 none of the old readers produced is split over the new ones.
 """
-import collections
 import os
 import weakref
 
@@ -187,8 +186,7 @@ def _shared_bytes(n):
 
 _POOL_SLOTS = 8  # blocks a worker keeps: the loader's prefetch (2), what the loop holds, and some slack
 _pools = {}  # (pid, block bytes) -> this worker process's _BlockPool (it outlives a pass: persistent workers)
-_MAPPED_MAX = 64
-_mapped = collections.OrderedDict()  # in the receiving process: blocks kept mapped (by address), latest last
+_mapped = {}  # in the receiving process: worker pid -> {address: block} of the blocks it keeps mapped
 
 
 class _BlockPool:
@@ -281,20 +279,31 @@ class _SharedBatch(dict):
             else:
                 rest[k] = v
         board = pool.board if slot is not None else None
-        return (_rebuild_batch, (block, views, rest, list(items), board, slot))
+        return (_rebuild_batch, (block, views, rest, list(items), board, slot, os.getpid()))
 
 
-def _rebuild_batch(block, views, rest, order, board=None, slot=None):
+def _alive(pid):
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        pass
+    return True
+
+
+def _rebuild_batch(block, views, rest, order, board=None, slot=None, worker=None):
     base = block
     if board is not None:
         # The block stays mapped here (torch finds it again by its file when
-        # the worker sends it next: no mmap, munmap and page faults per batch);
-        # the batch's tensors live on a numpy array over it, whose end says
-        # that the last of them was dropped.
-        _mapped[block.data_ptr()] = block
-        _mapped.move_to_end(block.data_ptr())
-        while len(_mapped) > _MAPPED_MAX:  # blocks of workers that are gone
-            _mapped.popitem(last=False)
+        # the worker sends it next: no mmap, munmap and page faults per batch)
+        # until a new worker appears and its sender is gone; the batch's
+        # tensors live on a numpy array over it, whose end says that the last
+        # of them was dropped.
+        if worker not in _mapped:
+            for pid in [p for p in _mapped if not _alive(p)]:
+                del _mapped[pid]
+        _mapped.setdefault(worker, {})[block.data_ptr()] = block
         import torch
         lease = block.numpy()
         weakref.finalize(lease, _clear_flag, board.numpy(), slot)

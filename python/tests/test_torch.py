@@ -94,6 +94,12 @@ def test_workers_reuse_the_blocks_of_dropped_batches(path):
     assert sorted(int(b["k"]) for b in kept) == list(range(N))
     assert all(float(b["v"][0, 1]) == int(b["k"]) and int(b["w"][0, 0]) == int(b["k"]) % 7 for b in kept)
     assert max(int(b["pool"][1]) for b in kept) > 0  # kept batches forced fresh blocks
+    # This process keeps the blocks mapped while their worker lives: the next
+    # loader's workers drop those of the persistent ones, now gone.
+    import sedpack_hpc.torch as module
+    del loader
+    assert len(list(DataLoader(ds, batch_size=None, num_workers=2, multiprocessing_context="fork"))) == N
+    assert len(module._mapped) == 2 and all(len(blocks) <= 8 for blocks in module._mapped.values())
     print(f"blocks per worker, batches dropped: {max(b for b, _ in pools)}; batches kept: "
           f"{max(int(b['pool'][1]) for b in kept)} fresh blocks in the second pass")
 
