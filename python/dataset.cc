@@ -244,10 +244,10 @@ class PyDataset {
                                            std::uint32_t num_readers, bool repeat, std::uint64_t epoch,
                                            int prefetch, py::object process, std::uint32_t group_size,
                                            std::uint64_t split_unit, py::object equal_counts,
-                                           bool shuffle, bool verify_hashes, py::object state) {
+                                           bool shuffle, py::object verify_hashes, py::object state) {
     sp::ElasticReadOptions o;
     ApplyLayout(o, group_size, split_unit, equal_counts, shuffle);
-    o.verify_hashes = verify_hashes;
+    ApplyVerifyHashes(o, verify_hashes);
     o.seed = seed;
     o.epoch = epoch;
     o.shards_per_block = shards_per_block;

@@ -96,6 +96,16 @@ void ApplyLayout(sp::ElasticReadOptions& o, std::uint32_t group_size, std::uint6
   o.equal_counts = EqualCountsOf(equal_counts);
 }
 
+void ApplyVerifyHashes(sp::ElasticReadOptions& o, py::handle verify_hashes) {
+  const bool strict = py::isinstance<py::str>(verify_hashes);
+  if (strict && verify_hashes.cast<std::string>() != "strict") {
+    throw py::value_error("verify_hashes must be True, False or \"strict\", not '" +
+                          verify_hashes.cast<std::string>() + "'");
+  }
+  o.strict_hashes = strict;
+  o.verify_hashes = strict || verify_hashes.cast<bool>();
+}
+
 void BindElastic(py::module_& m) {
   m.def(
       "merge_elastic_states",

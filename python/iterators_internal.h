@@ -70,5 +70,7 @@ sp::ReaderState StateFromDict(py::handle d);
 /// The layout arguments of as_numpy_iterator_elastic (equal_counts: None, "pad" or "drop").
 void ApplyLayout(sp::ElasticReadOptions& o, std::uint32_t group_size, std::uint64_t split_unit,
                  py::handle equal_counts, bool shuffle);
+/// verify_hashes of as_numpy_iterator_elastic: True, False or "strict" (the recorded hashes, never the sidecar).
+void ApplyVerifyHashes(sp::ElasticReadOptions& o, py::handle verify_hashes);
 
 }  // namespace sedpack_python

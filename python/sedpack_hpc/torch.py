@@ -28,6 +28,7 @@ with `merge_states(states)` and load the merged state on every new rank: what
 none of the old readers produced is split over the new ones.
 """
 import os
+import weakref
 
 from . import _sedpack_hpc as _ext
 
@@ -175,12 +176,73 @@ def _block_layout(dataset, batch_size):
     return offsets, at
 
 
+def _shared_bytes(n):
+    """A uint8 tensor over n bytes of fresh shared memory."""
+    import torch
+    storage = torch.UntypedStorage._new_shared(max(1, n))
+    return torch.empty(0, dtype=torch.uint8).set_(torch.TypedStorage(wrap_storage=storage, dtype=torch.uint8), 0,
+                                                  (max(1, n),))
+
+
+_POOL_SLOTS = 8  # blocks a worker keeps: the loader's prefetch (2), what the loop holds, and some slack
+_pools = {}  # (pid, block bytes) -> this worker process's _BlockPool (it outlives a pass: persistent workers)
+_mapped = {}  # in the receiving process: worker pid -> {address: block} of the blocks it keeps mapped
+
+
+class _BlockPool:
+    """The shared blocks one DataLoader worker builds its batches in, reused.
+    Fresh shared memory costs a page fault and zeroing per page (about as much
+    as reading the batch), so a block goes around again once the receiving
+    process has dropped every tensor of the batch sent in it. That process says
+    so on the board, a small shared array sent along with each batch: the
+    worker sets a block's byte when it sends the block, the receiver clears it
+    when the last tensor of the batch is gone.
+    With every block still held a batch gets a fresh block, as without a pool."""
+
+    def __init__(self, nbytes):
+        self.nbytes = nbytes
+        self.board = _shared_bytes(_POOL_SLOTS)
+        self.flags = self.board.numpy()
+        self.flags[:] = 0
+        self.blocks = []
+        self.unpooled = 0  # batches sent in a fresh block because every pooled one was still held
+
+    def take(self):
+        """(block, slot), slot None for a block outside the pool."""
+        for slot, block in enumerate(self.blocks):
+            if self.flags[slot] == 0:
+                self.flags[slot] = 1
+                return block, slot
+        if len(self.blocks) < _POOL_SLOTS:
+            self.blocks.append(_shared_bytes(self.nbytes))
+            self.flags[len(self.blocks) - 1] = 1
+            return self.blocks[-1], len(self.blocks) - 1
+        self.unpooled += 1
+        return _shared_bytes(self.nbytes), None
+
+    def give_back(self, slot):
+        if slot is not None:
+            self.flags[slot] = 0
+
+
+def _pool(nbytes):
+    key = (os.getpid(), nbytes)
+    pool = _pools.get(key)
+    if pool is None:
+        pool = _pools[key] = _BlockPool(nbytes)
+    return pool
+
+
+def _clear_flag(flags, slot):
+    flags[slot] = 0
+
+
 def _batch_buffers(layout):
     """An `alloc` for ElasticIterator.next_batch, the tensors it made and the
     block they live in. With a layout (in a DataLoader worker) the arrays are
-    views of one block of shared memory, which the worker hands over as that
-    one block: no copy (a tensor over private memory is copied into shared
-    memory when sent) and one file descriptor per batch."""
+    views of one shared block from the worker's pool, which the worker hands
+    over as that one block: no copy (a tensor over private memory is copied
+    into shared memory when sent) and one file descriptor per batch."""
     import numpy as np
     import torch
     made, block = {}, []
@@ -190,9 +252,8 @@ def _batch_buffers(layout):
         nbytes = np.dtype(descr).itemsize * _prod(shape)
         if layout is not None and name in layout[0] and nbytes <= layout[0][name][1]:
             if not block:
-                storage = torch.UntypedStorage._new_shared(max(1, layout[1]))
-                block.append(torch.empty(0, dtype=torch.uint8).set_(
-                    torch.TypedStorage(wrap_storage=storage, dtype=torch.uint8), 0, (layout[1],)))
+                pool = _pool(layout[1])
+                block.extend((*pool.take(), pool))
             at = layout[0][name][0]
             t = block[0][at:at + nbytes].view(dtype).view(tuple(shape))
         else:
@@ -210,29 +271,56 @@ class _SharedBatch(dict):
         items = {k: v for k, v in self.items() if k != _BLOCK}
         if entry is None:
             return (dict, (items,))
-        block, made = entry
+        (block, slot, pool), made = entry
         views, rest = {}, {}
         for k, v in items.items():
             if made.get(k) is v:  # still the view made in the block (a transform may replace it)
                 views[k] = (v.data_ptr() - block.data_ptr(), v.dtype, tuple(v.shape))
             else:
                 rest[k] = v
-        return (_rebuild_batch, (block, views, rest, list(items)))
+        board = pool.board if slot is not None else None
+        return (_rebuild_batch, (block, views, rest, list(items), board, slot, os.getpid()))
 
 
-def _rebuild_batch(block, views, rest, order):
+def _alive(pid):
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        pass
+    return True
+
+
+def _rebuild_batch(block, views, rest, order, board=None, slot=None, worker=None):
+    base = block
+    if board is not None:
+        # The block stays mapped here (torch finds it again by its file when
+        # the worker sends it next: no mmap, munmap and page faults per batch)
+        # until a new worker appears and its sender is gone; the batch's
+        # tensors live on a numpy array over it, whose end says that the last
+        # of them was dropped.
+        if worker not in _mapped:
+            for pid in [p for p in _mapped if not _alive(p)]:
+                del _mapped[pid]
+        _mapped.setdefault(worker, {})[block.data_ptr()] = block
+        import torch
+        lease = block.numpy()
+        weakref.finalize(lease, _clear_flag, board.numpy(), slot)
+        base = torch.from_numpy(lease)
     out = {}
     for k in order:
         if k in views:
             at, dtype, shape = views[k]
-            n = block.new_empty(0, dtype=dtype).element_size() * _prod(shape)
-            out[k] = block[at:at + n].view(dtype).view(shape)
+            n = base.new_empty(0, dtype=dtype).element_size() * _prod(shape)
+            out[k] = base[at:at + n].view(dtype).view(shape)
         else:
             out[k] = rest[k]
     return out
 
 
 def _make_classes():
+    import torch
     import torch.utils.data as tud
 
     class IterableDataset(tud.IterableDataset):
@@ -246,6 +334,8 @@ def _make_classes():
                 raise ValueError(f"equal_counts must be 'pad', 'drop' or None, not {equal_counts!r}")
             if batch_size is not None and batch_size < 1:
                 raise ValueError(f"batch_size must be positive or None, not {batch_size}")
+            if verify_hashes not in (True, False, "strict"):
+                raise ValueError(f"verify_hashes must be True, False or 'strict', not {verify_hashes!r}")
             if (rank is None) != (world_size is None):
                 raise ValueError("give both rank and world_size, or neither")
             self.path = str(getattr(path, "__fspath__", lambda: path)())
@@ -259,7 +349,9 @@ def _make_classes():
             self.transform = transform
             self.verify_hashes = verify_hashes
             self._layout = None if rank is None else (int(rank), int(world_size))
-            self.epoch = 0
+            # In shared memory, so that persistent workers (made once, from the
+            # object as it was then) see set_epoch of later epochs.
+            self._epoch_cell = torch.zeros(1, dtype=torch.int64).share_memory_()
             self._resume = None
             self._produced = 0  # items yielded by iterations in this process (num_workers=0)
 
@@ -273,6 +365,14 @@ def _make_classes():
             state = dict(self.__dict__)
             state["_layout"] = self.rank_and_world()
             return state
+
+        @property
+        def epoch(self):
+            return int(self._epoch_cell[0])
+
+        @epoch.setter
+        def epoch(self, epoch):
+            self._epoch_cell[0] = int(epoch)
 
         def set_epoch(self, epoch):
             self.epoch = int(epoch)
@@ -366,12 +466,18 @@ def _make_classes():
                 try:
                     if b is None:
                         item = next(it)
+                    elif layout is None:
+                        # numpy's own arrays (writable; torch wraps them): its
+                        # large allocations get huge pages, torch.empty's do not.
+                        item = it.next_batch(b)
                     else:
                         alloc, made, block = _batch_buffers(layout)
                         item = it.next_batch(b, alloc)
                 except StopIteration:
                     return
                 if b is not None and self.drop_last and len(next(iter(item.values()))) < b:
+                    if block:
+                        block[2].give_back(block[1])
                     return
                 item = _tensors(item, copy=False)
                 item.update(made)
@@ -379,7 +485,7 @@ def _make_classes():
                     item = self.transform(item)
                 if block and isinstance(item, dict):
                     item = _SharedBatch(item)
-                    item[_BLOCK] = (block[0], made)
+                    item[_BLOCK] = (tuple(block), made)
                 self._produced += 1
                 yield item
 

@@ -68,9 +68,55 @@ def test_dataloader_workers_yield_every_example_once(path, context, batch_size):
         # A worker's batch arrives as views of one shared block, also after a transform added a key.
         ds.transform = tag_worker
         b = next(iter(DataLoader(ds, batch_size=None, num_workers=2, multiprocessing_context=context)))
-        assert b["v"].storage().data_ptr() == b["w"].storage().data_ptr() and b["v"].is_shared()
+        assert b["v"].storage().data_ptr() == b["w"].storage().data_ptr()
         assert sorted(b) == ["k", "v", "w", "worker"] and torch.equal(b["v"][:, 0], b["k"].float())
 
+
+
+def tag_pool(item):
+    """transform: the worker's block pool as it is after this batch's block was taken."""
+    import sedpack_hpc.torch as module
+    pool = next(p for (pid, _), p in module._pools.items() if pid == os.getpid())
+    item["pool"] = torch.tensor([len(pool.blocks), pool.unpooled])
+    return item
+
+
+def test_workers_reuse_the_blocks_of_dropped_batches(path):
+    """22-23 batches per worker go around in at most 8 shared blocks each while
+    the loop drops its batches; batches the loop keeps are never written over
+    (the worker takes fresh blocks for the rest). Persistent workers keep
+    their blocks for the next pass."""
+    ds = st.IterableDataset(path, batch_size=1, equal_counts=None, transform=tag_pool, rank=0, world_size=1)
+    loader = DataLoader(ds, batch_size=None, num_workers=2, multiprocessing_context="fork", persistent_workers=True)
+    pools = [b["pool"].tolist() for b in loader]
+    assert len(pools) == N and max(blocks for blocks, _ in pools) <= 8 and all(u == 0 for _, u in pools), pools
+    kept = list(loader)
+    assert sorted(int(b["k"]) for b in kept) == list(range(N))
+    assert all(float(b["v"][0, 1]) == int(b["k"]) and int(b["w"][0, 0]) == int(b["k"]) % 7 for b in kept)
+    assert max(int(b["pool"][1]) for b in kept) > 0  # kept batches forced fresh blocks
+    # This process keeps the blocks mapped while their worker lives: the next
+    # loader's workers drop those of the persistent ones, now gone.
+    import sedpack_hpc.torch as module
+    del loader
+    assert len(list(DataLoader(ds, batch_size=None, num_workers=2, multiprocessing_context="fork"))) == N
+    assert len(module._mapped) == 2 and all(len(blocks) <= 8 for blocks in module._mapped.values())
+    print(f"blocks per worker, batches dropped: {max(b for b, _ in pools)}; batches kept: "
+          f"{max(int(b['pool'][1]) for b in kept)} fresh blocks in the second pass")
+
+
+def test_persistent_workers_follow_set_epoch(path):
+    def passes(persistent):
+        ds = st.IterableDataset(path, batch_size=4, equal_counts=None, rank=0, world_size=1)
+        loader = DataLoader(ds, batch_size=None, num_workers=2, multiprocessing_context="fork",
+                            persistent_workers=persistent)
+        out = []
+        for epoch in (0, 1, 0):
+            ds.set_epoch(epoch)
+            out.append(keys_of(loader))
+        return out
+    fresh, persistent = passes(False), passes(True)
+    assert persistent == fresh and fresh[0] != fresh[1] and fresh[0] == fresh[2]
+    assert sorted(fresh[1]) == list(range(N))
 
 def test_batches_are_tensors_without_warnings(path):
     ds = st.IterableDataset(path, batch_size=8, rank=0, world_size=1)
@@ -194,6 +240,45 @@ def test_resume_with_pad_covers_the_epoch(path):
     assert set(before + after) == set(range(N))
     assert len(before) + len(after) <= N + 2  # at most one repeat per rank and layout
 
+
+
+def test_verify_hashes_strict_on_the_elastic_path(tmp_path):
+    """A leaf shard list whose recorded hash was edited after the checks
+    sidecar was written: the default check (the fresh sidecar) and False read
+    it, "strict" walks the recorded hashes and refuses it, in the elastic
+    iterator and in both torch datasets' iterator."""
+    root = tmp_path / "ds"
+    ds = sedpack_hpc.Dataset.create(root, metadata={}, dataset_structure={
+        "saved_data_description": [{"name": "v", "dtype": "float32", "shape": [3]}],
+        "examples_per_shard": 4, "compression": "LZ4", "hash_checksum_algorithms": ["sha256"]})
+    with ds.filler() as f:
+        for k in range(8):
+            f.write_example(values={"v": np.full(3, k, np.float32)}, split="train")
+
+    def elastic(verify):
+        it = sedpack_hpc.Dataset(root).as_numpy_iterator_elastic(split="train", shuffle=False, verify_hashes=verify)
+        return [int(e["v"][0]) for e in it]
+
+    def torch_batches(verify):
+        loader = st.IterableDataset(root, shuffle=False, batch_size=3, verify_hashes=verify, rank=0, world_size=1)
+        return [b["v"][:, 0].int().tolist() for b in loader]
+
+    assert elastic("strict") == elastic(True) == list(range(8))
+    assert torch_batches("strict") == [[0, 1, 2], [3, 4, 5], [6, 7]]
+    leaf = max(root.rglob("shards_list.json"), key=lambda p: len(p.parts))
+    lists = json.loads(leaf.read_text())
+    recorded = lists["shard_files"][1]["file_infos"][0]["hash_checksums"]
+    recorded[0] = ("0" if recorded[0][0] != "0" else "1") + recorded[0][1:]
+    leaf.write_text(json.dumps(lists))
+    assert elastic(True) == elastic(False) == list(range(8))
+    with pytest.raises(Exception, match="sha256 mismatch"):
+        elastic("strict")
+    with pytest.raises(Exception, match="sha256 mismatch"):
+        torch_batches("strict")
+    with pytest.raises(ValueError, match="strict"):
+        elastic("loose")
+    with pytest.raises(ValueError, match="strict"):
+        st.IterableDataset(root, verify_hashes="loose")
 
 def test_pickling(path):
     ds = sedpack_hpc.Dataset(path)

@@ -26,10 +26,11 @@ namespace {
 
 constexpr std::size_t kHugePage = std::size_t{2} << 20;
 // Enough for a filler's or a reader's steady state (a builder, a compression
-// scratch, a file and a decoded shard circulate); bounds what stays mapped
-// while idle.
-constexpr std::size_t kMaxIdleBlocks = 4;
-constexpr std::size_t kMaxIdleBytes = std::size_t{256} << 20;
+// scratch, a file and a decoded shard circulate; an elastic reader holds a
+// block of 4 decoded shards and the next ones' reads); bounds what stays
+// mapped while idle.
+constexpr std::size_t kMaxIdleBlocks = 8;
+constexpr std::size_t kMaxIdleBytes = std::size_t{512} << 20;
 #ifdef MADV_POPULATE_WRITE
 constexpr int kMadvPopulateWrite = MADV_POPULATE_WRITE;
 #else

@@ -7,7 +7,7 @@
 // least kPooledMinBytes come from a small process-wide pool of recently
 // released blocks (already faulted in), or else from a fresh 2 MiB-aligned
 // mapping marked MADV_HUGEPAGE (where THP is allowed, 512x fewer faults).
-// The pool keeps at most 4 idle blocks and 256 MiB; a request takes the
+// The pool keeps at most 8 idle blocks and 512 MiB; a request takes the
 // smallest idle block that fits (and is at most 4x too large). Smaller
 // buffers, and all buffers under ASan/MSan (so that overflows stay visible),
 // use operator new[]. Nothing is ever zero-filled.

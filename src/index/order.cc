@@ -622,13 +622,15 @@ class ElasticReader::Impl {
   Status LoadBlock(std::size_t load) {
     const std::uint64_t b = loads_[load];
     const auto shards = order_->block_shards(b);
-    // pending_ always starts at this load's first shard. Only this block's
-    // shards are started now; the next ones start once it is decoded, so that
-    // no more decodes compete for the cores than the sequential reader runs.
-    Schedule(shards.size());
+    // pending_ always starts at this load's first shard. The previous
+    // block's shards go first, so that its buffers serve the reads of this
+    // one; as many reads run as the sequential reader runs (prefetch_shards),
+    // which also bounds the buffers they hold at once.
     decoded_.clear();
+    const std::size_t in_flight = static_cast<std::size_t>(std::max(1, options_.prefetch_shards));
     std::vector<std::uint64_t> first(shards.size() + 1, 0);
     for (std::size_t i = 0; i < shards.size(); ++i) {
+      Schedule(in_flight);
       ShardResult r = pending_.front().get();
       pending_.pop_front();
       if (!r.ok()) return r.status();
