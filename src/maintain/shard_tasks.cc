@@ -10,6 +10,7 @@
 #include "parallel/worker_pool.h"
 #include "sedpack/cancel.h"
 #include "check/check_wire_internal.h"
+#include "dataset/verified_read.h"
 #include "maintain/shard_tasks_internal.h"
 #include "sedpack/codecs/hash.h"
 #include "sedpack/io/file.h"
@@ -106,7 +107,7 @@ Status ForEachShard(Comm& comm, const Dataset& ds, const CheckOptions& walk_opti
   SEDPACK_ASSIGN_OR_RETURN(std::vector<ShardCheckTask> mine, DecodeShardTasks(mine_text));
   const int n = ResolveThreads(pass.threads);
   if (threads_used) *threads_used = n;
-  const DatasetStructure& st = ds.info().dataset_structure;
+  const auto checks = dataset_internal::ReaderChecks(ds, true, false, nullptr);
   std::atomic<std::size_t> next{0};
   std::atomic<std::uint64_t> bytes_done{0};
   // Only this (the calling) thread talks to `comm`: a Comm is not thread-safe,
@@ -124,14 +125,12 @@ Status ForEachShard(Comm& comm, const Dataset& ds, const CheckOptions& walk_opti
       if (pass.before_shard) pass.before_shard(comm.rank());
       Status s = [&]() -> Status {
         SEDPACK_RETURN_NOT_OK(CheckCancelled());
-        SEDPACK_ASSIGN_OR_RETURN(std::vector<std::byte> bytes, ds.ReadBytes(task.path));
-        SEDPACK_ASSIGN_OR_RETURN(std::vector<std::string> hashes, HashBytes(st.hash_checksum_algorithms, bytes));
-        if (hashes != task.expected) {
-          return Status::Corruption(task.path, ": the file does not match its recorded hashes (", task.list_path,
-                                    ")");
-        }
-        auto shard = DecodeShard(st.shard_file_type, st.compression, ds.schema(), std::move(bytes));
-        if (!shard.ok()) return shard.status().WithPrefix(task.path + ": ");
+        // Checked as a verified read checks it (the sidecar's fast checksum when
+        // fresh, else the fastest recorded hash): every algorithm is `verify`'s job.
+        ShardInfo info;
+        info.file_infos.push_back(FileInfo{task.path, task.expected});
+        auto shard = dataset_internal::ReadShardChecked(ds, info, ShardReadLimits{}, true, checks.get());
+        if (!shard.ok()) return shard.status();  // names the file
         if (static_cast<std::int64_t>((*shard)->num_examples()) != task.number_of_examples) {
           return Status::Corruption(task.path, ": holds ", (*shard)->num_examples(), " examples, ", task.list_path,
                                     " says ", task.number_of_examples);

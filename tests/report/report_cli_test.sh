@@ -55,7 +55,7 @@ expect 2 'no such folder' "$DS" -o "$T/nope/r.html"
 cp "$T/r.html" "$T/keep.html"
 SHARD=$(find "$DS/train" -name '*.fb' | sort | head -1)
 printf 'garbage' | dd of="$SHARD" bs=1 seek=100 conv=notrunc status=none
-expect 1 'hashes' "$DS" -o "$T/r.html"
+expect 1 'mismatch' "$DS" -o "$T/r.html"
 cmp -s "$T/r.html" "$T/keep.html" || fail "the page changed after a failed report"
 ls "$T" | grep -q update_ && fail "a temporary file was left"
 

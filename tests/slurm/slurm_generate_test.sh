@@ -60,7 +60,7 @@ esac
 OUT="$TMP/dataset"
 JOBID=$(sbatch --parsable --ntasks="$NTASKS" --time=5 --chdir="$TMP" \
           --output="$TMP/job.out" --job-name=sedpack-slurm-test \
-          --export=ALL,SEDPACK_BIN="$BIN" \
+          --export=ALL,SEDPACK_BIN="$BIN",SEDPACK_REPO="$REPO" \
           "$REPO/jobs/generate.sbatch" "$CONFIG" "$OUT") || fail "sbatch failed"
 JOBID=${JOBID%%;*}
 echo "submitted job $JOBID ($NTASKS tasks): generate $CONFIG -> $OUT"
@@ -119,12 +119,12 @@ ARRAY_TASKS="${SEDPACK_SLURM_TEST_ARRAY:-4}"
 declare -A PER_TASK=([train]=8 [test]=4 [holdout]=2)
 ARRAY=$(sbatch --parsable --array=0-$((ARRAY_TASKS - 1)) --time=5 --chdir="$TMP" \
           --output="$TMP/append-%a.out" --job-name=sedpack-slurm-append \
-          --export=ALL,SEDPACK_BIN="$BIN",SEED_BASE=5000,APPEND_ARGS="--examples-train ${PER_TASK[train]} --examples-test ${PER_TASK[test]} --examples-holdout ${PER_TASK[holdout]}" \
+          --export=ALL,SEDPACK_BIN="$BIN",SEDPACK_REPO="$REPO",SEED_BASE=5000,APPEND_ARGS="--examples-train ${PER_TASK[train]} --examples-test ${PER_TASK[test]} --examples-holdout ${PER_TASK[holdout]}" \
           "$REPO/jobs/append.sbatch" "$OUT" "$CONFIG") || fail "sbatch of the append array failed"
 ARRAY=${ARRAY%%;*}
 JOBID=$ARRAY
 VERIFY=$(sbatch --parsable --dependency=afterok:"$ARRAY" --ntasks=1 --time=5 --chdir="$TMP" \
-           --output="$TMP/verify.out" --job-name=sedpack-slurm-verify --export=ALL,SEDPACK_BIN="$BIN" \
+           --output="$TMP/verify.out" --job-name=sedpack-slurm-verify --export=ALL,SEDPACK_BIN="$BIN",SEDPACK_REPO="$REPO" \
            "$REPO/jobs/verify.sbatch" "$OUT") || fail "sbatch of the verify step failed"
 VERIFY=${VERIFY%%;*}
 JOBID="$ARRAY $VERIFY"
@@ -164,7 +164,7 @@ if "$BIN" --version | grep -q "HDF5     yes"; then
     local name=$1 script=$2
     shift 2
     JOBID=$(sbatch --parsable --ntasks="$NTASKS" --time=5 --chdir="$TMP" --output="$TMP/$name.out" \
-              --job-name="sedpack-slurm-$name" --export=ALL,SEDPACK_BIN="$BIN" "$REPO/jobs/$script" "$@") ||
+              --job-name="sedpack-slurm-$name" --export=ALL,SEDPACK_BIN="$BIN",SEDPACK_REPO="$REPO" "$REPO/jobs/$script" "$@") ||
       fail "sbatch of $script failed"
     JOBID=${JOBID%%;*}
     wait_job "$JOBID"

@@ -51,7 +51,7 @@ esac
 
 OUT="$TMP/dataset"
 JOBID=$(sbatch --parsable --ntasks=2 --time=5 --chdir="$TMP" --output="$TMP/job.out" \
-          --job-name=sedpack-slurm-resume --export=ALL,SEDPACK_BIN="$BIN",GENERATE_ARGS="$ARGS -q" \
+          --job-name=sedpack-slurm-resume --export=ALL,SEDPACK_BIN="$BIN",SEDPACK_REPO="$REPO",GENERATE_ARGS="$ARGS -q" \
           "$REPO/jobs/generate.sbatch" "$CONFIG" "$OUT") || fail "sbatch failed"
 JOBID=${JOBID%%;*}
 echo "submitted job $JOBID"
