@@ -5,10 +5,12 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <chrono>
 #include <csignal>
 #include <cstdint>
 #include <cstdlib>
 #include <string>
+#include <thread>
 
 namespace sedpack {
 namespace {
@@ -72,6 +74,11 @@ void KillPoint(std::string_view what, std::string_view path) {
     }
   }
   if (n == c.kill_at) ::raise(c.signal);
+}
+
+void TestShardDelay() {
+  static const std::int64_t ms = EnvInt("SEDPACK_TEST_SHARD_DELAY_MS", 0);
+  if (ms > 0) std::this_thread::sleep_for(std::chrono::milliseconds(ms));
 }
 
 }  // namespace sedpack

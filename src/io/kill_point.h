@@ -14,6 +14,9 @@
 // a test can first count a job's points and learn where its commit happens, then
 // rerun it killed at any chosen point. SIGKILL cannot be caught, so what is left
 // on disk is exactly what a crash at that instant leaves.
+//   SEDPACK_TEST_SHARD_DELAY_MS=M  a pass over the shards (stats, digest, report)
+//                               waits M ms before each shard, so that a signal
+//                               test can stop it mid-pass on any machine.
 // Project-private (src/io, not installed): a test facility, not API.
 #pragma once
 
@@ -22,5 +25,8 @@
 namespace sedpack {
 
 void KillPoint(std::string_view what, std::string_view path);
+
+/// Sleeps SEDPACK_TEST_SHARD_DELAY_MS (read once) when set; otherwise returns at once.
+void TestShardDelay();
 
 }  // namespace sedpack

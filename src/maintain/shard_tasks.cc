@@ -11,6 +11,7 @@
 #include "sedpack/cancel.h"
 #include "check/check_wire_internal.h"
 #include "dataset/verified_read.h"
+#include "io/kill_point.h"
 #include "maintain/shard_tasks_internal.h"
 #include "sedpack/codecs/hash.h"
 #include "sedpack/io/file.h"
@@ -123,6 +124,7 @@ Status ForEachShard(Comm& comm, const Dataset& ds, const CheckOptions& walk_opti
     for (std::size_t i; !stop.load(std::memory_order_relaxed) && (i = next.fetch_add(1)) < mine.size();) {
       const ShardCheckTask& task = mine[i];
       if (pass.before_shard) pass.before_shard(comm.rank());
+      TestShardDelay();
       Status s = [&]() -> Status {
         SEDPACK_RETURN_NOT_OK(CheckCancelled());
         // Checked as a verified read checks it (the sidecar's fast checksum when

@@ -132,7 +132,7 @@ class Harness:
             raise Failure("fix finds leftovers:\n" + out)
 
     def case(self, name, argv, sig, fresh=None, existing=None, delay=0.4, may_finish=False, mpi=False,
-             to_ranks=False, shards_under=None):
+             to_ranks=False, shards_under=None, shard_delay_ms=None):
         """`fresh`: a path the command creates (must be gone); `existing`: a dataset it changes.
 
         `mpi`: argv starts mpirun. Open MPI's mpirun passes SIGINT and SIGTERM to
@@ -141,10 +141,15 @@ class Harness:
         themselves instead, as srun and SLURM do; mpirun then exits with the
         ranks' code. `shards_under`: after `delay`, also wait until the job has
         written a shard there, so that a fast machine does not finish the job
-        before the signal."""
+        before the signal. `shard_delay_ms`: a pass over the shards (stats,
+        digest) waits that long before each shard (SEDPACK_TEST_SHARD_DELAY_MS),
+        so that it is still running when the signal comes however fast it is."""
         before = snapshot(existing) if existing else None
         shards_before = count_shards(shards_under) if shards_under else 0
-        proc = subprocess.Popen(argv, env=self.env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        env = dict(self.env)
+        if shard_delay_ms:
+            env["SEDPACK_TEST_SHARD_DELAY_MS"] = str(shard_delay_ms)
+        proc = subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         # stderr is read as it comes, to time the "interrupted" line.
         err_lines, stamps = [], []
 
@@ -262,13 +267,14 @@ class Harness:
             ("recompress --out", lambda: ([self.sedpack, "recompress", base, "--compression", "ZSTD", "--out",
                                            self.path("r2"), "--threads", "2"], signal.SIGTERM,
                                           dict(fresh=self.path("r2")))),
-            # digest hashes the 150 MB base in about 0.3 s on one thread: the signal
-            # comes 50 ms after the handler is in place, well before the end.
+            # digest and stats read the 150 MB base in well under a second: each
+            # shard of the pass waits 100 ms first, so that the signal, 50 ms after
+            # the handler is in place, comes mid-pass on any machine.
             ("digest", lambda: ([self.sedpack, "digest", copy("d1"), "--threads", "1"], signal.SIGINT,
-                                dict(existing=self.path("d1"), delay=0.05))),
-            # stats reads the base at a few hundred MB/s on one thread: as digest.
+                                dict(existing=self.path("d1"), delay=0.05, shard_delay_ms=100))),
             ("stats --write", lambda: ([self.sedpack, "stats", copy("s1"), "--write", "--threads", "1"],
-                                       signal.SIGTERM, dict(existing=self.path("s1"), delay=0.05))),
+                                       signal.SIGTERM, dict(existing=self.path("s1"), delay=0.05,
+                                                            shard_delay_ms=100))),
             ("pack", lambda: ([self.sedpack, "pack", base, "-o", self.path("p1.pack")], signal.SIGINT,
                               dict(fresh=self.path("p1.pack"), delay=0.1, may_finish=True))),
             ("unpack", lambda: ([self.sedpack, "unpack", pack, self.path("u1")], signal.SIGTERM,
@@ -317,7 +323,8 @@ class Harness:
                           signal.SIGTERM, dict(existing=self.path("m3"), delay=0.5, mpi=True))),
                 ("mpirun -n 2 stats --write",
                  lambda: (self.mpi([self.sedpack, "stats", copy("m4"), "--write", "--threads", "1"]), signal.SIGINT,
-                          dict(existing=self.path("m4"), delay=0.3, mpi=True, to_ranks=True))),
+                          dict(existing=self.path("m4"), delay=0.3, mpi=True, to_ranks=True,
+                               shard_delay_ms=100))),
             ]
         for name, make in cases:
             argv, sig, kw = make()
