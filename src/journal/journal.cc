@@ -20,6 +20,7 @@ namespace {
 constexpr char kMagic[4] = {'S', 'P', 'J', '1'};
 constexpr std::uint8_t kHeader = 1;
 constexpr std::uint8_t kUnit = 2;
+constexpr std::uint8_t kEntry = 3;
 constexpr std::size_t kFrame = 4 + 1 + 4;
 constexpr std::uint32_t kMaxPayload = 16u << 20;
 constexpr std::uint64_t kMaxJournalBytes = 1ULL << 32;
@@ -114,6 +115,22 @@ std::string EncodeUnit(const JournalUnit& u) {
   return Frame(kUnit, p);
 }
 
+std::string EncodeEntry(const JournalEntry& e) {
+  std::string p;
+  PutBytes(&p, e.kind);
+  PutBytes(&p, e.data);
+  return Frame(kEntry, p);
+}
+
+bool DecodeEntry(std::string_view payload, JournalEntry* e) {
+  Cursor c(payload);
+  std::string_view kind, data;
+  if (!c.Bytes(&kind) || !c.Bytes(&data) || !c.done() || kind.empty()) return false;
+  e->kind = std::string(kind);
+  e->data = std::string(data);
+  return true;
+}
+
 bool DecodeHeader(std::string_view payload, JobParameters* out) {
   Cursor c(payload);
   std::uint32_t n = 0;
@@ -193,12 +210,19 @@ Result<JournalContents> ReadJournal(const std::string& root, const std::string& 
     return Status::Corruption(JoinRoot(root, rel), ": the job journal's header does not validate");
   }
   while (pos < text.size()) {
+    const std::size_t at = pos;
     JournalUnit u;
-    if (!NextRecord(text, &pos, &type, &payload) || type != kUnit || !DecodeUnit(payload, &u)) {
+    JournalEntry e;
+    bool ok = NextRecord(text, &pos, &type, &payload);
+    if (ok && type == kUnit && DecodeUnit(payload, &u)) {
+      out.units.push_back(std::move(u));
+    } else if (ok && type == kEntry && DecodeEntry(payload, &e)) {
+      out.entries.push_back(std::move(e));
+    } else {
+      pos = at;
       out.torn_tail = true;
       break;
     }
-    out.units.push_back(std::move(u));
   }
   return out;
 }
@@ -225,9 +249,23 @@ Result<std::unique_ptr<JournalWriter>> JournalWriter::Create(const std::string& 
                                                              const JobParameters& parameters,
                                                              const std::vector<JournalUnit>& units,
                                                              FileSystem* fs) {
-  SEDPACK_RETURN_NOT_OK(CheckStaysBeneath(root, rel, fs));
   std::string text = EncodeHeader(parameters);
   for (const JournalUnit& u : units) text += EncodeUnit(u);
+  return CreateWith(root, rel, std::move(text), fs);
+}
+
+Result<std::unique_ptr<JournalWriter>> JournalWriter::Create(const std::string& root, const std::string& rel,
+                                                             const JobParameters& parameters,
+                                                             const std::vector<JournalEntry>& entries,
+                                                             FileSystem* fs) {
+  std::string text = EncodeHeader(parameters);
+  for (const JournalEntry& e : entries) text += EncodeEntry(e);
+  return CreateWith(root, rel, std::move(text), fs);
+}
+
+Result<std::unique_ptr<JournalWriter>> JournalWriter::CreateWith(const std::string& root, const std::string& rel,
+                                                                 std::string text, FileSystem* fs) {
+  SEDPACK_RETURN_NOT_OK(CheckStaysBeneath(root, rel, fs));
   const std::string path = JoinRoot(root, rel);
   AtomicWriteOptions wo;
   wo.sync = true;
@@ -243,8 +281,11 @@ JournalWriter::~JournalWriter() {
   if (fd_ >= 0) (void)FileSystemOr(fs_).Close(fd_);
 }
 
-Status JournalWriter::Append(const JournalUnit& unit) {
-  const std::string record = EncodeUnit(unit);
+Status JournalWriter::Append(const JournalUnit& unit) { return AppendRecord(EncodeUnit(unit)); }
+
+Status JournalWriter::Append(const JournalEntry& entry) { return AppendRecord(EncodeEntry(entry)); }
+
+Status JournalWriter::AppendRecord(const std::string& record) {
   std::lock_guard<std::mutex> lock(mu_);
   if (fd_ < 0) return Status::InvalidArgument(path_, ": the job journal is closed");
   FileSystem& f = FileSystemOr(fs_);

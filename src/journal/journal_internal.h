@@ -39,10 +39,19 @@ struct JournalUnit {
   std::vector<std::byte> checks;  ///< its checks sidecar record (sidecar/checks_internal.h), may be empty
 };
 
+/// One finished unit of a job whose units are not shards of the dataset (an
+/// exported row range, a shard's digest or index entries): `kind` names what
+/// `data` holds; the job encodes and validates `data` itself.
+struct JournalEntry {
+  std::string kind;
+  std::string data;
+};
+
 /// A journal as read back.
 struct JournalContents {
   JobParameters parameters;
-  std::vector<JournalUnit> units;  ///< the records that validated, in file order
+  std::vector<JournalUnit> units;  ///< the shard records that validated, in file order
+  std::vector<JournalEntry> entries;  ///< the other records that validated, in file order
   bool torn_tail = false;          ///< bytes after the last valid record were ignored
 };
 
@@ -71,17 +80,26 @@ class JournalWriter {
   static Result<std::unique_ptr<JournalWriter>> Create(const std::string& root, const std::string& rel,
                                                        const JobParameters& parameters,
                                                        const std::vector<JournalUnit>& units, FileSystem* fs);
+  /// As above, for a job that journals entries.
+  static Result<std::unique_ptr<JournalWriter>> Create(const std::string& root, const std::string& rel,
+                                                       const JobParameters& parameters,
+                                                       const std::vector<JournalEntry>& entries, FileSystem* fs);
   ~JournalWriter();
   JournalWriter(const JournalWriter&) = delete;
   JournalWriter& operator=(const JournalWriter&) = delete;
 
   /// Append one unit and fsync it; the unit is durable when this returns OK.
   Status Append(const JournalUnit& unit);
+  /// Append one entry and fsync it.
+  Status Append(const JournalEntry& entry);
   /// Close and remove the journal (the job is committed or thrown away).
   Status Remove();
 
  private:
   JournalWriter(std::string path, int fd, FileSystem* fs) : path_(std::move(path)), fd_(fd), fs_(fs) {}
+  static Result<std::unique_ptr<JournalWriter>> CreateWith(const std::string& root, const std::string& rel,
+                                                           std::string text, FileSystem* fs);
+  Status AppendRecord(const std::string& record);
   std::mutex mu_;
   std::string path_;
   int fd_ = -1;

@@ -135,7 +135,7 @@ Result<RankResume> ResumeRank(const Dataset& dataset, const std::string& job_id,
 Status StartJournal(const std::string& root, const std::string& job_id, const JobParameters& parameters,
                     FileSystem* fs) {
   SEDPACK_RETURN_NOT_OK(CreateDirectories(JoinRoot(root, kJournalDir), fs));
-  SEDPACK_ASSIGN_OR_RETURN(auto journal, JournalWriter::Create(root, JournalPath(job_id, 0), parameters, {}, fs));
+  SEDPACK_ASSIGN_OR_RETURN(auto journal, JournalWriter::Create(root, JournalPath(job_id, 0), parameters, std::vector<JournalUnit>{}, fs));
   return Status::OK();
 }
 
