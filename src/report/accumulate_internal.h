@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "sedpack/report/report.h"
@@ -46,10 +47,13 @@ class Accumulator {
   /// `moments` (schema order) as ComputeSplitStats adds them; InvalidArgument
   /// when an expression yields more than plan.max_classes classes.
   Status AddShard(const DecodedShard& shard, std::vector<Moments>* moments);
-  /// Add `other` into this one (same plan).
-  Status Merge(const Accumulator& other);
-  std::string Encode() const;
-  Status Decode(const std::string& bytes);
+  /// Add `other` into this one (same plan), taking over the class sums only
+  /// `other` has; `other` keeps its profile sums and loses its classes.
+  Status Merge(Accumulator&& other);
+  /// Appends the sums (EncodedSize() bytes) to `out`, for Decode on another rank.
+  void EncodeTo(std::string* out) const;
+  std::size_t EncodedSize() const;
+  Status Decode(std::string_view bytes);
   /// The per-sample results.
   void Finish(SplitReport* out) const;
 

@@ -84,13 +84,13 @@ void PutPart(std::string* out, const std::string& part) {
   *out += part;
 }
 
-bool GetPart(const std::string& in, std::size_t* pos, std::string* part) {
+bool GetPart(const std::string& in, std::size_t* pos, std::string_view* part) {
   const std::size_t nl = in.find('\n', *pos);
   if (nl == std::string::npos) return false;
   std::size_t n = 0;
   const auto [p, ec] = std::from_chars(in.data() + *pos, in.data() + nl, n);
   if (ec != std::errc() || p != in.data() + nl || in.size() - nl - 1 < n) return false;
-  *part = in.substr(nl + 1, n);
+  *part = std::string_view(in).substr(nl + 1, n);
   *pos = nl + 1 + n;
   return true;
 }
@@ -189,8 +189,17 @@ Status PassOverShards(Comm& comm, const Dataset& ds, const Plan& plan, const std
         return Status::OK();
       }));
   for (std::size_t i = 0; i < splits.size(); ++i) {
+    // The first thread's sums become the total (as merging them into zeros
+    // would: 0 + x is x), the others are added in thread order.
+    bool first = true;
     for (const auto& acc : per_thread) {
-      if (acc[i]) SEDPACK_RETURN_NOT_OK((*totals)[i].Merge(*acc[i]));
+      if (!acc[i]) continue;
+      if (first) {
+        (*totals)[i] = std::move(*acc[i]);
+        first = false;
+      } else {
+        SEDPACK_RETURN_NOT_OK((*totals)[i].Merge(std::move(*acc[i])));
+      }
     }
     RankPart& part = (*parts)[i];
     part.moments.resize(attrs);
@@ -202,27 +211,30 @@ Status PassOverShards(Comm& comm, const Dataset& ds, const Plan& plan, const std
   return Status::OK();
 }
 
-// Rank 0: one split's parts of every rank's message, merged in rank order.
+// Rank 0: one split's parts of every rank's message, merged in rank order;
+// rank 0's own sums are `own` (not sent to itself), taken over.
 Status MergeSplit(const std::shared_ptr<Dataset>& ds, const Plan& plan, const std::vector<std::string>& gathered,
-                  std::vector<std::size_t>* positions, SplitReport* out) {
+                  std::vector<std::size_t>* positions, Accumulator* own, SplitReport* out) {
   const Status bad = Status::Internal("malformed report message between ranks");
-  Accumulator all(plan), part(plan);
+  Accumulator all = std::move(*own), part(plan);
   std::vector<Moments> moments(plan.schema.size());
   std::uint64_t examples = 0;
   for (std::size_t r = 0; r < gathered.size(); ++r) {
-    std::string m, a, s;
+    std::string_view m, a, s;
     std::size_t& pos = (*positions)[r];
     if (!GetPart(gathered[r], &pos, &m) || !GetPart(gathered[r], &pos, &a) || !GetPart(gathered[r], &pos, &s)) {
       return bad;
     }
     std::vector<Moments> rank_moments(plan.schema.size());
     std::uint64_t n = 0;
-    SEDPACK_RETURN_NOT_OK(maintain_internal::DecodeMoments(m, &rank_moments, &n));
+    SEDPACK_RETURN_NOT_OK(maintain_internal::DecodeMoments(std::string(m), &rank_moments, &n));
     for (std::size_t i = 0; i < moments.size(); ++i) moments[i].Merge(rank_moments[i]);
     examples += n;
-    SEDPACK_RETURN_NOT_OK(part.Decode(a));
-    SEDPACK_RETURN_NOT_OK(all.Merge(part));
-    SEDPACK_RETURN_NOT_OK(DecodeShards(s, &out->shards));
+    if (r > 0) {
+      SEDPACK_RETURN_NOT_OK(part.Decode(a));
+      SEDPACK_RETURN_NOT_OK(all.Merge(std::move(part)));
+    }
+    SEDPACK_RETURN_NOT_OK(DecodeShards(std::string(s), &out->shards));
   }
   std::sort(out->shards.begin(), out->shards.end(), [](const auto& x, const auto& y) { return x.path < y.path; });
   out->stats.split = out->split;
@@ -242,9 +254,22 @@ Result<std::vector<SplitReport>> ReportSplits(Comm& comm, const std::shared_ptr<
   std::vector<RankPart> parts;
   SEDPACK_RETURN_NOT_OK(PassOverShards(comm, *ds, plan, splits, pass, &totals, &parts));
   std::string message;
+  if (comm.rank() != 0) {
+    std::size_t size = 0;
+    for (const Accumulator& t : totals) size += t.EncodedSize() + 32;
+    message.reserve(size);
+  }
   for (std::size_t i = 0; i < splits.size(); ++i) {
     PutPart(&message, maintain_internal::EncodeMoments(parts[i].moments, parts[i].examples));
-    PutPart(&message, totals[i].Encode());
+    // Written in place (the sums of a long trace are tens of MB); rank 0
+    // keeps its own.
+    if (comm.rank() == 0) {
+      PutPart(&message, std::string());
+    } else {
+      message += std::to_string(totals[i].EncodedSize());
+      message += '\n';
+      totals[i].EncodeTo(&message);
+    }
     PutPart(&message, EncodeShards(parts[i].shards));
   }
   SEDPACK_ASSIGN_OR_RETURN(std::vector<std::string> gathered, comm.Gatherv(message, 0));
@@ -254,7 +279,7 @@ Result<std::vector<SplitReport>> ReportSplits(Comm& comm, const std::shared_ptr<
   if (comm.rank() == 0) {
     std::vector<std::size_t> positions(gathered.size(), 0);
     for (std::size_t i = 0; i < splits.size() && local.ok(); ++i) {
-      local = MergeSplit(ds, plan, gathered, &positions, &out[i]);
+      local = MergeSplit(ds, plan, gathered, &positions, &totals[i], &out[i]);
     }
   }
   SEDPACK_RETURN_NOT_OK(AgreeOnStatus(comm, local));
