@@ -282,6 +282,25 @@ void AddBlock(double* x, std::size_t n, Moments& m) {
   double lo[4] = {INFINITY, INFINITY, INFINITY, INFINITY}, hi[4] = {-INFINITY, -INFINITY, -INFINITY, -INFINITY};
   std::size_t nan[4] = {0, 0, 0, 0};
   std::size_t k = 0;
+#ifdef SEDPACK_STATS_F16C
+  // The same four chains in two SSE2 registers (the compiler keeps them
+  // scalar): min_pd(v, lo) is v < lo ? v : lo and max_pd likewise, lane by
+  // lane, so the extremes are the scalar loop's bit for bit.
+  if (n >= 4) {
+    __m128d lo01 = _mm_set1_pd(INFINITY), lo23 = lo01, hi01 = _mm_set1_pd(-INFINITY), hi23 = hi01;
+    __m128i nan01 = _mm_setzero_si128(), nan23 = nan01;
+    for (; k + 4 <= n; k += 4) {
+      const __m128d a = _mm_loadu_pd(x + k), b = _mm_loadu_pd(x + k + 2);
+      lo01 = _mm_min_pd(a, lo01), lo23 = _mm_min_pd(b, lo23);
+      hi01 = _mm_max_pd(a, hi01), hi23 = _mm_max_pd(b, hi23);
+      nan01 = _mm_sub_epi64(nan01, _mm_castpd_si128(_mm_cmpunord_pd(a, a)));  // a NaN lane is -1
+      nan23 = _mm_sub_epi64(nan23, _mm_castpd_si128(_mm_cmpunord_pd(b, b)));
+    }
+    _mm_storeu_pd(lo, lo01), _mm_storeu_pd(lo + 2, lo23), _mm_storeu_pd(hi, hi01), _mm_storeu_pd(hi + 2, hi23);
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(nan), nan01);
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(nan + 2), nan23);
+  }
+#endif
   for (; k + 4 <= n; k += 4) {
     for (int j = 0; j < 4; ++j) {
       const double v = x[k + j];

@@ -22,25 +22,31 @@ namespace {
 #define SEDPACK_REPORT_CLONES
 #endif
 
-// One example's samples [0, n) of a block, added in one pass to the
-// per-sample sums, squares and extremes and to the sums and squares of the
-// example's class (`csum` null: no class), so that each converted sample is
-// loaded once and every array is walked contiguously without a branch.
-SEDPACK_REPORT_CLONES void AddToProfile(const double* __restrict x, std::size_t n, double* __restrict sum,
-                                        double* __restrict sum2, double* __restrict lo, double* __restrict hi,
-                                        double* __restrict csum, double* __restrict csum2) {
-  if (csum != nullptr) {
-    for (std::size_t t = 0; t < n; ++t) {
-      const double v = x[t], v2 = v * v;
-      sum[t] += v;
-      sum2[t] += v2;
-      lo[t] = v < lo[t] ? v : lo[t];
-      hi[t] = v > hi[t] ? v : hi[t];
-      csum[t] += v;
-      csum2[t] += v2;
-    }
-    return;
+// Four examples' samples [0, n) of a block, added in one pass to the
+// per-sample sums, squares and extremes: each array is loaded and stored once
+// for the four (the stores bound these loops), and each element still takes
+// the examples one after the other, in order, so the sums are those of adding
+// one example at a time, bit for bit.
+SEDPACK_REPORT_CLONES void AddFourToProfile(const double* __restrict x0, const double* __restrict x1,
+                                            const double* __restrict x2, const double* __restrict x3, std::size_t n,
+                                            double* __restrict sum, double* __restrict sum2, double* __restrict lo,
+                                            double* __restrict hi) {
+  for (std::size_t t = 0; t < n; ++t) {
+    const double a = x0[t], b = x1[t], c = x2[t], d = x3[t];
+    sum[t] = (((sum[t] + a) + b) + c) + d;
+    sum2[t] = (((sum2[t] + a * a) + b * b) + c * c) + d * d;
+    double l = lo[t], h = hi[t];
+    l = a < l ? a : l, h = a > h ? a : h;
+    l = b < l ? b : l, h = b > h ? b : h;
+    l = c < l ? c : l, h = c > h ? c : h;
+    l = d < l ? d : l, h = d > h ? d : h;
+    lo[t] = l, hi[t] = h;
   }
+}
+
+// The same for one example.
+SEDPACK_REPORT_CLONES void AddOneToProfile(const double* __restrict x, std::size_t n, double* __restrict sum,
+                                           double* __restrict sum2, double* __restrict lo, double* __restrict hi) {
   for (std::size_t t = 0; t < n; ++t) {
     const double v = x[t];
     sum[t] += v;
@@ -62,11 +68,13 @@ SEDPACK_REPORT_CLONES void AddInto(double* __restrict to, const double* __restri
   for (std::size_t t = 0; t < n; ++t) to[t] += from[t];
 }
 
-// The cache lines of bytes [p, p + n): the next example's block is fetched
-// while this one is added (the blocks of consecutive examples lie a whole
-// trace apart, too far for the hardware prefetcher to follow).
-void Prefetch(const std::byte* p, std::size_t n) {
-  for (std::size_t i = 0; i < n; i += 64) __builtin_prefetch(p + i);
+// The cache lines of samples [t0, t1) of `v`: the next example's block is
+// fetched while this one is added (the blocks of consecutive examples lie a
+// whole trace apart, too far for the hardware prefetcher to follow).
+void PrefetchSamples(const ValueView& v, std::size_t t0, std::size_t t1) {
+  const std::size_t item = DTypeItemSize(v.dtype);
+  if (v.data.size() < t1 * item) return;
+  for (std::size_t i = t0 * item; i < t1 * item; i += 64) __builtin_prefetch(v.data.data() + i);
 }
 
 // Flat binary encoding for the rank merge (raw doubles: exact).
@@ -75,7 +83,7 @@ class Writer {
   explicit Writer(std::string* out) : out_(*out) {}
   void U64(std::uint64_t v) { Raw(&v, sizeof(v)); }
   void I64(std::int64_t v) { Raw(&v, sizeof(v)); }
-  void Doubles(const std::vector<double>& v) {
+  void Doubles(const Samples& v) {
     U64(v.size());
     Raw(v.data(), v.size() * sizeof(double));
   }
@@ -94,12 +102,12 @@ class Reader {
   explicit Reader(std::string_view in) : in_(in) {}
   bool U64(std::uint64_t* v) { return Raw(v, sizeof(*v)); }
   bool I64(std::int64_t* v) { return Raw(v, sizeof(*v)); }
-  template <typename T>
-  bool Array(std::vector<T>* v, std::size_t expected) {
+  template <typename V>
+  bool Array(V* v, std::size_t expected) {
     std::uint64_t n = 0;
     if (!U64(&n) || n != expected) return false;
     v->resize(n);
-    return Raw(v->data(), n * sizeof(T));
+    return Raw(v->data(), n * sizeof(typename V::value_type));
   }
   bool done() const { return pos_ == in_.size(); }
 
@@ -143,8 +151,42 @@ Accumulator::Accumulator(const Plan& plan) : plan_(&plan) {
   }
   for (std::size_t a : plan.histogrammed) histograms_.emplace_back(HistogramSize(plan.schema[a].dtype), 0);
   classes_.resize(plan.expressions.size());
-  row_.resize(std::max<std::size_t>(maintain_internal::kMomentsBlock, 16));
+  row_.resize(std::max<std::size_t>({maintain_internal::kMomentsBlock, 4 * kSumsBlock, 16}));
   values_.resize(plan.schema.size());
+}
+
+void Accumulator::AddSumsBlock(const std::vector<ValueView>& views, std::size_t u0, std::size_t u1, std::size_t p,
+                               const std::vector<std::vector<ClassSums*>>* labels) {
+  ProfileSums& s = profiles_[p];
+  double* sum = s.sum.data() + u0;
+  double* sum2 = s.sum2.data() + u0;
+  double* lo = s.min.data() + u0;
+  double* hi = s.max.data() + u0;
+  const std::size_t want = u1 - u0;
+  for (std::size_t e0 = 0; e0 < views.size(); e0 += 4) {
+    const std::size_t group = std::min<std::size_t>(4, views.size() - e0);
+    double* x[4];
+    std::size_t m[4];
+    bool full = group == 4;
+    for (std::size_t k = 0; k < group; ++k) {
+      const std::size_t e = e0 + k;
+      if (e + 4 < views.size()) PrefetchSamples(views[e + 4], u0, u1);
+      x[k] = row_.data() + k * kSumsBlock;
+      m[k] = maintain_internal::ToDoubles(views[e], u0, u1, x[k]);
+      full = full && m[k] == want;
+    }
+    if (full) {
+      AddFourToProfile(x[0], x[1], x[2], x[3], want, sum, sum2, lo, hi);
+    } else {  // a short value (or the last examples): one at a time
+      for (std::size_t k = 0; k < group; ++k) AddOneToProfile(x[k], m[k], sum, sum2, lo, hi);
+    }
+    for (std::size_t k = 0; labels != nullptr && k < group; ++k) {
+      for (const auto& per_label : *labels) {
+        ClassSums* c = per_label[e0 + k];
+        AddSums(x[k], m[k], c->sum.data() + u0, c->sum2.data() + u0);
+      }
+    }
+  }
 }
 
 Status Accumulator::AddShard(const DecodedShard& shard, std::vector<Moments>* moments) {
@@ -188,10 +230,13 @@ Status Accumulator::AddShard(const DecodedShard& shard, std::vector<Moments>* mo
     }
   }
   examples_ += examples;
-  // Block by samples, then by example: the sums of one block stay in cache
+  // Block by samples, then by example: the sums of a block stay in cache
   // while every example of the shard is added to them (a whole trace's sums
-  // would be streamed through memory once per example). The same blocks feed
-  // each example's moments, so the trace is converted once.
+  // would be streamed through memory once per example). The per-sample sums
+  // take blocks of kSumsBlock samples, small enough that the six arrays of a
+  // block and the converted samples stay in L1; each example's moments take
+  // blocks of kMomentsBlock, converted again (cheap, from L2), as `stats` adds
+  // them.
   constexpr std::size_t kBlock = maintain_internal::kMomentsBlock;
   std::vector<Moments> per_example(examples);
   std::vector<ValueView> views(examples);
@@ -199,30 +244,17 @@ Status Accumulator::AddShard(const DecodedShard& shard, std::vector<Moments>* mo
     const std::size_t a = plan.profiled[p];
     const auto full = static_cast<std::size_t>(plan.schema[a].shape[0]);
     const std::size_t len = plan.lengths[p];
-    ProfileSums& s = profiles_[p];
     std::fill(per_example.begin(), per_example.end(), Moments{});
     for (std::size_t e = 0; e < examples; ++e) views[e] = shard.Get(e, a);
-    const std::size_t item = DTypeItemSize(plan.schema[a].dtype);
     for (std::size_t t0 = 0; t0 < full; t0 += kBlock) {
       const std::size_t t1 = std::min(full, t0 + kBlock);
+      for (std::size_t u0 = t0; u0 < std::min(t1, len); u0 += kSumsBlock) {
+        AddSumsBlock(views, u0, std::min({t1, len, u0 + kSumsBlock}), p, p == plan.snr_profile ? &labels : nullptr);
+      }
       for (std::size_t e = 0; e < examples; ++e) {
-        const ValueView& v = views[e];
-        if (e + 1 < examples && views[e + 1].data.size() >= t1 * item) {
-          Prefetch(views[e + 1].data.data() + t0 * item, (t1 - t0) * item);
-        }
-        const std::size_t n = maintain_internal::ToDoubles(v, t0, t1, row_.data());
-        const double* x = row_.data();
-        const std::size_t m = t0 < len ? std::min(n, len - t0) : 0;
-        ClassSums* c = p == plan.snr_profile && !labels.empty() ? labels[0][e] : nullptr;
-        AddToProfile(x, m, s.sum.data() + t0, s.sum2.data() + t0, s.min.data() + t0, s.max.data() + t0,
-                     c ? c->sum.data() + t0 : nullptr, c ? c->sum2.data() + t0 : nullptr);
-        if (c != nullptr) {
-          for (std::size_t l = 1; l < labels.size(); ++l) {
-            ClassSums* d = labels[l][e];
-            AddSums(x, m, d->sum.data() + t0, d->sum2.data() + t0);
-          }
-        }
-        maintain_internal::AddBlockToMoments(v, t0, row_.data(), n, per_example[e]);  // last: may reorder row_
+        if (e + 1 < examples) PrefetchSamples(views[e + 1], t0, t1);
+        const std::size_t n = maintain_internal::ToDoubles(views[e], t0, t1, row_.data());
+        maintain_internal::AddBlockToMoments(views[e], t0, row_.data(), n, per_example[e]);  // may reorder row_
       }
     }
     for (const Moments& em : per_example) (*moments)[a].Merge(em);
@@ -382,8 +414,8 @@ void Accumulator::Finish(SplitReport* out) const {
     prof.length = static_cast<std::uint64_t>(spec.shape.empty() ? 1 : spec.shape[0]);
     if (examples_ > 0) {
       const ProfileSums& s = profiles_[p];
-      prof.min = s.min;
-      prof.max = s.max;
+      prof.min.assign(s.min.begin(), s.min.end());
+      prof.max.assign(s.max.begin(), s.max.end());
       for (std::size_t t = 0; t < s.sum.size(); ++t) {
         const double mean = s.sum[t] / n;
         prof.mean.push_back(mean);

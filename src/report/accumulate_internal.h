@@ -5,8 +5,12 @@
 // integer data and independent of the order for it.
 #pragma once
 
+#include <atomic>
+#include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <map>
+#include <new>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -27,13 +31,51 @@ struct Plan {
   std::size_t max_classes = 4096;
 };
 
+/// Samples per block of the per-sample sums (the four arrays of a block, a
+/// class's two and four examples' converted samples: 20 KiB, within L1).
+inline constexpr std::size_t kSumsBlock = 256;
+
+/// Allocates each array at its own offset within a 4 KiB page (one of 32
+/// cache lines, in turn): the per-sample loops load from one array while
+/// storing to others at the same index, and arrays a whole number of pages
+/// apart (as large allocations are) alias in the CPU's load/store unit,
+/// which then stalls each load until the stores before it are done.
+template <typename T>
+struct StaggeredAllocator {
+  using value_type = T;
+  StaggeredAllocator() = default;
+  template <typename U>
+  StaggeredAllocator(const StaggeredAllocator<U>&) {}  // NOLINT: converting, as allocators are
+  T* allocate(std::size_t n) {
+    static std::atomic<unsigned> next{0};
+    const std::size_t shift = kLine * (1 + next.fetch_add(1, std::memory_order_relaxed) % 32);
+    if (n > (SIZE_MAX - shift) / sizeof(T)) throw std::bad_alloc();
+    void* base = ::operator new(n * sizeof(T) + shift, std::align_val_t{kPage});
+    std::byte* p = static_cast<std::byte*>(base) + shift;
+    std::memcpy(p - sizeof(base), &base, sizeof(base));  // the shift is >= one line: room for it
+    return reinterpret_cast<T*>(p);
+  }
+  void deallocate(T* p, std::size_t) {
+    void* base = nullptr;
+    std::memcpy(&base, reinterpret_cast<std::byte*>(p) - sizeof(base), sizeof(base));
+    ::operator delete(base, std::align_val_t{kPage});
+  }
+  friend bool operator==(const StaggeredAllocator&, const StaggeredAllocator&) { return true; }
+
+ private:
+  static constexpr std::size_t kLine = 64, kPage = 4096;
+};
+
+/// Per-sample sums.
+using Samples = std::vector<double, StaggeredAllocator<double>>;
+
 struct ProfileSums {
-  std::vector<double> sum, sum2, min, max;
+  Samples sum, sum2, min, max;
 };
 
 struct ClassSums {
   std::uint64_t n = 0;
-  std::vector<double> sum, sum2;
+  Samples sum, sum2;
 };
 
 /// Offset added to a histogrammed value to index its counts (the dtype's minimum).
@@ -60,6 +102,11 @@ class Accumulator {
   std::uint64_t examples() const { return examples_; }
 
  private:
+  /// Samples [u0, u1) of every example of profiled attribute `p`, added to
+  /// the per-sample sums and, with `labels`, to the examples' class sums.
+  void AddSumsBlock(const std::vector<ValueView>& views, std::size_t u0, std::size_t u1, std::size_t p,
+                    const std::vector<std::vector<ClassSums*>>* labels);
+
   const Plan* plan_;
   std::uint64_t examples_ = 0;
   std::vector<ProfileSums> profiles_;
