@@ -151,28 +151,31 @@ Accumulator::Accumulator(const Plan& plan) : plan_(&plan) {
   }
   for (std::size_t a : plan.histogrammed) histograms_.emplace_back(HistogramSize(plan.schema[a].dtype), 0);
   classes_.resize(plan.expressions.size());
-  row_.resize(std::max<std::size_t>({maintain_internal::kMomentsBlock, 4 * kSumsBlock, 16}));
+  row_.resize(4 * maintain_internal::kMomentsBlock);
   values_.resize(plan.schema.size());
 }
 
-void Accumulator::AddSumsBlock(const std::vector<ValueView>& views, std::size_t u0, std::size_t u1, std::size_t p,
-                               const std::vector<std::vector<ClassSums*>>* labels) {
+void Accumulator::AddBlock(const std::vector<ValueView>& views, std::size_t t0, std::size_t t1, std::size_t p,
+                           const std::vector<std::vector<ClassSums*>>* labels, std::vector<Moments>* moments) {
+  constexpr std::size_t kBlock = maintain_internal::kMomentsBlock;
+  const std::size_t len = plan_->lengths[p];
   ProfileSums& s = profiles_[p];
-  double* sum = s.sum.data() + u0;
-  double* sum2 = s.sum2.data() + u0;
-  double* lo = s.min.data() + u0;
-  double* hi = s.max.data() + u0;
-  const std::size_t want = u1 - u0;
+  double* sum = s.sum.data() + t0;
+  double* sum2 = s.sum2.data() + t0;
+  double* lo = s.min.data() + t0;
+  double* hi = s.max.data() + t0;
+  const std::size_t want = t0 < len ? std::min(t1, len) - t0 : 0;
   for (std::size_t e0 = 0; e0 < views.size(); e0 += 4) {
     const std::size_t group = std::min<std::size_t>(4, views.size() - e0);
     double* x[4];
-    std::size_t m[4];
+    std::size_t n[4], m[4];
     bool full = group == 4;
     for (std::size_t k = 0; k < group; ++k) {
       const std::size_t e = e0 + k;
-      if (e + 4 < views.size()) PrefetchSamples(views[e + 4], u0, u1);
-      x[k] = row_.data() + k * kSumsBlock;
-      m[k] = maintain_internal::ToDoubles(views[e], u0, u1, x[k]);
+      if (e + 4 < views.size()) PrefetchSamples(views[e + 4], t0, t1);
+      x[k] = row_.data() + k * kBlock;
+      n[k] = maintain_internal::ToDoubles(views[e], t0, t1, x[k]);
+      m[k] = std::min(n[k], want);
       full = full && m[k] == want;
     }
     if (full) {
@@ -180,11 +183,12 @@ void Accumulator::AddSumsBlock(const std::vector<ValueView>& views, std::size_t 
     } else {  // a short value (or the last examples): one at a time
       for (std::size_t k = 0; k < group; ++k) AddOneToProfile(x[k], m[k], sum, sum2, lo, hi);
     }
-    for (std::size_t k = 0; labels != nullptr && k < group; ++k) {
-      for (const auto& per_label : *labels) {
-        ClassSums* c = per_label[e0 + k];
-        AddSums(x[k], m[k], c->sum.data() + u0, c->sum2.data() + u0);
+    for (std::size_t k = 0; k < group; ++k) {
+      for (std::size_t l = 0; labels != nullptr && l < labels->size(); ++l) {
+        ClassSums* c = (*labels)[l][e0 + k];
+        AddSums(x[k], m[k], c->sum.data() + t0, c->sum2.data() + t0);
       }
+      maintain_internal::AddBlockToMoments(views[e0 + k], t0, x[k], n[k], (*moments)[e0 + k]);  // may reorder x[k]
     }
   }
 }
@@ -230,32 +234,22 @@ Status Accumulator::AddShard(const DecodedShard& shard, std::vector<Moments>* mo
     }
   }
   examples_ += examples;
-  // Block by samples, then by example: the sums of a block stay in cache
-  // while every example of the shard is added to them (a whole trace's sums
-  // would be streamed through memory once per example). The per-sample sums
-  // take blocks of kSumsBlock samples, small enough that the six arrays of a
-  // block and the converted samples stay in L1; each example's moments take
-  // blocks of kMomentsBlock, converted again (cheap, from L2), as `stats` adds
-  // them.
+  // Block by samples (the blocks of `stats`' moments), then by example: the
+  // sums of a block stay in cache while every example of the shard is added
+  // to them (a whole trace's sums would be streamed through memory once per
+  // example). Each block of an example is converted once and feeds its sums,
+  // its class's sums and its moments.
   constexpr std::size_t kBlock = maintain_internal::kMomentsBlock;
   std::vector<Moments> per_example(examples);
   std::vector<ValueView> views(examples);
   for (std::size_t p = 0; p < plan.profiled.size(); ++p) {
     const std::size_t a = plan.profiled[p];
     const auto full = static_cast<std::size_t>(plan.schema[a].shape[0]);
-    const std::size_t len = plan.lengths[p];
     std::fill(per_example.begin(), per_example.end(), Moments{});
     for (std::size_t e = 0; e < examples; ++e) views[e] = shard.Get(e, a);
     for (std::size_t t0 = 0; t0 < full; t0 += kBlock) {
       const std::size_t t1 = std::min(full, t0 + kBlock);
-      for (std::size_t u0 = t0; u0 < std::min(t1, len); u0 += kSumsBlock) {
-        AddSumsBlock(views, u0, std::min({t1, len, u0 + kSumsBlock}), p, p == plan.snr_profile ? &labels : nullptr);
-      }
-      for (std::size_t e = 0; e < examples; ++e) {
-        if (e + 1 < examples) PrefetchSamples(views[e + 1], t0, t1);
-        const std::size_t n = maintain_internal::ToDoubles(views[e], t0, t1, row_.data());
-        maintain_internal::AddBlockToMoments(views[e], t0, row_.data(), n, per_example[e]);  // may reorder row_
-      }
+      AddBlock(views, t0, t1, p, p == plan.snr_profile ? &labels : nullptr, &per_example);
     }
     for (const Moments& em : per_example) (*moments)[a].Merge(em);
   }

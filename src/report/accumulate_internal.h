@@ -31,10 +31,6 @@ struct Plan {
   std::size_t max_classes = 4096;
 };
 
-/// Samples per block of the per-sample sums (the four arrays of a block, a
-/// class's two and four examples' converted samples: 20 KiB, within L1).
-inline constexpr std::size_t kSumsBlock = 256;
-
 /// Allocates each array at its own offset within a 4 KiB page (one of 32
 /// cache lines, in turn): the per-sample loops load from one array while
 /// storing to others at the same index, and arrays a whole number of pages
@@ -102,10 +98,11 @@ class Accumulator {
   std::uint64_t examples() const { return examples_; }
 
  private:
-  /// Samples [u0, u1) of every example of profiled attribute `p`, added to
-  /// the per-sample sums and, with `labels`, to the examples' class sums.
-  void AddSumsBlock(const std::vector<ValueView>& views, std::size_t u0, std::size_t u1, std::size_t p,
-                    const std::vector<std::vector<ClassSums*>>* labels);
+  /// Samples [t0, t1) of every example of profiled attribute `p`, added to
+  /// the per-sample sums, with `labels` to the examples' class sums, and to
+  /// the examples' `moments`.
+  void AddBlock(const std::vector<ValueView>& views, std::size_t t0, std::size_t t1, std::size_t p,
+                const std::vector<std::vector<ClassSums*>>* labels, std::vector<Moments>* moments);
 
   const Plan* plan_;
   std::uint64_t examples_ = 0;
