@@ -31,8 +31,8 @@ struct Plan {
   std::size_t max_classes = 4096;
 };
 
-/// Allocates each array at its own offset within a 4 KiB page (one of 32
-/// cache lines, in turn): the per-sample loops load from one array while
+/// Allocates each large array at its own offset within a 4 KiB page (one of
+/// 32 cache lines, in turn): the per-sample loops load from one array while
 /// storing to others at the same index, and arrays a whole number of pages
 /// apart (as large allocations are) alias in the CPU's load/store unit,
 /// which then stalls each load until the stores before it are done.
@@ -44,22 +44,23 @@ struct StaggeredAllocator {
   StaggeredAllocator(const StaggeredAllocator<U>&) {}  // NOLINT: converting, as allocators are
   T* allocate(std::size_t n) {
     static std::atomic<unsigned> next{0};
-    const std::size_t shift = kLine * (1 + next.fetch_add(1, std::memory_order_relaxed) % 32);
+    const bool large = n >= kLargeBytes / sizeof(T);  // small arrays are not worth a page's padding
+    const std::size_t shift = large ? kLine * (1 + next.fetch_add(1, std::memory_order_relaxed) % 32) : kLine;
     if (n > (SIZE_MAX - shift) / sizeof(T)) throw std::bad_alloc();
-    void* base = ::operator new(n * sizeof(T) + shift, std::align_val_t{kPage});
+    void* base = ::operator new(n * sizeof(T) + shift, std::align_val_t{large ? kPage : kLine});
     std::byte* p = static_cast<std::byte*>(base) + shift;
     std::memcpy(p - sizeof(base), &base, sizeof(base));  // the shift is >= one line: room for it
     return reinterpret_cast<T*>(p);
   }
-  void deallocate(T* p, std::size_t) {
+  void deallocate(T* p, std::size_t n) {
     void* base = nullptr;
     std::memcpy(&base, reinterpret_cast<std::byte*>(p) - sizeof(base), sizeof(base));
-    ::operator delete(base, std::align_val_t{kPage});
+    ::operator delete(base, std::align_val_t{n >= kLargeBytes / sizeof(T) ? kPage : kLine});
   }
   friend bool operator==(const StaggeredAllocator&, const StaggeredAllocator&) { return true; }
 
  private:
-  static constexpr std::size_t kLine = 64, kPage = 4096;
+  static constexpr std::size_t kLine = 64, kPage = 4096, kLargeBytes = 64 * 1024;
 };
 
 /// Per-sample sums.
