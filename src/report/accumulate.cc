@@ -160,10 +160,11 @@ void Accumulator::AddBlock(const std::vector<ValueView>& views, std::size_t t0, 
   constexpr std::size_t kBlock = maintain_internal::kMomentsBlock;
   const std::size_t len = plan_->lengths[p];
   ProfileSums& s = profiles_[p];
-  double* sum = s.sum.data() + t0;
-  double* sum2 = s.sum2.data() + t0;
-  double* lo = s.min.data() + t0;
-  double* hi = s.max.data() + t0;
+  const std::size_t at = std::min(t0, len);  // past the kept samples nothing is added (want is 0)
+  double* sum = s.sum.data() + at;
+  double* sum2 = s.sum2.data() + at;
+  double* lo = s.min.data() + at;
+  double* hi = s.max.data() + at;
   const std::size_t want = t0 < len ? std::min(t1, len) - t0 : 0;
   for (std::size_t e0 = 0; e0 < views.size(); e0 += 4) {
     const std::size_t group = std::min<std::size_t>(4, views.size() - e0);
@@ -186,7 +187,7 @@ void Accumulator::AddBlock(const std::vector<ValueView>& views, std::size_t t0, 
     for (std::size_t k = 0; k < group; ++k) {
       for (std::size_t l = 0; labels != nullptr && l < labels->size(); ++l) {
         ClassSums* c = (*labels)[l][e0 + k];
-        AddSums(x[k], m[k], c->sum.data() + t0, c->sum2.data() + t0);
+        AddSums(x[k], m[k], c->sum.data() + at, c->sum2.data() + at);
       }
       maintain_internal::AddBlockToMoments(views[e0 + k], t0, x[k], n[k], (*moments)[e0 + k]);  // may reorder x[k]
     }
