@@ -7,10 +7,12 @@
 // then, in the same run:
 //   - the stored size of the shards with and without points (their cost),
 //     and the checks sidecar's size per shard;
-//   - write MB/s with and without points (best of R);
+//   - write MB/s with and without points (median of R, the two alternating);
 //   - sequential read MB/s (ExampleReader, prefetch 2) unverified and
 //     verified (through the sidecar), on the shards with points, and
-//     unverified on those without (best of R, modes rotating);
+//     unverified on those without (median of R, modes rotating);
+//   - the ratios of those medians: with points over without (write and
+//     read, the cost of the points) and verified over unverified;
 //   - random fetches/s (cache off, one thread, T seconds) unverified and
 //     verified, and the share of them that read their example alone.
 // MB are 10^6 bytes of example values.
@@ -152,10 +154,23 @@ Fetches FetchRate(const std::string& root, bool verify, double seconds) {
   return {done / elapsed, static_cast<double>(fetcher->stats().example_reads) / static_cast<double>(done)};
 }
 
+// The median of a pass's repetitions (the mean of the middle two for an even count).
+double Median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const std::size_t n = v.size();
+  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+double Max(const std::vector<double>& v) { return v.empty() ? 0 : *std::max_element(v.begin(), v.end()); }
+
 struct Row {
   std::string codec;
   std::uint64_t shards = 0, size_points = 0, size_flat = 0, sidecar = 0;
+  // Medians (MB/s) of interleaved repetitions.
   double write_points = 0, write_flat = 0, read_u = 0, read_v = 0, read_flat = 0;
+  // The best of each (the pass least disturbed by other processes).
+  double best_write_points = 0, best_write_flat = 0, best_read_u = 0, best_read_flat = 0;
   Fetches fetch_u, fetch_v;
   bool points = false;
 };
@@ -167,29 +182,42 @@ Row Measure(const Examples& ex, Compression c, std::uint64_t n, const std::strin
   r.points = sedpack::codecs_internal::SupportsDecodePoints(c);
   const double mb = ex.mb * static_cast<double>(n) / static_cast<double>(ex.buffers.size());
   const std::string with = dir + "/" + r.codec, flat = with + "-flat";
-  double w_points = 1e300, w_flat = 1e300;
+  std::vector<double> w_points, w_flat;
   for (int i = 0; i < repeat; ++i) {
-    // Alternating, so that both see the same machine.
-    if (r.points) w_flat = std::min(w_flat, Write(ex, n, c, 0, threads, flat));
-    w_points = std::min(w_points, Write(ex, n, c, sedpack::kDefaultBlockBytes, threads, with));
-  }
-  r.write_points = mb / w_points;
-  std::tie(r.size_points, r.shards) = ShardBytes(with);
-  r.sidecar = fs::file_size(with + "/.sedpack-hpc/checks.bin");
-  if (r.points) {
-    r.write_flat = mb / w_flat;
-    r.size_flat = ShardBytes(flat).first;
-  }
-  for (int i = 0; i < repeat; ++i) {
-    for (int k = 0; k < 3; ++k) {
-      switch ((i + k) % 3) {
-        case 0: r.read_u = std::max(r.read_u, ReadMbs(with, false)); break;
-        case 1: r.read_v = std::max(r.read_v, ReadMbs(with, true)); break;
-        default:
-          if (r.points) r.read_flat = std::max(r.read_flat, ReadMbs(flat, false));
+    // Alternating (which goes first too), so that both see the same machine.
+    for (int k = 0; k < 2; ++k) {
+      if ((i + k) % 2 == 0) {
+        w_points.push_back(mb / Write(ex, n, c, sedpack::kDefaultBlockBytes, threads, with));
+      } else if (r.points) {
+        w_flat.push_back(mb / Write(ex, n, c, 0, threads, flat));
       }
     }
   }
+  r.write_points = Median(w_points);
+  r.best_write_points = Max(w_points);
+  std::tie(r.size_points, r.shards) = ShardBytes(with);
+  r.sidecar = fs::file_size(with + "/.sedpack-hpc/checks.bin");
+  if (r.points) {
+    r.write_flat = Median(w_flat);
+    r.best_write_flat = Max(w_flat);
+    r.size_flat = ShardBytes(flat).first;
+  }
+  std::vector<double> read_u, read_v, read_flat;
+  for (int i = 0; i < repeat; ++i) {
+    for (int k = 0; k < 3; ++k) {
+      switch ((i + k) % 3) {
+        case 0: read_u.push_back(ReadMbs(with, false)); break;
+        case 1: read_v.push_back(ReadMbs(with, true)); break;
+        default:
+          if (r.points) read_flat.push_back(ReadMbs(flat, false));
+      }
+    }
+  }
+  r.read_u = Median(read_u);
+  r.read_v = Median(read_v);
+  r.read_flat = Median(read_flat);
+  r.best_read_u = Max(read_u);
+  r.best_read_flat = Max(read_flat);
   r.fetch_u = FetchRate(with, false, seconds);
   r.fetch_v = FetchRate(with, true, seconds);
   fs::remove_all(flat);
@@ -197,29 +225,38 @@ Row Measure(const Examples& ex, Compression c, std::uint64_t n, const std::strin
 }
 
 void Print(const std::vector<Row>& rows) {
-  std::printf("%-5s %6s %9s %9s %7s %10s %8s %8s %7s %8s %8s %7s %10s %10s %5s %5s\n", "codec", "shards",
+  std::printf("%-5s %6s %9s %9s %7s %10s %8s %8s %7s %8s %8s %7s %8s %10s %10s %5s %5s\n", "codec", "shards",
               "MB/shard", "points+%", "B/shard", "write MB/s", "no-pts", "ratio", "seq-u", "seq-v", "v/u",
-              "no-pts/u", "fetch-u/s", "fetch-v/s", "v/u", "alone");
+              "no-pts", "ratio", "fetch-u/s", "fetch-v/s", "v/u", "alone");
   for (const Row& r : rows) {
     const double per_shard = static_cast<double>(r.size_points) / 1e6 / static_cast<double>(r.shards);
     const std::string cost =
         r.points ? std::to_string(100.0 * (static_cast<double>(r.size_points) / r.size_flat - 1.0)).substr(0, 6) : "-";
-    char wflat[32] = "-", wratio[32] = "-", rflat[32] = "-";
+    char wflat[32] = "-", wratio[32] = "-", rflat[32] = "-", rratio[32] = "-";
     if (r.points) {
       std::snprintf(wflat, sizeof(wflat), "%.1f", r.write_flat);
       std::snprintf(wratio, sizeof(wratio), "%.3f", r.write_points / r.write_flat);
-      std::snprintf(rflat, sizeof(rflat), "%.3f", r.read_flat / r.read_u);
+      std::snprintf(rflat, sizeof(rflat), "%.0f", r.read_flat);
+      std::snprintf(rratio, sizeof(rratio), "%.3f", r.read_u / r.read_flat);
     }
-    std::printf("%-5s %6llu %9.2f %9s %7llu %10.1f %8s %8s %7.0f %8.0f %7.3f %8s %10.1f %10.1f %5.2f %5.2f\n",
+    std::printf("%-5s %6llu %9.2f %9s %7llu %10.1f %8s %8s %7.0f %8.0f %7.3f %7s %8s %10.1f %10.1f %5.2f %5.2f\n",
                 r.codec.c_str(), static_cast<unsigned long long>(r.shards), per_shard, cost.c_str(),
                 static_cast<unsigned long long>(r.sidecar / std::max<std::uint64_t>(1, r.shards)), r.write_points,
-                wflat, wratio, r.read_u, r.read_v, r.read_v / r.read_u, rflat, r.fetch_u.per_second,
+                wflat, wratio, r.read_u, r.read_v, r.read_v / r.read_u, rflat, rratio, r.fetch_u.per_second,
                 r.fetch_v.per_second, r.fetch_v.per_second / r.fetch_u.per_second, r.fetch_v.alone);
   }
   std::printf("points+%%: stored size with decode points over without; B/shard: checks sidecar bytes per shard;\n"
-              "write ratio: with/without points; seq-u/-v: sequential read MB/s unverified/verified (with points);\n"
-              "no-pts/u: unverified sequential read without points over with; fetch: cache off, 1 thread;\n"
+              "write MB/s, no-pts, ratio: with points, without, with/without; seq-u/-v: sequential read MB/s\n"
+              "unverified/verified (with points); no-pts, ratio: unverified without points, with/without;\n"
+              "MB/s are medians of interleaved repetitions, ratios are of medians; fetch: cache off, 1 thread;\n"
               "alone: share of verified fetches that read their example alone (no whole-shard decode)\n");
+  std::printf("decode points on/off, the same examples (ratios of medians; of the best passes in brackets):\n");
+  for (const Row& r : rows) {
+    if (!r.points) continue;
+    std::printf("  %-5s write %.3f (%.3f)   sequential read %.3f (%.3f)\n", r.codec.c_str(),
+                r.write_points / r.write_flat, r.best_write_points / r.best_write_flat, r.read_u / r.read_flat,
+                r.best_read_u / r.best_read_flat);
+  }
 }
 
 }  // namespace
@@ -249,7 +286,7 @@ int main(int argc, char** argv) {
   }
   fs::create_directories(dir);
   const Examples ex = MakeExamples(std::max(examples, slow_examples));
-  std::printf("TinyAES examples (sedpack generate), %.3f MB each, 256 per shard, sha256; best of %d; "
+  std::printf("TinyAES examples (sedpack generate), %.3f MB each, 256 per shard, sha256; median of %d; "
               "%d write threads; fetches %.1f s each\n",
               ex.mb / static_cast<double>(ex.buffers.size()), repeat, threads, seconds);
   std::vector<Row> rows;

@@ -10,14 +10,18 @@ verified read protects"). Run by hand from the source tree after a build:
    configs/generate_tinyaes.json`) with and without decode points and prints
    their sizes, the sidecar's size per shard, write MB/s both ways,
    sequential read MB/s unverified and verified, and random fetches/s
-   unverified and verified (cache off, one thread). Its table is printed as
-   it comes.
+   unverified and verified (cache off, one thread): medians of interleaved
+   repetitions, and the ratios of those medians with decode points over
+   without. Its table is printed as it comes.
 2. On the default TinyAES dataset (LZ4, 2048 train examples in 8 shards,
    written by build/src/cli/sedpack generate): a full as_numpy_iterator pass of
    sedpack_hpc with its default check (the sidecar), verify_hashes=False and
-   verify_hashes="strict", modes rotating, and of the reference sedpack
+   verify_hashes="strict", the modes interleaved (their order rotating every
+   round, --repeat rounds), and of the reference sedpack
    (/tmp/refenv/run-ref.py, when present) on a hard-linked copy naming an older
-   sedpack_version (which it requires); medians of --repeat passes.
+   sedpack_version (which it requires). Medians and minimums of the passes,
+   the CPU time of a pass (all threads), the ratios of the medians, and the
+   load before and after. --python-only runs this part alone.
 3. The reference's check() and full read (/tmp/refenv/check.py) of every
    codec's dataset, and the reference function that decompresses it
    (sedpack/io/compress.py, CompressedFile.decompress).
@@ -69,28 +73,40 @@ def one_pass(module, root, **kwargs):
 
 
 def reference_only(root, repeat):
-    """Run under REF_RUNNER: median seconds of `repeat` reference passes."""
+    """Run under REF_RUNNER: median and minimum seconds of `repeat` reference passes."""
     import sedpack.io as reference
     one_pass(reference, root)  # warm-up
     times = [one_pass(reference, root)[0] for _ in range(repeat)]
-    print(f"reference-result {statistics.median(times)}")
+    print(f"reference-result {statistics.median(times)} {min(times)}")
+
+
+def timed_pass(module, root, **kwargs):
+    """(seconds, CPU seconds of every thread of the process, examples) of one pass."""
+    cpu = time.process_time()
+    seconds, n = one_pass(module, root, **kwargs)
+    return seconds, time.process_time() - cpu, n
 
 
 def python_modes(root, repeat):
+    """name -> (median s, min s, median CPU s) of each mode; the modes
+    interleaved, their order rotating every round, so that none is always first."""
     import sedpack_hpc
     one_pass(sedpack_hpc, root, verify_hashes=False)  # warm-up
     modes = [("default", True), ("verify_hashes=False", False), ('"strict"', "strict")]
     times = {name: [] for name, _ in modes}
+    cpu = {name: [] for name, _ in modes}
     n = 0
     for i in range(repeat):
         for k in range(len(modes)):
             name, verify = modes[(i + k) % len(modes)]
-            seconds, n = one_pass(sedpack_hpc, root, verify_hashes=verify)
+            seconds, cpu_seconds, n = timed_pass(sedpack_hpc, root, verify_hashes=verify)
             times[name].append(seconds)
-    return {name: (statistics.median(t), min(t)) for name, t in times.items()}, n
+            cpu[name].append(cpu_seconds)
+    return {name: (statistics.median(t), min(t), statistics.median(cpu[name])) for name, t in times.items()}, n
 
 
 def reference_read(root, scratch, repeat):
+    """(median s, min s) of the reference's passes, or (None, why)."""
     if not REF_RUNNER.exists():
         return None, f"not run ({REF_RUNNER} not found)"
     copy = scratch / "ref-LZ4"
@@ -99,8 +115,40 @@ def reference_read(root, scratch, repeat):
                        capture_output=True, text=True)
     for line in r.stdout.splitlines():
         if line.startswith("reference-result "):
-            return float(line.split()[1]), ""
+            return tuple(float(x) for x in line.split()[1:3]), ""
     return None, "failed: " + (r.stderr.strip().splitlines() or ["?"])[-1]
+
+
+def load():
+    r = subprocess.run(["uptime"], capture_output=True, text=True)
+    return r.stdout.strip()
+
+
+def python_part(args, scratch):
+    lz4 = scratch / "tinyaes"
+    subprocess.run([args.sedpack, "generate", str(ROOT / "configs/generate_tinyaes.json"), str(lz4), "-q"],
+                   check=True)
+    print(f"== 2. Python, full pass of the train split of `sedpack generate configs/generate_tinyaes.json` "
+          f"(LZ4), modes interleaved, {args.repeat} passes each", flush=True)
+    print("  load before:", load(), flush=True)
+    ours, n = python_modes(str(lz4), args.repeat)
+    mb = n * 160_048 / 1e6  # float16[80000] + 3 x uint8[16]
+    ref, why = reference_read(lz4, scratch, args.repeat)
+    print("  load after: ", load())
+    unverified, unverified_best, _ = ours["verify_hashes=False"]
+    print(f"  {'':11} {'mode':20} {'median':>9} {'min':>9} {'MB/s':>6} {'CPU/pass':>9}  "
+          f"{'unverified/mode':>15} {'(mins)':>6}  {'reference/mode':>14}")
+    for name, (seconds, best, cpu) in ours.items():
+        vs_ref = f"{ref[0] / seconds:13.2f}x" if ref else ""
+        print(f"  sedpack_hpc {name:20} {seconds * 1000:6.1f} ms {best * 1000:6.1f} ms {mb / seconds:6.0f} "
+              f"{cpu * 1000:6.1f} ms  {unverified / seconds:14.3f}x {unverified_best / best:5.3f}x  {vs_ref}")
+    if ref:
+        print(f"  reference   {'as_numpy_iterator':20} {ref[0] * 1000:6.1f} ms {ref[1] * 1000:6.1f} ms "
+              f"{mb / ref[0]:6.0f}")
+    else:
+        print(f"  reference: {why}")
+    print("  (ratios of medians: unverified/mode is the mode's speed as a share of verify_hashes=False;\n"
+          "   reference/mode is how many times faster than the reference's as_numpy_iterator)")
 
 
 def reference_check(root, scratch, codec):
@@ -126,6 +174,7 @@ def main():
     p.add_argument("--bench", default=str(ROOT / "build/bench/sedpack_bench_checks"))
     p.add_argument("--sedpack", default=str(ROOT / "build/src/cli/sedpack"))
     p.add_argument("--no-python", action="store_true", help="leave out part 2")
+    p.add_argument("--python-only", action="store_true", help="part 2 only")
     p.add_argument("--dir", default=None, help="scratch folder (default: a temporary one, removed)")
     args = p.parse_args()
     if args.reference_only:
@@ -133,39 +182,22 @@ def main():
         return
     scratch = Path(args.dir or tempfile.mkdtemp(prefix="sedpack-checks-bench-"))
     try:
-        r = subprocess.run(["uptime"], capture_output=True, text=True)
-        print("load:", r.stdout.strip())
+        print("load:", load())
+        if args.python_only:
+            python_part(args, scratch)
+            return
         print("== 1. sedpack_bench_checks", flush=True)
         subprocess.run([args.bench, "--dir", str(scratch), "--codecs", args.codecs, "--examples",
                         str(args.examples), "--repeat", str(args.repeat), "--seconds", str(args.seconds)],
                        check=True, stderr=subprocess.DEVNULL)
         codecs = args.codecs.split(",")
         if not args.no_python:
-            lz4 = scratch / "tinyaes"
-            subprocess.run([args.sedpack, "generate", str(ROOT / "configs/generate_tinyaes.json"), str(lz4), "-q"],
-                           check=True)
-            print(f"== 2. Python, full pass of the train split of `sedpack generate configs/generate_tinyaes.json` "
-                  f"(LZ4), median of {args.repeat}", flush=True)
-            ours, n = python_modes(str(lz4), args.repeat)
-            mb = n * 160_048 / 1e6  # float16[80000] + 3 x uint8[16]
-            ref, why = reference_read(lz4, scratch, args.repeat)
-            # Medians, and the best pass (the least disturbed by other processes).
-            unverified, unverified_best = ours["verify_hashes=False"]
-            for name, (seconds, best) in ours.items():
-                vs_ref = f"{ref / seconds:6.2f}x the reference" if ref else ""
-                print(f"  sedpack_hpc {name:20} {seconds * 1000:8.1f} ms {mb / seconds:8.0f} MB/s  "
-                      f"{unverified / seconds:5.2f}x of unverified (best pass {best * 1000:.1f} ms, "
-                      f"{unverified_best / best:.2f}x)  {vs_ref}")
-            if ref:
-                print(f"  reference   {'as_numpy_iterator':20} {ref * 1000:8.1f} ms {mb / ref:8.0f} MB/s")
-            else:
-                print(f"  reference: {why}")
+            python_part(args, scratch)
         print("== 3. the reference reading each codec's shards (written with decode points)", flush=True)
         for codec in codecs:
             print(f"  {codec:5} {REF_DECOMPRESS.get(codec, '?'):45} {reference_check(scratch / codec, scratch, codec)}",
                   flush=True)
-        r = subprocess.run(["uptime"], capture_output=True, text=True)
-        print("load:", r.stdout.strip())
+        print("load:", load())
     finally:
         if args.dir is None:
             shutil.rmtree(scratch, ignore_errors=True)

@@ -271,6 +271,30 @@ TEST(ChecksSidecarTest, EveryOneByteMutationIsCaught) {
   EXPECT_GT(fetch_caught, 40u);
 }
 
+// A shard of several of the sequential reader's read pieces (it checksums
+// each piece as it arrives): a clean read passes, and a flipped byte in the
+// first piece, on either side of a piece boundary or in the last byte is a
+// hash mismatch, uncompressed and LZ4.
+TEST(ChecksSidecarTest, ShardsLargerThanAReadPieceAreCheckedWhole) {
+  for (Compression c : {Compression::kNone, Compression::kLz4}) {
+    TempDir tmp;
+    ASSERT_OK_AND_ASSIGN(OneShard one, MakeOneShard(tmp.path() + "/ds", c, 300000, 3));
+    const std::string path = one.ds->PathOf(one.shard.file_infos[0].file_path);
+    const std::vector<std::byte> original = ReadAll(path);
+    constexpr std::size_t kMiB = std::size_t{1} << 20;
+    ASSERT_GT(original.size(), 2 * kMiB + 1) << CompressionName(c);
+    ASSERT_OK(dataset_internal::ReadShardChecked(*one.ds, one.shard, {}, true, one.checks.get()).status());
+    for (std::size_t pos : {std::size_t{7}, kMiB - 1, kMiB, 2 * kMiB + 1, original.size() - 1}) {
+      std::vector<std::byte> bytes = original;
+      bytes[pos] ^= std::byte{0x01};
+      WriteAll(path, bytes);
+      auto read = dataset_internal::ReadShardChecked(*one.ds, one.shard, {}, true, one.checks.get());
+      EXPECT_EQ(read.status().detail(), StatusDetail::kHashMismatch) << CompressionName(c) << " byte " << pos;
+    }
+    WriteAll(path, original);
+  }
+}
+
 // A checks.bin made for another dataset_info.json, or damaged: one warning,
 // then the recorded hashes are checked as without a sidecar.
 TEST(ChecksSidecarTest, StaleAndDamagedSidecarsAreIgnoredWithOneWarning) {
