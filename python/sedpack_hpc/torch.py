@@ -363,7 +363,7 @@ def _make_classes():
 
         def __init__(self, path, split="train", *, shuffle=True, seed=0, shards_per_block=4, batch_size=None,
                      drop_last=False, equal_counts="pad", transform=None, verify_hashes=True, rank=None,
-                     world_size=None):
+                     world_size=None, prefetch_shards=None):
             super().__init__()
             if equal_counts not in _EQUAL_COUNTS:
                 raise ValueError(f"equal_counts must be 'pad', 'drop' or None, not {equal_counts!r}")
@@ -373,6 +373,8 @@ def _make_classes():
                 raise ValueError(f"verify_hashes must be True, False or 'strict', not {verify_hashes!r}")
             if (rank is None) != (world_size is None):
                 raise ValueError("give both rank and world_size, or neither")
+            if prefetch_shards is not None and int(prefetch_shards) < 0:
+                raise ValueError(f"prefetch_shards must be >= 0 or None, not {prefetch_shards}")
             self.path = str(getattr(path, "__fspath__", lambda: path)())
             self.split = split
             self.shuffle = bool(shuffle)
@@ -383,6 +385,7 @@ def _make_classes():
             self.equal_counts = equal_counts
             self.transform = transform
             self.verify_hashes = verify_hashes
+            self.prefetch_shards = None if prefetch_shards is None else int(prefetch_shards)
             self._layout = None if rank is None else (int(rank), int(world_size))
             # In shared memory, so that persistent workers (made once, from the
             # object as it was then) see set_epoch of later epochs.
@@ -489,9 +492,24 @@ def _make_classes():
                 split=self.split, seed=seed, shards_per_block=spb, shuffle=shuffle, rank=state["rank"],
                 num_readers=state["num_readers"], group_size=workers, split_unit=self._unit(),
                 equal_counts=self.equal_counts, epoch=self.epoch, verify_hashes=self.verify_hashes,
-                state=state)
+                prefetch_shards=self._prefetch(workers if info is not None else 0), state=state)
             self._produced = 0
             return self._generate(it, shared=info is not None)
+
+        def _prefetch(self, workers):
+            """Shards each reader decodes ahead, each on a thread: by default the
+            cores this process may use shared among the DataLoader's workers
+            (more threads than cores only switch between them and evict each
+            other's decoded shards from the caches)."""
+            if self.prefetch_shards is not None:
+                return self.prefetch_shards
+            if workers == 0:
+                return 2
+            try:
+                cores = len(os.sched_getaffinity(0))
+            except AttributeError:
+                cores = os.cpu_count() or 1
+            return max(1, cores // workers)
 
         def _generate(self, it, shared):
             b = self.batch_size
