@@ -188,7 +188,7 @@ _POOL_SLOTS = 8  # blocks a worker keeps: the loader's prefetch (2), what the lo
 _BOARD = 4096  # the pool's first page: a byte per slot (1: in use), then the receiver's "mapped" byte
 _MAPPED = _POOL_SLOTS
 _pools = {}  # (pid, block bytes) -> this worker process's _BlockPool (it outlives a pass: persistent workers)
-_mapped = {}  # in the receiving process: worker pid -> {pool token: (pool tensor, board)} it keeps mapped
+_mapped = {}  # in the receiving process: worker pid -> {pool token: (pool, board)} it keeps mapped
 _TORCH_DTYPES = {}  # numpy dtype string -> torch dtype
 
 
@@ -313,9 +313,9 @@ def _alive(pid):
 
 
 def _receive_pool(worker, token, storage):
-    """The pool `token` of `worker`, mapped here once: kept (torch finds it
-    again by its file when the worker sends it next: no mmap, munmap and page
-    faults per batch) until a new worker appears and its sender is gone."""
+    """(the pool `token` of `worker`, its board) as numpy arrays, mapped here
+    once (no mmap, munmap and page faults per batch) and kept until a new
+    worker appears and this one is gone."""
     pools = _mapped.get(worker)
     if pools is None:
         for pid in [p for p in _mapped if not _alive(p)]:
