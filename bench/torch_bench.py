@@ -6,7 +6,7 @@ the same way, in one run on one dataset. Run by hand (docs/performance.md,
 "PyTorch DataLoader"):
 
     PYTHONPATH=build/python /usr/bin/python3 bench/torch_bench.py [--examples 2048] [--epochs 2] \
-        [--rounds 5] [--dataset DS]
+        [--rounds 7] [--dataset DS]
 
 The dataset is TinyAES-shaped (configs/generate_tinyaes.json; `--dataset` reads
 one made by `sedpack generate configs/generate_tinyaes.json DS` instead): a
@@ -31,11 +31,16 @@ samples):
               batched-dl but collated by the DataLoader (batch_size=64); run
               through /tmp/refenv/run-ref.py when it exists (optional).
 The persistent loaders are made and run once before the clock starts. The
-paths take turns, `--rounds` times; the figures are each path's median and
-the ratios are of medians; CPU s is the mean CPU time of a round over this
-process and all its workers. MB/s counts raw example bytes. The figure to watch
-is torch / batched (target >= 0.9); torch / batched-dl separates the cost of
-the DataLoader's processes from that of sedpack_hpc.torch.
+paths take turns, `--rounds` times, the reference among them (its process
+waits for its turn); the figures are each path's median, the ratios are of
+medians, with the median of the per-round ratios beside them (the two paths
+of a round ran back to back, under nearly the same load) and the ratio of
+CPU seconds (the median CPU time of a round over the path's processes and
+workers: what the path costs whatever else runs on the machine). `uptime`
+before and after says how loaded the machine was. MB/s counts raw example
+bytes. The figure to watch is torch / batched (target >= 0.9); torch /
+batched-dl separates the cost of the DataLoader's processes from that of
+sedpack_hpc.torch.
 """
 import argparse
 import json
@@ -149,40 +154,81 @@ def torch_paths(root, args):
     return paths
 
 
-def run_reference(root, args):
-    """In the reference's interpreter (this file run by run-ref.py): one line per round."""
+def serve_reference(root, args):
+    """In the reference's interpreter (this file run by run-ref.py): one timed
+    round per line read, so that the reference takes its turn among the other
+    paths; the loader is made and run once before the first."""
     import sedpack.io as reference
     import torch.utils.data as tud
     loader = tud.DataLoader(sharded_batches(lambda: reference.Dataset(root), False, "as_numpy_iterator"),
                             batch_size=args.batch, num_workers=args.workers, multiprocessing_context="fork",
                             persistent_workers=True)
     timed(lambda _e: loader, 1)
-    for _ in range(args.rounds):
+    print("reference-ready", flush=True)
+    for line in sys.stdin:
+        if line.strip() != "round":
+            break
+        c0 = cpu_seconds()
         n, secs = timed(lambda _e: loader, args.epochs)
-        print(f"reference-result {n} {secs}", flush=True)
+        print(f"reference-result {n} {secs} {cpu_seconds() - c0}", flush=True)
 
 
-def reference_figures(root, args, tmp):
-    """Seconds per round of the reference, or None and why not."""
-    if not REF_RUNNER.exists():
-        return None, f"not run ({REF_RUNNER} not found)"
-    # The reference refuses a dataset that names a newer sedpack_version than
-    # its own; the format is the same, so it reads a copy (files linked, the
-    # dataset_info.json written anew) that names an older one.
-    copy = pathlib.Path(tmp) / "for-reference"
-    shutil.copytree(root, copy, copy_function=os.link)
-    info_path = copy / "dataset_info.json"
-    info = json.loads(info_path.read_text())
-    info["metadata"]["sedpack_version"] = "0.0.1"
-    info_path.unlink()
-    info_path.write_text(json.dumps(info))
-    cmd = [str(REF_RUNNER), __file__, "--reference-only", str(copy), "--epochs", str(args.epochs),
-           "--batch", str(args.batch), "--workers", str(args.workers), "--rounds", str(args.rounds)]
-    r = subprocess.run(cmd, capture_output=True, text=True)
-    got = [line.split()[1:] for line in r.stdout.splitlines() if line.startswith("reference-result ")]
-    if not got:
-        return None, "failed: " + (r.stderr.strip().splitlines() or ["?"])[-1]
-    return [(int(n), float(secs)) for n, secs in got], ""
+class Reference:
+    """The reference's as_numpy_iterator in the same 2-worker DataLoader,
+    served by a process of the reference's interpreter, a round on request."""
+
+    def __init__(self, root, args, tmp):
+        self.proc, self.why = None, ""
+        if not REF_RUNNER.exists():
+            self.why = f"not run ({REF_RUNNER} not found)"
+            return
+        # The reference refuses a dataset that names a newer sedpack_version than
+        # its own; the format is the same, so it reads a copy (files linked, the
+        # dataset_info.json written anew) that names an older one.
+        copy = pathlib.Path(tmp) / "for-reference"
+        shutil.copytree(root, copy, copy_function=os.link)
+        info_path = copy / "dataset_info.json"
+        info = json.loads(info_path.read_text())
+        info["metadata"]["sedpack_version"] = "0.0.1"
+        info_path.unlink()
+        info_path.write_text(json.dumps(info))
+        cmd = [str(REF_RUNNER), __file__, "--reference-only", str(copy), "--epochs", str(args.epochs),
+               "--batch", str(args.batch), "--workers", str(args.workers)]
+        # Its warnings go to a file: a pipe nobody reads while it runs would fill and stop it.
+        self.err = open(pathlib.Path(tmp) / "reference.err", "w+")
+        self.proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.err, text=True)
+        if self._line() != ["reference-ready"]:
+            self.close()
+
+    def _line(self):
+        while True:
+            line = self.proc.stdout.readline()
+            if not line or line.startswith("reference-"):
+                return line.split()
+
+    def round(self):
+        """(examples, seconds, CPU seconds) of one round, or None."""
+        if self.proc is None:
+            return None
+        self.proc.stdin.write("round\n")
+        self.proc.stdin.flush()
+        got = self._line()
+        if len(got) != 4:
+            self.close()
+            return None
+        return int(got[1]), float(got[2]), float(got[3])
+
+    def close(self):
+        if self.proc is None:
+            return
+        # Said, not an end of file: the DataLoader workers forked since hold the pipe open.
+        self.proc.stdin.write("quit\n")
+        self.proc.stdin.close()
+        if self.proc.wait() != 0 and not self.why:
+            self.err.seek(0)
+            self.why = "failed: " + (self.err.read().strip().splitlines() or ["?"])[-1]
+        self.err.close()
+        self.proc = None
 
 
 def _descendants(pid):
@@ -211,15 +257,62 @@ def cpu_seconds():
     return (own + sum(ticks(p, (11, 12)) for p in _descendants(os.getpid()))) / os.sysconf("SC_CLK_TCK")
 
 
-def load():
-    return pathlib.Path("/proc/loadavg").read_text().split()[:3] if pathlib.Path("/proc/loadavg").exists() else "?"
+def uptime():
+    try:
+        return subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()
+    except OSError:
+        return "load " + (" ".join(pathlib.Path("/proc/loadavg").read_text().split()[:3]))
+
+
+def run_rounds(paths, reference, args):
+    """Every path once per round, in an order that rotates by one each round
+    (ABC.., BC..A, ...), so that a change of the machine's load falls on all of
+    them: {name: [(examples, seconds, CPU seconds)]}."""
+    names = [name for name, _ in paths] + ["reference"]
+    runs = dict(paths)
+    got = {name: [] for name in names}
+    for r in range(args.rounds):
+        for name in names[r % len(names):] + names[:r % len(names)]:
+            if name == "reference":
+                one = reference.round()
+                if one is not None:
+                    got[name].append(one)
+                continue
+            c0 = cpu_seconds()
+            n, t = timed(runs[name], args.epochs)
+            got[name].append((n, t, cpu_seconds() - c0))
+    return {name: runs for name, runs in got.items() if runs}
+
+
+def report(got, args, why_no_reference):
+    n = got["batched"][0][0]
+    print(f"{n // args.epochs} examples x {args.epochs} epochs, batch {args.batch}, {args.workers} workers "
+          f"({EXAMPLE_BYTES * n / args.epochs / 1e6:.0f} MB per epoch), {args.rounds} rounds, medians")
+    rate, cpu = {}, {}
+    for name, runs in got.items():
+        med = statistics.median(t for _, t, _ in runs)
+        rate[name] = runs[0][0] / med
+        cpu[name] = statistics.median(c for _, _, c in runs)
+        print(f"  {name:11s} {rate[name]:9.0f} examples/s {rate[name] * EXAMPLE_BYTES / 1e6:8.0f} MB/s  "
+              f"(median {med:.3f} s, {cpu[name]:.2f} CPU s; all {' '.join(f'{t:.3f}' for _, t, _ in runs)})")
+    if "reference" not in got:
+        print(f"  reference   {why_no_reference}")
+
+    def paired(a, b):
+        """Median of the ratio of a round's rates (its paths ran back to back)."""
+        return statistics.median(tb / ta for (_, ta, _), (_, tb, _) in zip(got[a], got[b]))
+    print("ratios of medians (median of the per-round ratios; CPU s of b / CPU s of a):")
+    for a, b, note in (("torch", "batched", " (target >= 0.9)"), ("torch", "batched-dl", ""),
+                       ("torch-fresh", "batched", ""), ("torch-w0", "batched", ""), ("torch", "reference", "")):
+        if a in rate and b in rate:
+            print(f"  {a} / {b}: {rate[a] / rate[b]:.2f} ({paired(a, b):.2f}; CPU {cpu[b] / cpu[a]:.2f}){note}")
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--examples", type=int, default=2048)
     ap.add_argument("--epochs", type=int, default=2)
-    ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--rounds", type=int, default=7)
     ap.add_argument("--batch", type=int, default=64)
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--shards-per-block", type=int, default=4, help="of the torch path's elastic order")
@@ -227,49 +320,21 @@ def main():
     ap.add_argument("--reference-only", metavar="ROOT", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.reference_only:
-        run_reference(args.reference_only, args)
+        serve_reference(args.reference_only, args)
         return
     with tempfile.TemporaryDirectory(dir=os.environ.get("TMPDIR")) as tmp:
         root = pathlib.Path(args.dataset) if args.dataset else pathlib.Path(tmp) / "tinyaes"
         if not args.dataset:
             write_dataset(root, args.examples)
         warm(root)
-        print(f"load before: {' '.join(load())}")
+        print(f"before: {uptime()}")
+        reference = Reference(str(root), args, tmp)
         paths = torch_paths(str(root), args)
-        secs = {name: [] for name, _ in paths}
-        cpu = {name: 0.0 for name, _ in paths}
-        examples = {}
-        for r in range(args.rounds):
-            for name, batches in paths[r % len(paths):] + paths[:r % len(paths)]:
-                c0 = cpu_seconds()
-                examples[name], t = timed(batches, args.epochs)
-                cpu[name] += cpu_seconds() - c0
-                secs[name].append(t)
+        got = run_rounds(paths, reference, args)
+        reference.close()
         del paths
-        ref, why = reference_figures(root, args, tmp)
-        if ref is not None:
-            examples["reference"] = ref[0][0]
-            secs["reference"] = [t for _, t in ref]
-        print(f"load after: {' '.join(load())}")
-        n = examples["batched"]
-        print(f"{n // args.epochs} examples x {args.epochs} epochs, batch {args.batch}, {args.workers} workers "
-              f"({EXAMPLE_BYTES * n / args.epochs / 1e6:.0f} MB per epoch), median of {args.rounds} rounds")
-        rate = {}
-        for name in list(secs) + ([] if ref is not None else ["reference"]):
-            if name not in secs:
-                print(f"  {name:11s} {why}")
-                continue
-            med = statistics.median(secs[name])
-            rate[name] = examples[name] / med
-            used = f", {cpu[name] / args.rounds:.2f} CPU s" if name in cpu else ""
-            print(f"  {name:11s} {rate[name]:9.0f} examples/s {rate[name] * EXAMPLE_BYTES / 1e6:8.0f} MB/s  "
-                  f"(median {med:.3f} s{used}, all {' '.join(f'{t:.3f}' for t in secs[name])})")
-        print(f"  torch / batched: {rate['torch'] / rate['batched']:.2f} (target >= 0.9)")
-        print(f"  torch / batched-dl: {rate['torch'] / rate['batched-dl']:.2f}")
-        print(f"  torch-fresh / batched: {rate['torch-fresh'] / rate['batched']:.2f}")
-        print(f"  torch-w0 / batched: {rate['torch-w0'] / rate['batched']:.2f}")
-        if "reference" in rate:
-            print(f"  torch / reference: {rate['torch'] / rate['reference']:.2f}")
+        print(f"after:  {uptime()}")
+        report(got, args, reference.why)
 
 
 if __name__ == "__main__":

@@ -185,38 +185,55 @@ def _shared_bytes(n):
 
 
 _POOL_SLOTS = 8  # blocks a worker keeps: the loader's prefetch (2), what the loop holds, and some slack
+_BOARD = 4096  # the pool's first page: a byte per slot (1: in use), then the receiver's "mapped" byte
+_MAPPED = _POOL_SLOTS
 _pools = {}  # (pid, block bytes) -> this worker process's _BlockPool (it outlives a pass: persistent workers)
-_mapped = {}  # in the receiving process: worker pid -> {address: block} of the blocks it keeps mapped
+_mapped = {}  # in the receiving process: worker pid -> {pool token: (pool, board)} it keeps mapped
+_TORCH_DTYPES = {}  # numpy dtype string -> torch dtype
+
+
+def _torch_dtype(descr):
+    """(torch dtype, item size) of a numpy dtype string."""
+    got = _TORCH_DTYPES.get(descr)
+    if got is None:
+        import numpy as np
+        import torch
+        d = np.dtype(descr)
+        got = _TORCH_DTYPES[descr] = (torch.from_numpy(np.empty(0, d)).dtype, d.itemsize)
+    return got
 
 
 class _BlockPool:
-    """The shared blocks one DataLoader worker builds its batches in, reused.
-    Fresh shared memory costs a page fault and zeroing per page (about as much
-    as reading the batch), so a block goes around again once the receiving
-    process has dropped every tensor of the batch sent in it. That process says
-    so on the board, a small shared array sent along with each batch: the
-    worker sets a block's byte when it sends the block, the receiver clears it
-    when the last tensor of the batch is gone.
-    With every block still held a batch gets a fresh block, as without a pool."""
+    """The blocks one DataLoader worker builds its batches in: slots of one
+    shared mapping, reused. Fresh shared memory costs a page fault and zeroing
+    per page (about as much as reading the batch), and each storage torch sends
+    costs a connection to the worker to pass its file descriptor (a handshake,
+    a thread switch on both sides), so the pool is one storage, sent only until
+    the receiving process says on the board (its first page) that it has it
+    mapped; later batches name their slot. A slot goes around again once that
+    process has dropped every tensor of the batch in it: the worker sets the
+    slot's byte when it sends the batch, the receiver clears it when the last
+    tensor is gone. With every slot still held a batch gets a fresh block of
+    its own, sent as torch sends any tensor."""
 
     def __init__(self, nbytes):
         self.nbytes = nbytes
-        self.board = _shared_bytes(_POOL_SLOTS)
-        self.flags = self.board.numpy()
+        self.stride = -(-max(1, nbytes) // _BOARD) * _BOARD
+        self.storage = _shared_bytes(_BOARD + _POOL_SLOTS * self.stride)  # pages are taken when first written
+        self.flags = self.storage[:_BOARD].numpy()
         self.flags[:] = 0
-        self.blocks = []
-        self.unpooled = 0  # batches sent in a fresh block because every pooled one was still held
+        self.token = os.urandom(8).hex()  # this pool, among the pools of a process (and a reused pid)
+        self.used = 0  # slots written so far
+        self.unpooled = 0  # batches sent in a fresh block because every slot was still held
 
     def take(self):
         """(block, slot), slot None for a block outside the pool."""
-        for slot, block in enumerate(self.blocks):
+        for slot in range(min(self.used + 1, _POOL_SLOTS)):
             if self.flags[slot] == 0:
                 self.flags[slot] = 1
-                return block, slot
-        if len(self.blocks) < _POOL_SLOTS:
-            self.blocks.append(_shared_bytes(self.nbytes))
-            self.flags[len(self.blocks) - 1] = 1
-            return self.blocks[-1], len(self.blocks) - 1
+                self.used = max(self.used, slot + 1)
+                at = _BOARD + slot * self.stride
+                return self.storage[at:at + self.nbytes], slot
         self.unpooled += 1
         return _shared_bytes(self.nbytes), None
 
@@ -240,21 +257,21 @@ def _clear_flag(flags, slot):
 def _batch_buffers(layout):
     """An `alloc` for ElasticIterator.next_batch, the tensors it made and the
     block they live in. With a layout (in a DataLoader worker) the arrays are
-    views of one shared block from the worker's pool, which the worker hands
-    over as that one block: no copy (a tensor over private memory is copied
-    into shared memory when sent) and one file descriptor per batch."""
-    import numpy as np
+    views of one block from the worker's pool: no copy when the batch is sent
+    (a tensor over private memory is copied into shared memory) and, once the
+    receiver has the pool mapped, no file descriptor either."""
     import torch
     made, block = {}, []
 
     def alloc(name, descr, shape):
-        dtype = torch.from_numpy(np.empty(0, np.dtype(descr))).dtype
-        nbytes = np.dtype(descr).itemsize * _prod(shape)
-        if layout is not None and name in layout[0] and nbytes <= layout[0][name][1]:
+        dtype, itemsize = _torch_dtype(descr)
+        nbytes = itemsize * _prod(shape)
+        at_size = layout[0].get(name) if layout is not None else None
+        if at_size is not None and nbytes <= at_size[1]:
             if not block:
                 pool = _pool(layout[1])
                 block.extend((*pool.take(), pool))
-            at = layout[0][name][0]
+            at = at_size[0]
             t = block[0][at:at + nbytes].view(dtype).view(tuple(shape))
         else:
             t = torch.empty(tuple(shape), dtype=dtype)
@@ -264,7 +281,7 @@ def _batch_buffers(layout):
 
 
 class _SharedBatch(dict):
-    """A batch sent from a DataLoader worker as its one shared block."""
+    """A batch sent from a DataLoader worker as a slot of its pool (or a block of its own)."""
 
     def __reduce__(self):
         entry = self.get(_BLOCK)
@@ -275,11 +292,14 @@ class _SharedBatch(dict):
         views, rest = {}, {}
         for k, v in items.items():
             if made.get(k) is v:  # still the view made in the block (a transform may replace it)
-                views[k] = (v.data_ptr() - block.data_ptr(), v.dtype, tuple(v.shape))
+                views[k] = (v.data_ptr() - block.data_ptr(), v.numel() * v.element_size(), v.dtype, tuple(v.shape))
             else:
                 rest[k] = v
-        board = pool.board if slot is not None else None
-        return (_rebuild_batch, (block, views, rest, list(items), board, slot, os.getpid()))
+        if slot is None:
+            return (_rebuild_batch, (os.getpid(), None, block, None, views, rest, list(items)))
+        sent = None if pool.flags[_MAPPED] else pool.storage
+        return (_rebuild_batch, (os.getpid(), pool.token, sent, (slot, pool.stride, pool.nbytes), views, rest,
+                                 list(items)))
 
 
 def _alive(pid):
@@ -292,27 +312,42 @@ def _alive(pid):
     return True
 
 
-def _rebuild_batch(block, views, rest, order, board=None, slot=None, worker=None):
-    base = block
-    if board is not None:
-        # The block stays mapped here (torch finds it again by its file when
-        # the worker sends it next: no mmap, munmap and page faults per batch)
-        # until a new worker appears and its sender is gone; the batch's
-        # tensors live on a numpy array over it, whose end says that the last
-        # of them was dropped.
-        if worker not in _mapped:
-            for pid in [p for p in _mapped if not _alive(p)]:
-                del _mapped[pid]
-        _mapped.setdefault(worker, {})[block.data_ptr()] = block
+def _receive_pool(worker, token, storage):
+    """(the pool `token` of `worker`, its board) as numpy arrays, mapped here
+    once (no mmap, munmap and page faults per batch) and kept until a new
+    worker appears and this one is gone."""
+    pools = _mapped.get(worker)
+    if pools is None:
+        for pid in [p for p in _mapped if not _alive(p)]:
+            del _mapped[pid]
+        pools = _mapped[worker] = {}
+    entry = pools.get(token)
+    if entry is None:
+        if storage is None:
+            raise RuntimeError(f"a batch of DataLoader worker {worker} names a block pool this process has not "
+                               "received (batches of a worker go to the process that started it)")
+        entry = pools[token] = (storage.numpy(), storage[:_BOARD].numpy())
+        entry[1][_MAPPED] = 1
+    return entry
+
+
+def _rebuild_batch(worker, token, storage, slot, views, rest, order):
+    if token is None:
+        base = storage  # a block of its own
+    else:
+        # The batch's tensors live on a numpy array over its slot, whose end
+        # says that the last of them was dropped.
+        pool, board = _receive_pool(worker, token, storage)
+        index, stride, nbytes = slot
+        at = _BOARD + index * stride
         import torch
-        lease = block.numpy()
-        weakref.finalize(lease, _clear_flag, board.numpy(), slot)
+        lease = pool[at:at + nbytes]
+        weakref.finalize(lease, _clear_flag, board, index)
         base = torch.from_numpy(lease)
     out = {}
     for k in order:
         if k in views:
-            at, dtype, shape = views[k]
-            n = base.new_empty(0, dtype=dtype).element_size() * _prod(shape)
+            at, n, dtype, shape = views[k]
             out[k] = base[at:at + n].view(dtype).view(shape)
         else:
             out[k] = rest[k]
@@ -328,7 +363,7 @@ def _make_classes():
 
         def __init__(self, path, split="train", *, shuffle=True, seed=0, shards_per_block=4, batch_size=None,
                      drop_last=False, equal_counts="pad", transform=None, verify_hashes=True, rank=None,
-                     world_size=None):
+                     world_size=None, prefetch_shards=None):
             super().__init__()
             if equal_counts not in _EQUAL_COUNTS:
                 raise ValueError(f"equal_counts must be 'pad', 'drop' or None, not {equal_counts!r}")
@@ -338,6 +373,8 @@ def _make_classes():
                 raise ValueError(f"verify_hashes must be True, False or 'strict', not {verify_hashes!r}")
             if (rank is None) != (world_size is None):
                 raise ValueError("give both rank and world_size, or neither")
+            if prefetch_shards is not None and int(prefetch_shards) < 0:
+                raise ValueError(f"prefetch_shards must be >= 0 or None, not {prefetch_shards}")
             self.path = str(getattr(path, "__fspath__", lambda: path)())
             self.split = split
             self.shuffle = bool(shuffle)
@@ -348,6 +385,7 @@ def _make_classes():
             self.equal_counts = equal_counts
             self.transform = transform
             self.verify_hashes = verify_hashes
+            self.prefetch_shards = None if prefetch_shards is None else int(prefetch_shards)
             self._layout = None if rank is None else (int(rank), int(world_size))
             # In shared memory, so that persistent workers (made once, from the
             # object as it was then) see set_epoch of later epochs.
@@ -454,9 +492,24 @@ def _make_classes():
                 split=self.split, seed=seed, shards_per_block=spb, shuffle=shuffle, rank=state["rank"],
                 num_readers=state["num_readers"], group_size=workers, split_unit=self._unit(),
                 equal_counts=self.equal_counts, epoch=self.epoch, verify_hashes=self.verify_hashes,
-                state=state)
+                prefetch_shards=self._prefetch(workers if info is not None else 0), state=state)
             self._produced = 0
             return self._generate(it, shared=info is not None)
+
+        def _prefetch(self, workers):
+            """Shards each reader decodes ahead, each on a thread: by default the
+            cores this process may use shared among the DataLoader's workers
+            (more threads than cores only switch between them and evict each
+            other's decoded shards from the caches)."""
+            if self.prefetch_shards is not None:
+                return self.prefetch_shards
+            if workers == 0:
+                return 2
+            try:
+                cores = len(os.sched_getaffinity(0))
+            except AttributeError:
+                cores = os.cpu_count() or 1
+            return max(1, cores // workers)
 
         def _generate(self, it, shared):
             b = self.batch_size

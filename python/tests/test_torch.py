@@ -77,7 +77,7 @@ def tag_pool(item):
     """transform: the worker's block pool as it is after this batch's block was taken."""
     import sedpack_hpc.torch as module
     pool = next(p for (pid, _), p in module._pools.items() if pid == os.getpid())
-    item["pool"] = torch.tensor([len(pool.blocks), pool.unpooled])
+    item["pool"] = torch.tensor([pool.used, pool.unpooled])
     return item
 
 
@@ -99,9 +99,57 @@ def test_workers_reuse_the_blocks_of_dropped_batches(path):
     import sedpack_hpc.torch as module
     del loader
     assert len(list(DataLoader(ds, batch_size=None, num_workers=2, multiprocessing_context="fork"))) == N
-    assert len(module._mapped) == 2 and all(len(blocks) <= 8 for blocks in module._mapped.values())
+    assert len(module._mapped) == 2 and all(len(pools) == 1 for pools in module._mapped.values())
     print(f"blocks per worker, batches dropped: {max(b for b, _ in pools)}; batches kept: "
           f"{max(int(b['pool'][1]) for b in kept)} fresh blocks in the second pass")
+
+
+def test_a_pool_goes_over_until_the_receiver_has_it_mapped():
+    """The first batch of a pool carries the pool's storage; once the receiver
+    has mapped it (the board says so), batches name only their slot. The slot
+    is free again when the last tensor of its batch is gone."""
+    import gc
+    import sedpack_hpc.torch as module
+    pool = module._BlockPool(64)
+
+    def batch():
+        block, slot = pool.take()
+        b = module._SharedBatch(v=block[:8].view(torch.float32))
+        b["v"].fill_(slot)
+        b[module._BLOCK] = ((block, slot, pool), {"v": b["v"]})
+        return b, slot
+    try:
+        first, slot = batch()
+        fn, args = first.__reduce__()
+        assert args[2] is pool.storage and not pool.flags[module._MAPPED]
+        got = fn(*args)
+        assert pool.flags[module._MAPPED] == 1 and pool.flags[slot] == 1
+        second, slot2 = batch()
+        fn, args2 = second.__reduce__()
+        assert args2[2] is None and slot2 != slot
+        again = fn(*args2)
+        assert torch.equal(got["v"], torch.full((2,), float(slot))) and torch.equal(again["v"], torch.full((2,), float(slot2)))
+        view = got["v"][1:]
+        del got
+        gc.collect()
+        assert pool.flags[slot] == 1  # a view of the batch still holds it
+        del view
+        gc.collect()
+        assert pool.flags[slot] == 0 and pool.flags[slot2] == 1
+    finally:
+        module._mapped.pop(os.getpid(), None)
+
+
+def test_prefetch_shards(path):
+    with pytest.raises(ValueError, match="prefetch_shards"):
+        st.IterableDataset(path, prefetch_shards=-1)
+    for prefetch in (None, 0, 3):
+        ds = st.IterableDataset(path, batch_size=4, equal_counts=None, rank=0, world_size=1,
+                                prefetch_shards=prefetch)
+        assert sorted(keys_of(DataLoader(ds, batch_size=None, num_workers=2, multiprocessing_context="fork"))) == \
+            list(range(N))
+    assert ds._prefetch(2) == 3 and st.IterableDataset(path)._prefetch(0) == 2
+    assert st.IterableDataset(path)._prefetch(64) == 1
 
 
 def test_persistent_workers_follow_set_epoch(path):
