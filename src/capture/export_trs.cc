@@ -538,14 +538,6 @@ std::size_t KeptUnits(FileSystem& fs, const std::string& partial, std::span<cons
 journal_internal::JobParameters TrsJobParameters(const Dataset& ds, Split split, const std::vector<ShardInfo>& shards,
                                                  std::span<const std::byte> header, const ExportPlan& plan,
                                                  const TrsExportOptions& o, std::uint64_t unit_rows) {
-  std::string listed;
-  for (const ShardInfo& s : shards) {
-    if (!s.file_infos.empty()) {
-      listed += s.file_infos[0].file_path;
-      for (const std::string& h : s.file_infos[0].hash_checksums) listed += " " + h;
-    }
-    listed += " " + std::to_string(s.number_of_examples) + "\n";
-  }
   const std::vector<AttributeSpec>& schema = ds.schema();
   std::string mapping = "samples=" + schema[plan.samples.attr].name;
   if (plan.title) mapping += " title=" + schema[*plan.title].name;
@@ -561,7 +553,7 @@ journal_internal::JobParameters TrsJobParameters(const Dataset& ds, Split split,
           {"unit_rows", std::to_string(unit_rows)},
           {"ranks", "1"},
           {"dataset_info", DigestOf(SerializeDatasetInfo(ds.info()))},
-          {"shards", DigestOf(listed)},
+          {"shards", journal_internal::DigestOfShards(shards)},
           {"header", DigestOf(std::string_view(reinterpret_cast<const char*>(header.data()), header.size()))}};
 }
 

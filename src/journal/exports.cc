@@ -110,6 +110,18 @@ std::string DigestOf(std::string_view text) {
   return h.ok() && !h->empty() ? (*h)[0] : std::string();
 }
 
+std::string DigestOfShards(const std::vector<ShardInfo>& shards) {
+  std::string listed;
+  for (const ShardInfo& s : shards) {
+    if (!s.file_infos.empty()) {
+      listed += s.file_infos[0].file_path;
+      for (const std::string& h : s.file_infos[0].hash_checksums) listed += " " + h;
+    }
+    listed += " " + std::to_string(s.number_of_examples) + "\n";
+  }
+  return DigestOf(listed);
+}
+
 struct RangeHasher::State {
   std::unique_ptr<Hasher> hasher;
 };

@@ -15,13 +15,15 @@
 
 #include "journal/journal_internal.h"
 #include "sedpack/io/file_system.h"
+#include "sedpack/metadata/models.h"
 #include "sedpack/status.h"
 
 namespace sedpack::journal_internal {
 
 /// One exported range of rows: rows [first, first + rows) are `bytes` bytes of
-/// the output at `offset` (for formats whose rows are not a byte range, as
-/// HDF5, offset and bytes describe the values the hash covers) with XXH64 `hash`.
+/// the output at `offset`, with XXH64 `hash`. Where rows are not a byte range
+/// (HDF5) `offset` is the number of the split in the export, `bytes` is 0, and
+/// the hash covers the values as the file holds them.
 struct RowRange {
   std::uint64_t first = 0;
   std::uint64_t rows = 0;
@@ -65,6 +67,8 @@ std::string ExportJobId(const JobParameters& parameters);
 
 /// A short digest (hex SHA-256) of `text`, for parameters that stand for much data.
 std::string DigestOf(std::string_view text);
+/// The digest of what a list of shards names: paths, recorded hashes, example counts.
+std::string DigestOfShards(const std::vector<ShardInfo>& shards);
 
 /// Streams bytes into an XXH64 as they are written.
 class RangeHasher {
