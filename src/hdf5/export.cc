@@ -65,6 +65,10 @@ struct RootJob {
   journal_internal::JobParameters params;
   std::unique_ptr<journal_internal::JournalWriter> journal;  ///< null: no journal
   std::string temp;
+  /// Rows between two journal records: a flush and sync costs too much a shard.
+  std::uint64_t unit_rows = 1;
+  std::vector<journal_internal::RowRange> pending;  ///< written, not journaled yet
+  std::uint64_t pending_rows = 0;
   std::size_t kept = 0;
   bool resumed = false;
   std::string note;
@@ -102,8 +106,8 @@ struct ExportRun {
 };
 
 // Make the rows written so far durable (the library's buffers, then the
-// file's pages) and journal each shard of the round.
-Status JournalRound(RootJob& job, ExportWriter* writer, const std::vector<journal_internal::RowRange>& done) {
+// file's pages) and journal each shard written since the last record.
+Status JournalPending(RootJob& job, ExportWriter* writer) {
   SEDPACK_RETURN_NOT_OK(writer->Flush());
   FileSystem& fs = FileSystemOr(nullptr);
   const int fd = fs.Open(job.temp.c_str(), O_RDONLY | O_CLOEXEC);
@@ -113,14 +117,15 @@ Status JournalRound(RootJob& job, ExportWriter* writer, const std::vector<journa
     return Status::IOError("export-hdf5: ", job.temp, ": cannot sync: ", std::strerror(e));
   }
   fs.Close(fd);
-  for (const journal_internal::RowRange& r : done) SEDPACK_RETURN_NOT_OK(job.journal->Append(EncodeRowRange(r)));
+  for (const journal_internal::RowRange& r : job.pending) SEDPACK_RETURN_NOT_OK(job.journal->Append(EncodeRowRange(r)));
+  job.pending.clear();
+  job.pending_rows = 0;
   return Status::OK();
 }
 
 // Rank 0 writes the gathered shards of the round starting at `base`.
 Status WriteRound(ExportRun& run, ExportWriter* writer, std::size_t base, const std::vector<std::string>& gathered) {
   const bool journaled = run.job != nullptr && run.job->journal != nullptr;
-  std::vector<journal_internal::RowRange> done;
   for (std::size_t r = 0; r < run.ranks() && base + r < run.items.size(); ++r) {
     const Item& it = run.items[base + r];
     SEDPACK_ASSIGN_OR_RETURN(ShardColumns cols, h5::DecodeColumns(gathered[r], run.dataset.schema().size()));
@@ -129,10 +134,14 @@ Status WriteRound(ExportRun& run, ExportWriter* writer, std::size_t base, const 
     if (journaled) {
       journal_internal::RangeHasher hash;
       SEDPACK_RETURN_NOT_OK(writer->HashWritten(it.plan, run.first_row(it), cols, &hash));
-      done.push_back({run.first_row(it), cols.examples, it.plan, 0, hash.Finish()});
+      run.job->pending.push_back({run.first_row(it), cols.examples, it.plan, 0, hash.Finish()});
+      run.job->pending_rows += cols.examples;
     }
   }
-  if (journaled && !done.empty()) SEDPACK_RETURN_NOT_OK(JournalRound(*run.job, writer, done));
+  const bool last = base + run.ranks() >= run.items.size();
+  if (journaled && !run.job->pending.empty() && (last || run.job->pending_rows >= run.job->unit_rows)) {
+    SEDPACK_RETURN_NOT_OK(JournalPending(*run.job, writer));
+  }
   run.Report(writer->bytes());
   return Status::OK();
 }
@@ -447,6 +456,11 @@ Result<Hdf5ExportSummary> ExportHdf5(Comm& comm, std::shared_ptr<const Dataset> 
     temp = journal_internal::ExportPathsFor(out).partial;
     job.temp = temp;
     job.params = H5JobParameters(*dataset, plans, options);
+    // About 32 MiB of values, and at least 16 records in a job.
+    std::uint64_t row_bytes = 0;
+    for (const AttributeSpec& a : dataset->schema()) row_bytes += h5::VariableLength(a.dtype) ? 16 : a.FixedByteSize().ValueOr(1);
+    const std::uint64_t per_unit = std::max<std::uint64_t>(1, (32ULL << 20) / std::max<std::uint64_t>(1, row_bytes));
+    job.unit_rows = std::max<std::uint64_t>(1, std::min(per_unit, (run.progress.examples_total + 15) / 16));
     run.job = &job;
   }
   Status wrote = collective ? WriteCollective(run, temp) : WriteFromRoot(run, out, temp);
