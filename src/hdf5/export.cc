@@ -67,8 +67,10 @@ struct RootJob {
   std::string temp;
   /// Rows between two journal records: a flush and sync costs too much a shard.
   std::uint64_t unit_rows = 1;
-  std::vector<journal_internal::RowRange> pending;  ///< written, not journaled yet
-  std::uint64_t pending_rows = 0;
+  /// The shards written since the last record: one record covers them all, a
+  /// journal fsync a shard would cost too much.
+  journal_internal::RowRange pending;
+  journal_internal::RangeHasher pending_hash;
   std::size_t kept = 0;
   bool resumed = false;
   std::string note;
@@ -117,9 +119,9 @@ Status JournalPending(RootJob& job, ExportWriter* writer) {
     return Status::IOError("export-hdf5: ", job.temp, ": cannot sync: ", std::strerror(e));
   }
   fs.Close(fd);
-  for (const journal_internal::RowRange& r : job.pending) SEDPACK_RETURN_NOT_OK(job.journal->Append(EncodeRowRange(r)));
-  job.pending.clear();
-  job.pending_rows = 0;
+  job.pending.hash = job.pending_hash.Finish();
+  SEDPACK_RETURN_NOT_OK(job.journal->Append(EncodeRowRange(job.pending)));
+  job.pending = journal_internal::RowRange{0, 0, job.pending.offset + job.pending.bytes, 0, {}};
   return Status::OK();
 }
 
@@ -132,14 +134,13 @@ Status WriteRound(ExportRun& run, ExportWriter* writer, std::size_t base, const 
     SEDPACK_RETURN_NOT_OK(writer->WriteShard(it.plan, run.first_row(it), cols, Columns::kAll, H5P_DEFAULT));
     run.progress.examples_done += cols.examples;
     if (journaled) {
-      journal_internal::RangeHasher hash;
-      SEDPACK_RETURN_NOT_OK(writer->HashWritten(it.plan, run.first_row(it), cols, &hash));
-      run.job->pending.push_back({run.first_row(it), cols.examples, it.plan, 0, hash.Finish()});
-      run.job->pending_rows += cols.examples;
+      SEDPACK_RETURN_NOT_OK(writer->HashWritten(it.plan, run.first_row(it), cols, &run.job->pending_hash));
+      run.job->pending.rows += cols.examples;
+      ++run.job->pending.bytes;
     }
   }
   const bool last = base + run.ranks() >= run.items.size();
-  if (journaled && !run.job->pending.empty() && (last || run.job->pending_rows >= run.job->unit_rows)) {
+  if (journaled && run.job->pending.bytes > 0 && (last || run.job->pending.rows >= run.job->unit_rows)) {
     SEDPACK_RETURN_NOT_OK(JournalPending(*run.job, writer));
   }
   run.Report(writer->bytes());
@@ -329,19 +330,28 @@ Status WriteCollective(ExportRun&, const std::string&) {
 
 #endif  // SEDPACK_HDF5_MPIIO
 
-// How many of the journaled shards the reopened file holds: the prefix of
-// the shards in export order whose rows hash as recorded.
-std::size_t KeptItems(const ExportRun& run, ExportWriter& writer,
-                      const std::vector<journal_internal::RowRange>& recorded) {
+// How many journal records (and so shards) the reopened file holds: the
+// prefix of records, each a run of shards in export order, whose rows hash as
+// recorded.
+std::size_t KeptRecords(const ExportRun& run, ExportWriter& writer,
+                        const std::vector<journal_internal::RowRange>& recorded, std::size_t* items) {
   std::size_t kept = 0;
-  for (; kept < recorded.size() && kept < run.items.size(); ++kept) {
-    const Item& it = run.items[kept];
+  *items = 0;
+  for (; kept < recorded.size(); ++kept) {
     const journal_internal::RowRange& r = recorded[kept];
-    const auto rows = static_cast<std::uint64_t>(
-        std::max<std::int64_t>(0, run.plans[it.plan].shards[it.shard].number_of_examples));
-    if (r.offset != it.plan || r.first != run.first_row(it) || r.rows != rows || r.bytes != 0) break;
+    if (r.offset != *items || r.bytes == 0 || r.bytes > run.items.size() - *items || r.first != 0) break;
     journal_internal::RangeHasher hash;
-    if (!writer.HashRows(it.plan, r.first, r.rows, &hash).ok() || hash.Finish() != r.hash) break;
+    std::uint64_t rows = 0;
+    bool read = true;
+    for (std::size_t i = *items; i < *items + r.bytes && read; ++i) {
+      const Item& it = run.items[i];
+      const auto n = static_cast<std::uint64_t>(
+          std::max<std::int64_t>(0, run.plans[it.plan].shards[it.shard].number_of_examples));
+      read = writer.HashRows(it.plan, run.first_row(it), n, &hash).ok();
+      rows += n;
+    }
+    if (!read || rows != r.rows || hash.Finish() != r.hash) break;
+    *items += r.bytes;
   }
   return kept;
 }
@@ -362,7 +372,7 @@ Result<std::unique_ptr<ExportWriter>> OpenRootWriter(ExportRun& run, const std::
     Status checked = reopened.ok() ? (*reopened)->CheckShapes(run.plans) : reopened.status();
     if (checked.ok()) {
       writer = std::move(reopened).value();
-      job->kept = KeptItems(run, *writer, state.recorded);
+      state.recorded.resize(KeptRecords(run, *writer, state.recorded, &job->kept));
     } else {
       job->note = "cannot resume from " + temp + " (" + checked.message() + "): starting over";
     }
@@ -372,7 +382,8 @@ Result<std::unique_ptr<ExportWriter>> OpenRootWriter(ExportRun& run, const std::
     (void)RemoveTree(temp);
     SEDPACK_ASSIGN_OR_RETURN(writer, ExportWriter::Create(temp, run.dataset, run.plans, run.options, H5P_DEFAULT));
   }
-  state.recorded.resize(job->kept);
+  if (job->kept == 0) state.recorded.clear();
+  job->pending.offset = job->kept;
   SEDPACK_ASSIGN_OR_RETURN(job->journal,
                            journal_internal::OpenExportJournal(out, job->params, state.recorded, nullptr));
   return writer;

@@ -22,8 +22,9 @@ namespace sedpack::journal_internal {
 
 /// One exported range of rows: rows [first, first + rows) are `bytes` bytes of
 /// the output at `offset`, with XXH64 `hash`. Where rows are not a byte range
-/// (HDF5) `offset` is the number of the split in the export, `bytes` is 0, and
-/// the hash covers the values as the file holds them.
+/// (HDF5, whose shards may span splits) `first` is 0, `rows` counts the rows,
+/// `offset` is the first shard's number in export order, `bytes` the number of
+/// shards, and the hash covers their values as the file holds them.
 struct RowRange {
   std::uint64_t first = 0;
   std::uint64_t rows = 0;
