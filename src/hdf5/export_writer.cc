@@ -82,6 +82,15 @@ Status WriteVariable(hid_t dset, const AttributeSpec& a, std::uint64_t first, st
 
 }  // namespace
 
+// The block of `dset` at `start` of extent `count`, selected in its file space.
+static Result<Handle> SelectRows(hid_t dset, const std::vector<hsize_t>& start, const std::vector<hsize_t>& count) {
+  SEDPACK_ASSIGN_OR_RETURN(Handle file_space, H5Checked(H5Dget_space(dset), "dataspace"));
+  SEDPACK_RETURN_NOT_OK(H5Check(H5Sselect_hyperslab(file_space.get(), H5S_SELECT_SET, start.data(), nullptr,
+                                                    count.data(), nullptr),
+                                "selection"));
+  return file_space;
+}
+
 Status H5Check(herr_t rc, const std::string& what) {
   if (rc < 0) return Status::IOError("export-hdf5: ", what, ": ", h5::LastError());
   return Status::OK();
@@ -276,10 +285,7 @@ Status ExportWriter::WriteShard(std::size_t plan, std::uint64_t first, const Sha
         count.push_back(static_cast<hsize_t>(d));
       }
     }
-    SEDPACK_ASSIGN_OR_RETURN(Handle file_space, H5Checked(H5Dget_space(dset), "dataspace"));
-    SEDPACK_RETURN_NOT_OK(H5Check(H5Sselect_hyperslab(file_space.get(), H5S_SELECT_SET, start.data(), nullptr,
-                                                      count.data(), nullptr),
-                                  "selection"));
+    SEDPACK_ASSIGN_OR_RETURN(Handle file_space, SelectRows(dset, start, count));
     SEDPACK_ASSIGN_OR_RETURN(Handle mem_space, H5Checked(H5Screate_simple(static_cast<int>(count.size()),
                                                                           count.data(), nullptr),
                                                          "dataspace"));
@@ -382,12 +388,9 @@ Status ExportWriter::HashAttribute(std::size_t plan, std::size_t j, std::uint64_
       elements *= static_cast<std::uint64_t>(d);
     }
   }
-  SEDPACK_ASSIGN_OR_RETURN(Handle file_space, H5Checked(H5Dget_space(dset), "dataspace"));
-  SEDPACK_RETURN_NOT_OK(H5Check(H5Sselect_hyperslab(file_space.get(), H5S_SELECT_SET, start.data(), nullptr,
-                                                    count.data(), nullptr),
-                                "selection"));
-  SEDPACK_ASSIGN_OR_RETURN(Handle mem_space, H5Checked(H5Screate_simple(static_cast<int>(count.size()),
-                                                                        count.data(), nullptr),
+  SEDPACK_ASSIGN_OR_RETURN(Handle file_space, SelectRows(dset, start, count));
+  SEDPACK_ASSIGN_OR_RETURN(Handle mem_space, H5Checked(H5Screate_simple(static_cast<int>(count.size()), count.data(),
+                                                                        nullptr),
                                                        "dataspace"));
   SEDPACK_ASSIGN_OR_RETURN(Handle type, H5Checked(H5Dget_type(dset), "datatype"));
   if (!VariableLength(a.dtype)) {

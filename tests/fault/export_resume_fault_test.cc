@@ -9,11 +9,12 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <cstdint>
 #include <string>
+#include <vector>
 
 #include "sedpack/capture/export.h"
-#include "sedpack/comm/comm.h"
-#include "sedpack/generate/parallel.h"
+#include "sedpack/dataset/filler.h"
 #include "support/fault_fs.h"
 #include "support/test_support.h"
 
@@ -32,15 +33,23 @@ std::string Slurp(const std::string& path) {
 
 TEST(ExportResumeFaultTest, FullDiskStopsTheTrsExportAndTheRerunFinishesIt) {
   TempDir dir;
-  SerialComm comm;
-  GenerateConfig config = DefaultGenerateConfig();
-  ASSERT_OK(SetTraceLength(&config, 256));
-  config.structure.examples_per_shard = 4;
-  config.params.seed = 5;
-  config.params.examples = {64, 0, 0};
-  config.params.threads = 1;
   const std::string root = dir.path() + "/ds";
-  ASSERT_OK(GenerateOverComm(comm, config, root).status());
+  {
+    // 64 traces of 1024 float32 samples and a byte label, 4 a shard.
+    DatasetStructure st;
+    st.examples_per_shard = 4;
+    st.saved_data_description = {{"trace", "float32", {1024}, {}}, {"label", "uint8", {}, {}}};
+    ASSERT_OK_AND_ASSIGN(auto created, Dataset::Create(root, Metadata{}, st));
+    ASSERT_OK_AND_ASSIGN(auto f, Filler::Make(created));
+    for (int e = 0; e < 64; ++e) {
+      std::vector<float> trace(1024);
+      for (int i = 0; i < 1024; ++i) trace[i] = static_cast<float>((e * 31 + i * 7) % 101) / 8;
+      const std::vector<std::uint8_t> label = {static_cast<std::uint8_t>(e)};
+      const std::vector<ValueView> v = {ValueView::Array(trace, {1024}), ValueView::Array(label, {})};
+      ASSERT_OK(f->WriteExample(Split::kTrain, v));
+    }
+    ASSERT_OK(f->Finish());
+  }
   ASSERT_OK_AND_ASSIGN(auto ds, Dataset::Open(root));
   const std::string reference = dir.path() + "/ref.trs";
   TrsExportOptions plain;
@@ -65,12 +74,7 @@ TEST(ExportResumeFaultTest, FullDiskStopsTheTrsExportAndTheRerunFinishesIt) {
     SCOPED_TRACE("ENOSPC from write " + std::to_string(at));
     const std::string out = dir.path() + "/out" + std::to_string(at) + ".trs";
     {
-      FaultPlan plan;
-      plan.op = FaultOp::kWrite;
-      plan.at = at;
-      plan.error = ENOSPC;
-      plan.sticky = true;
-      FaultFileSystem full(plan);
+      FaultFileSystem full(FaultPlan{FaultOp::kWrite, at, ENOSPC, /*sticky=*/true});
       TrsExportOptions o;
       o.file_system = &full;
       auto stopped = ExportTrs(ds, Split::kTrain, out, o);
