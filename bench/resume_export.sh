@@ -6,7 +6,9 @@
 #    of the examples (the filler script kills itself there);
 #  - rerun: the same command again; ratio = rerun / full (target <= 0.60 plus
 #    start-up); equal: TRS byte for byte, HDF5 every dataset through h5py, the
-#    filler every example in order;
+#    filler every example in order; the CPU seconds (user + sys) of the two runs
+#    beside the wall times, since on a shared machine the wall time is mostly
+#    what the other jobs leave of the disk;
 #  - overhead: journaled against --no-journal (the filler: job_id against a plain
 #    filler), REPEAT interleaved pairs, the sum of each side (target < 2%).
 # Usage: bench/resume_export.sh [BUILD_DIR] [WORKDIR] [TRAIN_EXAMPLES] [TRACE_LENGTH] [REPEAT]
@@ -22,18 +24,25 @@ mkdir -p "$WORK"
 "$BUILD/src/cli/sedpack" generate configs/generate_small.json "$WORK/ds" -q --examples-train "$EXAMPLES" \
   --examples-test 0 --examples-holdout 0 --trace-length "$LENGTH" --shard-by-key=false
 PYTHONPATH="$BUILD/python" /usr/bin/python3 - "$BUILD/src/cli/sedpack" "$WORK" "$EXAMPLES" "$LENGTH" "$REPEAT" <<'PY'
-import os, subprocess, sys, time
+import os, resource, subprocess, sys, time
 sedpack, work, examples, length, repeat = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5])
 ds = os.path.join(work, "ds")
 CLEAN = {k: v for k, v in os.environ.items() if not k.startswith("SEDPACK_TEST_")}
 
 
+CPU = {}  # the last timed run's CPU seconds (user + sys)
+
+
 def timed(argv, env=None, ok=(0,)):
+    r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
     t = time.perf_counter()
     p = subprocess.run(argv, env=dict(CLEAN, **(env or {})), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    wall = time.perf_counter() - t
+    r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+    CPU["last"] = (r1.ru_utime - r0.ru_utime) + (r1.ru_stime - r0.ru_stime)
     if p.returncode not in ok:
         sys.exit("%s exited %d: %s" % (" ".join(argv), p.returncode, p.stderr[-1000:]))
-    return time.perf_counter() - t, p
+    return wall, p
 
 
 def rm(*paths):
@@ -64,9 +73,11 @@ def export(kind):
     steps = [int(l.split("\t")[1]) for l in open(log) if l.split("\t")[2] == "journal"]
     rm(out("count"), log)
     full, _ = timed(cmd(out("full")))
+    full_cpu = CPU["last"]
     at = steps[int(len(steps) * 0.45)]
     timed(cmd(out("part")), {"SEDPACK_TEST_KILL_AT": str(at)}, ok=(-9, 137))
     rerun, p = timed(cmd(out("part")))
+    rerun_cpu = CPU["last"]
     kept = p.stderr.strip().splitlines()[-1] if p.stderr.strip() else "?"
     equal = open(out("full"), "rb").read() == open(out("part"), "rb").read() if kind == "trs" else \
         same_h5(out("full"), out("part"))
@@ -75,7 +86,7 @@ def export(kind):
         rm(out("on"), out("off"))
         on += timed(cmd(out("on")))[0]
         off += timed(cmd(out("off"), "--no-journal"))[0]
-    rows.append(("export-" + kind, "SIGKILL", kept, full, rerun, equal, on / off - 1))
+    rows.append(("export-" + kind, "SIGKILL", kept, full, rerun, full_cpu, rerun_cpu, equal, on / off - 1))
     rm(out("full"), out("part"), out("on"), out("off"))
 
 
@@ -111,8 +122,10 @@ def filler():
                                                         str(examples), str(length), str(kill), mode],
                                                        {"PYTHONPATH": os.environ.get("PYTHONPATH", "")}, ok=ok)
     full, _ = run("f_full", 0)
+    full_cpu = CPU["last"]
     run("f_part", int(examples * 0.45), ok=(-9,))
     rerun, p = run("f_part", 0)
+    rerun_cpu = CPU["last"]
     kept = p.stderr.strip().splitlines()[-1] if p.stderr.strip() else "?"
     values = lambda path: [(e["trace"].tobytes(), int(e["i"])) for e in Dataset(os.path.join(work, path))
                            .as_numpy_iterator(split="train", shuffle=0, repeat=False)]
@@ -123,17 +136,17 @@ def filler():
         off += run("f_off%d" % r, 0, "plain")[0]
         shutil.rmtree(os.path.join(work, "f_on%d" % r))
         shutil.rmtree(os.path.join(work, "f_off%d" % r))
-    rows.append(("python filler", "SIGKILL", kept, full, rerun, equal, on / off - 1))
+    rows.append(("python filler", "SIGKILL", kept, full, rerun, full_cpu, rerun_cpu, equal, on / off - 1))
 
 
 export("trs")
 export("hdf5")
 filler()
 print("%d train examples of %d float16 samples; overhead over %d interleaved pairs" % (examples, length, repeat))
-print("| job | stopped by | kept | full s | rerun s | rerun/full | equal | journal overhead |")
-print("|---|---|---|---|---|---|---|---|")
-for job, how, kept, full, rerun, equal, over in rows:
-    print("| %s | %s at ~45%% | %s | %.2f | %.2f | %.2f | %s | %+.1f%% |" % (job, how, kept.replace("sedpack ", ""), full,
-                                                                   rerun, rerun / full, "yes" if equal else "NO",
-                                                                   100 * over))
+print("| job | stopped by | kept | full s | rerun s | rerun/full | CPU s full / rerun (ratio) | equal | journal overhead |")
+print("|---|---|---|---|---|---|---|---|---|")
+for job, how, kept, full, rerun, fcpu, rcpu, equal, over in rows:
+    print("| %s | %s at ~45%% | %s | %.2f | %.2f | %.2f | %.2f / %.2f (%.2f) | %s | %+.1f%% |" % (
+        job, how, kept.replace("sedpack ", ""), full, rerun, rerun / full, fcpu, rcpu, rcpu / max(fcpu, 1e-9),
+        "yes" if equal else "NO", 100 * over))
 PY
