@@ -15,6 +15,7 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -115,6 +116,50 @@ struct ExampleValues {
 /// The views of one example (`values[name]` for each attribute of `schema`).
 ExampleValues ConvertExample(const std::vector<sp::AttributeSpec>& schema, const py::dict& values,
                              py::handle custom_metadata);
+
+// ---- Resumed fillers (dataset.cc, mpi.cc) -----------------------------------------
+
+/// The examples a resumed filler took over from an earlier run of the same job,
+/// and which write_example calls are those examples again. A script that skips
+/// them itself (`skip_kept=True`) has every call written; one that runs as it
+/// did the first time has the first `kept[split]` calls of each split ignored.
+class KeptExamples {
+ public:
+  void Set(const std::array<std::uint64_t, 3>& kept, bool script_skips) {
+    kept_ = kept;
+    skips_ = script_skips;
+  }
+  /// True if this call repeats a kept example (and is not written).
+  bool Ignore(sp::Split split) {
+    const auto i = static_cast<std::size_t>(split);
+    if (skips_ || seen_[i] >= kept_[i]) return false;
+    ++seen_[i];
+    return true;
+  }
+  /// {"train": n, "test": n, "holdout": n}.
+  py::dict AsDict() const {
+    py::dict d;
+    for (sp::Split s : sp::AllSplits()) d[py::str(std::string(sp::SplitName(s)))] = kept_[static_cast<std::size_t>(s)];
+    return d;
+  }
+
+ private:
+  std::array<std::uint64_t, 3> kept_{};
+  std::array<std::uint64_t, 3> seen_{};
+  bool skips_ = false;
+};
+
+/// The parameters a resumable filler's journal records: the writer's own,
+/// then the caller's dict (keys and values as str() gives them).
+inline std::vector<std::pair<std::string, std::string>> JobParameters(const char* writer, int ranks,
+                                                                      py::handle extra) {
+  std::vector<std::pair<std::string, std::string>> out{{"writer", writer}, {"ranks", std::to_string(ranks)}};
+  if (extra.is_none()) return out;
+  for (auto item : py::cast<py::dict>(extra)) {
+    out.emplace_back(py::cast<std::string>(py::str(item.first)), py::cast<std::string>(py::str(item.second)));
+  }
+  return out;
+}
 
 // ---- Registration (module.cc, iterators.cc, dataset.cc, mpi.cc) ------------------
 

@@ -2,6 +2,7 @@
 // Dataset (open, create, check, read, fetch by index) and its filler: the
 // reference's sedpack.io.Dataset over the library's Dataset, Filler and
 // ExampleReader.
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -13,6 +14,7 @@
 
 #include "iterators_internal.h"
 #include "sedpack/index/fetch.h"
+#include "sedpack/mpi/distributed_write.h"
 
 namespace sedpack_python {
 
@@ -24,16 +26,28 @@ std::uint64_t FreshSeed() {
   return (static_cast<std::uint64_t>(rd()) << 32) ^ rd();
 }
 
+/// How a resumable filler names and checks its job.
+struct FillerResume {
+  std::string job_id;
+  std::vector<std::pair<std::string, std::string>> parameters;
+  bool restart = false;
+  bool skip_kept = false;
+};
+
 /// `with ds.filler() as f: f.write_example(...)`. Leaving the block normally
 /// finishes the filler (lists and dataset_info.json are written); leaving it
 /// by an exception drops it, so only unreferenced shard files remain.
+/// Resumable (job_id given): the shards go through the journaled writer of
+/// parallel jobs, here over one process, so that the shards an interrupted run
+/// finished are kept by the next run of the same job.
 class PyFiller {
  public:
-  PyFiller(std::shared_ptr<sp::Dataset> ds, sp::FillerOptions options)
-      : ds_(std::move(ds)), options_(std::move(options)) {}
+  PyFiller(std::shared_ptr<sp::Dataset> ds, sp::FillerOptions options, std::optional<FillerResume> resume)
+      : ds_(std::move(ds)), options_(std::move(options)), resume_(std::move(resume)) {}
 
   PyFiller& Enter() {
-    if (filler_) throw std::runtime_error("filler: already entered");
+    if (filler_ || writer_) throw std::runtime_error("filler: already entered");
+    if (resume_) return EnterResumable();
     std::optional<sp::Result<std::unique_ptr<sp::Filler>>> made;
     {
       py::gil_scoped_release nogil;
@@ -43,7 +57,8 @@ class PyFiller {
     return *this;
   }
 
-  bool Exit(py::handle exc_type, py::handle, py::handle) {
+  bool Exit(py::handle exc_type, py::handle exc, py::handle tb) {
+    if (writer_) return ExitResumable(exc_type, exc, tb);
     std::unique_ptr<sp::Filler> filler;
     {
       py::gil_scoped_release nogil;
@@ -70,27 +85,83 @@ class PyFiller {
   const std::vector<sp::ShardListInfo>& updated_infos() const { return updated_infos_; }
 
   void WriteExample(const py::dict& values, const std::string& split, py::handle custom_metadata) {
-    if (!filler_) throw std::runtime_error("write_example: use the filler in a `with` block");
+    if (!filler_ && !writer_) throw std::runtime_error("write_example: use the filler in a `with` block");
     const sp::Split s = ToSplit(split);
     ExampleValues ex = ConvertExample(ds_->schema(), values, custom_metadata);
     sp::Status st;
     {
       py::gil_scoped_release nogil;
       std::lock_guard<std::mutex> lock(mu_);  // Filler is not thread-safe
-      st = filler_ ? filler_->WriteExample(s, ex.views, ex.meta ? &*ex.meta : nullptr)
-                   : sp::Status::InvalidArgument("write_example: the filler was closed");
+      if (writer_) {
+        if (!kept_.Ignore(s)) {
+          st = writer_->WriteExample(s, ex.views, ex.meta ? &*ex.meta : nullptr);
+          if (st.ok()) ++written_;
+        }
+      } else {
+        st = filler_ ? filler_->WriteExample(s, ex.views, ex.meta ? &*ex.meta : nullptr)
+                     : sp::Status::InvalidArgument("write_example: the filler was closed");
+      }
     }
     Check(st);
   }
 
-  std::uint64_t examples_written() const { return filler_ ? filler_->examples_written() : 0; }
+  std::uint64_t examples_written() const { return filler_ ? filler_->examples_written() : written_; }
+  py::dict resumed_examples() const { return kept_.AsDict(); }
+  std::uint64_t resumed_shards() const { return kept_shards_; }
+  std::string job_id() const { return resume_ ? resume_->job_id : std::string(); }
 
  private:
+  PyFiller& EnterResumable() {
+    sp::DistributedWriteOptions o;
+    o.filler = options_;
+    o.job_id = resume_->job_id;
+    o.resume_parameters = resume_->parameters;
+    o.restart = resume_->restart;
+    std::optional<sp::Result<std::unique_ptr<sp::DistributedWriter>>> made;
+    {
+      py::gil_scoped_release nogil;
+      made = sp::DistributedWriter::Open(comm_, ds_->root(), o);
+    }
+    writer_ = Unwrap(std::move(*made));
+    std::array<std::uint64_t, 3> kept{};
+    for (sp::Split s : sp::AllSplits()) kept[static_cast<std::size_t>(s)] = writer_->kept_examples(s);
+    kept_.Set(kept, resume_->skip_kept);
+    kept_shards_ = writer_->kept_shards();
+    return *this;
+  }
+
+  // An exception keeps the journaled shards for the next run; a normal exit
+  // commits the job and reloads the dataset's metadata.
+  bool ExitResumable(py::handle exc_type, py::handle exc, py::handle) {
+    std::unique_ptr<sp::DistributedWriter> writer;
+    {
+      py::gil_scoped_release nogil;
+      std::lock_guard<std::mutex> lock(mu_);
+      writer = std::move(writer_);
+    }
+    if (!exc_type.is_none()) writer->Fail(sp::Status::Internal("Python exception: " + std::string(py::str(exc))));
+    sp::Status st;
+    {
+      py::gil_scoped_release nogil;
+      st = writer->Finish();
+      writer.reset();
+      if (st.ok() && exc_type.is_none()) st = ds_->Reload();
+    }
+    if (exc_type.is_none()) Check(st);
+    return false;
+  }
+
   std::shared_ptr<sp::Dataset> ds_;
   sp::FillerOptions options_;
+  std::optional<FillerResume> resume_;
   std::mutex mu_;
   std::unique_ptr<sp::Filler> filler_;
   std::vector<sp::ShardListInfo> updated_infos_;
+  sp::SerialComm comm_;
+  std::unique_ptr<sp::DistributedWriter> writer_;
+  KeptExamples kept_;
+  std::uint64_t kept_shards_ = 0;
+  std::uint64_t written_ = 0;
 };
 
 class PyDataset {
@@ -287,6 +358,10 @@ void BindDataset(py::module_& m) {
       .def("write_example", &PyFiller::WriteExample, py::arg("values"), py::arg("split"),
            py::arg("custom_metadata") = py::none())
       .def_property_readonly("examples_written", &PyFiller::examples_written)
+      .def_property_readonly("resumed_examples", &PyFiller::resumed_examples,
+                             "Examples of each split an earlier run of this job finished ({split: n}).")
+      .def_property_readonly("resumed_shards", &PyFiller::resumed_shards)
+      .def_property_readonly("job_id", &PyFiller::job_id)
       .def("get_updated_infos", &PyFiller::updated_infos);
 
   py::class_<PyDataset>(m, "Dataset")
@@ -305,15 +380,28 @@ void BindDataset(py::module_& m) {
       .def(
           "filler",
           [](const PyDataset& d, int concurrency, const std::string& relative_path_from_split,
-             bool auto_update_dataset) {
+             bool auto_update_dataset, std::optional<std::string> job_id, bool restart, py::handle job_parameters,
+             bool skip_kept) {
             sp::FillerOptions o;
             o.concurrency = concurrency;
             o.relative_path_from_split = relative_path_from_split;
             o.auto_update_dataset = auto_update_dataset;
-            return std::make_unique<PyFiller>(d.ds(), std::move(o));
+            std::optional<FillerResume> resume;
+            if (job_id) {
+              if (job_id->empty()) throw py::value_error("filler: job_id must not be empty");
+              if (relative_path_from_split != "." || !auto_update_dataset) {
+                throw py::value_error("filler: a resumable job (job_id) writes its own folders and commits itself: "
+                                      "relative_path_from_split and auto_update_dataset do not apply");
+              }
+              resume = FillerResume{*job_id, JobParameters("python filler", 1, job_parameters), restart, skip_kept};
+            } else if (restart || skip_kept || !job_parameters.is_none()) {
+              throw py::value_error("filler: restart, job_parameters and skip_kept need a job_id");
+            }
+            return std::make_unique<PyFiller>(d.ds(), std::move(o), std::move(resume));
           },
           py::arg("concurrency") = 0, py::arg("relative_path_from_split") = ".",
-          py::arg("auto_update_dataset") = true)
+          py::arg("auto_update_dataset") = true, py::kw_only(), py::arg("job_id") = py::none(),
+          py::arg("restart") = false, py::arg("job_parameters") = py::none(), py::arg("skip_kept") = false)
       .def(
           "as_numpy_iterator",
           [](PyDataset& d, const std::string& split, py::object process_record, std::optional<std::size_t> shards,

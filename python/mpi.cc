@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // The MPI part of the module (built with SEDPACK_HAVE_MPI): a collective
 // filler and check over the world communicator, which is started on first use.
+#include <array>
 #include <memory>
 #include <optional>
 #include <string>
@@ -40,8 +41,8 @@ sp::Comm& MpiWorld() {
 /// itself failed, so every rank raises and nothing is published.
 class PyDistributedFiller {
  public:
-  PyDistributedFiller(std::string root, sp::DistributedWriteOptions options)
-      : root_(std::move(root)), options_(std::move(options)) {}
+  PyDistributedFiller(std::string root, sp::DistributedWriteOptions options, bool skip_kept)
+      : root_(std::move(root)), options_(std::move(options)), skip_kept_(skip_kept) {}
 
   PyDistributedFiller& Enter() {
     if (writer_) throw std::runtime_error("distributed_filler: already entered");
@@ -52,12 +53,17 @@ class PyDistributedFiller {
       made = sp::DistributedWriter::Open(comm, root_, options_);
     }
     writer_ = Unwrap(std::move(*made));
+    std::array<std::uint64_t, 3> kept{};
+    for (sp::Split s : sp::AllSplits()) kept[static_cast<std::size_t>(s)] = writer_->kept_examples(s);
+    kept_.Set(kept, skip_kept_);
+    kept_shards_ = writer_->kept_shards();
     return *this;
   }
 
   void WriteExample(const py::dict& values, const std::string& split, py::handle custom_metadata) {
     if (!writer_) throw std::runtime_error("write_example: use the filler in a `with` block");
     const sp::Split s = ToSplit(split);
+    if (kept_.Ignore(s)) return;
     ExampleValues ex = ConvertExample(writer_->dataset()->schema(), values, custom_metadata);
     sp::Status st;
     {
@@ -70,6 +76,7 @@ class PyDistributedFiller {
   bool Exit(py::handle exc_type, py::handle exc, py::handle) {
     std::unique_ptr<sp::DistributedWriter> writer = std::move(writer_);
     if (!writer) return false;
+    // A resumable job keeps its journaled shards for the next run.
     if (!exc_type.is_none() && !writer->failed()) {
       writer->Fail(sp::Status::Internal("Python exception: " + std::string(py::str(exc))));
     }
@@ -84,11 +91,17 @@ class PyDistributedFiller {
   }
 
   std::string job_id() const { return writer_ ? writer_->job_id() : std::string(); }
+  /// This rank's kept examples; resumed_shards is over all ranks.
+  py::dict resumed_examples() const { return kept_.AsDict(); }
+  std::uint64_t resumed_shards() const { return kept_shards_; }
 
  private:
   std::string root_;
   sp::DistributedWriteOptions options_;
+  bool skip_kept_ = false;
   std::unique_ptr<sp::DistributedWriter> writer_;
+  KeptExamples kept_;
+  std::uint64_t kept_shards_ = 0;
 };
 
 }  // namespace
@@ -99,10 +112,13 @@ void BindMpi(py::module_& m) {
       .def("__exit__", &PyDistributedFiller::Exit)
       .def("write_example", &PyDistributedFiller::WriteExample, py::arg("values"), py::arg("split"),
            py::arg("custom_metadata") = py::none())
-      .def_property_readonly("job_id", &PyDistributedFiller::job_id);
+      .def_property_readonly("job_id", &PyDistributedFiller::job_id)
+      .def_property_readonly("resumed_examples", &PyDistributedFiller::resumed_examples)
+      .def_property_readonly("resumed_shards", &PyDistributedFiller::resumed_shards);
   m.def(
       "distributed_filler",
-      [](py::handle path, py::handle metadata, py::handle dataset_structure, int concurrency, std::string job_id) {
+      [](py::handle path, py::handle metadata, py::handle dataset_structure, int concurrency, std::string job_id,
+         bool resume, bool restart, py::handle job_parameters, bool skip_kept) {
         sp::DistributedWriteOptions o;
         o.filler.concurrency = concurrency;
         o.job_id = std::move(job_id);
@@ -110,12 +126,21 @@ void BindMpi(py::module_& m) {
           o.create_metadata = ToMetadata(metadata);
           o.create_structure = ToStructure(dataset_structure);
         }
-        return std::make_unique<PyDistributedFiller>(PathString(path), std::move(o));
+        if (resume) {
+          if (o.job_id.empty()) throw py::value_error("distributed_filler: resume=True needs a job_id");
+          o.resume_parameters = JobParameters("python distributed filler", MpiWorld().size(), job_parameters);
+          o.restart = restart;
+        } else if (restart || skip_kept || !job_parameters.is_none()) {
+          throw py::value_error("distributed_filler: restart, job_parameters and skip_kept need resume=True");
+        }
+        return std::make_unique<PyDistributedFiller>(PathString(path), std::move(o), skip_kept);
       },
       "Collective: a filler for every rank of the MPI job (creates the dataset if it does not exist "
-      "and dataset_structure is given).",
+      "and dataset_structure is given). resume=True (with a job_id): every rank journals its finished "
+      "shards, and the same job run again keeps them (resumed_examples).",
       py::arg("path"), py::arg("metadata") = py::none(), py::arg("dataset_structure") = py::none(),
-      py::arg("concurrency") = 0, py::arg("job_id") = "");
+      py::arg("concurrency") = 0, py::arg("job_id") = "", py::kw_only(), py::arg("resume") = false,
+      py::arg("restart") = false, py::arg("job_parameters") = py::none(), py::arg("skip_kept") = false);
   m.def(
       "distributed_check",
       [](py::handle path, py::handle hash_checksums_values) {

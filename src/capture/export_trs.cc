@@ -9,11 +9,14 @@
 #include <cstring>
 #include <filesystem>
 #include <random>
+#include <unordered_set>
 #include <sstream>
 #include <utility>
 
 #include "sedpack/capture/export.h"
 #include "capture/trs_internal.h"
+#include "journal/exports_internal.h"
+#include "sedpack/cancel.h"
 #include "sedpack/dataset/reader.h"
 #include "sedpack/io/file.h"
 #include "sedpack/io/file_system.h"
@@ -168,24 +171,27 @@ std::string InexactSample(const Column& c, const ValueView& v, std::uint64_t k) 
   }
 }
 
+// The TRS file being written: a temporary file of its own (no journal), or the
+// journaled job's unfinished file, which a failure leaves for the rerun when
+// Keep() was called. Every byte written also feeds the hash of the current row range.
 class OutFile {
  public:
   explicit OutFile(FileSystem& fs) : fs_(fs) {}
   ~OutFile() {
     if (fd_ >= 0) fs_.Close(fd_);
-    if (!tmp_.empty()) fs_.Unlink(tmp_.c_str());
+    if (!tmp_.empty() && !keep_) fs_.Unlink(tmp_.c_str());
   }
-  Status Open(const std::string& out) {
-    out_ = out;
+  Status OpenTemporary(const std::string& out) {
     std::random_device rd;
     const std::filesystem::path p(out);
-    tmp_ = (p.has_parent_path() ? p.parent_path().string() + "/" : std::string()) + "." + p.filename().string() +
-           ".part-" + std::to_string(rd());
-    fd_ = fs_.Open(tmp_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-    if (fd_ < 0) {
-      tmp_.clear();
-      return Status::IOError(out, ": cannot create: ", std::strerror(errno));
-    }
+    return OpenAt(out, (p.has_parent_path() ? p.parent_path().string() + "/" : std::string()) + "." +
+                           p.filename().string() + ".part-" + std::to_string(rd()),
+                  O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0);
+  }
+  // The unfinished file `partial`, cut to its first `keep` bytes (appended after).
+  Status OpenPartial(const std::string& out, const std::string& partial, std::uint64_t keep) {
+    SEDPACK_RETURN_NOT_OK(OpenAt(out, partial, O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC, keep));
+    written_ = keep;
     return Status::OK();
   }
   Status Write(std::span<const std::byte> b) {
@@ -196,10 +202,16 @@ class OutFile {
       if (r < 0) return Status::IOError(out_, ": write failed: ", std::strerror(errno));
       done += static_cast<std::size_t>(r);
     }
+    hash_.Update(b.data(), b.size());
+    written_ += b.size();
+    return Status::OK();
+  }
+  Status Sync() {
+    if (fs_.Fsync(fd_) != 0) return Status::IOError(out_, ": fsync failed: ", std::strerror(errno));
     return Status::OK();
   }
   Status Commit() {
-    if (fs_.Fsync(fd_) != 0) return Status::IOError(out_, ": fsync failed: ", std::strerror(errno));
+    SEDPACK_RETURN_NOT_OK(Sync());
     fs_.Close(fd_);
     fd_ = -1;
     if (fs_.RenameNoReplace(tmp_.c_str(), out_.c_str()) != 0) {
@@ -210,11 +222,27 @@ class OutFile {
     tmp_.clear();
     return Status::OK();
   }
+  void Keep() { keep_ = true; }
+  std::uint64_t written() const { return written_; }
+  journal_internal::RangeHasher& hash() { return hash_; }
 
  private:
+  Status OpenAt(const std::string& out, std::string tmp, int flags, std::uint64_t keep) {
+    out_ = out;
+    fd_ = fs_.Open(tmp.c_str(), flags, 0644);
+    if (fd_ < 0) return Status::IOError(out, ": cannot create ", tmp, ": ", std::strerror(errno));
+    tmp_ = std::move(tmp);
+    if (fs_.Ftruncate(fd_, static_cast<std::int64_t>(keep)) != 0) {
+      return Status::IOError(tmp_, ": cannot truncate: ", std::strerror(errno));
+    }
+    return Status::OK();
+  }
   FileSystem& fs_;
   std::string out_, tmp_;
   int fd_ = -1;
+  bool keep_ = false;
+  std::uint64_t written_ = 0;
+  journal_internal::RangeHasher hash_;
 };
 
 struct SampleCoding {
@@ -351,18 +379,83 @@ Status PlanParameters(const std::vector<AttributeSpec>& schema, ExportPlan* plan
   return Status::OK();
 }
 
-// Stream the split's examples into records, in buffers of about 8 MiB.
+// A row range of the journaled job: whole shards up to shard_end, rows
+// [first, first + rows) of the split.
+struct Unit {
+  std::size_t shard_end = 0;
+  std::uint64_t first = 0, rows = 0;
+};
+
+// Ranges of whole shards of at least `target` rows each (the last may hold fewer).
+std::vector<Unit> PlanUnits(const std::vector<ShardInfo>& shards, std::uint64_t target) {
+  std::vector<Unit> units;
+  Unit u;
+  for (std::size_t i = 0; i < shards.size(); ++i) {
+    u.rows += static_cast<std::uint64_t>(std::max<std::int64_t>(0, shards[i].number_of_examples));
+    u.shard_end = i + 1;
+    if (u.rows >= target) {
+      units.push_back(u);
+      u = Unit{0, u.first + u.rows, 0};
+    }
+  }
+  if (u.rows > 0) {
+    units.push_back(u);
+  } else if (!units.empty()) {
+    units.back().shard_end = shards.size();
+  }
+  return units;
+}
+
+// What a journaled export keeps between its pieces.
+struct TrsJob {
+  std::vector<Unit> units;
+  std::size_t kept = 0;      ///< units taken over from the journal
+  std::uint64_t record = 0;  ///< bytes of one trace record
+  std::uint64_t header = 0;  ///< bytes of the header
+  std::unique_ptr<journal_internal::JournalWriter> journal;  ///< null: no journal
+
+  std::uint64_t kept_rows() const { return kept ? units[kept - 1].first + units[kept - 1].rows : 0; }
+  std::uint64_t end_of(const Unit& u) const { return header + (u.first + u.rows) * record; }
+};
+
+// Write the buffered records; at the end of a row range make it durable and
+// journal it, then honour a stop request (the rerun starts from here).
+Status EndUnit(TrsJob& job, std::size_t u, OutFile& file, std::vector<std::byte>* buf) {
+  SEDPACK_RETURN_NOT_OK(file.Write(*buf));
+  buf->clear();
+  if (job.journal) {
+    SEDPACK_RETURN_NOT_OK(file.Sync());
+    const Unit& unit = job.units[u];
+    journal_internal::RowRange r{unit.first, unit.rows, job.header + unit.first * job.record,
+                                 unit.rows * job.record, file.hash().Finish()};
+    SEDPACK_RETURN_NOT_OK(job.journal->Append(journal_internal::EncodeRowRange(r)));
+  }
+  if (CancellationRequested()) return Status::Cancelled("export-trs: interrupted");
+  return Status::OK();
+}
+
+// Stream the split's examples (after the job's kept rows) into records, in
+// buffers of about 8 MiB, ending a buffer at each row range's end.
 Status WriteRecords(const std::shared_ptr<const Dataset>& dataset, Split split, const ExportPlan& plan,
-                    const TrsExportOptions& options, OutFile& file, TrsExportSummary* summary) {
+                    const TrsExportOptions& options, const std::vector<ShardInfo>& shards, TrsJob& job,
+                    OutFile& file, TrsExportSummary* summary) {
   const std::uint64_t title_space = plan.layout.title_space, data_bytes = plan.data_bytes;
   const Column& tc = plan.samples;
-  const std::uint64_t record = title_space + data_bytes + tc.out_bytes;
+  const std::uint64_t record = job.record;
   const std::uint64_t per_buffer = std::max<std::uint64_t>(1, (8ULL << 20) / record);
   std::vector<std::byte> buf;
   buf.reserve(per_buffer * record);
   ReadOptions ro;
   ro.prefetch_shards = options.prefetch_shards;
+  if (job.kept > 0) {
+    auto skip = std::make_shared<std::unordered_set<std::string>>();
+    for (std::size_t i = 0; i < job.units[job.kept - 1].shard_end; ++i) {
+      if (!shards[i].file_infos.empty()) skip->insert(shards[i].file_infos[0].file_path);
+    }
+    ro.shard_filter = [skip](const ShardInfo& s) { return s.file_infos.empty() || !skip->count(s.file_infos[0].file_path); };
+  }
   SEDPACK_ASSIGN_OR_RETURN(auto reader, ExampleReader::Make(dataset, split, ro));
+  std::size_t unit = job.kept;
   for (;;) {
     SEDPACK_ASSIGN_OR_RETURN(std::optional<Example> ex, reader->Next());
     if (!ex) break;
@@ -389,15 +482,130 @@ Status WriteRecords(const std::shared_ptr<const Dataset>& dataset, Split split, 
                                      "\": ", InexactSample(tc, samples, bad));
     }
     ++summary->traces;
-    if (buf.size() >= per_buffer * record) {
+    if (unit < job.units.size() && summary->traces == job.units[unit].first + job.units[unit].rows) {
+      SEDPACK_RETURN_NOT_OK(EndUnit(job, unit++, file, &buf));
+    } else if (buf.size() >= per_buffer * record) {
       SEDPACK_RETURN_NOT_OK(file.Write(buf));
-      summary->bytes += buf.size();
       buf.clear();
     }
   }
-  SEDPACK_RETURN_NOT_OK(file.Write(buf));
-  summary->bytes += buf.size();
+  return file.Write(buf);
+}
+
+// The XXH64 of `size` bytes of `fd` at `offset`; empty if they cannot be read.
+std::string HashRange(FileSystem& fs, int fd, std::uint64_t offset, std::uint64_t size) {
+  journal_internal::RangeHasher hash;
+  std::vector<std::byte> chunk(std::min<std::uint64_t>(size, 8ULL << 20));
+  while (size > 0) {
+    const std::size_t want = static_cast<std::size_t>(std::min<std::uint64_t>(size, chunk.size()));
+    const long n = fs.Pread(fd, chunk.data(), want, static_cast<std::int64_t>(offset));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return {};
+    hash.Update(chunk.data(), static_cast<std::size_t>(n));
+    offset += static_cast<std::uint64_t>(n);
+    size -= static_cast<std::uint64_t>(n);
+  }
+  return hash.Finish();
+}
+
+// How many of the journaled row ranges the unfinished file still holds: the
+// same header, then each range where this run would write it, with its hash.
+std::size_t KeptUnits(FileSystem& fs, const std::string& partial, std::span<const std::byte> header, const TrsJob& job,
+                      const std::vector<journal_internal::RowRange>& recorded) {
+  const int fd = fs.Open(partial.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0) return 0;
+  std::size_t kept = 0;
+  FileStat st;
+  std::vector<std::byte> head(header.size());
+  const bool same_header = fs.Fstat(fd, &st) == 0 && st.type == FileType::kRegular && st.size >= header.size() &&
+                           fs.Pread(fd, head.data(), head.size(), 0) == static_cast<long>(head.size()) &&
+                           std::equal(head.begin(), head.end(), header.begin());
+  for (; same_header && kept < recorded.size() && kept < job.units.size(); ++kept) {
+    const journal_internal::RowRange& r = recorded[kept];
+    const Unit& u = job.units[kept];
+    if (r.first != u.first || r.rows != u.rows || r.offset != job.header + u.first * job.record ||
+        r.bytes != u.rows * job.record || r.offset + r.bytes > st.size ||
+        HashRange(fs, fd, r.offset, r.bytes) != r.hash) {
+      break;
+    }
+  }
+  fs.Close(fd);
+  return kept;
+}
+
+// What identifies the file an export writes: a rerun whose parameters differ
+// would not write the same bytes after the kept ones.
+journal_internal::JobParameters TrsJobParameters(const Dataset& ds, Split split, const std::vector<ShardInfo>& shards,
+                                                 std::span<const std::byte> header, const ExportPlan& plan,
+                                                 const TrsExportOptions& o, std::uint64_t unit_rows) {
+  const std::vector<AttributeSpec>& schema = ds.schema();
+  std::string mapping = "samples=" + schema[plan.samples.attr].name;
+  if (plan.title) mapping += " title=" + schema[*plan.title].name;
+  for (const Column& c : plan.params) mapping += " " + schema[c.attr].name;
+  using journal_internal::DigestOf;
+  // The plain ones first, so that the difference named is the telling one.
+  return {{"command", "export-trs"},
+          {"dataset", ds.root()},
+          {"split", std::string(SplitName(split))},
+          {"attributes", mapping},
+          {"round_float64", o.round_float64 ? "yes" : "no"},
+          {"rows", std::to_string(plan.layout.number_traces)},
+          {"unit_rows", std::to_string(unit_rows)},
+          {"ranks", "1"},
+          {"dataset_info", DigestOf(SerializeDatasetInfo(ds.info()))},
+          {"shards", journal_internal::DigestOfShards(shards)},
+          {"header", DigestOf(std::string_view(reinterpret_cast<const char*>(header.data()), header.size()))}};
+}
+
+// Open the journaled job: take over what an earlier run left (checked), cut
+// the unfinished file there, and start the journal again from it.
+Status StartJob(const Dataset& ds, Split split, const std::string& out, const TrsExportOptions& options,
+                std::span<const std::byte> header, const ExportPlan& plan, const std::vector<ShardInfo>& shards,
+                std::uint64_t unit_rows, FileSystem& fs, TrsJob& job, OutFile& file, TrsExportSummary* summary) {
+  const journal_internal::JobParameters params =
+      TrsJobParameters(ds, split, shards, header, plan, options, unit_rows);
+  SEDPACK_ASSIGN_OR_RETURN(auto state,
+                           journal_internal::ReadExportJournal("export-trs", out, params, options.restart, &fs));
+  const journal_internal::ExportPaths paths = journal_internal::ExportPathsFor(out);
+  summary->job_id = journal_internal::ExportJobId(params);
+  summary->resumed = state.found && state.note.empty();
+  summary->journal_note = state.note;
+  if (summary->resumed) job.kept = KeptUnits(fs, paths.partial, header, job, state.recorded);
+  state.recorded.resize(job.kept);
+  SEDPACK_ASSIGN_OR_RETURN(job.journal, journal_internal::OpenExportJournal(out, params, state.recorded, &fs));
+  SEDPACK_RETURN_NOT_OK(file.OpenPartial(out, paths.partial, job.kept ? job.end_of(job.units[job.kept - 1]) : 0));
+  if (job.kept == 0) {
+    SEDPACK_RETURN_NOT_OK(file.Write(header));
+    (void)file.hash().Finish();
+  }
+  summary->traces = job.kept_rows();
+  summary->units = job.units.size();
+  summary->kept_units = job.kept;
   return Status::OK();
+}
+
+// Write the records after the header (or the kept rows) and rename the file
+// into place. A journaled job that failed in a way a rerun may not (a stop, a
+// full disk) leaves its journal and unfinished file; any other failure removes them.
+Status WriteAndCommit(const std::shared_ptr<const Dataset>& dataset, Split split, const ExportPlan& plan,
+                      const TrsExportOptions& options, const std::vector<ShardInfo>& shards, TrsJob& job,
+                      OutFile& file, TrsExportSummary* summary) {
+  Status st = WriteRecords(dataset, split, plan, options, shards, job, file, summary);
+  if (st.ok() && summary->traces != plan.layout.number_traces) {
+    st = Status::Corruption(dataset->root(), ": split ", SplitName(split), " lists ", plan.layout.number_traces,
+                            " examples but holds ", summary->traces);
+  }
+  if (st.ok() && job.journal) st = job.journal->Remove();
+  if (st.ok()) st = file.Commit();
+  if (!st.ok() && job.journal) {
+    if (IsCancelled(st) || st.code() == StatusCode::kIOError || CancellationRequested()) {
+      file.Keep();
+    } else {
+      (void)job.journal->Remove();
+    }
+  }
+  summary->bytes = file.written();
+  return st;
 }
 
 }  // namespace
@@ -430,16 +638,29 @@ Result<TrsExportSummary> ExportTrs(const std::shared_ptr<const Dataset>& dataset
   summary.trace_chosen = options.trace_attribute.empty();
   SEDPACK_ASSIGN_OR_RETURN(std::vector<std::byte> header, FormatTrsHeader(layout));
 
-  OutFile file(FileSystemOr(options.file_system != nullptr ? options.file_system : dataset->file_system()));
-  SEDPACK_RETURN_NOT_OK(file.Open(out));
-  SEDPACK_RETURN_NOT_OK(file.Write(header));
-  summary.bytes = header.size();
-  SEDPACK_RETURN_NOT_OK(WriteRecords(dataset, split, plan, options, file, &summary));
-  if (summary.traces != layout.number_traces) {
-    return Status::Corruption(dataset->root(), ": split ", split_name, " lists ", layout.number_traces,
-                              " examples but holds ", summary.traces);
+  FileSystem& fs = FileSystemOr(options.file_system != nullptr ? options.file_system : dataset->file_system());
+  // Whatever is there (a link, a FIFO, a device, a file) stays as it is.
+  FileStat existing;
+  if (fs.Lstat(out.c_str(), &existing) == 0) {
+    return Status::AlreadyExists(out, " already exists; export-trs does not overwrite");
   }
-  SEDPACK_RETURN_NOT_OK(file.Commit());
+  TrsJob job;
+  job.record = layout.title_space + plan.data_bytes + plan.samples.out_bytes;
+  job.header = header.size();
+  // Row ranges of about one write buffer, and at least 16 of them in a job, so
+  // that a stop loses little and a journal record costs little.
+  const std::uint64_t per_buffer = std::max<std::uint64_t>(1, (8ULL << 20) / job.record);
+  const std::uint64_t unit_rows = std::max<std::uint64_t>(1, std::min(per_buffer, (layout.number_traces + 15) / 16));
+  job.units = PlanUnits(shards, unit_rows);
+  OutFile file(fs);
+  if (options.journal) {
+    SEDPACK_RETURN_NOT_OK(StartJob(*dataset, split, out, options, header, plan, shards, unit_rows, fs, job, file,
+                                   &summary));
+  } else {
+    SEDPACK_RETURN_NOT_OK(file.OpenTemporary(out));
+    SEDPACK_RETURN_NOT_OK(file.Write(header));
+  }
+  SEDPACK_RETURN_NOT_OK(WriteAndCommit(dataset, split, plan, options, shards, job, file, &summary));
   return summary;
 }
 

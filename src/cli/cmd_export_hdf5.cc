@@ -35,7 +35,16 @@ const CommandSpec kExportHdf5Spec = {
     "the rows of its own shards into the one file, collectively through MPI-IO; the\n"
     "str and bytes columns, which HDF5 cannot write in parallel, are then gathered\n"
     "and written by rank 0. With serial HDF5 rank 0 gathers every shard and writes\n"
-    "alone. The file holds the same values either way, for any number of ranks.\n",
+    "alone. The file holds the same values either way, for any number of ranks.\n\n"
+    "When rank 0 writes the file, the export keeps a journal beside it\n"
+    "(OUT.h5.sedpack-journal; the unfinished file is .OUT.h5.sedpack-partial): after\n"
+    "each round of shards the file is flushed and synced and the shards' rows are\n"
+    "recorded with a checksum of their values. Stopped (SIGTERM/SIGINT, a kill, a full\n"
+    "disk), the same command run again reopens the unfinished file, checks its\n"
+    "datasets and the recorded rows, and writes only the rest (\"resumed job ...: k of\n"
+    "n row ranges kept\"; a file it cannot reopen is started over). A journal of\n"
+    "other parameters is refused, naming the difference; --restart throws it away;\n"
+    "--no-journal writes without one. The collective MPI-IO write keeps no journal.\n",
     "  sedpack export-hdf5 ds -o ds.h5\n"
     "      every split into ds.h5\n"
     "  sedpack export-hdf5 ds -o train.h5 -s train --deflate 4\n"
@@ -67,7 +76,9 @@ int RunExportHdf5(const std::vector<std::string>& args) {
   AddSplitOption(&options, "only this split; repeatable; default: all");
   options.add_options()
       ("deflate", po::value<std::string>()->value_name("LEVEL"), "gzip level 1-9 with shuffle (default: none)")
-      ("chunk-rows", po::value<std::string>()->value_name("N"), "rows per chunk (default: about 1 MiB per chunk)");
+      ("chunk-rows", po::value<std::string>()->value_name("N"), "rows per chunk (default: about 1 MiB per chunk)")
+      ("no-journal", po::bool_switch(), "keep no journal: a stopped export starts over")
+      ("restart", po::bool_switch(), "throw away an earlier run's journal and unfinished file first");
   AddProgressOption(&options);
   AddQuietOption(&options);
   po::positional_options_description positional;
@@ -92,6 +103,10 @@ int RunExportHdf5(const std::vector<std::string>& args) {
   }
   auto progress = ProgressOption(vm);
   if (!progress.ok()) return UsageError("export-hdf5", progress.status().message());
+  o.journal = !vm["no-journal"].as<bool>();
+  o.restart = vm["restart"].as<bool>();
+  if (!o.journal && o.restart) return UsageError("export-hdf5", "--restart and --no-journal exclude each other");
+  SetResumableJob(o.journal);
   const std::string root = vm["dataset"].as<std::string>();
   const std::string out = vm["out"].as<std::string>();
   auto opened = OpenDatasetArg(root);
@@ -113,7 +128,13 @@ int RunExportHdf5(const std::vector<std::string>& args) {
   }
   auto s = ExportHdf5(cc.comm(), *opened, out, o);
   printer.Finish();
-  if (!s.ok()) return cc.ReportFailure(s.status(), /*input_stage=*/false);
+  // A journal of another export is a usage error (exit 2), as a bad option.
+  if (!s.ok()) return cc.ReportFailure(s.status(), /*input_stage=*/s.status().code() == StatusCode::kInvalidArgument);
+  if (cc.is_root() && !s->journal_note.empty() && !QuietOption(vm)) std::cerr << "sedpack export-hdf5: " << s->journal_note << "\n";
+  if (cc.is_root() && s->resumed) {
+    std::cerr << "sedpack export-hdf5: resumed job " << s->job_id << ": " << s->kept_units << " of " << s->units
+              << " row ranges kept\n";
+  }
   if (cc.is_root() && !QuietOption(vm)) {
     std::printf("exported %llu examples of %zu split%s (%s of values) from %s into %s with %d rank%s in %s\n",
                 static_cast<unsigned long long>(s->examples), s->splits, s->splits == 1 ? "" : "s",

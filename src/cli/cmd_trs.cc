@@ -64,7 +64,13 @@ const CommandSpec kExportTrsSpec = {
     "trace parameter (TRACE_PARAMETER_DEFINITIONS) of its type, together at most 65535\n"
     "bytes a trace. The trace attribute's name is kept in the trace set parameter\n"
     "SEDPACK_TRACE (import-trs names the samples after it). OUT.trs is written under a\n"
-    "temporary name and renamed into place; an existing file is not replaced.\n",
+    "temporary name and renamed into place; an existing file is not replaced.\n"
+    "The export keeps a journal beside OUT.trs (OUT.trs.sedpack-journal; the unfinished\n"
+    "file is .OUT.trs.sedpack-partial): stopped by SIGTERM/SIGINT, a kill or a full\n"
+    "disk, the same command run again checks the row ranges written and writes only\n"
+    "the rest (\"resumed job ...: k of n row ranges kept\"). A journal of other\n"
+    "parameters is refused (exit 2, naming the difference); --restart throws it away;\n"
+    "--no-journal writes without one.\n",
     "  sedpack export-trs ds -s train -o train.trs\n"
     "      the train split as a TRS v2 file\n"
     "  sedpack export-trs ds -s test -o test.trs --trace power --title label\n"
@@ -280,6 +286,8 @@ int RunExportTrs(const std::vector<std::string>& args) {
       ("trace", po::value<std::string>()->value_name("NAME"), "attribute holding the samples (default: the largest 1-D numeric one)")
       ("title", po::value<std::string>()->value_name("NAME"), "str attribute holding the trace titles")
       ("round-float64", po::bool_switch(), "round float64 samples to float32 (reports the largest error)")
+      ("no-journal", po::bool_switch(), "keep no journal: a stopped export starts over")
+      ("restart", po::bool_switch(), "throw away an earlier run's journal and unfinished file first")
       ("quiet,q", po::bool_switch(), "print nothing but errors");
   po::positional_options_description positional;
   positional.add("dataset", 1);
@@ -295,8 +303,17 @@ int RunExportTrs(const std::vector<std::string>& args) {
   if (vm.count("trace")) eo.trace_attribute = vm["trace"].as<std::string>();
   if (vm.count("title")) eo.title_attribute = vm["title"].as<std::string>();
   eo.round_float64 = vm["round-float64"].as<bool>();
+  eo.journal = !vm["no-journal"].as<bool>();
+  eo.restart = vm["restart"].as<bool>();
+  if (!eo.journal && eo.restart) return UsageError("export-trs", "--restart and --no-journal exclude each other");
+  SetResumableJob(eo.journal);
   auto s = ExportTrs(*ds, split->front(), vm["out"].as<std::string>(), eo);
   if (!s.ok()) return ReportError(s.status(), /*input_stage=*/s.status().code() == StatusCode::kInvalidArgument);
+  if (!s->journal_note.empty()) std::cerr << "sedpack export-trs: " << s->journal_note << "\n";
+  if (s->resumed) {
+    std::cerr << "sedpack export-trs: resumed job " << s->job_id << ": " << s->kept_units << " of " << s->units
+              << " row ranges kept\n";
+  }
   if (!vm["quiet"].as<bool>()) {
     for (const std::string& n : s->notes) std::cerr << "note: " << n << "\n";
     const std::string coded = s->trace_dtype == s->sample_dtype

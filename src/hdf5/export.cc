@@ -3,14 +3,18 @@
 // either from rank 0 (serial HDF5, one rank) or from every rank through MPI-IO.
 #include "sedpack/hdf5/export.h"
 
+#include <fcntl.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
+#include <cstring>
 #include <filesystem>
 #include <optional>
 
 #include "hdf5/export_internal.h"
+#include "journal/exports_internal.h"
 #include "sedpack/cancel.h"
 #include "sedpack/dataset/reader.h"
 #include "sedpack/io/file.h"
@@ -56,6 +60,22 @@ struct Item {
   std::size_t plan, shard;
 };
 
+// Rank 0's journal of a file it writes alone.
+struct RootJob {
+  journal_internal::JobParameters params;
+  std::unique_ptr<journal_internal::JournalWriter> journal;  ///< null: no journal
+  std::string temp;
+  /// Rows between two journal records: a flush and sync costs too much a shard.
+  std::uint64_t unit_rows = 1;
+  /// The shards written since the last record: one record covers them all, a
+  /// journal fsync a shard would cost too much.
+  journal_internal::RowRange pending;
+  journal_internal::RangeHasher pending_hash;
+  std::size_t kept = 0;
+  bool resumed = false;
+  std::string note;
+};
+
 // What the shard loops share.
 struct ExportRun {
   Comm& comm;
@@ -65,6 +85,8 @@ struct ExportRun {
   const Hdf5ExportOptions& options;
   Clock::time_point start;
   Hdf5ExportProgress progress;
+  RootJob* job = nullptr;      ///< rank 0's journal when it writes alone
+  std::size_t first_item = 0;  ///< items before it were kept from an earlier run
 
   std::size_t ranks() const { return static_cast<std::size_t>(comm.size()); }
   std::uint64_t first_row(const Item& it) const { return plans[it.plan].first_row[it.shard]; }
@@ -85,12 +107,52 @@ struct ExportRun {
   }
 };
 
+// Make the rows written so far durable (the library's buffers, then the
+// file's pages) and journal each shard written since the last record.
+Status JournalPending(RootJob& job, ExportWriter* writer) {
+  SEDPACK_RETURN_NOT_OK(writer->Flush());
+  FileSystem& fs = FileSystemOr(nullptr);
+  const int fd = fs.Open(job.temp.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0 || fs.Fsync(fd) != 0) {
+    const int e = errno;
+    if (fd >= 0) fs.Close(fd);
+    return Status::IOError("export-hdf5: ", job.temp, ": cannot sync: ", std::strerror(e));
+  }
+  fs.Close(fd);
+  job.pending.hash = job.pending_hash.Finish();
+  SEDPACK_RETURN_NOT_OK(job.journal->Append(EncodeRowRange(job.pending)));
+  job.pending = journal_internal::RowRange{0, 0, job.pending.offset + job.pending.bytes, 0, {}};
+  return Status::OK();
+}
+
+// Rank 0 writes the gathered shards of the round starting at `base`.
+Status WriteRound(ExportRun& run, ExportWriter* writer, std::size_t base, const std::vector<std::string>& gathered) {
+  const bool journaled = run.job != nullptr && run.job->journal != nullptr;
+  for (std::size_t r = 0; r < run.ranks() && base + r < run.items.size(); ++r) {
+    const Item& it = run.items[base + r];
+    SEDPACK_ASSIGN_OR_RETURN(ShardColumns cols, h5::DecodeColumns(gathered[r], run.dataset.schema().size()));
+    SEDPACK_RETURN_NOT_OK(writer->WriteShard(it.plan, run.first_row(it), cols, Columns::kAll, H5P_DEFAULT));
+    run.progress.examples_done += cols.examples;
+    if (journaled) {
+      SEDPACK_RETURN_NOT_OK(writer->HashWritten(it.plan, run.first_row(it), cols, &run.job->pending_hash));
+      run.job->pending.rows += cols.examples;
+      ++run.job->pending.bytes;
+    }
+  }
+  const bool last = base + run.ranks() >= run.items.size();
+  if (journaled && run.job->pending.bytes > 0 && (last || run.job->pending.rows >= run.job->unit_rows)) {
+    SEDPACK_RETURN_NOT_OK(JournalPending(*run.job, writer));
+  }
+  run.Report(writer->bytes());
+  return Status::OK();
+}
+
 // Rank 0 writes every shard: each round it gathers the ranks' encoded shards
 // (serial HDF5, or one rank). `writer` is rank 0's open file (null elsewhere).
 Status WriteGathered(ExportRun& run, ExportWriter* writer) {
   Comm& comm = run.comm;
   const bool root = comm.rank() == 0;
-  for (std::size_t base = 0; base < run.items.size(); base += run.ranks()) {
+  for (std::size_t base = run.first_item; base < run.items.size(); base += run.ranks()) {
     Status mine = CancellationRequested() ? Status::Cancelled("export-hdf5: interrupted") : Status::OK();
     std::string message;
     const std::size_t k = base + static_cast<std::size_t>(comm.rank());
@@ -105,20 +167,7 @@ Status WriteGathered(ExportRun& run, ExportWriter* writer) {
     }
     SEDPACK_RETURN_NOT_OK(AgreeOnStatus(comm, mine));
     SEDPACK_ASSIGN_OR_RETURN(auto gathered, comm.Gatherv(message, 0));
-    Status wrote;
-    if (root) {
-      for (std::size_t r = 0; r < run.ranks() && base + r < run.items.size() && wrote.ok(); ++r) {
-        const Item& it = run.items[base + r];
-        auto cols = h5::DecodeColumns(gathered[r], run.dataset.schema().size());
-        if (!cols.ok()) {
-          wrote = cols.status();
-          break;
-        }
-        wrote = writer->WriteShard(it.plan, run.first_row(it), *cols, Columns::kAll, H5P_DEFAULT);
-        run.progress.examples_done += cols->examples;
-      }
-      if (wrote.ok()) run.Report(writer->bytes());
-    }
+    Status wrote = root ? WriteRound(run, writer, base, gathered) : Status::OK();
     SEDPACK_RETURN_NOT_OK(AgreeOnStatus(comm, wrote));
   }
   return Status::OK();
@@ -281,13 +330,72 @@ Status WriteCollective(ExportRun&, const std::string&) {
 
 #endif  // SEDPACK_HDF5_MPIIO
 
-// Rank 0 alone creates the file and writes what every rank decoded.
-Status WriteFromRoot(ExportRun& run, const std::string& temp) {
+// How many journal records (and so shards) the reopened file holds: the
+// prefix of records, each a run of shards in export order, whose rows hash as
+// recorded.
+std::size_t KeptRecords(const ExportRun& run, ExportWriter& writer,
+                        const std::vector<journal_internal::RowRange>& recorded, std::size_t* items) {
+  std::size_t kept = 0;
+  *items = 0;
+  for (; kept < recorded.size(); ++kept) {
+    const journal_internal::RowRange& r = recorded[kept];
+    if (r.offset != *items || r.bytes == 0 || r.bytes > run.items.size() - *items || r.first != 0) break;
+    journal_internal::RangeHasher hash;
+    std::uint64_t rows = 0;
+    bool read = true;
+    for (std::size_t i = *items; i < *items + r.bytes && read; ++i) {
+      const Item& it = run.items[i];
+      const auto n = static_cast<std::uint64_t>(
+          std::max<std::int64_t>(0, run.plans[it.plan].shards[it.shard].number_of_examples));
+      read = writer.HashRows(it.plan, run.first_row(it), n, &hash).ok();
+      rows += n;
+    }
+    if (!read || rows != r.rows || hash.Finish() != r.hash) break;
+    *items += r.bytes;
+  }
+  return kept;
+}
+
+// Rank 0: the file to write into. With a journal, an earlier run's unfinished
+// file is reopened and checked (datasets, shapes, the journaled rows), and
+// what it holds is kept; else, or if that fails, the file is made anew.
+Result<std::unique_ptr<ExportWriter>> OpenRootWriter(ExportRun& run, const std::string& out, const std::string& temp) {
+  RootJob* job = run.job;
+  if (job == nullptr) return ExportWriter::Create(temp, run.dataset, run.plans, run.options, H5P_DEFAULT);
+  SEDPACK_ASSIGN_OR_RETURN(auto state, journal_internal::ReadExportJournal("export-hdf5", out, job->params,
+                                                                           run.options.restart, nullptr));
+  job->resumed = state.found && state.note.empty();
+  job->note = state.note;
+  std::unique_ptr<ExportWriter> writer;
+  if (job->resumed && PathExists(temp)) {
+    auto reopened = ExportWriter::Reopen(temp, run.dataset, run.plans);
+    Status checked = reopened.ok() ? (*reopened)->CheckShapes(run.plans) : reopened.status();
+    if (checked.ok()) {
+      writer = std::move(reopened).value();
+      state.recorded.resize(KeptRecords(run, *writer, state.recorded, &job->kept));
+    } else {
+      job->note = "cannot resume from " + temp + " (" + checked.message() + "): starting over";
+    }
+  }
+  if (job->kept == 0) {
+    writer.reset();
+    (void)RemoveTree(temp);
+    SEDPACK_ASSIGN_OR_RETURN(writer, ExportWriter::Create(temp, run.dataset, run.plans, run.options, H5P_DEFAULT));
+  }
+  if (job->kept == 0) state.recorded.clear();
+  job->pending.offset = job->kept;
+  SEDPACK_ASSIGN_OR_RETURN(job->journal,
+                           journal_internal::OpenExportJournal(out, job->params, state.recorded, nullptr));
+  return writer;
+}
+
+// Rank 0 alone creates (or reopens) the file and writes what every rank decoded.
+Status WriteFromRoot(ExportRun& run, const std::string& out, const std::string& temp) {
   const bool root = run.comm.rank() == 0;
   std::unique_ptr<ExportWriter> writer;
   Status created;
   if (root) {
-    auto w = ExportWriter::Create(temp, run.dataset, run.plans, run.options, H5P_DEFAULT);
+    auto w = OpenRootWriter(run, out, temp);
     if (w.ok()) {
       writer = std::move(w).value();
     } else {
@@ -295,9 +403,38 @@ Status WriteFromRoot(ExportRun& run, const std::string& temp) {
     }
   }
   SEDPACK_RETURN_NOT_OK(AgreeOnStatus(run.comm, created));
+  const std::int64_t kept = root && run.job != nullptr ? static_cast<std::int64_t>(run.job->kept) : 0;
+  SEDPACK_ASSIGN_OR_RETURN(std::int64_t first, run.comm.AllreduceSum(kept));
+  run.first_item = static_cast<std::size_t>(first);
+  for (std::size_t i = 0; i < run.first_item; ++i) {
+    const Item& it = run.items[i];
+    run.progress.examples_done +=
+        static_cast<std::uint64_t>(std::max<std::int64_t>(0, run.plans[it.plan].shards[it.shard].number_of_examples));
+  }
   SEDPACK_RETURN_NOT_OK(WriteGathered(run, writer.get()));
   Status closed = root ? writer->Close() : Status::OK();
   return AgreeOnStatus(run.comm, closed);
+}
+
+// What identifies the file an export writes (the number of ranks does not:
+// every rank count writes the same file).
+journal_internal::JobParameters H5JobParameters(const Dataset& ds, const std::vector<SplitPlan>& plans,
+                                                const Hdf5ExportOptions& o) {
+  std::string splits, rows;
+  std::vector<ShardInfo> all;
+  for (const SplitPlan& p : plans) {
+    splits += (splits.empty() ? "" : " ") + std::string(SplitName(p.split));
+    rows += (rows.empty() ? "" : " ") + std::to_string(p.rows);
+    all.insert(all.end(), p.shards.begin(), p.shards.end());
+  }
+  return {{"command", "export-hdf5"},
+          {"dataset", ds.root()},
+          {"splits", splits},
+          {"rows", rows},
+          {"deflate", std::to_string(o.deflate_level)},
+          {"chunk_rows", std::to_string(o.chunk_rows)},
+          {"dataset_info", journal_internal::DigestOf(SerializeDatasetInfo(ds.info()))},
+          {"shards", journal_internal::DigestOfShards(all)}};
 }
 
 }  // namespace
@@ -323,16 +460,46 @@ Result<Hdf5ExportSummary> ExportHdf5(Comm& comm, std::shared_ptr<const Dataset> 
     run.progress.examples_total += plans[p].rows;
   }
   SEDPACK_ASSIGN_OR_RETURN(bool collective, CanWriteCollectively(comm, temp));
-  Status wrote = collective && !run.items.empty() ? WriteCollective(run, temp) : WriteFromRoot(run, temp);
+  collective = collective && !run.items.empty();
+  RootJob job;
+  if (options.journal && !collective) {
+    // A fixed name, so that a rerun finds the unfinished file.
+    temp = journal_internal::ExportPathsFor(out).partial;
+    job.temp = temp;
+    job.params = H5JobParameters(*dataset, plans, options);
+    // About 32 MiB of values, and at least 16 records in a job.
+    std::uint64_t row_bytes = 0;
+    for (const AttributeSpec& a : dataset->schema()) row_bytes += h5::VariableLength(a.dtype) ? 16 : a.FixedByteSize().ValueOr(1);
+    const std::uint64_t per_unit = std::max<std::uint64_t>(1, (32ULL << 20) / std::max<std::uint64_t>(1, row_bytes));
+    job.unit_rows = std::max<std::uint64_t>(1, std::min(per_unit, (run.progress.examples_total + 15) / 16));
+    run.job = &job;
+  }
+  Status wrote = collective ? WriteCollective(run, temp) : WriteFromRoot(run, out, temp);
   // The HDF5 library wrote the file; it becomes the output only once its bytes
-  // and then its name are on disk.
+  // and then its name are on disk (the journal goes first: a kill between the
+  // two leaves an unfinished file a rerun starts over).
+  if (wrote.ok() && root && job.journal) wrote = job.journal->Remove();
   if (wrote.ok() && root) wrote = MoveIntoPlace(temp, out, "export-hdf5");
   wrote = AgreeOnStatus(comm, wrote);
   if (!wrote.ok()) {
-    if (root) (void)RemoveTree(temp);
+    const bool resumable = IsCancelled(wrote) || wrote.code() == StatusCode::kIOError || CancellationRequested();
+    // Only what this run made is removed: a refused rerun leaves the earlier run's files.
+    if (root && (run.job == nullptr || (job.journal && !resumable))) {
+      (void)RemoveTree(temp);
+      if (job.journal) (void)job.journal->Remove();
+    }
     return wrote;
   }
   Hdf5ExportSummary s;
+  if (run.job != nullptr) {
+    s.job_id = journal_internal::ExportJobId(job.params);
+    s.units = run.items.size();
+    s.kept_units = job.kept;
+    s.resumed = job.resumed;
+    s.journal_note = job.note;
+  } else if (options.journal && root) {
+    s.journal_note = "the collective MPI-IO write keeps no journal: a stopped export starts over";
+  }
   s.examples = run.progress.examples_total;
   s.splits = plans.size();
   s.shards = run.items.size();

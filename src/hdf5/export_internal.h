@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "hdf5/h5_internal.h"
+#include "journal/exports_internal.h"
 #include "sedpack/dataset/dataset.h"
 #include "sedpack/hdf5/export.h"
 #include "sedpack/metadata/models.h"
@@ -71,11 +72,26 @@ class ExportWriter {
   Status WriteNothing(std::size_t plan, hid_t dxpl);
   /// Flush and close (the flush is where a full disk shows).
   Status Close();
+  /// Write out what the library holds back, so that the file on disk is whole.
+  Status Flush();
+  /// Whether every dataset has the shape the plans give it (a reopened file).
+  Status CheckShapes(const std::vector<SplitPlan>& plans);
+  /// Feed rows [first, first + c.examples) of split number `plan`, as the file
+  /// holds them, to `hash`: from `c` where its bytes are the file's, else read
+  /// back. The same bytes as HashRows of those rows.
+  Status HashWritten(std::size_t plan, std::uint64_t first, const ShardColumns& c,
+                     journal_internal::RangeHasher* hash);
+  /// Feed rows [first, first + rows) as read from the file: attribute by
+  /// attribute, numeric values in the file's type, str and bytes as a u64
+  /// length and the bytes each.
+  Status HashRows(std::size_t plan, std::uint64_t first, std::uint64_t rows, journal_internal::RangeHasher* hash);
   /// Value bytes this process wrote.
   std::uint64_t bytes() const { return bytes_; }
 
  private:
   ExportWriter() = default;
+  Status HashAttribute(std::size_t plan, std::size_t j, std::uint64_t first, std::uint64_t rows,
+                       journal_internal::RangeHasher* hash);
   std::vector<AttributeSpec> schema_;
   Handle file_;
   std::vector<std::vector<Handle>> datasets_;

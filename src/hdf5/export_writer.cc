@@ -82,6 +82,15 @@ Status WriteVariable(hid_t dset, const AttributeSpec& a, std::uint64_t first, st
 
 }  // namespace
 
+// The block of `dset` at `start` of extent `count`, selected in its file space.
+static Result<Handle> SelectRows(hid_t dset, const std::vector<hsize_t>& start, const std::vector<hsize_t>& count) {
+  SEDPACK_ASSIGN_OR_RETURN(Handle file_space, H5Checked(H5Dget_space(dset), "dataspace"));
+  SEDPACK_RETURN_NOT_OK(H5Check(H5Sselect_hyperslab(file_space.get(), H5S_SELECT_SET, start.data(), nullptr,
+                                                    count.data(), nullptr),
+                                "selection"));
+  return file_space;
+}
+
 Status H5Check(herr_t rc, const std::string& what) {
   if (rc < 0) return Status::IOError("export-hdf5: ", what, ": ", h5::LastError());
   return Status::OK();
@@ -276,10 +285,7 @@ Status ExportWriter::WriteShard(std::size_t plan, std::uint64_t first, const Sha
         count.push_back(static_cast<hsize_t>(d));
       }
     }
-    SEDPACK_ASSIGN_OR_RETURN(Handle file_space, H5Checked(H5Dget_space(dset), "dataspace"));
-    SEDPACK_RETURN_NOT_OK(H5Check(H5Sselect_hyperslab(file_space.get(), H5S_SELECT_SET, start.data(), nullptr,
-                                                      count.data(), nullptr),
-                                  "selection"));
+    SEDPACK_ASSIGN_OR_RETURN(Handle file_space, SelectRows(dset, start, count));
     SEDPACK_ASSIGN_OR_RETURN(Handle mem_space, H5Checked(H5Screate_simple(static_cast<int>(count.size()),
                                                                           count.data(), nullptr),
                                                          "dataspace"));
@@ -342,6 +348,100 @@ Status ExportWriter::Close() {
   Status st = H5Check(H5Fflush(file_.get(), H5F_SCOPE_GLOBAL), "writing the file");
   file_ = Handle();
   return st;
+}
+
+Status ExportWriter::Flush() { return H5Check(H5Fflush(file_.get(), H5F_SCOPE_LOCAL), "writing the file"); }
+
+Status ExportWriter::CheckShapes(const std::vector<SplitPlan>& plans) {
+  for (std::size_t p = 0; p < plans.size(); ++p) {
+    for (std::size_t j = 0; j < schema_.size(); ++j) {
+      const AttributeSpec& a = schema_[j];
+      std::vector<hsize_t> want{plans[p].rows};
+      if (!VariableLength(a.dtype)) {
+        for (std::int64_t d : a.shape) want.push_back(static_cast<hsize_t>(d));
+      }
+      SEDPACK_ASSIGN_OR_RETURN(Handle space, H5Checked(H5Dget_space(datasets_[p][j].get()), "dataspace"));
+      std::vector<hsize_t> dims(want.size() + 1);
+      const int rank = H5Sget_simple_extent_dims(space.get(), dims.data(), nullptr);
+      dims.resize(static_cast<std::size_t>(std::max(rank, 0)));
+      Handle type(H5Dget_type(datasets_[p][j].get()));
+      Handle expected = FileType(a.dtype);
+      if (dims != want || !type.valid() || H5Tequal(type.get(), expected.get()) <= 0) {
+        return Status::Corruption("/", SplitName(plans[p].split), "/", a.name,
+                                  " does not have the type and shape this export writes");
+      }
+    }
+  }
+  return Status::OK();
+}
+
+Status ExportWriter::HashAttribute(std::size_t plan, std::size_t j, std::uint64_t first, std::uint64_t rows,
+                                   journal_internal::RangeHasher* hash) {
+  const AttributeSpec& a = schema_[j];
+  const hid_t dset = datasets_[plan][j].get();
+  std::vector<hsize_t> start{first}, count{rows};
+  std::uint64_t elements = 1;
+  if (!VariableLength(a.dtype)) {
+    for (std::int64_t d : a.shape) {
+      start.push_back(0);
+      count.push_back(static_cast<hsize_t>(d));
+      elements *= static_cast<std::uint64_t>(d);
+    }
+  }
+  SEDPACK_ASSIGN_OR_RETURN(Handle file_space, SelectRows(dset, start, count));
+  SEDPACK_ASSIGN_OR_RETURN(Handle mem_space, H5Checked(H5Screate_simple(static_cast<int>(count.size()), count.data(),
+                                                                        nullptr),
+                                                       "dataspace"));
+  SEDPACK_ASSIGN_OR_RETURN(Handle type, H5Checked(H5Dget_type(dset), "datatype"));
+  if (!VariableLength(a.dtype)) {
+    std::vector<std::byte> values(rows * elements * H5Tget_size(type.get()));
+    SEDPACK_RETURN_NOT_OK(H5Check(H5Dread(dset, type.get(), mem_space.get(), file_space.get(), H5P_DEFAULT,
+                                          values.data()),
+                                  "reading " + a.name));
+    hash->Update(values.data(), values.size());
+    return Status::OK();
+  }
+  // One pointer (str) or hvl_t (bytes) a row, released by the library after.
+  std::vector<hvl_t> blobs(a.dtype == DType::kBytes ? rows : 0);
+  std::vector<char*> texts(a.dtype == DType::kStr ? rows : 0);
+  void* buffer = a.dtype == DType::kStr ? static_cast<void*>(texts.data()) : static_cast<void*>(blobs.data());
+  SEDPACK_RETURN_NOT_OK(H5Check(H5Dread(dset, type.get(), mem_space.get(), file_space.get(), H5P_DEFAULT, buffer),
+                                "reading " + a.name));
+  for (std::uint64_t i = 0; i < rows; ++i) {
+    const char* p = a.dtype == DType::kStr ? texts[i] : static_cast<const char*>(blobs[i].p);
+    const std::uint64_t len = a.dtype == DType::kStr ? (p ? std::strlen(p) : 0) : blobs[i].len;
+    hash->Update(&len, 8);
+    if (len) hash->Update(p, len);
+  }
+  return H5Check(H5Dvlen_reclaim(type.get(), mem_space.get(), H5P_DEFAULT, buffer), "reading " + a.name);
+}
+
+Status ExportWriter::HashRows(std::size_t plan, std::uint64_t first, std::uint64_t rows,
+                              journal_internal::RangeHasher* hash) {
+  for (std::size_t j = 0; j < schema_.size() && rows > 0; ++j) {
+    SEDPACK_RETURN_NOT_OK(HashAttribute(plan, j, first, rows, hash));
+  }
+  return Status::OK();
+}
+
+Status ExportWriter::HashWritten(std::size_t plan, std::uint64_t first, const ShardColumns& c,
+                                 journal_internal::RangeHasher* hash) {
+  for (std::size_t j = 0; j < schema_.size() && c.examples > 0; ++j) {
+    if (VariableLength(schema_[j].dtype)) {
+      // The wire form is the (length, bytes) pairs HashAttribute feeds.
+      hash->Update(c.columns[j].data(), c.columns[j].size());
+      continue;
+    }
+    Handle stored = FileType(c.dtypes[j]);
+    Handle type(H5Dget_type(datasets_[plan][j].get()));
+    if (stored.valid() && type.valid() && H5Tequal(stored.get(), type.get()) > 0) {
+      hash->Update(c.columns[j].data(), c.columns[j].size());
+    } else {
+      // Converted on the way in: what the file holds is only known from the file.
+      SEDPACK_RETURN_NOT_OK(HashAttribute(plan, j, first, c.examples, hash));
+    }
+  }
+  return Status::OK();
 }
 
 std::string LibraryDescription() {

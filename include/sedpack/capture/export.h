@@ -33,6 +33,16 @@ struct TrsExportOptions {
   /// The FileSystem the TRS file is written through (nullptr: the dataset's,
   /// and if it has none, CurrentFileSystem()).
   FileSystem* file_system = nullptr;
+  /// Keep a journal beside `out` (`<out>.sedpack-journal`, the unfinished file
+  /// as `.<name>.sedpack-partial`): each range of rows written is fsynced and
+  /// recorded with its checksum, so that the same export run again after a
+  /// stop (a signal, a kill, a full disk) checks and keeps those rows and
+  /// writes only the rest. A journal of other parameters is refused
+  /// (InvalidArgument naming the difference). Failures that a rerun would meet
+  /// again (bad input) remove the journal and the unfinished file.
+  bool journal = true;
+  /// Throw away the journal and unfinished file of an earlier run first.
+  bool restart = false;
 };
 
 struct TrsExportSummary {
@@ -44,11 +54,19 @@ struct TrsExportSummary {
   std::uint64_t samples = 0;             ///< a trace
   std::uint64_t bytes = 0;
   std::vector<std::string> notes;  ///< attributes left out, and why
-  double max_float32_error = 0;
+  double max_float32_error = 0;  ///< of the rows written by this run
+  std::string job_id;             ///< the journaled job (empty without a journal)
+  std::uint64_t units = 0;        ///< row ranges of the job
+  std::uint64_t kept_units = 0;   ///< taken over from an earlier run
+  bool resumed = false;           ///< an earlier run's journal was used
+  std::string journal_note;       ///< why a journal found was not used
 };
 
 /// Write split `split` of `dataset` to `out` (written under a temporary name
-/// and renamed into place; nothing is left behind on failure). Every other
+/// and renamed into place; `out` must not exist: AlreadyExists, whatever it
+/// is, so a link, FIFO or device is never replaced). Without a journal nothing
+/// is left behind on failure; with one (options.journal) a stopped export
+/// leaves its journal and unfinished file for the rerun. Every other
 /// fixed-size attribute becomes a trace parameter (TRACE_PARAMETER_DEFINITIONS)
 /// of the matching type (uint8 and fixed bytes: BYTE, int16: SHORT, int32:
 /// INT, int64: LONG, float32: FLOAT, float64: DOUBLE, bool: BOOL; int8, uint16,

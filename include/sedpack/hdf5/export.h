@@ -34,6 +34,17 @@ struct Hdf5ExportOptions {
   bool verify_hashes = true;
   /// Called on rank 0 after each round of shards, and once with finished.
   std::function<void(const Hdf5ExportProgress&)> progress;
+  /// Keep a journal beside `out` (`<out>.sedpack-journal`, the unfinished file
+  /// as `.<name>.sedpack-partial`) when rank 0 writes the file: after each
+  /// round of shards the file is flushed and synced and each shard's rows are
+  /// recorded with a checksum of their values. The same export run again after
+  /// a stop reopens the unfinished file, checks its datasets and the recorded
+  /// rows, and writes only the rest (a file it cannot reopen is started over).
+  /// A journal of other parameters is refused (InvalidArgument naming the
+  /// difference). The collective MPI-IO write keeps no journal.
+  bool journal = true;
+  /// Throw away the journal and unfinished file of an earlier run first.
+  bool restart = false;
 };
 
 struct Hdf5ExportSummary {
@@ -42,6 +53,11 @@ struct Hdf5ExportSummary {
   std::uint64_t shards = 0;
   std::uint64_t bytes = 0;  ///< value bytes written
   double seconds = 0;
+  std::string job_id;            ///< the journaled job (empty without a journal)
+  std::uint64_t units = 0;       ///< shards of the job, each a journaled row range
+  std::uint64_t kept_units = 0;  ///< taken over from an earlier run
+  bool resumed = false;          ///< an earlier run's journal was used
+  std::string journal_note;      ///< why a journal found was not used, or none was kept
 };
 
 /// Collective: write the examples of `dataset` into the new HDF5 file `out`.
@@ -62,7 +78,7 @@ struct Hdf5ExportSummary {
 /// them into the same file. Otherwise rank 0 gathers every shard and is the
 /// one writer. The file holds the same values either way. `out` is written
 /// under a temporary name beside it and renamed when complete; it must not
-/// exist (AlreadyExists).
+/// exist (AlreadyExists). Interrupted, it is resumable (options.journal).
 Result<Hdf5ExportSummary> ExportHdf5(Comm& comm, std::shared_ptr<const Dataset> dataset, const std::string& out,
                                      const Hdf5ExportOptions& options = {});
 

@@ -1,0 +1,152 @@
+#!/usr/bin/env bash
+# Resume of exports and of the Python filler, one run, warm page cache:
+#  - full: an uninterrupted journaled run (the default);
+#  - stopped at ~45%: SIGKILL right after the journal record nearest 45% of the
+#    row ranges (export-trs, export-hdf5: the kill points of io/kill_point.h) or
+#    of the examples (the filler script kills itself there);
+#  - rerun: the same command again; ratio = rerun / full (target <= 0.60 plus
+#    start-up); equal: TRS byte for byte, HDF5 every dataset through h5py, the
+#    filler every example in order; the CPU seconds (user + sys) of the two runs
+#    beside the wall times, since on a shared machine the wall time is mostly
+#    what the other jobs leave of the disk;
+#  - overhead: journaled against --no-journal (the filler: job_id against a plain
+#    filler), REPEAT interleaved pairs, the sum of each side (target < 2%).
+# Usage: bench/resume_export.sh [BUILD_DIR] [WORKDIR] [TRAIN_EXAMPLES] [TRACE_LENGTH] [REPEAT]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+BUILD="$(cd "${1:-build}" && pwd)"
+WORK="${2:-${TMPDIR:-/tmp}/sedpack-resume-export-bench}"
+EXAMPLES="${3:-16000}"
+LENGTH="${4:-4000}"
+REPEAT="${5:-5}"
+rm -rf "$WORK"
+mkdir -p "$WORK"
+"$BUILD/src/cli/sedpack" generate configs/generate_small.json "$WORK/ds" -q --examples-train "$EXAMPLES" \
+  --examples-test 0 --examples-holdout 0 --trace-length "$LENGTH" --shard-by-key=false
+PYTHONPATH="$BUILD/python" /usr/bin/python3 - "$BUILD/src/cli/sedpack" "$WORK" "$EXAMPLES" "$LENGTH" "$REPEAT" <<'PY'
+import os, resource, subprocess, sys, time
+sedpack, work, examples, length, repeat = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5])
+ds = os.path.join(work, "ds")
+CLEAN = {k: v for k, v in os.environ.items() if not k.startswith("SEDPACK_TEST_")}
+
+
+CPU = {}  # the last timed run's CPU seconds (user + sys)
+
+
+def timed(argv, env=None, ok=(0,)):
+    r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
+    t = time.perf_counter()
+    p = subprocess.run(argv, env=dict(CLEAN, **(env or {})), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    wall = time.perf_counter() - t
+    r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+    CPU["last"] = (r1.ru_utime - r0.ru_utime) + (r1.ru_stime - r0.ru_stime)
+    if p.returncode not in ok:
+        sys.exit("%s exited %d: %s" % (" ".join(argv), p.returncode, p.stderr[-1000:]))
+    return wall, p
+
+
+def rm(*paths):
+    for p in paths:
+        if os.path.lexists(p):
+            os.remove(p)
+
+
+def same_h5(a, b):
+    import h5py, numpy as np
+    with h5py.File(a, "r") as fa, h5py.File(b, "r") as fb:
+        names = []
+        fa.visit(names.append)
+        return all(isinstance(fa[n], h5py.Group) or np.array_equal(fa[n][()], fb[n][()]) for n in names) and \
+            dict(fa.attrs) == dict(fb.attrs)
+
+
+rows = []
+
+
+def export(kind):
+    ext = "trs" if kind == "trs" else "h5"
+    out = lambda name: os.path.join(work, "%s.%s" % (name, ext))
+    cmd = lambda o, *x: [sedpack, "export-" + kind, ds, "-o", o, "-q"] + list(x)
+    log = os.path.join(work, "steps.log")
+    rm(out("count"), log)
+    timed(cmd(out("count")), {"SEDPACK_TEST_STEP_LOG": log})
+    steps = [int(l.split("\t")[1]) for l in open(log) if l.split("\t")[2] == "journal"]
+    rm(out("count"), log)
+    full, _ = timed(cmd(out("full")))
+    full_cpu = CPU["last"]
+    at = steps[int(len(steps) * 0.45)]
+    timed(cmd(out("part")), {"SEDPACK_TEST_KILL_AT": str(at)}, ok=(-9, 137))
+    rerun, p = timed(cmd(out("part")))
+    rerun_cpu = CPU["last"]
+    kept = p.stderr.strip().splitlines()[-1] if p.stderr.strip() else "?"
+    equal = open(out("full"), "rb").read() == open(out("part"), "rb").read() if kind == "trs" else \
+        same_h5(out("full"), out("part"))
+    on = off = 0.0
+    for _ in range(repeat):
+        rm(out("on"), out("off"))
+        on += timed(cmd(out("on")))[0]
+        off += timed(cmd(out("off"), "--no-journal"))[0]
+    rows.append(("export-" + kind, "SIGKILL", kept, full, rerun, full_cpu, rerun_cpu, equal, on / off - 1))
+    rm(out("full"), out("part"), out("on"), out("off"))
+
+
+FILL = r'''
+import os, signal, sys, numpy as np
+from sedpack_hpc import Attribute, Dataset, DatasetStructure, Metadata
+path, n, length, kill_at, mode = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4]), sys.argv[5]
+if not os.path.exists(os.path.join(path, "dataset_info.json")):
+    Dataset.create(path, metadata=Metadata(description="bench"), dataset_structure=DatasetStructure(
+        saved_data_description=[Attribute(name="trace", dtype="float16", shape=(length,)),
+                                Attribute(name="i", dtype="int64", shape=())],
+        compression="LZ4", examples_per_shard=64))
+ds = Dataset(path)
+kw = {} if mode == "plain" else {"job_id": "bench", "skip_kept": True}
+base = np.random.default_rng(0).standard_normal((256, length)).astype(np.float16)
+with ds.filler(concurrency=2, **kw) as f:
+    start = 0 if mode == "plain" else f.resumed_examples["train"]
+    if start:
+        print("kept %d of %d examples" % (start, n), file=sys.stderr)
+    for i in range(start, n):
+        f.write_example(values={"trace": base[i % 256] + np.float16(i % 7), "i": i}, split="train")
+        if i + 1 == kill_at:
+            os.kill(os.getpid(), signal.SIGKILL)
+'''
+
+
+def filler():
+    script = os.path.join(work, "fill.py")
+    open(script, "w").write(FILL)
+    import shutil
+    from sedpack_hpc import Dataset
+    run = lambda path, kill, mode="job", ok=(0,): timed([sys.executable, script, os.path.join(work, path),
+                                                        str(examples), str(length), str(kill), mode],
+                                                       {"PYTHONPATH": os.environ.get("PYTHONPATH", "")}, ok=ok)
+    full, _ = run("f_full", 0)
+    full_cpu = CPU["last"]
+    run("f_part", int(examples * 0.45), ok=(-9,))
+    rerun, p = run("f_part", 0)
+    rerun_cpu = CPU["last"]
+    kept = p.stderr.strip().splitlines()[-1] if p.stderr.strip() else "?"
+    values = lambda path: [(e["trace"].tobytes(), int(e["i"])) for e in Dataset(os.path.join(work, path))
+                           .as_numpy_iterator(split="train", shuffle=0, repeat=False)]
+    equal = values("f_full") == values("f_part")
+    on = off = 0.0
+    for r in range(repeat):
+        on += run("f_on%d" % r, 0)[0]
+        off += run("f_off%d" % r, 0, "plain")[0]
+        shutil.rmtree(os.path.join(work, "f_on%d" % r))
+        shutil.rmtree(os.path.join(work, "f_off%d" % r))
+    rows.append(("python filler", "SIGKILL", kept, full, rerun, full_cpu, rerun_cpu, equal, on / off - 1))
+
+
+export("trs")
+export("hdf5")
+filler()
+print("%d train examples of %d float16 samples; overhead over %d interleaved pairs" % (examples, length, repeat))
+print("| job | stopped by | kept | full s | rerun s | rerun/full | CPU s full / rerun (ratio) | equal | journal overhead |")
+print("|---|---|---|---|---|---|---|---|---|")
+for job, how, kept, full, rerun, fcpu, rcpu, equal, over in rows:
+    print("| %s | %s at ~45%% | %s | %.2f | %.2f | %.2f | %.2f / %.2f (%.2f) | %s | %+.1f%% |" % (
+        job, how, kept.replace("sedpack ", ""), full, rerun, rerun / full, fcpu, rcpu, rcpu / max(fcpu, 1e-9),
+        "yes" if equal else "NO", 100 * over))
+PY

@@ -1,0 +1,101 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Resumable fillers: a script killed (SIGKILL) in the middle of a
+`ds.filler(job_id=...)` block, run again, keeps the shards the first run
+finished and ends with the dataset of an uninterrupted run, value for value
+and in order; whether the rerun skips the kept examples itself
+(`skip_kept=True`, reading `resumed_examples`) or writes them again (ignored)."""
+import os
+import signal
+import subprocess
+import sys
+
+import pytest
+
+import sedpack_hpc
+from sedpack_hpc import Dataset
+
+SCRIPT = r'''
+import os, signal, sys
+import numpy as np
+from sedpack_hpc import Attribute, Dataset, DatasetStructure, Metadata
+path, kill_after, skip = sys.argv[1], int(sys.argv[2]), sys.argv[3] == "skip"
+if not os.path.exists(os.path.join(path, "dataset_info.json")):
+    Dataset.create(path, metadata=Metadata(description="resume"),
+                   dataset_structure=DatasetStructure(
+                       saved_data_description=[Attribute(name="x", dtype="float32", shape=(64,)),
+                                               Attribute(name="i", dtype="int64", shape=())],
+                       compression="LZ4", examples_per_shard=8))
+ds = Dataset(path)
+with ds.filler(concurrency=2, job_id="fill1", job_parameters={"seed": 3}, skip_kept=skip) as f:
+    print("kept", f.resumed_examples["train"], f.resumed_examples["test"], f.resumed_shards, flush=True)
+    for split, n in (("train", 96), ("test", 40)):
+        start = f.resumed_examples[split] if skip else 0
+        for i in range(start, n):
+            rng = np.random.default_rng(i + (1000 if split == "test" else 0))
+            f.write_example(values={"x": rng.standard_normal(64).astype(np.float32), "i": i}, split=split)
+            if split == "train" and i + 1 == kill_after:
+                os.kill(os.getpid(), signal.SIGKILL)
+print("done", f.examples_written, flush=True)
+'''
+
+
+def run_script(tmp_path, path, kill_after, mode):
+    script = tmp_path / "fill.py"
+    script.write_text(SCRIPT)
+    env = dict(os.environ)
+    return subprocess.run([sys.executable, str(script), str(path), str(kill_after), mode], env=env,
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=120)
+
+
+def contents(path):
+    ds = Dataset(str(path))
+    out = {}
+    for split in ("train", "test"):
+        out[split] = [(e["x"].tobytes(), int(e["i"]))
+                      for e in ds.as_numpy_iterator(split=split, shuffle=0, repeat=False)]
+    return out
+
+
+@pytest.mark.parametrize("mode", ["skip", "ignore"])
+def test_killed_filler_resumes_to_the_uninterrupted_dataset(tmp_path, mode):
+    reference = tmp_path / "reference"
+    done = run_script(tmp_path, reference, 0, mode)
+    assert done.returncode == 0, done.stderr
+    assert "kept 0 0 0" in done.stdout
+    want = contents(reference)
+    assert len(want["train"]) == 96 and len(want["test"]) == 40
+
+    path = tmp_path / "resumed"
+    killed = run_script(tmp_path, path, 60, mode)  # past 7 full shards of 8, mid-train
+    assert killed.returncode == -signal.SIGKILL, killed.stderr
+    assert "done" not in killed.stdout
+    rerun = run_script(tmp_path, path, 0, mode)
+    assert rerun.returncode == 0, rerun.stderr
+    kept = rerun.stdout.split("\n")[0].split()
+    assert kept[0] == "kept" and 0 < int(kept[1]) < 96 and int(kept[1]) % 8 == 0 and kept[2] == "0", rerun.stdout
+    written = int(rerun.stdout.split("done")[1])
+    assert written == 96 + 40 - int(kept[1])
+    assert contents(path) == want
+    Dataset(str(path)).check()
+    assert not list((path / ".sedpack-hpc" / "jobs").glob("*.journal"))
+
+
+def test_changed_job_parameters_are_refused(tmp_path):
+    path = tmp_path / "ds"
+    killed = run_script(tmp_path, path, 30, "skip")
+    assert killed.returncode == -signal.SIGKILL
+    ds = Dataset(str(path))
+    with pytest.raises(Exception, match="seed"):
+        with ds.filler(job_id="fill1", job_parameters={"seed": 4}):
+            pass
+    with ds.filler(job_id="fill1", job_parameters={"seed": 4}, restart=True) as f:
+        assert f.resumed_examples == {"train": 0, "test": 0, "holdout": 0}
+
+
+def test_resume_arguments_need_a_job_id(tmp_path):
+    ds = Dataset.create(str(tmp_path / "ds"), dataset_structure=sedpack_hpc.DatasetStructure(
+        saved_data_description=[sedpack_hpc.Attribute(name="i", dtype="int64", shape=())]))
+    with pytest.raises(ValueError, match="job_id"):
+        ds.filler(restart=True)
+    with pytest.raises(ValueError, match="relative_path_from_split"):
+        ds.filler(job_id="j", relative_path_from_split="sub")
