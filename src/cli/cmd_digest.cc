@@ -39,7 +39,9 @@ int RunDigest(const std::vector<std::string>& args) {
   po::options_description options("Options");
   options.add_options()
       ("dataset", po::value<std::string>()->value_name("DATASET"), "dataset folder")
-      ("print", po::bool_switch(), "print the digests instead of writing the sidecar");
+      ("print", po::bool_switch(), "print the digests instead of writing the sidecar")
+      ("no-journal", po::bool_switch(), "do not journal the digests: a stopped run keeps nothing")
+      ("restart", po::bool_switch(), "throw a stopped run's journaled digests away and start again");
   AddThreadsOption(&options);
   AddProgressOption(&options);
   AddQuietOption(&options);
@@ -70,17 +72,27 @@ int RunDigest(const std::vector<std::string>& args) {
   if (printer.enabled()) {
     pass.progress = [&printer](const ShardPassProgress& p) { printer.Update(ShardPassLine("digest", p), p.finished); };
   }
-  auto d = ComputeContentDigests(cc.comm(), root, pass);
+  DigestJobOptions job;
+  job.journal = !vm["no-journal"].as<bool>();
+  job.restart = vm["restart"].as<bool>();
+  if (job.restart && !job.journal) return UsageError("digest", "--restart and --no-journal exclude each other");
+  SetResumableJob(job.journal && !print);
+  // Written digests are journaled (DigestDataset writes the sidecar); printed ones are not.
+  Result<DigestJob> run = print ? Result<DigestJob>(DigestJob{}) : DigestDataset(cc.comm(), root, pass, job);
+  Result<ContentDigests> d = print ? ComputeContentDigests(cc.comm(), root, pass)
+                             : run.ok() ? Result<ContentDigests>(run->digests) : Result<ContentDigests>(run.status());
   printer.Finish();
-  if (!d.ok()) return cc.ReportFailure(d.status(), /*input_stage=*/false);
+  // A journal made for another dataset_info.json is a usage error (2).
+  if (!d.ok()) return cc.ReportFailure(d.status(), /*input_stage=*/d.status().code() == StatusCode::kInvalidArgument);
   if (!cc.is_root()) return kExitOk;
+  if (!print && !run->resumed_job.empty()) {
+    std::cerr << "sedpack digest: resumed job " << run->resumed_job << ": " << run->shards_kept << " of "
+              << d->shards.size() << " shards kept\n";
+  }
   if (*progress) {
     std::cerr << "digest: " << d->shards.size() << " shards decoded in "
               << FormatDuration(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count())
               << " with " << cc.comm().size() << " rank" << (cc.comm().size() == 1 ? "" : "s") << "\n";
-  }
-  if (!print) {
-    if (Status st = WriteContentDigests(root, *d); !st.ok()) return ReportError(st);
   }
   if (json) {
     nlohmann::json shards = nlohmann::json::array();
