@@ -13,7 +13,9 @@
 #include <iterator>
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
 #include <limits>
+#include <map>
 #include <unordered_set>
 
 #include "sedpack/dataset/reader.h"
@@ -25,6 +27,9 @@
 #include "dataset/shards_tree_internal.h"
 #include "index/index_internal.h"
 #include "index/subtree_walk.h"
+#include "io/kill_point.h"
+#include "journal/entries_internal.h"
+#include "sidecar/sidecar_internal.h"
 #include "parallel/worker_pool.h"
 
 namespace sedpack {
@@ -288,10 +293,96 @@ struct WalkUnit {
   Status status;
 };
 
+namespace journal = journal_internal;
+constexpr std::string_view kIndexKind = "index entries";
+
+// A subtree's walk as journaled: the lists it read and its shards in order.
+struct WalkedSubtree {
+  std::vector<std::string> visited;
+  std::vector<std::pair<std::string, std::uint64_t>> shards;
+};
+
+// What a journaled build keeps from a stopped run (by subtree: list path and
+// depth), and where it journals.
+struct IndexJournal {
+  std::map<std::string, WalkedSubtree> known;
+  journal::JournalWriter* writer = nullptr;
+  std::atomic<std::uint64_t> kept{0}, walked{0};
+};
+
+std::string SubtreeKey(const std::string& list_path, std::size_t depth) {
+  return list_path + "\t" + std::to_string(depth);
+}
+
+bool IsCount(const std::string& s) {
+  return !s.empty() && s.size() <= 19 && s.find_first_not_of("0123456789") == std::string::npos;
+}
+
+// Fields: list path, depth, number of lists visited, the lists, then a path
+// and an example count per shard.
+journal::JournalEntry EncodeSubtree(const std::string& list_path, std::size_t depth, const WalkUnit& u) {
+  std::vector<std::string> f = {list_path, std::to_string(depth), std::to_string(u.visited.size())};
+  f.insert(f.end(), u.visited.begin(), u.visited.end());
+  for (std::size_t i = 0; i < u.shards.shard_paths.size(); ++i) {
+    f.emplace_back(u.shards.shard_paths[i]);
+    f.push_back(std::to_string(u.shards.shard_examples[i]));
+  }
+  return {std::string(kIndexKind), journal::PackFields(f)};
+}
+
+// Entries of another kind, or whose counts do not add up, are ignored.
+std::map<std::string, WalkedSubtree> DecodeSubtrees(const std::vector<journal::JournalEntry>& entries) {
+  std::map<std::string, WalkedSubtree> out;
+  std::vector<std::string> f;
+  for (const auto& e : entries) {
+    if (e.kind != kIndexKind || !journal::UnpackFields(e.data, &f) || f.size() < 3 || !IsCount(f[1]) ||
+        !IsCount(f[2])) {
+      continue;
+    }
+    const std::uint64_t lists = std::stoull(f[2]);
+    if (lists > f.size() - 3 || (f.size() - 3 - lists) % 2 != 0) continue;
+    WalkedSubtree w;
+    w.visited.assign(f.begin() + 3, f.begin() + 3 + static_cast<std::ptrdiff_t>(lists));
+    bool ok = true;
+    for (std::size_t i = 3 + lists; i < f.size(); i += 2) {
+      if (!IsCount(f[i + 1])) ok = false;
+      if (!ok) break;
+      w.shards.emplace_back(f[i], std::stoull(f[i + 1]));
+    }
+    if (ok) out[SubtreeKey(f[0], std::stoull(f[1]))] = std::move(w);
+  }
+  return out;
+}
+
+// A subtree unit of the parallel walk: kept from the journal, or walked (and journaled).
+Status WalkSubtreeUnit(const Dataset& ds, WalkUnit& u, IndexJournal* job) {
+  const std::string& list_path = u.plan.entry.shard_list_info_file.file_path;
+  if (job) {
+    const auto it = job->known.find(SubtreeKey(list_path, u.plan.depth));
+    if (it != job->known.end()) {
+      u.visited = it->second.visited;
+      for (const auto& [path, examples] : it->second.shards) {
+        SEDPACK_RETURN_NOT_OK(u.shards.shard_paths.Add(path));
+        u.shards.shard_examples.push_back(examples);
+      }
+      ++job->kept;
+      return Status::OK();
+    }
+    TestShardDelay();  // lets a signal test stop the walk mid-way
+  }
+  SEDPACK_RETURN_NOT_OK(CheckCancelled());
+  SEDPACK_RETURN_NOT_OK(IndexShardsSubtree(ds, list_path, u.plan.depth, &u.visited, &u.shards));
+  if (job) {
+    ++job->walked;
+    if (job->writer) SEDPACK_RETURN_NOT_OK(job->writer->Append(EncodeSubtree(list_path, u.plan.depth, u)));
+  }
+  return Status::OK();
+}
+
 // Parallel walk: the planner reads the top levels of every split until there
 // are a few subtrees per thread, and `threads` threads then walk the subtrees;
 // every list path must appear once overall, as in the serial walk.
-Status WalkParallel(const Dataset& ds, int threads, IndexContents* contents) {
+Status WalkParallel(const Dataset& ds, int threads, IndexContents* contents, IndexJournal* job) {
   std::vector<ShardListInfo> roots;
   for (const IndexedSplit& s : contents->splits) roots.push_back(*ds.info().FindSplit(s.split));
   std::vector<std::string> planned;
@@ -313,10 +404,7 @@ Status WalkParallel(const Dataset& ds, int threads, IndexContents* contents) {
     for (std::size_t i; !stop.load() && (i = next_unit.fetch_add(1)) < units.size();) {
       WalkUnit& u = units[i];
       if (!u.plan.subtree) continue;
-      u.status = CheckCancelled();
-      if (u.status.ok()) {
-        u.status = IndexShardsSubtree(ds, u.plan.entry.shard_list_info_file.file_path, u.plan.depth, &u.visited, &u.shards);
-      }
+      u.status = WalkSubtreeUnit(ds, u, job);
       if (!u.status.ok()) stop.store(true);
     }
   };
@@ -341,9 +429,10 @@ Status WalkParallel(const Dataset& ds, int threads, IndexContents* contents) {
   return Status::OK();
 }
 
-}  // namespace
 
-Result<IndexContents> BuildIndexContents(const std::shared_ptr<const Dataset>& dataset, int threads) {
+// With `job`, the parallel walk whatever the number of threads: its subtrees
+// are the units journaled.
+Result<IndexContents> BuildContents(const std::shared_ptr<const Dataset>& dataset, int threads, IndexJournal* job) {
   if (!dataset) return Status::InvalidArgument("BuildIndexContents: null dataset");
   IndexContents contents;
   SEDPACK_ASSIGN_OR_RETURN(contents.dataset_info_sha256, DatasetInfoSha256(dataset->root()));
@@ -360,10 +449,10 @@ Result<IndexContents> BuildIndexContents(const std::shared_ptr<const Dataset>& d
     contents.splits.push_back(std::move(s));
   }
   const int n = ResolveThreads(threads);
-  if (n <= 1) {
+  if (n <= 1 && !job) {
     for (IndexedSplit& s : contents.splits) SEDPACK_RETURN_NOT_OK(WalkSplitSerial(dataset, &s));
   } else {
-    SEDPACK_RETURN_NOT_OK(WalkParallel(*dataset, n, &contents));
+    SEDPACK_RETURN_NOT_OK(WalkParallel(*dataset, std::max(n, 1), &contents, job));
   }
   SEDPACK_ASSIGN_OR_RETURN(DatasetInfoDigest after, DatasetInfoSha256(dataset->root()));
   if (after != contents.dataset_info_sha256) {
@@ -372,15 +461,53 @@ Result<IndexContents> BuildIndexContents(const std::shared_ptr<const Dataset>& d
   return contents;
 }
 
-Result<IndexContents> BuildIndexFile(const std::shared_ptr<const Dataset>& dataset, int threads) {
-  SEDPACK_ASSIGN_OR_RETURN(IndexContents contents, BuildIndexContents(dataset, threads));
+Status WriteIndexSidecar(const Dataset& dataset, const IndexContents& contents) {
   SEDPACK_RETURN_NOT_OK(CheckCancelled());
   // Streamed: the file is about as large as the paths it lists, which are
   // already in memory once.
-  SEDPACK_RETURN_NOT_OK(WriteSidecarStreamed(dataset->root(), kIndexFileName,
-                                             [&contents](const ByteSink& sink) { return EncodeIndexTo(contents, sink); }));
+  return WriteSidecarStreamed(dataset.root(), kIndexFileName,
+                              [&contents](const ByteSink& sink) { return EncodeIndexTo(contents, sink); });
+}
+
+}  // namespace
+
+Result<IndexContents> BuildIndexContents(const std::shared_ptr<const Dataset>& dataset, int threads) {
+  return BuildContents(dataset, threads, nullptr);
+}
+
+Result<IndexContents> BuildIndexFile(const std::shared_ptr<const Dataset>& dataset, int threads) {
+  SEDPACK_ASSIGN_OR_RETURN(IndexContents contents, BuildIndexContents(dataset, threads));
+  SEDPACK_RETURN_NOT_OK(WriteIndexSidecar(*dataset, contents));
   return contents;
 }
+
+Result<IndexBuildJob> BuildIndexFileJournaled(const std::shared_ptr<const Dataset>& dataset, int threads,
+                                              const IndexJobOptions& options) {
+  if (!dataset) return Status::InvalidArgument("BuildIndexFileJournaled: null dataset");
+  const std::string& root = dataset->root();
+  FileSystem* fs = dataset->file_system();
+  SEDPACK_ASSIGN_OR_RETURN(DatasetInfoDigest sha, DatasetInfoSha256(root));
+  const journal::JobParameters parameters = {{"job", "index build"}, {"dataset_info.json sha256", DigestHex(sha)}};
+  const std::string id =
+      journal::JobIdFor("index build\n" + std::filesystem::absolute(root).lexically_normal().string());
+  if (options.restart) SEDPACK_RETURN_NOT_OK(journal::RemoveJobJournals(root, id, fs));
+  SEDPACK_ASSIGN_OR_RETURN(auto recorded, journal::ReadJobEntries(root, id, parameters, "index build", fs));
+  IndexJournal job;
+  job.known = DecodeSubtrees(recorded.entries);
+  SEDPACK_ASSIGN_OR_RETURN(auto writer, journal::StartEntryJournal(root, id, 0, parameters, recorded.entries, fs));
+  job.writer = writer.get();
+  IndexBuildJob out;
+  SEDPACK_ASSIGN_OR_RETURN(out.contents, BuildContents(dataset, threads, &job));
+  SEDPACK_RETURN_NOT_OK(WriteIndexSidecar(*dataset, out.contents));
+  // The index is written: the journal's work is in it.
+  SEDPACK_RETURN_NOT_OK(writer->Remove());
+  (void)FileSystemOr(fs).Rmdir(JoinRoot(root, journal::kJournalDir).c_str());  // an empty one says nothing
+  out.units_kept = job.kept.load();
+  out.units = job.kept.load() + job.walked.load();
+  if (out.units_kept > 0) out.resumed_job = id;
+  return out;
+}
+
 
 // ---- Loading -------------------------------------------------------------------
 

@@ -5,6 +5,9 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
 #include <vector>
 
 #include "sedpack/index/index.h"
@@ -15,5 +18,24 @@ namespace sedpack {
 /// Serialize (little-endian, see docs/format.md). InvalidArgument on contents that
 /// cannot be represented (duplicate splits, a count overflowing uint64).
 Result<std::vector<std::byte>> EncodeIndex(const IndexContents& contents);
+
+/// An index build that survives a stop (`sedpack index build`): each subtree
+/// of the walk is journaled under the dataset's .sedpack-hpc/jobs/ (bound to
+/// its dataset_info.json: the tree it hash-links is the same) as it is read,
+/// and a rerun keeps the journaled subtrees and reads only the rest.
+struct IndexJobOptions {
+  bool restart = false;  ///< throw a stopped run's journal away first
+};
+struct IndexBuildJob {
+  IndexContents contents;  ///< as written
+  std::string resumed_job;  ///< the stopped run's job id when subtrees were kept from it
+  std::uint64_t units_kept = 0;
+  std::uint64_t units = 0;  ///< subtrees walked or kept
+};
+/// BuildIndexFile, journaled; InvalidArgument (naming the difference,
+/// suggesting --restart) if a stopped run's journal was made for another
+/// dataset_info.json. The journal is removed once the index is written.
+Result<IndexBuildJob> BuildIndexFileJournaled(const std::shared_ptr<const Dataset>& dataset, int threads,
+                                              const IndexJobOptions& options);
 
 }  // namespace sedpack

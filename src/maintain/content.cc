@@ -286,6 +286,7 @@ Result<DigestJob> DigestDataset(Comm& comm, const std::string& root, const Shard
     local = WriteContentDigests(root, out.digests);
     // The sidecar is written: the journals' work is in it.
     if (local.ok()) local = journal::RemoveJobJournals(root, id, fs);
+    // An empty jobs folder says nothing: it goes.
     if (local.ok()) (void)FileSystemOr(fs).Rmdir(JoinRoot(root, journal::kJournalDir).c_str());
   }
   SEDPACK_RETURN_NOT_OK(AgreeOnStatus(comm, local));

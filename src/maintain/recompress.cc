@@ -480,7 +480,10 @@ Status WriteRecompressedTree(const Dataset& dataset, const std::string& root, co
     // (a stop between here and the swap costs a full rerun, never a journal in
     // the dataset).
     SEDPACK_RETURN_NOT_OK(journal::RemoveJobJournals(staging, job_id, &CurrentFileSystem()));
-    (void)CurrentFileSystem().Rmdir(JoinRoot(staging, journal::kJournalDir).c_str());  // if it is empty
+    // The jobs folder goes too if the job made it (empty), as a run without a journal would leave none.
+    if (!PathExists(JoinRoot(ds->root(), journal::kJournalDir))) {
+      (void)CurrentFileSystem().Rmdir(JoinRoot(staging, journal::kJournalDir).c_str());
+    }
     KillPoint("recompress journals removed", staging);
   }
   if (!in_place) return Status::OK();
@@ -518,6 +521,8 @@ struct RecompressWork {
         Take(i, *recorded[i]);
         continue;
       }
+      TestShardDelay();  // lets a signal test stop the pass mid-way
+      if (st.ok()) st = CheckCancelled();
       if (st.ok() && o.fault) st = o.fault("shard " + mine[i].path);
       RewrittenShard r;
       r.path = mine[i].path;
