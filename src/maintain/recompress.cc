@@ -742,9 +742,11 @@ Result<RecompressSummary> Recompress(Comm& comm, const std::string& root, const 
   // Every rank's workers have ended before any step returns after the staging
   // folder was made (they are joined before the agreement on step 2), so rank 0
   // can put it back: the dataset stays as it was, a new --out folder goes.
-  // A journaled job keeps its staging tree for the rerun.
-  if (!summary.ok() && state.ours && !state.exchanged && !o.journal) {
-    io_internal::RestoreOutputFolder(o.out.empty() ? RecompressStagingPath(root) : o.out, state.existed);
+  if (!summary.ok() && state.ours && !state.exchanged) {
+    const std::string staging = o.out.empty() ? RecompressStagingPath(root) : o.out;
+    // A journaled job keeps its staging tree for the rerun, once its journals are in it.
+    const bool kept = o.journal && !journal::ListJournals(staging, &CurrentFileSystem()).ValueOr({}).empty();
+    if (!kept) io_internal::RestoreOutputFolder(staging, state.existed);
   }
   return summary;
 }

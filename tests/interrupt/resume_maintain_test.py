@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: Apache-2.0
-"""Resumable maintenance jobs (`recompress`, `digest`): stop a job, run the same
+"""Resumable maintenance jobs (`recompress`, `digest`, `index build`): stop a job, run the same
 command again, and compare with an uninterrupted run, byte for byte.
 
 Stops at known points: the job is first run to the end with SEDPACK_TEST_STEP_LOG
@@ -13,8 +13,9 @@ mid-pass, the pass slowed by SEDPACK_TEST_SHARD_DELAY_MS. The rerun must say
 an uninterrupted run (every byte of every shard, list, dataset_info.json and
 sidecar) and no journal. A rerun with other options (codec, level, ranks; for a
 digest, a changed dataset_info.json) is refused with exit 2 naming the difference
-and --restart; --restart starts afresh; `verify` notes a stopped digest and
-`fix --remove-abandoned-jobs` removes its journal.
+and --restart; --restart starts afresh; `verify` notes a stopped digest, `fix`
+lists a stopped recompress (its staging tree) as a resumable job that --gc keeps,
+and `fix --remove-abandoned-jobs` removes either.
 Usage: resume_maintain_test.py SEDPACK CONFIG WORKDIR [--mpirun MPIRUN]
 """
 import argparse
@@ -122,7 +123,7 @@ class Harness:
     def resume(self, name, how, fraction, argv, prepare, result, reference, ranks=1, rerun=None):
         """Rerun (`rerun` or the same argv) after a stop; compare `result()` with `reference`."""
         out, err = self.must(rerun or argv)
-        m = re.search(r"resumed job (\S+): (\d+) of (\d+) shards kept", err)
+        m = re.search(r"resumed job (\S+): (\d+) of (\d+) (?:shards|subtrees) kept", err)
         if not m or int(m.group(2)) == 0:
             raise Failure("%s (%s): the rerun kept nothing: %s" % (name, how, err[-800:]))
         if result() != reference:
@@ -214,6 +215,18 @@ class Harness:
         self.must([self.sedpack, "verify", ip])
         if os.path.exists(staging):
             raise Failure("recompress in place: the staging tree is left after the rerun")
+        # fix sees the stopped run's staging tree as a resumable job: --gc keeps it,
+        # --remove-abandoned-jobs removes it.
+        steps = self.journal_steps(ip_argv, fresh_copy)
+        fresh_copy()
+        self.run(ip_argv, {"SEDPACK_TEST_KILL_AT": str(steps[len(steps) // 2])})
+        said, _ = self.must([self.sedpack, "fix", ip, "--gc", "--apply"])
+        if "resumable job" not in said or not os.path.isdir(staging):
+            raise Failure("fix --gc does not keep the stopped recompress as a resumable job:\n" + said)
+        said, _ = self.must([self.sedpack, "fix", ip, "--remove-abandoned-jobs"])
+        if "removed" not in said or os.path.exists(staging):
+            raise Failure("fix --remove-abandoned-jobs left the stopped recompress:\n" + said)
+        self.must([self.sedpack, "verify", ip])
 
         # Changed options are refused, --restart starts afresh.
         steps = self.journal_steps(argv, fresh_out)
@@ -291,8 +304,46 @@ class Harness:
         self.no_journal_left(ds)
         self.table.append(("digest", "changed dataset_info.json", "-", "refused (exit 2)"))
 
+    def index_cases(self):
+        # Appends give the tree subtrees (child lists) for the walk to journal.
+        base = self.path("ibase")
+        self.make_base(base)
+        for seed in range(10):
+            self.must([self.sedpack, "generate", self.config, base, "--append", "--seed", str(100 + seed),
+                       "--examples-train", "16", "--examples-test", "16", "--examples-holdout", "0",
+                       "--trace-length", "600", "-q"])
+        index = lambda root: open(os.path.join(root, ".sedpack-hpc", "index.bin"), "rb").read()
+        ref = self.path("i-ref")
+        shutil.copytree(base, ref, symlinks=True)
+        self.must([self.sedpack, "index", "build", ref, "-q", "--no-journal"])
+        reference = index(ref)
+        ds = self.path("i")
+
+        def fresh_copy():
+            shutil.rmtree(ds, ignore_errors=True)
+            shutil.copytree(base, ds, symlinks=True)
+
+        def result():
+            self.no_journal_left(ds)
+            return index(ds)
+
+        argv = [self.sedpack, "index", "build", ds, "-q", "--threads", "2"]
+        for fraction, sig in ((0.45, "SIGTERM"), (0.8, "SIGKILL")):
+            self.stop_at_step("index build", argv, fresh_copy, result, reference, fraction, sig)
+        steps = self.journal_steps(argv, fresh_copy)
+        fresh_copy()
+        self.run(argv, {"SEDPACK_TEST_KILL_AT": str(steps[len(steps) // 2])})
+        self.must([self.sedpack, "generate", self.config, ds, "--append", "--examples-train", "16",
+                   "--examples-test", "0", "--examples-holdout", "0", "--trace-length", "600", "-q"])
+        self.refused(argv, "dataset_info.json")
+        _, err = self.must(argv + ["--restart"])
+        if "resumed job" in err:
+            raise Failure("index build --restart kept work: " + err)
+        self.no_journal_left(ds)
+        self.table.append(("index build", "changed dataset_info.json", "-", "refused (exit 2)"))
+
     def main(self):
-        for case in (self.recompress_cases, self.digest_cases):
+        for case in (self.recompress_cases, self.digest_cases, self.index_cases):
             try:
                 case()
             except Failure as e:
