@@ -306,7 +306,7 @@ struct WalkedSubtree {
 // depth), and where it journals.
 struct IndexJournal {
   std::map<std::string, WalkedSubtree> known;
-  journal::JournalWriter* writer = nullptr;
+  journal::JournalQueue* queue = nullptr;
   std::atomic<std::uint64_t> kept{0}, walked{0};
 };
 
@@ -374,7 +374,10 @@ Status WalkSubtreeUnit(const Dataset& ds, WalkUnit& u, IndexJournal* job) {
   SEDPACK_RETURN_NOT_OK(IndexShardsSubtree(ds, list_path, u.plan.depth, &u.visited, &u.shards));
   if (job) {
     ++job->walked;
-    if (job->writer) SEDPACK_RETURN_NOT_OK(job->writer->Append(EncodeSubtree(list_path, u.plan.depth, u)));
+    if (job->queue) {
+      SEDPACK_RETURN_NOT_OK(job->queue->status());  // a journal that cannot be written stops the walk
+      job->queue->Push(EncodeSubtree(list_path, u.plan.depth, u));
+    }
   }
   return Status::OK();
 }
@@ -495,9 +498,14 @@ Result<IndexBuildJob> BuildIndexFileJournaled(const std::shared_ptr<const Datase
   IndexJournal job;
   job.known = DecodeSubtrees(recorded.entries);
   SEDPACK_ASSIGN_OR_RETURN(auto writer, journal::StartEntryJournal(root, id, 0, parameters, recorded.entries, fs));
-  job.writer = writer.get();
+  journal::JournalQueue queue(writer.get());
+  job.queue = &queue;
   IndexBuildJob out;
-  SEDPACK_ASSIGN_OR_RETURN(out.contents, BuildContents(dataset, threads, &job));
+  auto built = BuildContents(dataset, threads, &job);
+  const Status journaled = queue.Finish();  // what was walked is journaled, whatever the outcome
+  SEDPACK_RETURN_NOT_OK(built.status());
+  SEDPACK_RETURN_NOT_OK(journaled);
+  out.contents = std::move(built).value();
   SEDPACK_RETURN_NOT_OK(WriteIndexSidecar(*dataset, out.contents));
   // The index is written: the journal's work is in it.
   SEDPACK_RETURN_NOT_OK(writer->Remove());

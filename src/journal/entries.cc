@@ -1,8 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "journal/entries_internal.h"
 
+#include <fcntl.h>
+
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
 
 #include "sedpack/io/file.h"
 
@@ -48,6 +51,64 @@ Status RemoveJobJournals(const std::string& root, const std::string& job_id, Fil
     if (f.Unlink(path.c_str()) != 0 && errno != ENOENT) {
       return Status::IOError(path, ": cannot remove the job journal: ", std::strerror(errno));
     }
+  }
+  return Status::OK();
+}
+
+JournalQueue::JournalQueue(JournalWriter* writer, std::size_t limit)
+    : writer_(writer), limit_(limit < 1 ? 1 : limit), thread_([this] { Run(); }) {}
+
+JournalQueue::~JournalQueue() { (void)Finish(); }
+
+void JournalQueue::Push(JournalEntry entry, std::function<Status()> before) {
+  std::unique_lock<std::mutex> lock(mu_);
+  room_.wait(lock, [this] { return queue_.size() < limit_ || done_; });
+  queue_.emplace_back(std::move(entry), std::move(before));
+  cv_.notify_one();
+}
+
+Status JournalQueue::status() {
+  std::lock_guard<std::mutex> lock(mu_);
+  return first_error_;
+}
+
+Status JournalQueue::Finish() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    done_ = true;
+    cv_.notify_one();
+  }
+  if (thread_.joinable()) thread_.join();
+  std::lock_guard<std::mutex> lock(mu_);
+  return first_error_;
+}
+
+void JournalQueue::Run() {
+  std::unique_lock<std::mutex> lock(mu_);
+  for (;;) {
+    cv_.wait(lock, [this] { return done_ || !queue_.empty(); });
+    if (queue_.empty()) return;  // done, and nothing left
+    auto [entry, before] = std::move(queue_.front());
+    queue_.pop_front();
+    room_.notify_all();
+    if (!first_error_.ok()) continue;  // after a failure nothing more is recorded
+    lock.unlock();
+    Status st = before ? before() : Status::OK();
+    if (st.ok()) st = writer_->Append(entry);
+    lock.lock();
+    if (!st.ok() && first_error_.ok()) first_error_ = st;
+  }
+}
+
+Status SyncFileAndFolder(const std::string& path, FileSystem* fs) {
+  FileSystem& f = FileSystemOr(fs);
+  for (const std::string& p : {path, std::filesystem::path(path).parent_path().string()}) {
+    const int fd = f.Open(p.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return Status::IOError(p, ": cannot open to fsync: ", std::strerror(errno));
+    const int rc = f.Fsync(fd);
+    const int err = errno;
+    (void)f.Close(fd);
+    if (rc != 0) return Status::IOError(p, ": cannot fsync: ", std::strerror(err));
   }
   return Status::OK();
 }

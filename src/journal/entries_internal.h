@@ -6,8 +6,13 @@
 // Project-private (src/ include directory), not installed.
 #pragma once
 
+#include <condition_variable>
+#include <deque>
+#include <functional>
 #include <memory>
+#include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "journal/journal_internal.h"
@@ -36,6 +41,42 @@ Result<std::unique_ptr<JournalWriter>> StartEntryJournal(const std::string& root
 
 /// Remove every journal of `job_id` under `root` (any rank); a missing one is fine.
 Status RemoveJobJournals(const std::string& root, const std::string& job_id, FileSystem* fs);
+
+/// Appends entries to a journal on a thread of its own, so that the workers
+/// that finish units do not wait for its fsyncs (nor for the fsync of a
+/// unit's own file, `before`). At most `limit` entries wait (Push blocks
+/// beyond): a stop, or a full disk, loses at most those, which the rerun redoes.
+class JournalQueue {
+ public:
+  explicit JournalQueue(JournalWriter* writer, std::size_t limit = 4);
+  ~JournalQueue();
+  JournalQueue(const JournalQueue&) = delete;
+  JournalQueue& operator=(const JournalQueue&) = delete;
+
+  /// Queue `entry`; on the queue's thread `before` (if set: e.g. make the
+  /// unit's file durable) runs first, and the entry is appended only if it
+  /// returns OK.
+  void Push(JournalEntry entry, std::function<Status()> before = {});
+  /// The first failure so far (a full disk): the job should stop.
+  Status status();
+  /// Append everything queued, end the thread; the first failure.
+  Status Finish();
+
+ private:
+  void Run();
+  JournalWriter* writer_;
+  std::mutex mu_;
+  std::condition_variable cv_, room_;
+  std::size_t limit_;
+  std::deque<std::pair<JournalEntry, std::function<Status()>>> queue_;
+  bool done_ = false;
+  Status first_error_;
+  std::thread thread_;
+};
+
+/// fsync `path` and its folder (a file written without sync that a journal
+/// entry is about to call finished).
+Status SyncFileAndFolder(const std::string& path, FileSystem* fs);
 
 /// Length-prefixed fields, so that a journal entry's data splits back into
 /// exactly the fields it was made of.

@@ -172,7 +172,7 @@ std::map<std::string, KnownDigest> DecodeDigestEntries(const std::vector<journal
 // What a digest pass keeps from a stopped run, and where it journals.
 struct DigestJournal {
   const std::map<std::string, KnownDigest>* known = nullptr;
-  journal::JournalWriter* writer = nullptr;
+  journal::JournalQueue* queue = nullptr;
   std::atomic<std::uint64_t> kept{0};
 };
 
@@ -199,7 +199,10 @@ Result<ContentDigests> ComputeDigests(Comm& comm, const std::shared_ptr<Dataset>
       comm, *ds, CheckOptions{}, pass, nullptr,
       [&](int, const ShardCheckTask& task, const DecodedShard& shard) -> Status {
         std::string digest = ShardContentDigest(ds->schema(), shard);
-        if (job && job->writer) SEDPACK_RETURN_NOT_OK(job->writer->Append(EncodeDigestEntry(task, digest)));
+        if (job && job->queue) {
+          SEDPACK_RETURN_NOT_OK(job->queue->status());  // a journal that cannot be written stops the pass
+          job->queue->Push(EncodeDigestEntry(task, digest));
+        }
         std::lock_guard<std::mutex> lock(mu);
         mine[task.path] = std::move(digest);
         return Status::OK();
@@ -274,10 +277,16 @@ Result<DigestJob> DigestDataset(Comm& comm, const std::string& root, const Shard
     }
     SEDPACK_RETURN_NOT_OK(AgreeOnStatus(comm, local));
   }
+  journal::JournalQueue queue(writer.get());
   DigestJournal job;
   job.known = &known;
-  job.writer = writer.get();
-  SEDPACK_ASSIGN_OR_RETURN(out.digests, ComputeDigests(comm, ds, pass, &job));
+  job.queue = &queue;
+  auto computed = ComputeDigests(comm, ds, pass, &job);
+  // What was computed is journaled, whatever the outcome, before the ranks agree.
+  const Status journaled = queue.Finish();
+  SEDPACK_RETURN_NOT_OK(computed.status());
+  SEDPACK_RETURN_NOT_OK(AgreeOnStatus(comm, journaled));
+  out.digests = std::move(computed).value();
   SEDPACK_ASSIGN_OR_RETURN(std::int64_t kept, comm.AllreduceSum(static_cast<std::int64_t>(job.kept.load())));
   out.shards_kept = static_cast<std::uint64_t>(kept);
   if (kept > 0) out.resumed_job = id;

@@ -128,34 +128,39 @@ Result<RecompressJob> RecompressJobFor(const Dataset& ds, const std::string& sta
 struct RewrittenShard {
   std::string path;
   std::uint64_t size = 0;
+  std::uint64_t checksum = 0;  // codecs_internal::FastChecksum of its bytes
   std::string digest;
   std::string checks;  // its encoded checks sidecar record
   std::vector<std::string> hashes;
 };
 
+bool IsCount(const std::string& s) {
+  return !s.empty() && s.size() <= 20 && s.find_first_not_of("0123456789") == std::string::npos;
+}
+
 journal::JournalEntry EncodeRewritten(const RewrittenShard& r) {
-  std::vector<std::string> fields = {r.path, std::to_string(r.size), r.digest, r.checks};
+  std::vector<std::string> fields = {r.path, std::to_string(r.size), std::to_string(r.checksum), r.digest, r.checks};
   fields.insert(fields.end(), r.hashes.begin(), r.hashes.end());
   return journal::JournalEntry{std::string(kRecompressedKind), journal::PackFields(fields)};
 }
 
 std::optional<RewrittenShard> DecodeRewritten(const journal::JournalEntry& e) {
   std::vector<std::string> f;
-  if (e.kind != kRecompressedKind || !journal::UnpackFields(e.data, &f) || f.size() < 5 || f[0].empty() ||
-      f[1].empty() || f[1].size() > 19 || f[1].find_first_not_of("0123456789") != std::string::npos) {
+  if (e.kind != kRecompressedKind || !journal::UnpackFields(e.data, &f) || f.size() < 6 || f[0].empty() ||
+      !IsCount(f[1]) || !IsCount(f[2])) {
     return std::nullopt;
   }
-  RewrittenShard r{f[0], std::stoull(f[1]), f[2], f[3], {f.begin() + 4, f.end()}};
+  RewrittenShard r{f[0], std::stoull(f[1]), std::stoull(f[2]), f[3], f[4], {f.begin() + 5, f.end()}};
   return r;
 }
 
 // A journaled shard is kept only if its file in the staging tree still has the
-// recorded size and hashes (a later edit, a torn disk, a stale entry: rewritten).
-bool StillRewritten(const std::string& staging, const RewrittenShard& r, const std::vector<HashAlgorithm>& algos) {
+// recorded size and checksum (a later edit, a torn disk, a stale entry: it is
+// rewritten). The fast checksum of the checks sidecar, not the recorded hashes:
+// a resume reads the kept bytes once at memory speed.
+bool StillRewritten(const std::string& staging, const RewrittenShard& r) {
   auto bytes = ReadFileBytes(JoinRoot(staging, r.path));
-  if (!bytes.ok() || bytes->size() != r.size) return false;
-  auto hashes = HashBytes(algos, *bytes);
-  return hashes.ok() && *hashes == r.hashes;
+  return bytes.ok() && bytes->size() == r.size && codecs_internal::FastChecksum(*bytes) == r.checksum;
 }
 
 // A stopped run's staging tree keeps only what its journals name under the
@@ -191,8 +196,7 @@ Status PruneStaging(const std::string& staging, const std::vector<journal::Journ
 Result<std::vector<std::string>> RecompressShard(const Dataset& ds, const ShardCheckTask& task,
                                                  Compression to, const CodecOptions& codec,
                                                  const std::string& staging, std::uint64_t* bytes_after,
-                                                 std::string* content_digest, sidecar_internal::ShardChecks* checks,
-                                                 bool sync) {
+                                                 std::string* content_digest, sidecar_internal::ShardChecks* checks) {
   const DatasetStructure& st = ds.info().dataset_structure;
   const auto& algos = st.hash_checksum_algorithms;
   SEDPACK_ASSIGN_OR_RETURN(std::vector<std::byte> bytes, ds.ReadBytes(task.path));
@@ -221,9 +225,8 @@ Result<std::vector<std::string>> RecompressShard(const Dataset& ds, const ShardC
                                               shard_internal::TakeShardWriteChecks(*writer));
   const std::string target = JoinRoot(staging, task.path);
   SEDPACK_RETURN_NOT_OK(CreateDirectories(fs::path(target).parent_path().string()));
-  AtomicWriteOptions wo;
-  wo.sync = sync;  // journaled: durable before its journal entry says so
-  SEDPACK_RETURN_NOT_OK(WriteFileAtomic(target, out, wo));
+  // Not synced here: a journaled job makes it durable before its entry is appended (JournalQueue).
+  SEDPACK_RETURN_NOT_OK(WriteFileAtomic(target, out));
   return HashBytes(algos, out);
 }
 
@@ -515,8 +518,8 @@ struct RecompressWork {
         if (!first_error.ok()) break;
       }
       Status st = CheckCancelled();
-      if (st.ok() && !recorded.empty() && recorded[i] &&
-          StillRewritten(staging, *recorded[i], ds.info().dataset_structure.hash_checksum_algorithms)) {
+      if (st.ok() && queue) st = queue->status();  // a journal that cannot be written stops the job
+      if (st.ok() && !recorded.empty() && recorded[i] && StillRewritten(staging, *recorded[i])) {
         ++kept;
         Take(i, *recorded[i]);
         continue;
@@ -528,16 +531,18 @@ struct RecompressWork {
       r.path = mine[i].path;
       sidecar_internal::ShardChecks record;
       Result<std::vector<std::string>> h =
-          st.ok() ? RecompressShard(ds, mine[i], o.compression, o.codec, staging, &r.size, &r.digest, &record,
-                                    journal != nullptr)
+          st.ok() ? RecompressShard(ds, mine[i], o.compression, o.codec, staging, &r.size, &r.digest, &record)
                   : Result<std::vector<std::string>>(st);
       if (h.ok()) {
         r.hashes = std::move(h).value();
+        r.checksum = record.stored_checksum;
         if (auto e = sidecar_internal::EncodeShardChecks(record); e.ok()) {
           r.checks.assign(reinterpret_cast<const char*>(e->data()), e->size());
         }
-        if (journal) {
-          if (Status a = journal->Append(EncodeRewritten(r)); !a.ok()) h = a;
+        if (queue) {
+          queue->Push(EncodeRewritten(r), [path = JoinRoot(staging, r.path)] {
+            return journal::SyncFileAndFolder(path, &CurrentFileSystem());
+          });
         }
       }
       if (!h.ok()) {
@@ -566,7 +571,7 @@ struct RecompressWork {
   const std::string& staging;
   const std::vector<ShardCheckTask>& mine;
   std::vector<std::optional<RewrittenShard>> recorded;  // by task: what a stopped run journaled
-  journal::JournalWriter* journal = nullptr;            // null: not journaled
+  journal::JournalQueue* queue = nullptr;               // null: not journaled
   std::atomic<std::uint64_t> kept{0};
   std::map<std::string, std::vector<std::string>> new_hashes, digests;
   std::string checks;  // the checks sidecar records of the shards rewritten, encoded
@@ -634,6 +639,7 @@ Result<RecompressSummary> RecompressSteps(Comm& comm, const std::string& root, c
   const int threads = ResolveThreads(o.threads);
   RecompressWork w(*ds, o, staging, mine, threads);
   std::unique_ptr<journal::JournalWriter> journal;
+  std::unique_ptr<journal::JournalQueue> queue;
   std::string job_id;
   if (o.journal) {
     RecompressJob job;
@@ -646,7 +652,8 @@ Result<RecompressSummary> RecompressSteps(Comm& comm, const std::string& root, c
     local = started.status();
     if (started.ok()) journal = std::move(started).value();
     SEDPACK_RETURN_NOT_OK(AgreeOnStatus(comm, local));
-    w.journal = journal.get();
+    queue = std::make_unique<journal::JournalQueue>(journal.get());
+    w.queue = queue.get();
   }
   auto& mu = w.mu;
   auto& my_bytes = w.my_bytes;
@@ -698,6 +705,12 @@ Result<RecompressSummary> RecompressSteps(Comm& comm, const std::string& root, c
     }
   }
   for (auto& t : pool) t.join();
+  if (queue) {
+    // Every shard written is journaled before the ranks agree on the pass.
+    Status q = queue->Finish();
+    std::lock_guard<std::mutex> lock(mu);
+    if (first_error.ok() && !q.ok()) first_error = q;
+  }
   relay_failures();  // a failure in the last 50 ms
   if (rank != 0) {
     collector.Send(my_bytes.load(), true);
