@@ -23,7 +23,12 @@ const CommandSpec kDigestSpec = {
     "recompressed; content digests do not (`sedpack recompress` checks them and re-stamps\n"
     "the sidecar). `sedpack verify --content` compares the data with them. Runs in\n"
     "parallel under mpirun/srun. With --print nothing is written. --progress shows the\n"
-    "shard bytes decoded so far (all ranks) on stderr, then a final line.\n\n"
+    "shard bytes decoded so far (all ranks) on stderr, then a final line.\n"
+    "Each shard's digest is journaled under .sedpack-hpc/jobs/ (bound to dataset_info.json):\n"
+    "a stopped run (signal, kill, full disk) run again, on any number of ranks, keeps the\n"
+    "digests of shards still of their recorded size and hashes and decodes only the rest;\n"
+    "a journal of another dataset_info.json is refused (exit 2). --restart throws a\n"
+    "stopped run away; --no-journal neither journals nor keeps one.\n\n"
     "--json: schema \"sedpack-hpc/digest/1\": {schema, dataset, content_id, written,\n"
     "shards: [{path, digest}]}.\n",
     "  sedpack digest ds\n"

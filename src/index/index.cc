@@ -294,65 +294,13 @@ struct WalkUnit {
 };
 
 namespace journal = journal_internal;
-constexpr std::string_view kIndexKind = "index entries";
 
-// A subtree's walk as journaled: the lists it read and its shards in order.
-struct WalkedSubtree {
-  std::vector<std::string> visited;
-  std::vector<std::pair<std::string, std::uint64_t>> shards;
-};
-
-// What a journaled build keeps from a stopped run (by subtree: list path and
-// depth), and where it journals.
+// What a journaled build keeps from a stopped run (by SubtreeKey), and where it journals.
 struct IndexJournal {
   std::map<std::string, WalkedSubtree> known;
   journal::JournalQueue* queue = nullptr;
   std::atomic<std::uint64_t> kept{0}, walked{0};
 };
-
-std::string SubtreeKey(const std::string& list_path, std::size_t depth) {
-  return list_path + "\t" + std::to_string(depth);
-}
-
-bool IsCount(const std::string& s) {
-  return !s.empty() && s.size() <= 19 && s.find_first_not_of("0123456789") == std::string::npos;
-}
-
-// Fields: list path, depth, number of lists visited, the lists, then a path
-// and an example count per shard.
-journal::JournalEntry EncodeSubtree(const std::string& list_path, std::size_t depth, const WalkUnit& u) {
-  std::vector<std::string> f = {list_path, std::to_string(depth), std::to_string(u.visited.size())};
-  f.insert(f.end(), u.visited.begin(), u.visited.end());
-  for (std::size_t i = 0; i < u.shards.shard_paths.size(); ++i) {
-    f.emplace_back(u.shards.shard_paths[i]);
-    f.push_back(std::to_string(u.shards.shard_examples[i]));
-  }
-  return {std::string(kIndexKind), journal::PackFields(f)};
-}
-
-// Entries of another kind, or whose counts do not add up, are ignored.
-std::map<std::string, WalkedSubtree> DecodeSubtrees(const std::vector<journal::JournalEntry>& entries) {
-  std::map<std::string, WalkedSubtree> out;
-  std::vector<std::string> f;
-  for (const auto& e : entries) {
-    if (e.kind != kIndexKind || !journal::UnpackFields(e.data, &f) || f.size() < 3 || !IsCount(f[1]) ||
-        !IsCount(f[2])) {
-      continue;
-    }
-    const std::uint64_t lists = std::stoull(f[2]);
-    if (lists > f.size() - 3 || (f.size() - 3 - lists) % 2 != 0) continue;
-    WalkedSubtree w;
-    w.visited.assign(f.begin() + 3, f.begin() + 3 + static_cast<std::ptrdiff_t>(lists));
-    bool ok = true;
-    for (std::size_t i = 3 + lists; i < f.size(); i += 2) {
-      if (!IsCount(f[i + 1])) ok = false;
-      if (!ok) break;
-      w.shards.emplace_back(f[i], std::stoull(f[i + 1]));
-    }
-    if (ok) out[SubtreeKey(f[0], std::stoull(f[1]))] = std::move(w);
-  }
-  return out;
-}
 
 // A subtree unit of the parallel walk: kept from the journal, or walked (and journaled).
 Status WalkSubtreeUnit(const Dataset& ds, WalkUnit& u, IndexJournal* job) {
@@ -376,7 +324,7 @@ Status WalkSubtreeUnit(const Dataset& ds, WalkUnit& u, IndexJournal* job) {
     ++job->walked;
     if (job->queue) {
       SEDPACK_RETURN_NOT_OK(job->queue->status());  // a journal that cannot be written stops the walk
-      job->queue->Push(EncodeSubtree(list_path, u.plan.depth, u));
+      job->queue->Push(EncodeSubtree(list_path, u.plan.depth, u.visited, u.shards));
     }
   }
   return Status::OK();

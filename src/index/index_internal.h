@@ -6,10 +6,12 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "journal/entries_internal.h"
 #include "sedpack/index/index.h"
 #include "sedpack/status.h"
 
@@ -18,6 +20,19 @@ namespace sedpack {
 /// Serialize (little-endian, see docs/format.md). InvalidArgument on contents that
 /// cannot be represented (duplicate splits, a count overflowing uint64).
 Result<std::vector<std::byte>> EncodeIndex(const IndexContents& contents);
+
+/// A subtree's walk as journaled: the lists it read and its shards in order.
+struct WalkedSubtree {
+  std::vector<std::string> visited;
+  std::vector<std::pair<std::string, std::uint64_t>> shards;
+};
+/// What identifies a subtree of the walk: its list and depth.
+std::string SubtreeKey(const std::string& list_path, std::size_t depth);
+journal_internal::JournalEntry EncodeSubtree(const std::string& list_path, std::size_t depth,
+                                             const std::vector<std::string>& visited, const IndexedSplit& shards);
+/// The journaled subtrees by SubtreeKey; entries of another kind, or whose
+/// counts do not add up, are ignored.
+std::map<std::string, WalkedSubtree> DecodeSubtrees(const std::vector<journal_internal::JournalEntry>& entries);
 
 /// An index build that survives a stop (`sedpack index build`): each subtree
 /// of the walk is journaled under the dataset's .sedpack-hpc/jobs/ (bound to

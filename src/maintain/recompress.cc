@@ -555,6 +555,14 @@ struct RecompressWork {
     --running;
   }
 
+  // Every shard written is journaled before the ranks agree on the pass.
+  void FinishJournal() {
+    if (!queue) return;
+    Status q = queue->Finish();
+    std::lock_guard<std::mutex> lock(mu);
+    if (first_error.ok() && !q.ok()) first_error = q;
+  }
+
   // Shard `i` is done (rewritten now or kept from a stopped run).
   void Take(std::size_t i, const RewrittenShard& r) {
     std::lock_guard<std::mutex> lock(mu);
@@ -607,6 +615,34 @@ Status ReadRecompressJournals(const Dataset& ds, const RecompressOptions& o, con
   return Status::OK();
 }
 
+// Collective: this rank's journal, started again with what it takes over.
+Status OpenRecompressJournal(Comm& comm, const Dataset& ds, const RecompressOptions& o, const std::string& staging,
+                             RecompressWork* w, std::unique_ptr<journal::JournalWriter>* writer, std::string* job_id) {
+  RecompressJob job;
+  std::vector<journal::JournalEntry> keep;
+  Status local = ReadRecompressJournals(ds, o, staging, comm.size(), w, &keep, &job);
+  // Every rank has read the journals before any is replaced.
+  SEDPACK_RETURN_NOT_OK(AgreeOnStatus(comm, local));
+  *job_id = job.id;
+  auto started = journal::StartEntryJournal(staging, job.id, comm.rank(), job.parameters, keep, &CurrentFileSystem());
+  local = started.status();
+  if (started.ok()) *writer = std::move(started).value();
+  return AgreeOnStatus(comm, local);
+}
+
+// Collective: the counts of every rank.
+Status SumCounts(Comm& comm, const RecompressWork& w, RecompressSummary* summary) {
+  const auto sum = [&](std::uint64_t mine, std::uint64_t* all) -> Status {
+    SEDPACK_ASSIGN_OR_RETURN(std::int64_t total, comm.AllreduceSum(static_cast<std::int64_t>(mine)));
+    *all = static_cast<std::uint64_t>(total);
+    return Status::OK();
+  };
+  SEDPACK_RETURN_NOT_OK(sum(w.my_after.load(), &summary->bytes_after));
+  SEDPACK_RETURN_NOT_OK(sum(w.my_bytes.load(), &summary->bytes_before));
+  SEDPACK_RETURN_NOT_OK(sum(w.my_files.load(), &summary->files));
+  return sum(w.kept.load(), &summary->shards_kept);
+}
+
 Result<RecompressSummary> RecompressSteps(Comm& comm, const std::string& root, const RecompressOptions& o,
                                           StagingState* state) {
   const auto start = Clock::now();
@@ -642,16 +678,7 @@ Result<RecompressSummary> RecompressSteps(Comm& comm, const std::string& root, c
   std::unique_ptr<journal::JournalQueue> queue;
   std::string job_id;
   if (o.journal) {
-    RecompressJob job;
-    std::vector<journal::JournalEntry> keep;
-    local = ReadRecompressJournals(*ds, o, staging, comm.size(), &w, &keep, &job);
-    // Every rank has read the journals before any is replaced.
-    SEDPACK_RETURN_NOT_OK(AgreeOnStatus(comm, local));
-    job_id = job.id;
-    auto started = journal::StartEntryJournal(staging, job.id, rank, job.parameters, keep, &CurrentFileSystem());
-    local = started.status();
-    if (started.ok()) journal = std::move(started).value();
-    SEDPACK_RETURN_NOT_OK(AgreeOnStatus(comm, local));
+    SEDPACK_RETURN_NOT_OK(OpenRecompressJournal(comm, *ds, o, staging, &w, &journal, &job_id));
     queue = std::make_unique<journal::JournalQueue>(journal.get());
     w.queue = queue.get();
   }
@@ -705,12 +732,7 @@ Result<RecompressSummary> RecompressSteps(Comm& comm, const std::string& root, c
     }
   }
   for (auto& t : pool) t.join();
-  if (queue) {
-    // Every shard written is journaled before the ranks agree on the pass.
-    Status q = queue->Finish();
-    std::lock_guard<std::mutex> lock(mu);
-    if (first_error.ok() && !q.ok()) first_error = q;
-  }
+  w.FinishJournal();
   relay_failures();  // a failure in the last 50 ms
   if (rank != 0) {
     collector.Send(my_bytes.load(), true);
@@ -729,19 +751,12 @@ Result<RecompressSummary> RecompressSteps(Comm& comm, const std::string& root, c
   SEDPACK_ASSIGN_OR_RETURN(std::vector<std::string> gathered, comm.Gatherv(EncodeHashes(w.new_hashes), 0));
   SEDPACK_ASSIGN_OR_RETURN(std::vector<std::string> gathered_digests, comm.Gatherv(EncodeHashes(w.digests), 0));
   SEDPACK_ASSIGN_OR_RETURN(std::vector<std::string> gathered_checks, comm.Gatherv(w.checks, 0));
-  SEDPACK_ASSIGN_OR_RETURN(std::int64_t after_all, comm.AllreduceSum(static_cast<std::int64_t>(w.my_after.load())));
-  SEDPACK_ASSIGN_OR_RETURN(std::int64_t before_all, comm.AllreduceSum(static_cast<std::int64_t>(my_bytes.load())));
-  SEDPACK_ASSIGN_OR_RETURN(std::int64_t files_all, comm.AllreduceSum(static_cast<std::int64_t>(w.my_files.load())));
+  SEDPACK_RETURN_NOT_OK(SumCounts(comm, w, &summary));
   if (rank == 0) {
     local = WriteRecompressedTree(*ds, root, o, staging, gathered, gathered_digests, gathered_checks, job_id, state);
   }
   SEDPACK_RETURN_NOT_OK(AgreeOnStatus(comm, local));
-  SEDPACK_ASSIGN_OR_RETURN(std::int64_t kept_all, comm.AllreduceSum(static_cast<std::int64_t>(w.kept.load())));
-  summary.shards_kept = static_cast<std::uint64_t>(kept_all);
-  if (kept_all > 0) summary.resumed_job = job_id;
-  summary.files = static_cast<std::uint64_t>(files_all);
-  summary.bytes_before = static_cast<std::uint64_t>(before_all);
-  summary.bytes_after = static_cast<std::uint64_t>(after_all);
+  if (summary.shards_kept > 0) summary.resumed_job = job_id;
   summary.seconds = std::chrono::duration<double>(Clock::now() - start).count();
   if (rank == 0) progress(true);
   return summary;
