@@ -10,6 +10,35 @@
 #include "sedpack/io/file.h"
 
 namespace sedpack::journal_internal {
+namespace {
+
+// Entries queued together are appended as one record, with one fsync: its
+// data is the entries' kinds and data, alternating (PackFields).
+constexpr std::string_view kBatchKind = "batch";
+
+JournalEntry Batch(const std::vector<JournalEntry>& entries) {
+  std::vector<std::string> fields;
+  for (const JournalEntry& e : entries) {
+    fields.push_back(e.kind);
+    fields.push_back(e.data);
+  }
+  return JournalEntry{std::string(kBatchKind), PackFields(fields)};
+}
+
+// A batch is taken apart (one that does not parse counts as nothing).
+void AddEntry(JournalEntry e, std::vector<JournalEntry>* out) {
+  if (e.kind != kBatchKind) {
+    out->push_back(std::move(e));
+    return;
+  }
+  std::vector<std::string> f;
+  if (!UnpackFields(e.data, &f) || f.size() % 2 != 0) return;
+  for (std::size_t i = 0; i < f.size(); i += 2) {
+    if (f[i] != kBatchKind && !f[i].empty()) out->push_back(JournalEntry{std::move(f[i]), std::move(f[i + 1])});
+  }
+}
+
+}  // namespace
 
 Result<RecordedEntries> ReadJobEntries(const std::string& root, const std::string& job_id,
                                        const JobParameters& parameters, const std::string& what, FileSystem* fs) {
@@ -30,7 +59,7 @@ Result<RecordedEntries> ReadJobEntries(const std::string& root, const std::strin
                                      "stopped run's work away");
     }
     out.found = true;
-    for (JournalEntry& e : read->entries) out.entries.push_back(std::move(e));
+    for (JournalEntry& e : read->entries) AddEntry(std::move(e), &out.entries);
   }
   return out;
 }
@@ -88,13 +117,24 @@ void JournalQueue::Run() {
   for (;;) {
     cv_.wait(lock, [this] { return done_ || !queue_.empty(); });
     if (queue_.empty()) return;  // done, and nothing left
-    auto [entry, before] = std::move(queue_.front());
-    queue_.pop_front();
+    // Everything waiting goes in one record: units that finish while an fsync
+    // runs share the next one.
+    auto taken = std::move(queue_);
+    queue_.clear();
     room_.notify_all();
     if (!first_error_.ok()) continue;  // after a failure nothing more is recorded
     lock.unlock();
-    Status st = before ? before() : Status::OK();
-    if (st.ok()) st = writer_->Append(entry);
+    Status st;
+    std::vector<JournalEntry> ready;
+    for (auto& [entry, before] : taken) {
+      st = before ? before() : Status::OK();
+      if (!st.ok()) break;
+      ready.push_back(std::move(entry));
+    }
+    if (!ready.empty()) {
+      const Status appended = writer_->Append(ready.size() == 1 ? ready.front() : Batch(ready));
+      if (st.ok()) st = appended;
+    }
     lock.lock();
     if (!st.ok() && first_error_.ok()) first_error_ = st;
   }

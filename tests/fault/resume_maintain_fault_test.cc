@@ -11,6 +11,7 @@
 #include <map>
 #include <sstream>
 #include <string>
+#include <thread>
 
 #include "sedpack/comm/comm.h"
 #include "sedpack/generate/parallel.h"
@@ -72,6 +73,11 @@ int Journals(const std::string& root) {
   return n;
 }
 
+// Journal entries are appended by a thread of their own, a little behind the
+// shards: each shard waits this long first, so that the entries of the shards
+// before a fault are on disk when it comes, on a loaded machine too.
+constexpr auto kPace = std::chrono::milliseconds(20);
+
 FaultPlan FullDiskAt(std::int64_t at) {
   FaultPlan plan;
   plan.op = FaultOp::kWrite;
@@ -93,6 +99,11 @@ TEST(ResumeMaintainFaultTest, RecompressStoppedByAFullDiskIsFinishedByTheRerun) 
   ASSERT_OK(Recompress(comm, base, o).status());
   const auto want = Tree(o.out);
   o.journal = true;
+  o.threads = 1;
+  o.fault = [](std::string_view) {
+    std::this_thread::sleep_for(kPace);
+    return Status::OK();
+  };
   std::int64_t writes = 0;
   {
     FaultFileSystem counting;
@@ -165,6 +176,8 @@ TEST(ResumeMaintainFaultTest, DigestStoppedByAFullDiskIsFinishedByTheRerun) {
   const std::string want = Content(ref);
   ASSERT_FALSE(want.empty());
   DigestJobOptions job;
+  pass.threads = 1;
+  pass.before_shard = [](int) { std::this_thread::sleep_for(kPace); };
   std::int64_t writes = 0;
   {
     const std::string count = dir.path() + "/count";
