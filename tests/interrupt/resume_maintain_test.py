@@ -4,8 +4,10 @@
 command again, and compare with an uninterrupted run, byte for byte.
 
 Stops at known points: the job is first run to the end with SEDPACK_TEST_STEP_LOG
-(io/kill_point.h), whose "journal" lines are its journaled units; it is then
-stopped right after the journal record at a chosen fraction, by SIGTERM
+(io/kill_point.h), whose "journal" lines are its journal records; it is then
+stopped at the step of the journal record at a chosen fraction (records are
+appended by a thread of their own: each shard waits PACE_MS first, so that the
+records come in the same order in every run), by SIGTERM
 (SEDPACK_TEST_KILL_SIGNAL=15: what SLURM sends at the time limit) or SIGKILL, of
 the process or of one rank of two under mpirun. A real SIGTERM also lands
 mid-pass, the pass slowed by SEDPACK_TEST_SHARD_DELAY_MS. The rerun must say
@@ -27,52 +29,29 @@ import subprocess
 import sys
 import time
 
-SIGTERM_EXIT = (143, -15)
-SIGKILL_EXIT = (137, -9)
-TEST_ENV = ("SEDPACK_TEST_KILL_AT", "SEDPACK_TEST_KILL_RANK", "SEDPACK_TEST_STEP_LOG", "SEDPACK_TEST_KILL_SIGNAL",
-            "SEDPACK_TEST_SHARD_DELAY_MS")
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import resume_test  # noqa: E402  (run, must, refused, no_journal_left, path)
+
+Failure = resume_test.Failure
+SIGTERM_EXIT = resume_test.SIGTERM_EXIT
+SIGKILL_EXIT = resume_test.SIGKILL_EXIT
+PACE = {"SEDPACK_TEST_SHARD_DELAY_MS": "30"}
 
 
-class Failure(Exception):
-    pass
-
-
-class Harness:
+class Harness(resume_test.Harness):
     def __init__(self, args):
-        self.sedpack = os.path.abspath(args.sedpack)
-        self.config = os.path.abspath(args.config)
-        self.work = os.path.abspath(args.workdir)
-        self.mpirun = args.mpirun
-        self.failures = []
-        self.table = []
-        shutil.rmtree(self.work, ignore_errors=True)
-        os.makedirs(self.work)
-
-    def path(self, name):
-        return os.path.join(self.work, name)
+        args.make_h5 = None
+        args.import_config = None
+        super().__init__(args)
 
     def env(self, extra):
+        """The environment of a job started here: no test variable but `extra`."""
         full = dict(os.environ)
-        for k in TEST_ENV:
+        for k in ("SEDPACK_TEST_KILL_AT", "SEDPACK_TEST_KILL_RANK", "SEDPACK_TEST_STEP_LOG",
+                  "SEDPACK_TEST_KILL_SIGNAL", "SEDPACK_TEST_SHARD_DELAY_MS"):
             full.pop(k, None)
         full.update(extra or {})
         return full
-
-    def mpi_argv(self, argv, extra):
-        if argv[0] == self.mpirun:
-            return argv[:3] + [x for k in (extra or {}) for x in ("-x", k)] + argv[3:]
-        return argv
-
-    def run(self, argv, env=None):
-        p = subprocess.run(self.mpi_argv(argv, env), env=self.env(env), stdout=subprocess.PIPE,
-                           stderr=subprocess.PIPE, text=True, timeout=300)
-        return p.returncode, p.stdout, p.stderr
-
-    def must(self, argv, env=None):
-        rc, out, err = self.run(argv, env)
-        if rc != 0:
-            raise Failure("%s exited %d: %s%s" % (" ".join(argv), rc, out[-1500:], err[-1500:]))
-        return out, err
 
     @staticmethod
     def tree(root):
@@ -86,19 +65,13 @@ class Harness:
                     out[os.path.join(rel, f)] = fh.read()
         return out
 
-    def no_journal_left(self, root):
-        jobs = os.path.join(root, ".sedpack-hpc", "jobs")
-        left = [n for n in (os.listdir(jobs) if os.path.isdir(jobs) else []) if "journal" in n]
-        if left:
-            raise Failure("journals left in %s after the rerun: %s" % (root, left))
-
     def journal_steps(self, argv, prepare, rank=0):
         """The step numbers (of `rank`) right after each journal record of a full run."""
         log = self.path("steps.log")
         if os.path.exists(log):
             os.remove(log)
         prepare()
-        self.must(argv, env={"SEDPACK_TEST_STEP_LOG": log})
+        self.must(argv, env=dict(PACE, SEDPACK_TEST_STEP_LOG=log))
         steps = []
         with open(log) as f:
             for line in f:
@@ -134,7 +107,7 @@ class Harness:
                      rerun=None, check=None):
         steps = self.journal_steps(argv, prepare, rank or 0)
         k = steps[int(fraction * (len(steps) - 1))]
-        env = {"SEDPACK_TEST_KILL_AT": str(k)}
+        env = dict(PACE, SEDPACK_TEST_KILL_AT=str(k))
         if signal_name == "SIGTERM":
             env["SEDPACK_TEST_KILL_SIGNAL"] = "15"
         if rank is not None:
@@ -165,12 +138,6 @@ class Harness:
         self.check_stop(name, "SIGTERM", p.returncode, err, 1)
         self.resume(name, "SIGTERM mid-pass", "-", argv, prepare, result, reference)
 
-    def refused(self, argv, word):
-        rc, out, err = self.run(argv)
-        if rc != 2 or word not in err or "--restart" not in err:
-            raise Failure("a changed rerun (%s) was not refused naming %r: exit %d %s" % (word, word, rc, err[-800:]))
-
-    # -- the cases ---------------------------------------------------------------
     def make_base(self, ds):
         self.must([self.sedpack, "generate", self.config, ds, "--examples-train", "400", "--examples-test", "64",
                    "--examples-holdout", "0", "--examples-per-shard", "16", "--trace-length", "600", "--threads",
@@ -219,7 +186,7 @@ class Harness:
         # --remove-abandoned-jobs removes it.
         steps = self.journal_steps(ip_argv, fresh_copy)
         fresh_copy()
-        self.run(ip_argv, {"SEDPACK_TEST_KILL_AT": str(steps[len(steps) // 2])})
+        self.run(ip_argv, dict(PACE, SEDPACK_TEST_KILL_AT=str(steps[len(steps) // 2])))
         said, _ = self.must([self.sedpack, "fix", ip, "--gc", "--apply"])
         if "resumable job" not in said or not os.path.isdir(staging):
             raise Failure("fix --gc does not keep the stopped recompress as a resumable job:\n" + said)
@@ -231,7 +198,7 @@ class Harness:
         # Changed options are refused, --restart starts afresh.
         steps = self.journal_steps(argv, fresh_out)
         fresh_out()
-        self.run(argv, {"SEDPACK_TEST_KILL_AT": str(steps[len(steps) // 2])})
+        self.run(argv, dict(PACE, SEDPACK_TEST_KILL_AT=str(steps[len(steps) // 2])))
         self.refused([x if x != "zstd" else "lz4" for x in argv if x not in ("--level", "3")], "compression")
         self.refused([x if x != "3" else "5" for x in argv], "level")
         _, err = self.must(argv + ["--restart"])
@@ -246,7 +213,8 @@ class Harness:
                               rank=1, ranks=2)
             steps = self.journal_steps(m_argv, fresh_out, 0)
             fresh_out()
-            self.run(m_argv, {"SEDPACK_TEST_KILL_AT": str(steps[len(steps) // 2]), "SEDPACK_TEST_KILL_RANK": "0"})
+            self.run(m_argv, dict(PACE, SEDPACK_TEST_KILL_AT=str(steps[len(steps) // 2]),
+                                  SEDPACK_TEST_KILL_RANK="0"))
             self.refused(m_argv[4:], "ranks")
             self.table.append(("mpirun -n 2 recompress -o", "rerun on 1 rank", "-", "refused (exit 2)"))
 
@@ -281,7 +249,7 @@ class Harness:
         # A stopped digest as verify and fix see it; a changed dataset is refused; --restart.
         steps = self.journal_steps(argv, fresh_copy)
         fresh_copy()
-        self.run(argv, {"SEDPACK_TEST_KILL_AT": str(steps[len(steps) // 2])})
+        self.run(argv, dict(PACE, SEDPACK_TEST_KILL_AT=str(steps[len(steps) // 2])))
         out, _ = self.must([self.sedpack, "verify", ds])
         if "resumable_job" not in out:
             raise Failure("verify does not note the stopped digest:\n" + out)
@@ -297,7 +265,7 @@ class Harness:
             raise Failure("digest --restart did not start afresh with the uninterrupted result: " + err)
         self.no_journal_left(ds)
         fresh_copy()
-        self.run(argv, {"SEDPACK_TEST_KILL_AT": str(steps[len(steps) // 2])})
+        self.run(argv, dict(PACE, SEDPACK_TEST_KILL_AT=str(steps[len(steps) // 2])))
         out, _ = self.must([self.sedpack, "fix", ds, "--remove-abandoned-jobs"])
         if "removed" not in out:
             raise Failure("fix --remove-abandoned-jobs did not remove the stopped digest:\n" + out)
@@ -332,7 +300,7 @@ class Harness:
             self.stop_at_step("index build", argv, fresh_copy, result, reference, fraction, sig)
         steps = self.journal_steps(argv, fresh_copy)
         fresh_copy()
-        self.run(argv, {"SEDPACK_TEST_KILL_AT": str(steps[len(steps) // 2])})
+        self.run(argv, dict(PACE, SEDPACK_TEST_KILL_AT=str(steps[len(steps) // 2])))
         self.must([self.sedpack, "generate", self.config, ds, "--append", "--examples-train", "16",
                    "--examples-test", "0", "--examples-holdout", "0", "--trace-length", "600", "-q"])
         self.refused(argv, "dataset_info.json")
