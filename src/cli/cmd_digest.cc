@@ -87,8 +87,7 @@ int RunDigest(const std::vector<std::string>& args) {
   Result<ContentDigests> d = print ? ComputeContentDigests(cc.comm(), root, pass)
                              : run.ok() ? Result<ContentDigests>(run->digests) : Result<ContentDigests>(run.status());
   printer.Finish();
-  // A journal made for another dataset_info.json is a usage error (2).
-  if (!d.ok()) return cc.ReportFailure(d.status(), /*input_stage=*/d.status().code() == StatusCode::kInvalidArgument);
+  if (!d.ok()) return cc.ReportFailure(d.status(), /*input_stage=*/false);
   if (!cc.is_root()) return kExitOk;
   if (!print && !run->resumed_job.empty()) {
     std::cerr << "sedpack digest: resumed job " << run->resumed_job << ": " << run->shards_kept << " of "

@@ -140,8 +140,6 @@ int RunBuild(const std::string& root, int threads, bool quiet, bool journal, boo
     IndexJobOptions job;
     job.restart = restart;
     auto built = BuildIndexFileJournaled(*ds, threads, job);
-    // A journal of another dataset_info.json is a usage error (2).
-    if (!built.ok() && built.status().code() == StatusCode::kInvalidArgument) return ReportError(built.status(), true);
     if (!built.ok()) return ReportDataError(built.status());
     if (!built->resumed_job.empty()) {
       std::cerr << "sedpack index build: resumed job " << built->resumed_job << ": " << built->units_kept << " of "

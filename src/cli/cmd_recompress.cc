@@ -122,8 +122,7 @@ int RunRecompress(const std::vector<std::string>& args) {
   }
   auto s = Recompress(cc.comm(), root, o);
   printer.Finish();
-  // Options that differ from a stopped run's are a usage error (2).
-  if (!s.ok()) return cc.ReportFailure(s.status(), /*input_stage=*/s.status().code() == StatusCode::kInvalidArgument);
+  if (!s.ok()) return cc.ReportFailure(s.status(), /*input_stage=*/false);
   if (cc.is_root() && !s->resumed_job.empty()) {
     std::cerr << "sedpack recompress: resumed job " << s->resumed_job << ": " << s->shards_kept << " of " << s->files
               << " shards kept\n";

@@ -47,7 +47,7 @@ struct IndexBuildJob {
   std::uint64_t units_kept = 0;
   std::uint64_t units = 0;  ///< subtrees walked or kept
 };
-/// BuildIndexFile, journaled; InvalidArgument (naming the difference,
+/// BuildIndexFile, journaled; AlreadyExists (naming the difference,
 /// suggesting --restart) if a stopped run's journal was made for another
 /// dataset_info.json. The journal is removed once the index is written.
 Result<IndexBuildJob> BuildIndexFileJournaled(const std::shared_ptr<const Dataset>& dataset, int threads,

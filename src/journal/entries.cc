@@ -10,35 +10,6 @@
 #include "sedpack/io/file.h"
 
 namespace sedpack::journal_internal {
-namespace {
-
-// Entries queued together are appended as one record, with one fsync: its
-// data is the entries' kinds and data, alternating (PackFields).
-constexpr std::string_view kBatchKind = "batch";
-
-JournalEntry Batch(const std::vector<JournalEntry>& entries) {
-  std::vector<std::string> fields;
-  for (const JournalEntry& e : entries) {
-    fields.push_back(e.kind);
-    fields.push_back(e.data);
-  }
-  return JournalEntry{std::string(kBatchKind), PackFields(fields)};
-}
-
-// A batch is taken apart (one that does not parse counts as nothing).
-void AddEntry(JournalEntry e, std::vector<JournalEntry>* out) {
-  if (e.kind != kBatchKind) {
-    out->push_back(std::move(e));
-    return;
-  }
-  std::vector<std::string> f;
-  if (!UnpackFields(e.data, &f) || f.size() % 2 != 0) return;
-  for (std::size_t i = 0; i < f.size(); i += 2) {
-    if (f[i] != kBatchKind && !f[i].empty()) out->push_back(JournalEntry{std::move(f[i]), std::move(f[i + 1])});
-  }
-}
-
-}  // namespace
 
 Result<RecordedEntries> ReadJobEntries(const std::string& root, const std::string& job_id,
                                        const JobParameters& parameters, const std::string& what, FileSystem* fs) {
@@ -54,12 +25,12 @@ Result<RecordedEntries> ReadJobEntries(const std::string& root, const std::strin
     }
     const std::string diff = DifferingParameter(read->parameters, parameters);
     if (!diff.empty()) {
-      return Status::InvalidArgument(what, ": this run differs from the stopped run recorded in ", JoinRoot(root, j.rel),
+      return Status::AlreadyExists(what, ": this run differs from the stopped run recorded in ", JoinRoot(root, j.rel),
                                      " (", diff, "); run the same command again, or add --restart to throw the "
                                      "stopped run's work away");
     }
     out.found = true;
-    for (JournalEntry& e : read->entries) AddEntry(std::move(e), &out.entries);
+    for (JournalEntry& e : read->entries) out.entries.push_back(std::move(e));
   }
   return out;
 }
@@ -67,6 +38,8 @@ Result<RecordedEntries> ReadJobEntries(const std::string& root, const std::strin
 Result<std::unique_ptr<JournalWriter>> StartEntryJournal(const std::string& root, const std::string& job_id, int rank,
                                                          const JobParameters& parameters,
                                                          const std::vector<JournalEntry>& kept, FileSystem* fs) {
+  // Never made through a link that leads out of the dataset (the sidecar folder, say).
+  SEDPACK_RETURN_NOT_OK(CheckStaysBeneath(root, JournalPath(job_id, rank), fs));
   SEDPACK_RETURN_NOT_OK(CreateDirectories(JoinRoot(root, kJournalDir), fs));
   return JournalWriter::Create(root, JournalPath(job_id, rank), parameters, kept, fs);
 }
@@ -117,24 +90,15 @@ void JournalQueue::Run() {
   for (;;) {
     cv_.wait(lock, [this] { return done_ || !queue_.empty(); });
     if (queue_.empty()) return;  // done, and nothing left
-    // Everything waiting goes in one record: units that finish while an fsync
-    // runs share the next one.
-    auto taken = std::move(queue_);
-    queue_.clear();
+    auto [entry, before] = std::move(queue_.front());
+    queue_.pop_front();
     room_.notify_all();
     if (!first_error_.ok()) continue;  // after a failure nothing more is recorded
     lock.unlock();
-    Status st;
-    std::vector<JournalEntry> ready;
-    for (auto& [entry, before] : taken) {
-      st = before ? before() : Status::OK();
-      if (!st.ok()) break;
-      ready.push_back(std::move(entry));
-    }
-    if (!ready.empty()) {
-      const Status appended = writer_->Append(ready.size() == 1 ? ready.front() : Batch(ready));
-      if (st.ok()) st = appended;
-    }
+    // One record per entry (no batching): a job has as many journal steps
+    // (kill points, io/kill_point.h) in every run, the crash test counts on it.
+    Status st = before ? before() : Status::OK();
+    if (st.ok()) st = writer_->Append(entry);
     lock.lock();
     if (!st.ok() && first_error_.ok()) first_error_ = st;
   }

@@ -26,7 +26,7 @@ struct RecordedEntries {
 };
 
 /// Reads every journal of `job_id` under `root` (none: nothing found).
-/// InvalidArgument naming the first parameter that differs from `parameters`
+/// AlreadyExists (a usage error, exit 2) naming the first parameter that differs from `parameters`
 /// ("... differs from the stopped run's (<difference>); run the same command,
 /// or add --restart to throw the stopped run's work away"); `what` names the
 /// job in that message. A journal whose header does not validate is ignored.

@@ -87,15 +87,26 @@ FaultPlan FullDiskAt(std::int64_t at) {
   return plan;
 }
 
-TEST(ResumeMaintainFaultTest, RecompressStoppedByAFullDiskIsFinishedByTheRerun) {
+// A generated dataset to work on, in a folder of its own.
+class ResumeMaintainFaultTest : public ::testing::Test {
+ protected:
+  void SetUp() override { ASSERT_OK(GenerateOverComm(comm, SmallConfig(), base).status()); }
+
+  RecompressOptions Zstd(const std::string& out, int threads) const {
+    RecompressOptions o;
+    o.compression = Compression::kZstd;
+    o.threads = threads;
+    o.out = dir.path() + out;
+    return o;
+  }
+
   TempDir dir;
   SerialComm comm;
   const std::string base = dir.path() + "/base";
-  ASSERT_OK(GenerateOverComm(comm, SmallConfig(), base).status());
-  RecompressOptions o;
-  o.compression = Compression::kZstd;
-  o.threads = 2;
-  o.out = dir.path() + "/ref";
+};
+
+TEST_F(ResumeMaintainFaultTest, RecompressStoppedByAFullDiskIsFinishedByTheRerun) {
+  RecompressOptions o = Zstd("/ref", 2);
   ASSERT_OK(Recompress(comm, base, o).status());
   const auto want = Tree(o.out);
   o.journal = true;
@@ -132,26 +143,19 @@ TEST(ResumeMaintainFaultTest, RecompressStoppedByAFullDiskIsFinishedByTheRerun) 
   }
 }
 
-TEST(ResumeMaintainFaultTest, RecompressRefusesOtherOptionsAndRestarts) {
-  TempDir dir;
-  SerialComm comm;
-  const std::string base = dir.path() + "/base";
-  ASSERT_OK(GenerateOverComm(comm, SmallConfig(), base).status());
-  RecompressOptions o;
-  o.compression = Compression::kZstd;
-  o.out = dir.path() + "/out";
+TEST_F(ResumeMaintainFaultTest, RecompressRefusesOtherOptionsAndRestarts) {
+  RecompressOptions o = Zstd("/out", 1);
   o.journal = true;
   o.fault = [n = 0](std::string_view step) mutable {
     return step.substr(0, 5) == "shard" && ++n == 6 ? Status::IOError("stop") : Status::OK();
   };
-  o.threads = 1;
   ASSERT_FALSE(Recompress(comm, base, o).ok());
   o.fault = nullptr;
   RecompressOptions other = o;
   other.compression = Compression::kLz4;
   auto refused = Recompress(comm, base, other);
   ASSERT_FALSE(refused.ok());
-  EXPECT_EQ(refused.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(refused.status().code(), StatusCode::kAlreadyExists);
   EXPECT_NE(refused.status().message().find("compression"), std::string::npos) << refused.status().ToString();
   EXPECT_NE(refused.status().message().find("--restart"), std::string::npos);
   other.restart = true;
@@ -161,11 +165,7 @@ TEST(ResumeMaintainFaultTest, RecompressRefusesOtherOptionsAndRestarts) {
   EXPECT_EQ(Journals(o.out), 0);
 }
 
-TEST(ResumeMaintainFaultTest, DigestStoppedByAFullDiskIsFinishedByTheRerun) {
-  TempDir dir;
-  SerialComm comm;
-  const std::string base = dir.path() + "/base";
-  ASSERT_OK(GenerateOverComm(comm, SmallConfig(), base).status());
+TEST_F(ResumeMaintainFaultTest, DigestStoppedByAFullDiskIsFinishedByTheRerun) {
   const std::string ref = dir.path() + "/ref";
   fs::copy(base, ref, fs::copy_options::recursive);
   ShardPassOptions pass;

@@ -65,7 +65,7 @@ struct DigestJob {
   std::string resumed_job;  ///< the stopped run's job id when digests were kept from it
   std::uint64_t shards_kept = 0;
 };
-/// Collective; rank 0 writes the sidecar. InvalidArgument (naming the
+/// Collective; rank 0 writes the sidecar. AlreadyExists (naming the
 /// difference, suggesting --restart) if a stopped run's journal was made for
 /// another dataset_info.json.
 Result<DigestJob> DigestDataset(Comm& comm, const std::string& root, const ShardPassOptions& pass,
