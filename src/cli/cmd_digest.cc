@@ -23,7 +23,12 @@ const CommandSpec kDigestSpec = {
     "recompressed; content digests do not (`sedpack recompress` checks them and re-stamps\n"
     "the sidecar). `sedpack verify --content` compares the data with them. Runs in\n"
     "parallel under mpirun/srun. With --print nothing is written. --progress shows the\n"
-    "shard bytes decoded so far (all ranks) on stderr, then a final line.\n\n"
+    "shard bytes decoded so far (all ranks) on stderr, then a final line.\n"
+    "Each shard's digest is journaled under .sedpack-hpc/jobs/ (bound to dataset_info.json):\n"
+    "a stopped run (signal, kill, full disk) run again, on any number of ranks, keeps the\n"
+    "digests of shards still of their recorded size and hashes and decodes only the rest;\n"
+    "a journal of another dataset_info.json is refused (exit 2). --restart throws a\n"
+    "stopped run away; --no-journal neither journals nor keeps one.\n\n"
     "--json: schema \"sedpack-hpc/digest/1\": {schema, dataset, content_id, written,\n"
     "shards: [{path, digest}]}.\n",
     "  sedpack digest ds\n"
@@ -39,7 +44,9 @@ int RunDigest(const std::vector<std::string>& args) {
   po::options_description options("Options");
   options.add_options()
       ("dataset", po::value<std::string>()->value_name("DATASET"), "dataset folder")
-      ("print", po::bool_switch(), "print the digests instead of writing the sidecar");
+      ("print", po::bool_switch(), "print the digests instead of writing the sidecar")
+      ("no-journal", po::bool_switch(), "do not journal the digests: a stopped run keeps nothing")
+      ("restart", po::bool_switch(), "throw a stopped run's journaled digests away and start again");
   AddThreadsOption(&options);
   AddProgressOption(&options);
   AddQuietOption(&options);
@@ -70,17 +77,26 @@ int RunDigest(const std::vector<std::string>& args) {
   if (printer.enabled()) {
     pass.progress = [&printer](const ShardPassProgress& p) { printer.Update(ShardPassLine("digest", p), p.finished); };
   }
-  auto d = ComputeContentDigests(cc.comm(), root, pass);
+  DigestJobOptions job;
+  job.journal = !vm["no-journal"].as<bool>();
+  job.restart = vm["restart"].as<bool>();
+  if (job.restart && !job.journal) return UsageError("digest", "--restart and --no-journal exclude each other");
+  SetResumableJob(job.journal && !print);
+  // Written digests are journaled (DigestDataset writes the sidecar); printed ones are not.
+  Result<DigestJob> run = print ? Result<DigestJob>(DigestJob{}) : DigestDataset(cc.comm(), root, pass, job);
+  Result<ContentDigests> d = print ? ComputeContentDigests(cc.comm(), root, pass)
+                             : run.ok() ? Result<ContentDigests>(run->digests) : Result<ContentDigests>(run.status());
   printer.Finish();
   if (!d.ok()) return cc.ReportFailure(d.status(), /*input_stage=*/false);
   if (!cc.is_root()) return kExitOk;
+  if (!print && !run->resumed_job.empty()) {
+    std::cerr << "sedpack digest: resumed job " << run->resumed_job << ": " << run->shards_kept << " of "
+              << d->shards.size() << " shards kept\n";
+  }
   if (*progress) {
     std::cerr << "digest: " << d->shards.size() << " shards decoded in "
               << FormatDuration(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count())
               << " with " << cc.comm().size() << " rank" << (cc.comm().size() == 1 ? "" : "s") << "\n";
-  }
-  if (!print) {
-    if (Status st = WriteContentDigests(root, *d); !st.ok()) return ReportError(st);
   }
   if (json) {
     nlohmann::json shards = nlohmann::json::array();

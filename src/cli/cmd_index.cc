@@ -11,6 +11,7 @@
 #include "sedpack/index/index.h"
 #include "sedpack/io/file.h"
 #include "sedpack/mpi/distributed_index.h"
+#include "index/index_internal.h"
 #include "sidecar/checks_internal.h"
 #include "sidecar/sidecar_internal.h"
 
@@ -29,6 +30,10 @@ const CommandSpec kIndexSpec = {
     "        another library wrote, or that changed since) gets one too: every shard is\n"
     "        read once, checked against its recorded hash and decoded, as by\n"
     "        `check --deep`; a shard that fails is left out of it, with a warning.\n"
+    "        Each subtree of the walk is journaled under DATASET/.sedpack-hpc/jobs/: a stopped\n"
+    "        build run again keeps what was walked and reads only the rest (a journal of\n"
+    "        another dataset_info.json is refused); --restart throws a stopped run away,\n"
+    "        --no-journal neither journals nor keeps one (under mpirun/srun: not journaled).\n"
     "check   Say whether the index is fresh (built from the current dataset_info.json),\n"
     "        stale (the dataset changed since), invalid (unreadable or malformed) or\n"
     "        missing. Readers ignore a stale or invalid index with a warning and read the\n"
@@ -112,7 +117,7 @@ int RecordChecks(CliComm& cc, const std::string& root, int threads, bool quiet) 
   return kExitOk;
 }
 
-int RunBuild(const std::string& root, int threads, bool quiet) {
+int RunBuild(const std::string& root, int threads, bool quiet, bool journal, bool restart) {
   if (!PathExists(JoinRoot(root, "dataset_info.json"))) {
     return ReportError(Status::InvalidArgument(root, " is not a sedpack dataset (it has no dataset_info.json)"));
   }
@@ -130,6 +135,19 @@ int RunBuild(const std::string& root, int threads, bool quiet) {
   }
   auto ds = OpenDatasetArg(root);
   if (!ds.ok()) return ReportError(ds.status(), /*input_stage=*/true);
+  SetResumableJob(journal);
+  if (journal) {
+    IndexJobOptions job;
+    job.restart = restart;
+    auto built = BuildIndexFileJournaled(*ds, threads, job);
+    if (!built.ok()) return ReportDataError(built.status());
+    if (!built->resumed_job.empty()) {
+      std::cerr << "sedpack index build: resumed job " << built->resumed_job << ": " << built->units_kept << " of "
+                << built->units << " subtrees kept\n";
+    }
+    if (!quiet) PrintSummary(built->contents, SidecarPath(root, kIndexFileName));
+    return RecordChecks(cc, root, threads, quiet);
+  }
   auto built = BuildIndexFile(*ds, threads);
   if (!built.ok()) return ReportDataError(built.status());
   if (!quiet) PrintSummary(*built, SidecarPath(root, kIndexFileName));
@@ -181,7 +199,9 @@ int RunIndex(const std::vector<std::string>& args) {
   po::options_description options("Options");
   options.add_options()("action", po::value<std::string>(), "build or check")(
       "dataset", po::value<std::string>(), "dataset folder")(
-      "rebuild", po::bool_switch(), "check: rebuild an index that is not fresh");
+      "rebuild", po::bool_switch(), "check: rebuild an index that is not fresh")(
+      "no-journal", po::bool_switch(), "build: do not journal the walk (a stopped build keeps nothing)")(
+      "restart", po::bool_switch(), "build: throw a stopped build's journal away first");
   AddThreadsOption(&options,
                    "build: threads reading the shards_list.json files, 0 = all cores (the index is the same for any N)");
   AddJsonOption(&options);
@@ -204,7 +224,9 @@ int RunIndex(const std::vector<std::string>& args) {
     if (vm.count("json")) return UsageError("index", "--json goes with check");
     int threads = 0;
     if (Status st = ParseThreadsOption(vm, &threads); !st.ok()) return UsageError("index", st.message());
-    return RunBuild(root, threads, QuietOption(vm));
+    const bool journal = !vm["no-journal"].as<bool>(), restart = vm["restart"].as<bool>();
+    if (restart && !journal) return UsageError("index", "--restart and --no-journal exclude each other");
+    return RunBuild(root, threads, QuietOption(vm), journal, restart);
   }
   if (action == "check") return RunIndexCheck(root, vm["rebuild"].as<bool>(), JsonOption(vm));
   return UsageError("index", "unknown action '" + action + "' (build or check)");

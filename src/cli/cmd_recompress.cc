@@ -32,6 +32,11 @@ const CommandSpec kRecompressSpec = {
     "stops; it needs free space for one copy. An interrupted run's folder is removed\n"
     "by the next run. Do not run two recompress jobs on one dataset at once.\n"
     "With -o/--out DIR the recompressed copy goes to DIR and DATASET is not changed.\n"
+    "Each shard rewritten is journaled (written, fsynced, hashed) under the new tree's\n"
+    ".sedpack-hpc/jobs/, and a stopped run (signal, kill, full disk) keeps its new tree:\n"
+    "the same command run again keeps the shards journaled (checked by size and hash)\n"
+    "and rewrites only the rest; other options are refused naming the difference.\n"
+    "--restart throws a stopped run away; --no-journal neither journals nor keeps one.\n"
     "Codec names are case-insensitive; none means uncompressed; a codec the dataset's\n"
     "shard type cannot use is refused with the list of those it can.\n",
     "  sedpack recompress ds --profile hot\n"
@@ -51,6 +56,8 @@ int RunRecompress(const std::vector<std::string>& args) {
       ("compression", po::value<std::string>()->value_name("NAME"),
        "instead of a profile, any case: none, GZIP, ZLIB, BZ2, LZMA, LZ4, ZSTD (fb); none, ZIP (npz); none, GZIP, ZLIB (tfrec)")
       ("level", po::value<std::string>()->value_name("N"), LevelOptionHelp("").c_str())
+      ("no-journal", po::bool_switch(), "do not journal shards: a stopped run keeps nothing")
+      ("restart", po::bool_switch(), "throw a stopped run's new tree away and start again")
       ("codec-threads", po::value<std::string>()->value_name("N"),
        "ZSTD only: workers compressing each shard of 8 MiB or more (default 1; the -j threads already "
        "work on different shards)");
@@ -82,6 +89,9 @@ int RunRecompress(const std::vector<std::string>& args) {
     o.compression = *c;
   }
   if (vm.count("out")) o.out = vm["out"].as<std::string>();
+  o.journal = !vm["no-journal"].as<bool>();
+  o.restart = vm["restart"].as<bool>();
+  if (o.restart && !o.journal) return UsageError("recompress", "--restart and --no-journal exclude each other");
   if (Status st = ParseThreadsOption(vm, &o.threads); !st.ok()) return UsageError("recompress", st.message());
   if (Status st = ParseLevelOption(vm, &o.codec.level); !st.ok()) return UsageError("recompress", st.message());
   if (Status st = ValidateCodecLevel(o.compression, o.codec.level); !st.ok()) {
@@ -96,6 +106,7 @@ int RunRecompress(const std::vector<std::string>& args) {
   auto parsed_progress = ProgressOption(vm);
   if (!parsed_progress.ok()) return UsageError("recompress", parsed_progress.status().message());
   const bool progress = *parsed_progress;
+  SetResumableJob(o.journal);
   auto started = StartComm();
   if (!started.ok()) return ReportError(started.status());
   CliComm& cc = **started;
@@ -112,6 +123,10 @@ int RunRecompress(const std::vector<std::string>& args) {
   auto s = Recompress(cc.comm(), root, o);
   printer.Finish();
   if (!s.ok()) return cc.ReportFailure(s.status(), /*input_stage=*/false);
+  if (cc.is_root() && !s->resumed_job.empty()) {
+    std::cerr << "sedpack recompress: resumed job " << s->resumed_job << ": " << s->shards_kept << " of " << s->files
+              << " shards kept\n";
+  }
   if (cc.is_root() && !QuietOption(vm)) {
     const std::string name = o.compression == Compression::kNone ? "uncompressed" : std::string(CompressionName(o.compression));
     std::printf("recompressed %llu shards of %s to %s%s with %d rank%s in %s: %s -> %s (%.1f%%)\n",

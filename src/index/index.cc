@@ -13,7 +13,9 @@
 #include <iterator>
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
 #include <limits>
+#include <map>
 #include <unordered_set>
 
 #include "sedpack/dataset/reader.h"
@@ -25,6 +27,9 @@
 #include "dataset/shards_tree_internal.h"
 #include "index/index_internal.h"
 #include "index/subtree_walk.h"
+#include "io/kill_point.h"
+#include "journal/entries_internal.h"
+#include "sidecar/sidecar_internal.h"
 #include "parallel/worker_pool.h"
 
 namespace sedpack {
@@ -288,10 +293,47 @@ struct WalkUnit {
   Status status;
 };
 
+namespace journal = journal_internal;
+
+// What a journaled build keeps from a stopped run (by SubtreeKey), and where it journals.
+struct IndexJournal {
+  std::map<std::string, WalkedSubtree> known;
+  journal::JournalQueue* queue = nullptr;
+  std::atomic<std::uint64_t> kept{0}, walked{0};
+};
+
+// A subtree unit of the parallel walk: kept from the journal, or walked (and journaled).
+Status WalkSubtreeUnit(const Dataset& ds, WalkUnit& u, IndexJournal* job) {
+  const std::string& list_path = u.plan.entry.shard_list_info_file.file_path;
+  if (job) {
+    const auto it = job->known.find(SubtreeKey(list_path, u.plan.depth));
+    if (it != job->known.end()) {
+      u.visited = it->second.visited;
+      for (const auto& [path, examples] : it->second.shards) {
+        SEDPACK_RETURN_NOT_OK(u.shards.shard_paths.Add(path));
+        u.shards.shard_examples.push_back(examples);
+      }
+      ++job->kept;
+      return Status::OK();
+    }
+    TestShardDelay();  // lets a signal test stop the walk mid-way
+  }
+  SEDPACK_RETURN_NOT_OK(CheckCancelled());
+  SEDPACK_RETURN_NOT_OK(IndexShardsSubtree(ds, list_path, u.plan.depth, &u.visited, &u.shards));
+  if (job) {
+    ++job->walked;
+    if (job->queue) {
+      SEDPACK_RETURN_NOT_OK(job->queue->status());  // a journal that cannot be written stops the walk
+      job->queue->Push(EncodeSubtree(list_path, u.plan.depth, u.visited, u.shards));
+    }
+  }
+  return Status::OK();
+}
+
 // Parallel walk: the planner reads the top levels of every split until there
 // are a few subtrees per thread, and `threads` threads then walk the subtrees;
 // every list path must appear once overall, as in the serial walk.
-Status WalkParallel(const Dataset& ds, int threads, IndexContents* contents) {
+Status WalkParallel(const Dataset& ds, int threads, IndexContents* contents, IndexJournal* job) {
   std::vector<ShardListInfo> roots;
   for (const IndexedSplit& s : contents->splits) roots.push_back(*ds.info().FindSplit(s.split));
   std::vector<std::string> planned;
@@ -313,10 +355,7 @@ Status WalkParallel(const Dataset& ds, int threads, IndexContents* contents) {
     for (std::size_t i; !stop.load() && (i = next_unit.fetch_add(1)) < units.size();) {
       WalkUnit& u = units[i];
       if (!u.plan.subtree) continue;
-      u.status = CheckCancelled();
-      if (u.status.ok()) {
-        u.status = IndexShardsSubtree(ds, u.plan.entry.shard_list_info_file.file_path, u.plan.depth, &u.visited, &u.shards);
-      }
+      u.status = WalkSubtreeUnit(ds, u, job);
       if (!u.status.ok()) stop.store(true);
     }
   };
@@ -341,9 +380,10 @@ Status WalkParallel(const Dataset& ds, int threads, IndexContents* contents) {
   return Status::OK();
 }
 
-}  // namespace
 
-Result<IndexContents> BuildIndexContents(const std::shared_ptr<const Dataset>& dataset, int threads) {
+// With `job`, the parallel walk whatever the number of threads: its subtrees
+// are the units journaled.
+Result<IndexContents> BuildContents(const std::shared_ptr<const Dataset>& dataset, int threads, IndexJournal* job) {
   if (!dataset) return Status::InvalidArgument("BuildIndexContents: null dataset");
   IndexContents contents;
   SEDPACK_ASSIGN_OR_RETURN(contents.dataset_info_sha256, DatasetInfoSha256(dataset->root()));
@@ -360,10 +400,10 @@ Result<IndexContents> BuildIndexContents(const std::shared_ptr<const Dataset>& d
     contents.splits.push_back(std::move(s));
   }
   const int n = ResolveThreads(threads);
-  if (n <= 1) {
+  if (n <= 1 && !job) {
     for (IndexedSplit& s : contents.splits) SEDPACK_RETURN_NOT_OK(WalkSplitSerial(dataset, &s));
   } else {
-    SEDPACK_RETURN_NOT_OK(WalkParallel(*dataset, n, &contents));
+    SEDPACK_RETURN_NOT_OK(WalkParallel(*dataset, std::max(n, 1), &contents, job));
   }
   SEDPACK_ASSIGN_OR_RETURN(DatasetInfoDigest after, DatasetInfoSha256(dataset->root()));
   if (after != contents.dataset_info_sha256) {
@@ -372,15 +412,58 @@ Result<IndexContents> BuildIndexContents(const std::shared_ptr<const Dataset>& d
   return contents;
 }
 
-Result<IndexContents> BuildIndexFile(const std::shared_ptr<const Dataset>& dataset, int threads) {
-  SEDPACK_ASSIGN_OR_RETURN(IndexContents contents, BuildIndexContents(dataset, threads));
+Status WriteIndexSidecar(const Dataset& dataset, const IndexContents& contents) {
   SEDPACK_RETURN_NOT_OK(CheckCancelled());
   // Streamed: the file is about as large as the paths it lists, which are
   // already in memory once.
-  SEDPACK_RETURN_NOT_OK(WriteSidecarStreamed(dataset->root(), kIndexFileName,
-                                             [&contents](const ByteSink& sink) { return EncodeIndexTo(contents, sink); }));
+  return WriteSidecarStreamed(dataset.root(), kIndexFileName,
+                              [&contents](const ByteSink& sink) { return EncodeIndexTo(contents, sink); });
+}
+
+}  // namespace
+
+Result<IndexContents> BuildIndexContents(const std::shared_ptr<const Dataset>& dataset, int threads) {
+  return BuildContents(dataset, threads, nullptr);
+}
+
+Result<IndexContents> BuildIndexFile(const std::shared_ptr<const Dataset>& dataset, int threads) {
+  SEDPACK_ASSIGN_OR_RETURN(IndexContents contents, BuildIndexContents(dataset, threads));
+  SEDPACK_RETURN_NOT_OK(WriteIndexSidecar(*dataset, contents));
   return contents;
 }
+
+Result<IndexBuildJob> BuildIndexFileJournaled(const std::shared_ptr<const Dataset>& dataset, int threads,
+                                              const IndexJobOptions& options) {
+  if (!dataset) return Status::InvalidArgument("BuildIndexFileJournaled: null dataset");
+  const std::string& root = dataset->root();
+  FileSystem* fs = dataset->file_system();
+  SEDPACK_ASSIGN_OR_RETURN(DatasetInfoDigest sha, DatasetInfoSha256(root));
+  const journal::JobParameters parameters = {{"job", "index build"}, {"dataset_info.json sha256", DigestHex(sha)}};
+  const std::string id =
+      journal::JobIdFor("index build\n" + std::filesystem::absolute(root).lexically_normal().string());
+  if (options.restart) SEDPACK_RETURN_NOT_OK(journal::RemoveJobJournals(root, id, fs));
+  SEDPACK_ASSIGN_OR_RETURN(auto recorded, journal::ReadJobEntries(root, id, parameters, "index build", fs));
+  IndexJournal job;
+  job.known = DecodeSubtrees(recorded.entries);
+  SEDPACK_ASSIGN_OR_RETURN(auto writer, journal::StartEntryJournal(root, id, 0, parameters, recorded.entries, fs));
+  journal::JournalQueue queue(writer.get());
+  job.queue = &queue;
+  IndexBuildJob out;
+  auto built = BuildContents(dataset, threads, &job);
+  const Status journaled = queue.Finish();  // what was walked is journaled, whatever the outcome
+  SEDPACK_RETURN_NOT_OK(built.status());
+  SEDPACK_RETURN_NOT_OK(journaled);
+  out.contents = std::move(built).value();
+  SEDPACK_RETURN_NOT_OK(WriteIndexSidecar(*dataset, out.contents));
+  // The index is written: the journal's work is in it.
+  SEDPACK_RETURN_NOT_OK(writer->Remove());
+  (void)FileSystemOr(fs).Rmdir(JoinRoot(root, journal::kJournalDir).c_str());  // an empty one says nothing
+  out.units_kept = job.kept.load();
+  out.units = job.kept.load() + job.walked.load();
+  if (out.units_kept > 0) out.resumed_job = id;
+  return out;
+}
+
 
 // ---- Loading -------------------------------------------------------------------
 

@@ -5,8 +5,13 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
 #include <vector>
 
+#include "journal/entries_internal.h"
 #include "sedpack/index/index.h"
 #include "sedpack/status.h"
 
@@ -15,5 +20,37 @@ namespace sedpack {
 /// Serialize (little-endian, see docs/format.md). InvalidArgument on contents that
 /// cannot be represented (duplicate splits, a count overflowing uint64).
 Result<std::vector<std::byte>> EncodeIndex(const IndexContents& contents);
+
+/// A subtree's walk as journaled: the lists it read and its shards in order.
+struct WalkedSubtree {
+  std::vector<std::string> visited;
+  std::vector<std::pair<std::string, std::uint64_t>> shards;
+};
+/// What identifies a subtree of the walk: its list and depth.
+std::string SubtreeKey(const std::string& list_path, std::size_t depth);
+journal_internal::JournalEntry EncodeSubtree(const std::string& list_path, std::size_t depth,
+                                             const std::vector<std::string>& visited, const IndexedSplit& shards);
+/// The journaled subtrees by SubtreeKey; entries of another kind, or whose
+/// counts do not add up, are ignored.
+std::map<std::string, WalkedSubtree> DecodeSubtrees(const std::vector<journal_internal::JournalEntry>& entries);
+
+/// An index build that survives a stop (`sedpack index build`): each subtree
+/// of the walk is journaled under the dataset's .sedpack-hpc/jobs/ (bound to
+/// its dataset_info.json: the tree it hash-links is the same) as it is read,
+/// and a rerun keeps the journaled subtrees and reads only the rest.
+struct IndexJobOptions {
+  bool restart = false;  ///< throw a stopped run's journal away first
+};
+struct IndexBuildJob {
+  IndexContents contents;  ///< as written
+  std::string resumed_job;  ///< the stopped run's job id when subtrees were kept from it
+  std::uint64_t units_kept = 0;
+  std::uint64_t units = 0;  ///< subtrees walked or kept
+};
+/// BuildIndexFile, journaled; AlreadyExists (naming the difference,
+/// suggesting --restart) if a stopped run's journal was made for another
+/// dataset_info.json. The journal is removed once the index is written.
+Result<IndexBuildJob> BuildIndexFileJournaled(const std::shared_ptr<const Dataset>& dataset, int threads,
+                                              const IndexJobOptions& options);
 
 }  // namespace sedpack

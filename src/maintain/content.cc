@@ -3,9 +3,12 @@
 
 #include <nlohmann/json.hpp>
 
+#include <atomic>
+#include <filesystem>
 #include <mutex>
 #include <set>
 
+#include "journal/entries_internal.h"
 #include "maintain/shard_tasks_internal.h"
 #include "sedpack/cancel.h"
 #include "sedpack/codecs/hash.h"
@@ -127,18 +130,84 @@ Result<ContentDigests> ComputeContentDigests(Comm& comm, const std::string& root
   return ComputeContentDigests(comm, root, pass);
 }
 
-Result<ContentDigests> ComputeContentDigests(Comm& comm, const std::string& root, const ShardPassOptions& pass) {
-  SEDPACK_ASSIGN_OR_RETURN(std::shared_ptr<Dataset> ds, Dataset::Open(root));
+namespace {
+
+namespace journal = journal_internal;
+constexpr std::string_view kDigestKind = "shard content digest";
+
+// A digest journaled by a stopped run, with what identifies the shard it was
+// computed from.
+struct KnownDigest {
+  std::uint64_t size = 0;
+  std::int64_t examples = 0;
+  std::vector<std::string> hashes;
+  std::string digest;
+};
+
+journal::JournalEntry EncodeDigestEntry(const ShardCheckTask& task, const std::string& digest) {
+  std::vector<std::string> f = {task.path, std::to_string(task.size), std::to_string(task.number_of_examples), digest};
+  f.insert(f.end(), task.expected.begin(), task.expected.end());
+  return {std::string(kDigestKind), journal::PackFields(f)};
+}
+
+bool IsDecimal(const std::string& s) {
+  return !s.empty() && s.size() <= 19 && s.find_first_not_of("0123456789") == std::string::npos;
+}
+
+// The journaled digests by shard path (the last entry of a path counts);
+// entries of another kind or that do not parse are ignored.
+std::map<std::string, KnownDigest> DecodeDigestEntries(const std::vector<journal::JournalEntry>& entries) {
+  std::map<std::string, KnownDigest> out;
+  std::vector<std::string> f;
+  for (const auto& e : entries) {
+    if (e.kind != kDigestKind || !journal::UnpackFields(e.data, &f) || f.size() < 4 || !IsDecimal(f[1]) ||
+        !IsDecimal(f[2]) || f[3].empty()) {
+      continue;
+    }
+    out[f[0]] = KnownDigest{std::stoull(f[1]), std::stoll(f[2]), {f.begin() + 4, f.end()}, f[3]};
+  }
+  return out;
+}
+
+// What a digest pass keeps from a stopped run, and where it journals.
+struct DigestJournal {
+  const std::map<std::string, KnownDigest>* known = nullptr;
+  journal::JournalQueue* queue = nullptr;
+  std::atomic<std::uint64_t> kept{0};
+};
+
+Result<ContentDigests> ComputeDigests(Comm& comm, const std::shared_ptr<Dataset>& ds, const ShardPassOptions& pass,
+                                      DigestJournal* job) {
   std::map<std::string, std::string> mine;
   std::mutex mu;
+  maintain_internal::ShardSkipFn skip;
+  if (job && job->known) {
+    skip = [&](const ShardCheckTask& task) {
+      const auto it = job->known->find(task.path);
+      // Kept only for the same shard as listed now: its size, examples and hashes.
+      if (it == job->known->end() || it->second.size != task.size ||
+          it->second.examples != task.number_of_examples || it->second.hashes != task.expected) {
+        return false;
+      }
+      std::lock_guard<std::mutex> lock(mu);
+      mine[task.path] = it->second.digest;
+      ++job->kept;
+      return true;
+    };
+  }
   SEDPACK_RETURN_NOT_OK(maintain_internal::ForEachShard(
       comm, *ds, CheckOptions{}, pass, nullptr,
       [&](int, const ShardCheckTask& task, const DecodedShard& shard) -> Status {
         std::string digest = ShardContentDigest(ds->schema(), shard);
+        if (job && job->queue) {
+          SEDPACK_RETURN_NOT_OK(job->queue->status());  // a journal that cannot be written stops the pass
+          job->queue->Push(EncodeDigestEntry(task, digest));
+        }
         std::lock_guard<std::mutex> lock(mu);
         mine[task.path] = std::move(digest);
         return Status::OK();
-      }));
+      },
+      skip));
   std::string text;
   for (const auto& [path, digest] : mine) text += path + "\t" + digest + "\n";
   SEDPACK_ASSIGN_OR_RETURN(std::vector<std::string> gathered, comm.Gatherv(text, 0));
@@ -162,6 +231,75 @@ Result<ContentDigests> ComputeContentDigests(Comm& comm, const std::string& root
   SEDPACK_RETURN_NOT_OK(AgreeOnStatus(comm, local));
   SEDPACK_RETURN_NOT_OK(comm.Bcast(&wire, 0));
   return ParseContentDigests(wire, "content digests");
+}
+
+}  // namespace
+
+Result<ContentDigests> ComputeContentDigests(Comm& comm, const std::string& root, const ShardPassOptions& pass) {
+  SEDPACK_ASSIGN_OR_RETURN(std::shared_ptr<Dataset> ds, Dataset::Open(root));
+  return ComputeDigests(comm, ds, pass, nullptr);
+}
+
+Result<DigestJob> DigestDataset(Comm& comm, const std::string& root, const ShardPassOptions& pass,
+                                const DigestJobOptions& options) {
+  auto opened = Dataset::Open(root);
+  SEDPACK_RETURN_NOT_OK(AgreeOnStatus(comm, opened.status()));
+  std::shared_ptr<Dataset> ds = std::move(opened).value();
+  DigestJob out;
+  if (!options.journal) {
+    SEDPACK_ASSIGN_OR_RETURN(out.digests, ComputeDigests(comm, ds, pass, nullptr));
+    SEDPACK_RETURN_NOT_OK(AgreeOnStatus(comm, comm.rank() == 0 ? WriteContentDigests(root, out.digests) : Status::OK()));
+    return out;
+  }
+  FileSystem* fs = ds->file_system();
+  auto sha = DatasetInfoSha256(root);
+  SEDPACK_RETURN_NOT_OK(AgreeOnStatus(comm, sha.status()));
+  const journal::JobParameters parameters = {{"job", "digest"}, {"dataset_info.json sha256", DigestHex(*sha)}};
+  const std::string id =
+      journal::JobIdFor("digest\n" + std::filesystem::absolute(root).lexically_normal().string());
+  Status local;
+  if (options.restart && comm.rank() == 0) local = journal::RemoveJobJournals(root, id, fs);
+  SEDPACK_RETURN_NOT_OK(AgreeOnStatus(comm, local));
+  auto recorded = journal::ReadJobEntries(root, id, parameters, "digest", fs);
+  SEDPACK_RETURN_NOT_OK(AgreeOnStatus(comm, recorded.status()));
+  const std::map<std::string, KnownDigest> known = DecodeDigestEntries(recorded->entries);
+  // Rank 0's journal takes over every rank's entries before the others start
+  // theirs afresh, so that a stop at any moment loses none of them.
+  std::unique_ptr<journal::JournalWriter> writer;
+  for (int turn = 0; turn < 2; ++turn) {
+    local = Status::OK();
+    if ((comm.rank() == 0) == (turn == 0)) {
+      std::vector<journal::JournalEntry> keep;
+      if (comm.rank() == 0) keep = recorded->entries;
+      auto started = journal::StartEntryJournal(root, id, comm.rank(), parameters, keep, fs);
+      local = started.status();
+      if (started.ok()) writer = std::move(started).value();
+    }
+    SEDPACK_RETURN_NOT_OK(AgreeOnStatus(comm, local));
+  }
+  journal::JournalQueue queue(writer.get());
+  DigestJournal job;
+  job.known = &known;
+  job.queue = &queue;
+  auto computed = ComputeDigests(comm, ds, pass, &job);
+  // What was computed is journaled, whatever the outcome, before the ranks agree.
+  const Status journaled = queue.Finish();
+  SEDPACK_RETURN_NOT_OK(computed.status());
+  SEDPACK_RETURN_NOT_OK(AgreeOnStatus(comm, journaled));
+  out.digests = std::move(computed).value();
+  SEDPACK_ASSIGN_OR_RETURN(std::int64_t kept, comm.AllreduceSum(static_cast<std::int64_t>(job.kept.load())));
+  out.shards_kept = static_cast<std::uint64_t>(kept);
+  if (kept > 0) out.resumed_job = id;
+  local = Status::OK();
+  if (comm.rank() == 0) {
+    local = WriteContentDigests(root, out.digests);
+    // The sidecar is written: the journals' work is in it.
+    if (local.ok()) local = journal::RemoveJobJournals(root, id, fs);
+    // An empty jobs folder says nothing: it goes.
+    if (local.ok()) (void)FileSystemOr(fs).Rmdir(JoinRoot(root, journal::kJournalDir).c_str());
+  }
+  SEDPACK_RETURN_NOT_OK(AgreeOnStatus(comm, local));
+  return out;
 }
 
 Status WriteContentDigests(const std::string& root, ContentDigests digests) {

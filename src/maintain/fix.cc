@@ -207,7 +207,14 @@ Result<DatasetDiagnosis> DiagnoseDataset(const Dataset& dataset) {
     for (const std::string& held : d.held_locks) job.running = job.running || held.compare(0, lock.size(), lock) == 0;
   }
   const std::string staging = RecompressStagingPath(root);
-  if (PathExists(staging)) d.leftovers.push_back({Leftover::Kind::kRecompress, staging, 0});
+  // A stopped journaled recompress keeps its staging tree for its rerun: a
+  // resumable job (removed with the abandoned ones), not garbage.
+  const auto staged = journal_internal::ListJournals(staging, nullptr).ValueOr({});
+  if (!staged.empty()) {
+    d.resumable_jobs.push_back(ResumableJob{staged.front().job_id, 0});
+  } else if (PathExists(staging)) {
+    d.leftovers.push_back({Leftover::Kind::kRecompress, staging, 0});
+  }
   DiagnoseSidecars(root, &d);
   return d;
 }
@@ -313,7 +320,11 @@ FixResult FixDataset(std::shared_ptr<Dataset> dataset, const FixOptions& options
   if (options.remove_abandoned_jobs && !d.packed) {
     for (const ResumableJob& job : d.resumable_jobs) {
       if (job.running) continue;
-      Status removed = journal_internal::DiscardJob(root, job.job_id, dataset->file_system());
+      const std::string staging = RecompressStagingPath(root);
+      const auto staged = journal_internal::ListJournals(staging, nullptr).ValueOr({});
+      const bool in_staging = !staged.empty() && staged.front().job_id == job.job_id;
+      Status removed = in_staging ? RemoveTree(staging)
+                                  : journal_internal::DiscardJob(root, job.job_id, dataset->file_system());
       if (!removed.ok()) return fail(FixStep::kCollect, removed);
       r.jobs_removed.push_back(job.job_id);
     }

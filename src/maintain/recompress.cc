@@ -13,6 +13,7 @@
 #include <cstring>
 #include <filesystem>
 #include <map>
+#include <optional>
 #include <mutex>
 #include <set>
 #include <sstream>
@@ -33,6 +34,8 @@
 #include "sedpack/dataset/dataset.h"
 #include "sedpack/io/file.h"
 #include "io/kill_point.h"
+#include "journal/entries_internal.h"
+#include "sidecar/sidecar_internal.h"
 #include "io/output_folder.h"
 #include "sedpack/cancel.h"
 #include "sedpack/maintain/content.h"
@@ -90,6 +93,105 @@ void DecodeHashes(const std::string& text, std::map<std::string, std::vector<std
   }
 }
 
+namespace journal = journal_internal;
+constexpr std::string_view kRecompressedKind = "recompressed shard";
+
+// What identifies a recompress job's output: the same call finds its stopped
+// run again, and a call that would write other bytes is refused.
+struct RecompressJob {
+  std::string id;
+  journal::JobParameters parameters;
+};
+
+Result<RecompressJob> RecompressJobFor(const Dataset& ds, const std::string& staging, const RecompressOptions& o,
+                                       int ranks) {
+  SEDPACK_ASSIGN_OR_RETURN(DatasetInfoDigest sha, DatasetInfoSha256(ds.root()));
+  std::string algos;
+  for (HashAlgorithm h : ds.info().dataset_structure.hash_checksum_algorithms) {
+    algos += (algos.empty() ? "" : ",") + std::string(HashAlgorithmName(h));
+  }
+  RecompressJob job;
+  job.parameters = {{"job", "recompress"},
+                    {"source dataset_info.json sha256", DigestHex(sha)},
+                    {"compression", o.compression == Compression::kNone ? "none" : std::string(CompressionName(o.compression))},
+                    {"level", o.codec.level == kDefaultCodecLevel ? "default" : std::to_string(o.codec.level)},
+                    {"codec threads", std::to_string(o.codec.threads)},
+                    {"hash checksums", algos},
+                    {"ranks", std::to_string(ranks)}};
+  job.id = journal::JobIdFor("recompress\n" + fs::absolute(ds.root()).lexically_normal().string() + "\n" +
+                             fs::absolute(staging).lexically_normal().string());
+  return job;
+}
+
+// One rewritten shard as journaled: enough to put it into the new tree
+// without reading its source again.
+struct RewrittenShard {
+  std::string path;
+  std::uint64_t size = 0;
+  std::uint64_t checksum = 0;  // codecs_internal::FastChecksum of its bytes
+  std::string digest;
+  std::string checks;  // its encoded checks sidecar record
+  std::vector<std::string> hashes;
+};
+
+bool IsCount(const std::string& s) {
+  return !s.empty() && s.size() <= 20 && s.find_first_not_of("0123456789") == std::string::npos;
+}
+
+journal::JournalEntry EncodeRewritten(const RewrittenShard& r) {
+  std::vector<std::string> fields = {r.path, std::to_string(r.size), std::to_string(r.checksum), r.digest, r.checks};
+  fields.insert(fields.end(), r.hashes.begin(), r.hashes.end());
+  return journal::JournalEntry{std::string(kRecompressedKind), journal::PackFields(fields)};
+}
+
+std::optional<RewrittenShard> DecodeRewritten(const journal::JournalEntry& e) {
+  std::vector<std::string> f;
+  if (e.kind != kRecompressedKind || !journal::UnpackFields(e.data, &f) || f.size() < 6 || f[0].empty() ||
+      !IsCount(f[1]) || !IsCount(f[2])) {
+    return std::nullopt;
+  }
+  RewrittenShard r{f[0], std::stoull(f[1]), std::stoull(f[2]), f[3], f[4], {f.begin() + 5, f.end()}};
+  return r;
+}
+
+// A journaled shard is kept only if its file in the staging tree still has the
+// recorded size and checksum (a later edit, a torn disk, a stale entry: it is
+// rewritten). The fast checksum of the checks sidecar, not the recorded hashes:
+// a resume reads the kept bytes once at memory speed.
+bool StillRewritten(const std::string& staging, const RewrittenShard& r) {
+  auto bytes = ReadFileBytes(JoinRoot(staging, r.path));
+  return bytes.ok() && bytes->size() == r.size && codecs_internal::FastChecksum(*bytes) == r.checksum;
+}
+
+// A stopped run's staging tree keeps only what its journals name under the
+// splits (a shard written but not journaled, a temporary file of a cut write,
+// the lists of a cut step 3 go: step 3 writes the lists again), and no
+// temporary file anywhere, so that nothing of it ends up in the new dataset.
+Status PruneStaging(const std::string& staging, const std::vector<journal::JournalEntry>& entries) {
+  std::set<std::string> keep, splits;
+  for (const auto& e : entries) {
+    if (auto r = DecodeRewritten(e)) keep.insert(r->path);
+  }
+  for (Split s : AllSplits()) splits.insert(std::string(SplitName(s)));
+  std::vector<std::string> remove;
+  SEDPACK_RETURN_NOT_OK(WalkTree(staging, [&](const TreeEntry& e, bool*) -> Status {
+    if (e.type != FileType::kRegular) return Status::OK();
+    const std::string top = e.relative.substr(0, e.relative.find('/'));
+    const bool in_split = splits.count(top) && top != e.relative;
+    if ((in_split && !keep.count(e.relative)) || IsAtomicWriteTempName(fs::path(e.relative).filename().string())) {
+      remove.push_back(e.relative);
+    }
+    return Status::OK();
+  }));
+  for (const std::string& rel : remove) {
+    const std::string path = JoinRoot(staging, rel);
+    if (CurrentFileSystem().Unlink(path.c_str()) != 0 && errno != ENOENT) {
+      return Status::IOError(path, ": cannot remove: ", std::strerror(errno));
+    }
+  }
+  return Status::OK();
+}
+
 // Rewrites one shard into the staging tree; returns its new hashes.
 Result<std::vector<std::string>> RecompressShard(const Dataset& ds, const ShardCheckTask& task,
                                                  Compression to, const CodecOptions& codec,
@@ -123,6 +225,7 @@ Result<std::vector<std::string>> RecompressShard(const Dataset& ds, const ShardC
                                               shard_internal::TakeShardWriteChecks(*writer));
   const std::string target = JoinRoot(staging, task.path);
   SEDPACK_RETURN_NOT_OK(CreateDirectories(fs::path(target).parent_path().string()));
+  // Not synced here: a journaled job makes it durable before its entry is appended (JournalQueue).
   SEDPACK_RETURN_NOT_OK(WriteFileAtomic(target, out));
   return HashBytes(algos, out);
 }
@@ -270,6 +373,26 @@ Status PrepareRecompress(const std::string& root, const RecompressOptions& o, co
                          StagingState* state, std::vector<std::string>& parts) {
   const bool in_place = o.out.empty();
   SEDPACK_ASSIGN_OR_RETURN(ds, Dataset::Open(root));
+  // A stopped run of the same job keeps its staging tree; one with other
+  // parameters is refused before anything is removed.
+  bool resuming = false;
+  if (o.journal && PathExists(staging)) {
+    SEDPACK_ASSIGN_OR_RETURN(RecompressJob job, RecompressJobFor(*ds, staging, o, ranks));
+    if (o.restart) {
+      SEDPACK_ASSIGN_OR_RETURN(auto journals, journal::ListJournals(staging, &CurrentFileSystem()));
+      for (const auto& j : journals) {
+        if (j.job_id == job.id) {
+          SEDPACK_RETURN_NOT_OK(RemoveTree(staging));
+          break;
+        }
+      }
+    } else {
+      SEDPACK_ASSIGN_OR_RETURN(auto recorded,
+                               journal::ReadJobEntries(staging, job.id, job.parameters, "recompress", &CurrentFileSystem()));
+      if (recorded.found) SEDPACK_RETURN_NOT_OK(PruneStaging(staging, recorded.entries));
+      resuming = recorded.found;
+    }
+  }
   DatasetStructure next = ds->info().dataset_structure;
   next.compression = o.compression;
   SEDPACK_RETURN_NOT_OK(Dataset::ValidateStructure(next).WithPrefix("recompress: "));
@@ -285,7 +408,8 @@ Status PrepareRecompress(const std::string& root, const RecompressOptions& o, co
     }
     if (p.kind == CheckProblem::Kind::kOrphan) ++summary.orphans_dropped;
   }
-  if (in_place) {
+  if (resuming) {
+  } else if (in_place) {
     SEDPACK_RETURN_NOT_OK(RemoveTree(staging));  // left by an interrupted run
   } else if (PathExists(staging) && !IsEmptyDirectory(staging)) {
     return Status::AlreadyExists(staging, " already exists; choose a new or empty folder");
@@ -315,7 +439,8 @@ Status WriteRecompressedChecks(const std::string& staging, const std::string& in
 Status WriteRecompressedTree(const Dataset& dataset, const std::string& root, const RecompressOptions& o,
                              const std::string& staging, const std::vector<std::string>& gathered,
                              const std::vector<std::string>& gathered_digests,
-                             const std::vector<std::string>& gathered_checks, StagingState* state) {
+                             const std::vector<std::string>& gathered_checks, const std::string& job_id,
+                             StagingState* state) {
   const Dataset* ds = &dataset;
   const bool in_place = o.out.empty();
   std::map<std::string, std::vector<std::string>> all;
@@ -353,6 +478,17 @@ Status WriteRecompressedTree(const Dataset& dataset, const std::string& root, co
     SEDPACK_ASSIGN_OR_RETURN(content.content_id, ContentIdOf(*ds, content.shards));
     SEDPACK_RETURN_NOT_OK(WriteContentDigests(staging, content));
   }
+  if (!job_id.empty()) {
+    // The new tree is complete: its journals go before it becomes the dataset
+    // (a stop between here and the swap costs a full rerun, never a journal in
+    // the dataset).
+    SEDPACK_RETURN_NOT_OK(journal::RemoveJobJournals(staging, job_id, &CurrentFileSystem()));
+    // The jobs folder goes too if the job made it (empty), as a run without a journal would leave none.
+    if (!PathExists(JoinRoot(ds->root(), journal::kJournalDir))) {
+      (void)CurrentFileSystem().Rmdir(JoinRoot(staging, journal::kJournalDir).c_str());
+    }
+    KillPoint("recompress journals removed", staging);
+  }
   if (!in_place) return Status::OK();
   if (o.fault) SEDPACK_RETURN_NOT_OK(o.fault("exchange"));
   // The last moment to stop: after the exchange the job is done.
@@ -382,34 +518,69 @@ struct RecompressWork {
         if (!first_error.ok()) break;
       }
       Status st = CheckCancelled();
+      if (st.ok() && queue) st = queue->status();  // a journal that cannot be written stops the job
+      if (st.ok() && !recorded.empty() && recorded[i] && StillRewritten(staging, *recorded[i])) {
+        ++kept;
+        Take(i, *recorded[i]);
+        continue;
+      }
+      TestShardDelay();  // lets a signal test stop the pass mid-way
+      if (st.ok()) st = CheckCancelled();
       if (st.ok() && o.fault) st = o.fault("shard " + mine[i].path);
-      std::uint64_t after = 0;
-      std::string digest;
+      RewrittenShard r;
+      r.path = mine[i].path;
       sidecar_internal::ShardChecks record;
       Result<std::vector<std::string>> h =
-          st.ok() ? RecompressShard(ds, mine[i], o.compression, o.codec, staging, &after, &digest, &record)
+          st.ok() ? RecompressShard(ds, mine[i], o.compression, o.codec, staging, &r.size, &r.digest, &record)
                   : Result<std::vector<std::string>>(st);
-      std::lock_guard<std::mutex> lock(mu);
+      if (h.ok()) {
+        r.hashes = std::move(h).value();
+        r.checksum = record.stored_checksum;
+        if (auto e = sidecar_internal::EncodeShardChecks(record); e.ok()) {
+          r.checks.assign(reinterpret_cast<const char*>(e->data()), e->size());
+        }
+        if (queue) {
+          queue->Push(EncodeRewritten(r), [path = JoinRoot(staging, r.path)] {
+            return journal::SyncFileAndFolder(path, &CurrentFileSystem());
+          });
+        }
+      }
       if (!h.ok()) {
+        std::lock_guard<std::mutex> lock(mu);
         if (first_error.ok()) first_error = h.status();
         break;
       }
-      new_hashes[mine[i].path] = std::move(h).value();
-      digests[mine[i].path] = {std::move(digest)};
-      if (auto e = sidecar_internal::EncodeShardChecks(record); e.ok()) {
-        checks.append(reinterpret_cast<const char*>(e->data()), e->size());
-      }
-      my_bytes += mine[i].size;
-      my_after += after;
-      ++my_files;
+      Take(i, r);
     }
     --running;
-    }
+  }
+
+  // Every shard written is journaled before the ranks agree on the pass.
+  void FinishJournal() {
+    if (!queue) return;
+    Status q = queue->Finish();
+    std::lock_guard<std::mutex> lock(mu);
+    if (first_error.ok() && !q.ok()) first_error = q;
+  }
+
+  // Shard `i` is done (rewritten now or kept from a stopped run).
+  void Take(std::size_t i, const RewrittenShard& r) {
+    std::lock_guard<std::mutex> lock(mu);
+    new_hashes[r.path] = r.hashes;
+    digests[r.path] = {r.digest};
+    checks += r.checks;
+    my_bytes += mine[i].size;
+    my_after += r.size;
+    ++my_files;
+  }
 
   const Dataset& ds;
   const RecompressOptions& o;
   const std::string& staging;
   const std::vector<ShardCheckTask>& mine;
+  std::vector<std::optional<RewrittenShard>> recorded;  // by task: what a stopped run journaled
+  journal::JournalQueue* queue = nullptr;               // null: not journaled
+  std::atomic<std::uint64_t> kept{0};
   std::map<std::string, std::vector<std::string>> new_hashes, digests;
   std::string checks;  // the checks sidecar records of the shards rewritten, encoded
   std::mutex mu;
@@ -419,6 +590,58 @@ struct RecompressWork {
   std::atomic<int> running;
   std::atomic<bool> stop{false};
 };
+
+// This rank's part of a journaled job: what every rank of a stopped run
+// journaled for this rank's shards (checked by the workers before it is
+// kept), and the entries its journal starts again with, so that a stop before
+// they are checked loses none of them (a stale one is rewritten).
+Status ReadRecompressJournals(const Dataset& ds, const RecompressOptions& o, const std::string& staging, int ranks,
+                              RecompressWork* w, std::vector<journal::JournalEntry>* keep, RecompressJob* out) {
+  SEDPACK_ASSIGN_OR_RETURN(RecompressJob job, RecompressJobFor(ds, staging, o, ranks));
+  SEDPACK_ASSIGN_OR_RETURN(auto recorded,
+                           journal::ReadJobEntries(staging, job.id, job.parameters, "recompress", &CurrentFileSystem()));
+  std::map<std::string, RewrittenShard> by_path;
+  for (const auto& e : recorded.entries) {
+    if (auto r = DecodeRewritten(e)) by_path[r->path] = std::move(*r);  // the last entry of a path counts
+  }
+  w->recorded.assign(w->mine.size(), std::nullopt);
+  for (std::size_t i = 0; i < w->mine.size(); ++i) {
+    const auto it = by_path.find(w->mine[i].path);
+    if (it == by_path.end()) continue;
+    keep->push_back(EncodeRewritten(it->second));
+    w->recorded[i] = std::move(it->second);
+  }
+  *out = std::move(job);
+  return Status::OK();
+}
+
+// Collective: this rank's journal, started again with what it takes over.
+Status OpenRecompressJournal(Comm& comm, const Dataset& ds, const RecompressOptions& o, const std::string& staging,
+                             RecompressWork* w, std::unique_ptr<journal::JournalWriter>* writer, std::string* job_id) {
+  RecompressJob job;
+  std::vector<journal::JournalEntry> keep;
+  Status local = ReadRecompressJournals(ds, o, staging, comm.size(), w, &keep, &job);
+  // Every rank has read the journals before any is replaced.
+  SEDPACK_RETURN_NOT_OK(AgreeOnStatus(comm, local));
+  *job_id = job.id;
+  auto started = journal::StartEntryJournal(staging, job.id, comm.rank(), job.parameters, keep, &CurrentFileSystem());
+  local = started.status();
+  if (started.ok()) *writer = std::move(started).value();
+  return AgreeOnStatus(comm, local);
+}
+
+// Collective: the counts of every rank.
+Status SumCounts(Comm& comm, const RecompressWork& w, RecompressSummary* summary) {
+  const auto sum = [&](std::uint64_t mine, std::uint64_t* all) -> Status {
+    SEDPACK_ASSIGN_OR_RETURN(std::int64_t total, comm.AllreduceSum(static_cast<std::int64_t>(mine)));
+    *all = static_cast<std::uint64_t>(total);
+    return Status::OK();
+  };
+  SEDPACK_RETURN_NOT_OK(sum(w.my_after.load(), &summary->bytes_after));
+  SEDPACK_RETURN_NOT_OK(sum(w.my_bytes.load(), &summary->bytes_before));
+  SEDPACK_RETURN_NOT_OK(sum(w.my_files.load(), &summary->files));
+  return sum(w.kept.load(), &summary->shards_kept);
+}
 
 Result<RecompressSummary> RecompressSteps(Comm& comm, const std::string& root, const RecompressOptions& o,
                                           StagingState* state) {
@@ -451,6 +674,14 @@ Result<RecompressSummary> RecompressSteps(Comm& comm, const std::string& root, c
   SEDPACK_ASSIGN_OR_RETURN(std::vector<ShardCheckTask> mine, DecodeShardTasks(mine_text));
   const int threads = ResolveThreads(o.threads);
   RecompressWork w(*ds, o, staging, mine, threads);
+  std::unique_ptr<journal::JournalWriter> journal;
+  std::unique_ptr<journal::JournalQueue> queue;
+  std::string job_id;
+  if (o.journal) {
+    SEDPACK_RETURN_NOT_OK(OpenRecompressJournal(comm, *ds, o, staging, &w, &journal, &job_id));
+    queue = std::make_unique<journal::JournalQueue>(journal.get());
+    w.queue = queue.get();
+  }
   auto& mu = w.mu;
   auto& my_bytes = w.my_bytes;
   auto& first_error = w.first_error;
@@ -501,6 +732,7 @@ Result<RecompressSummary> RecompressSteps(Comm& comm, const std::string& root, c
     }
   }
   for (auto& t : pool) t.join();
+  w.FinishJournal();
   relay_failures();  // a failure in the last 50 ms
   if (rank != 0) {
     collector.Send(my_bytes.load(), true);
@@ -519,16 +751,12 @@ Result<RecompressSummary> RecompressSteps(Comm& comm, const std::string& root, c
   SEDPACK_ASSIGN_OR_RETURN(std::vector<std::string> gathered, comm.Gatherv(EncodeHashes(w.new_hashes), 0));
   SEDPACK_ASSIGN_OR_RETURN(std::vector<std::string> gathered_digests, comm.Gatherv(EncodeHashes(w.digests), 0));
   SEDPACK_ASSIGN_OR_RETURN(std::vector<std::string> gathered_checks, comm.Gatherv(w.checks, 0));
-  SEDPACK_ASSIGN_OR_RETURN(std::int64_t after_all, comm.AllreduceSum(static_cast<std::int64_t>(w.my_after.load())));
-  SEDPACK_ASSIGN_OR_RETURN(std::int64_t before_all, comm.AllreduceSum(static_cast<std::int64_t>(my_bytes.load())));
-  SEDPACK_ASSIGN_OR_RETURN(std::int64_t files_all, comm.AllreduceSum(static_cast<std::int64_t>(w.my_files.load())));
+  SEDPACK_RETURN_NOT_OK(SumCounts(comm, w, &summary));
   if (rank == 0) {
-    local = WriteRecompressedTree(*ds, root, o, staging, gathered, gathered_digests, gathered_checks, state);
+    local = WriteRecompressedTree(*ds, root, o, staging, gathered, gathered_digests, gathered_checks, job_id, state);
   }
   SEDPACK_RETURN_NOT_OK(AgreeOnStatus(comm, local));
-  summary.files = static_cast<std::uint64_t>(files_all);
-  summary.bytes_before = static_cast<std::uint64_t>(before_all);
-  summary.bytes_after = static_cast<std::uint64_t>(after_all);
+  if (summary.shards_kept > 0) summary.resumed_job = job_id;
   summary.seconds = std::chrono::duration<double>(Clock::now() - start).count();
   if (rank == 0) progress(true);
   return summary;
@@ -543,7 +771,10 @@ Result<RecompressSummary> Recompress(Comm& comm, const std::string& root, const 
   // folder was made (they are joined before the agreement on step 2), so rank 0
   // can put it back: the dataset stays as it was, a new --out folder goes.
   if (!summary.ok() && state.ours && !state.exchanged) {
-    io_internal::RestoreOutputFolder(o.out.empty() ? RecompressStagingPath(root) : o.out, state.existed);
+    const std::string staging = o.out.empty() ? RecompressStagingPath(root) : o.out;
+    // A journaled job keeps its staging tree for the rerun, once its journals are in it.
+    const bool kept = o.journal && !journal::ListJournals(staging, &CurrentFileSystem()).ValueOr({}).empty();
+    if (!kept) io_internal::RestoreOutputFolder(staging, state.existed);
   }
   return summary;
 }

@@ -84,7 +84,7 @@ class PassProgress {
 }  // namespace
 
 Status ForEachShard(Comm& comm, const Dataset& ds, const CheckOptions& walk_options, const ShardPassOptions& pass,
-                    int* threads_used, const ShardFn& fn) {
+                    int* threads_used, const ShardFn& fn, const ShardSkipFn& skip) {
   std::vector<std::string> parts;
   std::uint64_t bytes_total = 0, shards_total = 0;
   Status local;
@@ -123,6 +123,10 @@ Status ForEachShard(Comm& comm, const Dataset& ds, const CheckOptions& walk_opti
   auto work = [&](int t) {
     for (std::size_t i; !stop.load(std::memory_order_relaxed) && (i = next.fetch_add(1)) < mine.size();) {
       const ShardCheckTask& task = mine[i];
+      if (skip && skip(task)) {
+        bytes_done.fetch_add(task.size, std::memory_order_relaxed);
+        continue;
+      }
       if (pass.before_shard) pass.before_shard(comm.rank());
       TestShardDelay();
       Status s = [&]() -> Status {

@@ -290,7 +290,8 @@ def main():
     ap.add_argument("--points", type=int, default=24, help="kill points per job (at least)")
     ap.add_argument("--commit-points", type=int, default=0,
                     help="try only this many steps of the commit window (default 0: every step)")
-    ap.add_argument("--jobs", default="writer,mpi-writer,recompress,append,resumable,mpi-resumable")
+    ap.add_argument("--jobs", default="writer,mpi-writer,recompress,recompress-resumable,append,resumable,"
+                                      "mpi-resumable")
     args = ap.parse_args()
     h = Harness(args)
 
@@ -320,9 +321,17 @@ def main():
                               args=lambda ds: fresh(ds) + ["--resumable"], resumable=True,
                               commit=lambda what, path: what == "rename" and path.endswith("/dataset_info.json")),
         "recompress": dict(name="recompress", setup=make_base,
-                           args=lambda ds: ["recompress", ds, "--compression", "ZSTD", "--threads", "2"],
-                           rerun=lambda ds: ["recompress", ds, "--compression", "ZSTD", "--threads", "2"],
+                           args=lambda ds: ["recompress", ds, "--compression", "ZSTD", "--threads", "2",
+                                            "--no-journal"],
+                           rerun=lambda ds: ["recompress", ds, "--compression", "ZSTD", "--threads", "2",
+                                             "--no-journal"],
                            commit=lambda what, path: what == "exchange"),
+        # Journaled (the default): killed anywhere, also inside a journal append,
+        # the same command keeps the shards journaled in the staging tree and
+        # finishes with the uninterrupted result.
+        "recompress-resumable": dict(name="recompress-resumable", setup=make_base, resumable=True,
+                                     args=lambda ds: ["recompress", ds, "--compression", "ZSTD", "--threads", "2"],
+                                     commit=lambda what, path: what == "exchange"),
         "append": dict(name="append", setup=make_base,
                        args=lambda ds: ["generate", h.config, ds, "--append", *more, *small],
                        rerun=lambda ds: ["generate", h.config, ds, "--append", *more, *small],

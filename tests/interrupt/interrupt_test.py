@@ -264,13 +264,15 @@ class Harness:
                                                 shards_under=self.path("a1")))),
             ("recompress (in place)", lambda: ([self.sedpack, "recompress", copy("r1"), "--compression", "ZSTD",
                                                 "--threads", "2"], signal.SIGINT, dict(existing=self.path("r1")))),
+            # Journaled jobs keep their work when stopped (resume_maintain_test.py);
+            # without a journal nothing is left.
             ("recompress --out", lambda: ([self.sedpack, "recompress", base, "--compression", "ZSTD", "--out",
-                                           self.path("r2"), "--threads", "2"], signal.SIGTERM,
+                                           self.path("r2"), "--threads", "2", "--no-journal"], signal.SIGTERM,
                                           dict(fresh=self.path("r2")))),
             # digest and stats read the 150 MB base in well under a second: each
             # shard of the pass waits 100 ms first, so that the signal, 50 ms after
             # the handler is in place, comes mid-pass on any machine.
-            ("digest", lambda: ([self.sedpack, "digest", copy("d1"), "--threads", "1"], signal.SIGINT,
+            ("digest", lambda: ([self.sedpack, "digest", copy("d1"), "--threads", "1", "--no-journal"], signal.SIGINT,
                                 dict(existing=self.path("d1"), delay=0.05, shard_delay_ms=100))),
             ("stats --write", lambda: ([self.sedpack, "stats", copy("s1"), "--write", "--threads", "1"],
                                        signal.SIGTERM, dict(existing=self.path("s1"), delay=0.05,
@@ -279,7 +281,7 @@ class Harness:
                               dict(fresh=self.path("p1.pack"), delay=0.1, may_finish=True))),
             ("unpack", lambda: ([self.sedpack, "unpack", pack, self.path("u1")], signal.SIGTERM,
                                 dict(fresh=self.path("u1"), delay=0.05, may_finish=True))),
-            ("index build", lambda: ([self.sedpack, "index", "build", copy("i1")], signal.SIGINT,
+            ("index build", lambda: ([self.sedpack, "index", "build", copy("i1"), "--no-journal"], signal.SIGINT,
                                      dict(existing=self.path("i1"), delay=0, may_finish=True))),
             ("fix --gc --apply", lambda: ([self.sedpack, "fix", copy("f1"), "--gc", "--apply"], signal.SIGINT,
                                           dict(existing=self.path("f1"), delay=0, may_finish=True))),

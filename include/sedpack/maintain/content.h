@@ -50,6 +50,26 @@ Result<std::string> ContentIdOf(const Dataset& dataset, const std::map<std::stri
 
 /// Write the sidecar for `root` (dataset_info_sha256 is set from the file on disk).
 Status WriteContentDigests(const std::string& root, ContentDigests digests);
+
+/// A `sedpack digest` job that survives a stop: each shard's digest is
+/// journaled under the dataset's .sedpack-hpc/jobs/ (bound to its
+/// dataset_info.json) as it is computed; a rerun keeps the digests journaled
+/// for shards still of the recorded size and hashes and computes only the
+/// rest. The sidecar is then written and the journals removed.
+struct DigestJobOptions {
+  bool journal = true;
+  bool restart = false;  ///< throw a stopped run's journals away first
+};
+struct DigestJob {
+  ContentDigests digests;  ///< as written
+  std::string resumed_job;  ///< the stopped run's job id when digests were kept from it
+  std::uint64_t shards_kept = 0;
+};
+/// Collective; rank 0 writes the sidecar. AlreadyExists (naming the
+/// difference, suggesting --restart) if a stopped run's journal was made for
+/// another dataset_info.json.
+Result<DigestJob> DigestDataset(Comm& comm, const std::string& root, const ShardPassOptions& pass,
+                                const DigestJobOptions& job);
 /// Read the sidecar; NotFound if there is none.
 Result<ContentDigests> ReadContentDigests(const std::string& root);
 

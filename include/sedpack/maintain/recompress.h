@@ -67,6 +67,11 @@ struct RecompressOptions {
   /// "dataset_info", "exchange"); a non-OK status stops the job there, as a
   /// failure would (the staging folder is removed, see Recompress).
   std::function<Status(std::string_view step)> fault;
+  /// Journal each rewritten shard in the staging tree's .sedpack-hpc/jobs/, and
+  /// keep a stopped run's staging tree, so that the same call again rewrites
+  /// only the shards not yet journaled; `restart` throws a stopped run away.
+  bool journal = false;
+  bool restart = false;
 };
 
 struct RecompressSummary {
@@ -76,6 +81,8 @@ struct RecompressSummary {
   std::uint64_t orphans_dropped = 0;  ///< unlisted files under the splits, not carried over
   double seconds = 0;
   std::string staging;  ///< where the new tree was built
+  std::string resumed_job;  ///< the stopped run's job id when shards were kept from it
+  std::uint64_t shards_kept = 0;  ///< shards of a stopped run kept (not rewritten)
 };
 
 /// Recompress every shard of the dataset at `root` (collective over `comm`).

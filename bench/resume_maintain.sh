@@ -1,0 +1,118 @@
+#!/usr/bin/env bash
+# Resumed maintenance jobs (recompress, digest, index build) against a full run,
+# in one run, on a generated TinyAES-shaped dataset (configs/generate_tinyaes.json
+# with SHARD examples per shard: 2304 examples, ~370 MB of LZ4 shards):
+#  - full: the journaled job run to the end (median of REPEAT runs);
+#  - stopped: the same job stopped by SIGTERM right after the journal record at
+#    ~45% of its units (SEDPACK_TEST_KILL_AT/_SIGNAL=15, io/kill_point.h: the
+#    signal lands at a known point, as SLURM's at the time limit would anywhere);
+#  - rerun: the same command again, its time and its ratio to the full run
+#    (target <= 0.60 plus start-up), and whether its result equals an
+#    uninterrupted run's (every byte of the tree for recompress, content.json
+#    for digest, index.bin for index build);
+#  - overhead: journal against --no-journal, REPEAT interleaved pairs, medians.
+# Index build reads only shards_list.json files; the dataset gets BRANCHES
+# appends so that its tree has subtrees to journal.
+# Usage: bench/resume_maintain.sh [BUILD_DIR] [WORKDIR] [REPEAT] [SHARD] [BRANCHES]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+BUILD="${1:-build}"
+WORK="${2:-${TMPDIR:-/tmp}/sedpack-resume-maintain-bench}"
+REPEAT="${3:-3}"
+SHARD="${4:-32}"
+BRANCHES="${5:-24}"
+BIN="$(cd "$BUILD" && pwd)/src/cli/sedpack"
+rm -rf "$WORK"
+mkdir -p "$WORK"
+calc() { awk "BEGIN { print $1 }"; }
+median() { sort -g | awk '{a[NR]=$1} END {print (NR % 2) ? a[(NR+1)/2] : (a[NR/2] + a[NR/2+1]) / 2}'; }
+now() { date +%s.%N; }
+# Seconds of one run of "$@" (its output to the log; a failure ends the bench).
+timed() {
+  local t0 t1
+  t0=$(now)
+  "$@" >>"$WORK/log" 2>&1
+  t1=$(now)
+  calc "$t1 - $t0"
+}
+
+python3 - "$WORK/gen.json" "$SHARD" <<'PY'
+import json, sys
+c = json.load(open("configs/generate_tinyaes.json"))
+c["dataset_structure"]["examples_per_shard"] = int(sys.argv[2])
+json.dump(c, open(sys.argv[1], "w"))
+PY
+DS="$WORK/ds"
+"$BIN" generate "$WORK/gen.json" "$DS" -q
+for _ in $(seq 1 "$BRANCHES"); do
+  "$BIN" generate "$WORK/gen.json" "$DS" -q --append --examples-train 4 --examples-test 0 --examples-holdout 0
+done
+echo "dataset: $(du -sh "$DS" | cut -f1), $(find "$DS" -name '*.fb' | wc -l) shards, $(find "$DS" -name shards_list.json | wc -l) lists"
+
+# The command of job $1 writing into $2 (a copy for digest and index build).
+job_argv() {
+  case "$1" in
+    recompress) echo "$BIN recompress $DS --compression zstd -o $2 -q --threads 2" ;;
+    digest) echo "$BIN digest $2 -q --threads 2" ;;
+    index) echo "$BIN index build $2 -q --threads 2" ;;
+  esac
+}
+# Make $2 ready for a run of job $1.
+prepare() {
+  rm -rf "$2"
+  case "$1" in
+    recompress) ;;
+    *) cp -a "$DS" "$2"; rm -f "$2/.sedpack-hpc/content.json" "$2/.sedpack-hpc/index.bin" ;;
+  esac
+}
+# What must equal an uninterrupted run: a digest of the files.
+result() {
+  case "$1" in
+    recompress) (cd "$2" && find . -type f -print0 | sort -z | xargs -0 sha256sum | sha256sum | cut -c1-16) ;;
+    digest) sha256sum <"$2/.sedpack-hpc/content.json" | cut -c1-16 ;;
+    index) sha256sum <"$2/.sedpack-hpc/index.bin" | cut -c1-16 ;;
+  esac
+}
+
+printf "%-11s %9s %9s %9s %7s %6s %-18s %s\n" command "full s" stopped "rerun s" ratio equal "kept" "journal overhead"
+for job in recompress digest index; do
+  out="$WORK/out-$job"
+  # Reference (no journal) and the full journaled runs, interleaved for the overhead.
+  plain=() journaled=()
+  for _ in $(seq 1 "$REPEAT"); do
+    prepare "$job" "$out"
+    plain+=("$(timed $(job_argv "$job" "$out") --no-journal)")
+    reference=$(result "$job" "$out")
+    prepare "$job" "$out"
+    journaled+=("$(timed $(job_argv "$job" "$out"))")
+  done
+  full=$(printf "%s\n" "${journaled[@]}" | median)
+  bare=$(printf "%s\n" "${plain[@]}" | median)
+  # Where ~45% of the journal records are.
+  prepare "$job" "$out"
+  SEDPACK_TEST_STEP_LOG="$WORK/steps" $(job_argv "$job" "$out") >>"$WORK/log" 2>&1
+  mapfile -t steps < <(awk -F'\t' '$3 == "journal" { print $2 }' "$WORK/steps" | sort -n)
+  rm -f "$WORK/steps"
+  n=${#steps[@]}
+  if [ "$n" -lt 4 ]; then
+    printf "%-11s %9.2f %9s %9s %7s %6s %-18s %+.1f%%\n" "$job" "$full" "-" "-" "-" "-" "$n units" \
+      "$(calc "100 * ($full - $bare) / $bare")"
+    continue
+  fi
+  k=${steps[$(( (n - 1) * 45 / 100 ))]}
+  prepare "$job" "$out"
+  set +e
+  SEDPACK_TEST_KILL_AT=$k SEDPACK_TEST_KILL_SIGNAL=15 $(job_argv "$job" "$out") >>"$WORK/log" 2>&1
+  rc=$?
+  set -e
+  t0=$(now)
+  $(job_argv "$job" "$out") >"$WORK/rerun.out" 2>"$WORK/rerun.err"
+  t1=$(now)
+  rerun=$(calc "$t1 - $t0")
+  kept=$(grep -o 'resumed job [^:]*: [0-9]* of [0-9]*' "$WORK/rerun.err" | sed 's/.*: //' || true)
+  equal=no
+  [ "$(result "$job" "$out")" = "$reference" ] && equal=yes
+  printf "%-11s %9.2f %9s %9.2f %7.2f %6s %-18s %+.1f%%\n" "$job" "$full" "exit $rc" "$rerun" \
+    "$(calc "$rerun / $full")" "$equal" "${kept:-none}" "$(calc "100 * ($full - $bare) / $bare")"
+done
+echo "(full and overhead: medians of $REPEAT interleaved runs with and without --no-journal; kept: units of the stopped run kept by the rerun)"

@@ -1,0 +1,148 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "journal/entries_internal.h"
+
+#include <fcntl.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+
+#include "sedpack/io/file.h"
+
+namespace sedpack::journal_internal {
+
+Result<RecordedEntries> ReadJobEntries(const std::string& root, const std::string& job_id,
+                                       const JobParameters& parameters, const std::string& what, FileSystem* fs) {
+  RecordedEntries out;
+  SEDPACK_ASSIGN_OR_RETURN(std::vector<JournalFile> journals, ListJournals(root, fs));
+  for (const JournalFile& j : journals) {
+    if (j.job_id != job_id) continue;
+    auto read = ReadJournal(root, j.rel, fs);
+    // A journal torn before its header validated records nothing to keep.
+    if (!read.ok()) {
+      if (read.status().code() == StatusCode::kNotFound || read.status().code() == StatusCode::kCorruption) continue;
+      return read.status();
+    }
+    const std::string diff = DifferingParameter(read->parameters, parameters);
+    if (!diff.empty()) {
+      return Status::AlreadyExists(what, ": this run differs from the stopped run recorded in ", JoinRoot(root, j.rel),
+                                     " (", diff, "); run the same command again, or add --restart to throw the "
+                                     "stopped run's work away");
+    }
+    out.found = true;
+    for (JournalEntry& e : read->entries) out.entries.push_back(std::move(e));
+  }
+  return out;
+}
+
+Result<std::unique_ptr<JournalWriter>> StartEntryJournal(const std::string& root, const std::string& job_id, int rank,
+                                                         const JobParameters& parameters,
+                                                         const std::vector<JournalEntry>& kept, FileSystem* fs) {
+  // Never made through a link that leads out of the dataset (the sidecar folder, say).
+  SEDPACK_RETURN_NOT_OK(CheckStaysBeneath(root, JournalPath(job_id, rank), fs));
+  SEDPACK_RETURN_NOT_OK(CreateDirectories(JoinRoot(root, kJournalDir), fs));
+  return JournalWriter::Create(root, JournalPath(job_id, rank), parameters, kept, fs);
+}
+
+Status RemoveJobJournals(const std::string& root, const std::string& job_id, FileSystem* fs) {
+  SEDPACK_ASSIGN_OR_RETURN(std::vector<JournalFile> journals, ListJournals(root, fs));
+  FileSystem& f = FileSystemOr(fs);
+  for (const JournalFile& j : journals) {
+    if (j.job_id != job_id) continue;
+    const std::string path = JoinRoot(root, j.rel);
+    if (f.Unlink(path.c_str()) != 0 && errno != ENOENT) {
+      return Status::IOError(path, ": cannot remove the job journal: ", std::strerror(errno));
+    }
+  }
+  return Status::OK();
+}
+
+JournalQueue::JournalQueue(JournalWriter* writer, std::size_t limit)
+    : writer_(writer), limit_(limit < 1 ? 1 : limit), thread_([this] { Run(); }) {}
+
+JournalQueue::~JournalQueue() { (void)Finish(); }
+
+void JournalQueue::Push(JournalEntry entry, std::function<Status()> before) {
+  std::unique_lock<std::mutex> lock(mu_);
+  room_.wait(lock, [this] { return queue_.size() < limit_ || done_; });
+  queue_.emplace_back(std::move(entry), std::move(before));
+  cv_.notify_one();
+}
+
+Status JournalQueue::status() {
+  std::lock_guard<std::mutex> lock(mu_);
+  return first_error_;
+}
+
+Status JournalQueue::Finish() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    done_ = true;
+    cv_.notify_one();
+  }
+  if (thread_.joinable()) thread_.join();
+  std::lock_guard<std::mutex> lock(mu_);
+  return first_error_;
+}
+
+void JournalQueue::Run() {
+  std::unique_lock<std::mutex> lock(mu_);
+  for (;;) {
+    cv_.wait(lock, [this] { return done_ || !queue_.empty(); });
+    if (queue_.empty()) return;  // done, and nothing left
+    auto [entry, before] = std::move(queue_.front());
+    queue_.pop_front();
+    room_.notify_all();
+    if (!first_error_.ok()) continue;  // after a failure nothing more is recorded
+    lock.unlock();
+    // One record per entry (no batching): a job has as many journal steps
+    // (kill points, io/kill_point.h) in every run, the crash test counts on it.
+    Status st = before ? before() : Status::OK();
+    if (st.ok()) st = writer_->Append(entry);
+    lock.lock();
+    if (!st.ok() && first_error_.ok()) first_error_ = st;
+  }
+}
+
+Status SyncFileAndFolder(const std::string& path, FileSystem* fs) {
+  FileSystem& f = FileSystemOr(fs);
+  for (const std::string& p : {path, std::filesystem::path(path).parent_path().string()}) {
+    const int fd = f.Open(p.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return Status::IOError(p, ": cannot open to fsync: ", std::strerror(errno));
+    const int rc = f.Fsync(fd);
+    const int err = errno;
+    (void)f.Close(fd);
+    if (rc != 0) return Status::IOError(p, ": cannot fsync: ", std::strerror(err));
+  }
+  return Status::OK();
+}
+
+std::string PackFields(const std::vector<std::string>& fields) {
+  std::string out;
+  for (const std::string& f : fields) {
+    out += std::to_string(f.size());
+    out += ':';
+    out += f;
+  }
+  return out;
+}
+
+bool UnpackFields(std::string_view data, std::vector<std::string>* fields) {
+  fields->clear();
+  while (!data.empty()) {
+    const std::size_t colon = data.find(':');
+    if (colon == std::string_view::npos || colon == 0 || colon > 12) return false;
+    std::uint64_t n = 0;
+    for (char c : data.substr(0, colon)) {
+      if (c < '0' || c > '9') return false;
+      n = n * 10 + static_cast<std::uint64_t>(c - '0');
+    }
+    data.remove_prefix(colon + 1);
+    if (n > data.size()) return false;
+    fields->emplace_back(data.substr(0, n));
+    data.remove_prefix(n);
+  }
+  return true;
+}
+
+}  // namespace sedpack::journal_internal
