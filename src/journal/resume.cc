@@ -81,6 +81,40 @@ Status RemoveUnkept(const Dataset& dataset, const std::string& folder, const std
 
 }  // namespace
 
+namespace {
+
+// Where a shard stands in its rank's job: the same fields on both sides.
+template <typename To, typename From>
+To WithPlace(const From& from) {
+  To to;
+  to.seq = from.seq;
+  to.split = from.split;
+  to.first = from.first;
+  to.size = from.size;
+  return to;
+}
+
+}  // namespace
+
+JournalUnit ToJournalUnit(const FilledShard& shard) {
+  auto u = WithPlace<JournalUnit>(shard);
+  u.shard = shard.info;
+  if (auto e = sidecar_internal::EncodeShardChecks(shard.checks); e.ok()) u.checks = std::move(e).value();
+  return u;
+}
+
+FilledShard ToFilledShard(const JournalUnit& unit) {
+  auto f = WithPlace<FilledShard>(unit);
+  f.info = unit.shard;
+  auto checks = sidecar_internal::DecodeShardChecksList(unit.checks);
+  if (checks.ok() && checks->size() == 1) {
+    f.checks = std::move((*checks)[0]);
+  } else {
+    f.checks.path = unit.shard.file_infos[0].file_path;  // no record: reads check the hashes
+  }
+  return f;
+}
+
 Result<RankResume> ResumeRank(const Dataset& dataset, const std::string& job_id, int rank,
                               const std::string& folder, const JobParameters& parameters, bool restart) {
   FileSystem* fs = dataset.file_system();
@@ -104,20 +138,8 @@ Result<RankResume> ResumeRank(const Dataset& dataset, const std::string& job_id,
   for (const JournalUnit& u : units) keep.insert(u.shard.file_infos[0].file_path);
   SEDPACK_RETURN_NOT_OK(RemoveUnkept(dataset, folder, keep));
   for (const JournalUnit& u : units) {
-    FilledShard f;
-    f.split = u.split;
-    f.seq = u.seq;
-    f.first = u.first;
-    f.size = u.size;
-    f.info = u.shard;
-    auto checks = sidecar_internal::DecodeShardChecksList(u.checks);
-    if (checks.ok() && checks->size() == 1) {
-      f.checks = std::move((*checks)[0]);
-    } else {
-      f.checks.path = u.shard.file_infos[0].file_path;  // no record: reads check the hashes
-    }
     out.kept_examples[static_cast<int>(u.split)] += static_cast<std::uint64_t>(u.shard.number_of_examples);
-    out.kept.push_back(std::move(f));
+    out.kept.push_back(ToFilledShard(u));
   }
   SEDPACK_RETURN_NOT_OK(CreateDirectories(dataset.PathOf(kJournalDir), fs));
   // A kill while the journal was being rewritten left its temporary file.

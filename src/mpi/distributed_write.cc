@@ -196,16 +196,8 @@ Status DistributedWriter::StartJournal(const DistributedWriteOptions& options) {
   journal_shards_ = resumed.recorded;
   journal_ = std::move(resumed.journal);
   JournalWriter* journal = journal_.get();
-  FillerAccess::KeepWrittenShards(*filler_, [journal](const FilledShard& f) {
-    JournalUnit u;
-    u.seq = f.seq;
-    u.split = f.split;
-    u.first = f.first;
-    u.size = f.size;
-    u.shard = f.info;
-    if (auto e = sidecar_internal::EncodeShardChecks(f.checks); e.ok()) u.checks = std::move(e).value();
-    return journal->Append(u);
-  });
+  FillerAccess::KeepWrittenShards(*filler_,
+                                  [journal](const FilledShard& f) { return journal->Append(ToJournalUnit(f)); });
   return FillerAccess::ResumeFrom(*filler_, resumed.kept);
 }
 
