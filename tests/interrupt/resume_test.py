@@ -210,6 +210,9 @@ class Harness:
             self.stop_and_resume("mpirun -n 2 " + name, mpi + argv, ds, reference, 0.45, "SIGKILL", rank=1, ranks=2)
         steps = self.journal_steps(argv, ds)
         self.run(argv, {"SEDPACK_TEST_KILL_AT": str(steps[len(steps) // 2])})
+        out, _ = self.must([self.sedpack, "verify", ds])
+        if "resumable_job" not in out:
+            raise Failure("%s: verify does not note the stopped job:\n%s" % (name, out))
         os.utime(touched, None)
         self.refused(argv, word)
         self.table.append((name, "input touched", "-", "refused (exit 2)"))
