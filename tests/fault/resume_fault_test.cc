@@ -11,6 +11,7 @@
 #include <vector>
 
 #include <filesystem>
+#include <fstream>
 #include <functional>
 #include <memory>
 
@@ -88,7 +89,8 @@ RunResult ResultOf(const Result<Summary>& r) {
 
 // Count the writes of a whole job, then fill the disk from a third and from
 // two thirds of them; each stopped job is run again on a healthy disk and
-// must end with `want`.
+// must end with `want`, keeping its shards the first time and none after
+// they were damaged the second.
 void FullDiskThenResume(const std::string& dir, const Job& job, const std::vector<std::string>& want) {
   std::int64_t writes = 0;
   {
@@ -112,9 +114,29 @@ void FullDiskThenResume(const std::string& dir, const Job& job, const std::vecto
       EXPECT_FALSE(job(out).status.ok());
       EXPECT_TRUE(full.fired());
     }
+    // The second stop: every shard on disk damaged in its last byte first, so
+    // the rerun must keep none of those its journal names.
+    const bool damage = at != writes / 3;
+    if (damage) {
+      for (const auto& e : std::filesystem::recursive_directory_iterator(out)) {
+        const std::string path = e.path().string();
+        if (!e.is_regular_file() || e.path().extension() == ".json" || path.find("/.sedpack-hpc/") != std::string::npos) {
+          continue;
+        }
+        std::fstream f(e.path(), std::ios::in | std::ios::out | std::ios::binary);
+        f.seekg(-1, std::ios::end);
+        const char c = static_cast<char>(f.get() ^ 0x5A);
+        f.seekp(-1, std::ios::end);
+        f.put(c);
+      }
+    }
     const RunResult resumed = job(out);
     ASSERT_OK(resumed.status);
-    EXPECT_GT(resumed.kept_shards, 0u);
+    if (damage) {
+      EXPECT_EQ(resumed.kept_shards, 0u);
+    } else {
+      EXPECT_GT(resumed.kept_shards, 0u);
+    }
     EXPECT_GE(resumed.journal_shards, resumed.kept_shards);
     EXPECT_EQ(ReadAll(out), want);
   }
