@@ -322,6 +322,14 @@ Result<CaptureImportSummary> ImportCapture(Comm& comm, const CaptureImportConfig
   job.progress = options.progress;
   job.name_rows_in_write_errors = true;
   job.file_system = options.file_system;
+  if (!options.command.empty()) job.who = options.command;
+  if (options.resumable || options.restart) {
+    job.resume_parameters = {{"command", std::string(job.who)}, {"config", options.config_digest}};
+    for (auto& p : import_internal::InputParameters(options.input_files, options.file_system)) {
+      job.resume_parameters.push_back(std::move(p));
+    }
+    job.restart = options.restart;
+  }
   SEDPACK_ASSIGN_OR_RETURN(import_internal::ImportResult r,
                            import_internal::Import(comm, plans.status(), splits, out, job));
   CaptureImportSummary summary;

@@ -17,6 +17,7 @@
 
 #include "sedpack/cancel.h"
 #include "sedpack/codecs/compress.h"
+#include "sedpack/codecs/hash.h"
 #include "sedpack/comm/comm.h"
 #include "sedpack/io/file.h"
 #include "io/user_output_internal.h"
@@ -417,6 +418,44 @@ void AddQuietOption(po::options_description* options) {
 }
 
 bool QuietOption(const po::variables_map& vm) { return vm.count("quiet") && vm["quiet"].as<bool>(); }
+
+void AddJournalOptions(po::options_description* options) {
+  options->add_options()
+      ("resumable", po::bool_switch(),
+       "the default: journal finished shards, so that the same command run again after a stop (signal, kill, "
+       "full disk) keeps them and writes only the rest")
+      ("no-journal", po::bool_switch(),
+       "all or nothing: a stopped job removes what it wrote (the output as it was before)")
+      ("restart", po::bool_switch(), "throw away an earlier run's journal and shards first");
+}
+
+Result<JournalChoice> JournalOptions(const po::variables_map& vm) {
+  JournalChoice c;
+  const bool off = vm.count("no-journal") && vm["no-journal"].as<bool>();
+  c.restart = vm.count("restart") && vm["restart"].as<bool>();
+  if (off && (c.restart || (vm.count("resumable") && vm["resumable"].as<bool>()))) {
+    return Status::InvalidArgument("--no-journal cannot be used with ", c.restart ? "--restart" : "--resumable");
+  }
+  c.resumable = !off;
+  SetResumableJob(c.resumable);
+  return c;
+}
+
+std::string MappingDigest(const po::variables_map& vm, std::initializer_list<const char*> options) {
+  std::string text = vm.count("config") ? ReadFileText(vm["config"].as<std::string>()).ValueOr("") : "";
+  for (const char* o : options) {
+    if (!vm.count(o)) continue;
+    const auto& v = vm[o].value();
+    if (const auto* str = boost::any_cast<std::string>(&v)) {
+      text += std::string("\n--") + o + "=" + *str;
+    } else if (const auto* on = boost::any_cast<bool>(&v); on && *on) {
+      text += std::string("\n--") + o;
+    }
+  }
+  auto digest = HashBytes(std::vector<HashAlgorithm>{HashAlgorithm::kSha256},
+                          std::as_bytes(std::span<const char>(text.data(), text.size())));
+  return digest.ok() ? (*digest)[0].substr(0, 16) : "?";
+}
 
 void AddJsonOption(po::options_description* options) {
   options->add_options()("json", po::value<std::string>()->value_name("FILE")->implicit_value("-"),

@@ -6,6 +6,7 @@
 #include <boost/program_options.hpp>
 
 #include <chrono>
+#include <initializer_list>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -163,6 +164,19 @@ Result<bool> ProgressOption(const po::variables_map& vm);
 /// -q/--quiet: no summary on stdout, only errors.
 void AddQuietOption(po::options_description* options);
 bool QuietOption(const po::variables_map& vm);
+/// --resumable (the default, still accepted), --no-journal, --restart of the
+/// writing commands that journal their finished shards.
+void AddJournalOptions(po::options_description* options);
+struct JournalChoice {
+  bool resumable = true;  ///< journal finished shards; a stopped job keeps them
+  bool restart = false;   ///< throw an earlier run's journal and shards away first
+};
+/// The choice of AddJournalOptions (a usage error names the clashing options);
+/// also tells ReportInterrupted whether the finished work is kept.
+Result<JournalChoice> JournalOptions(const po::variables_map& vm);
+/// What identifies a job's mapping for its journal: a digest of the --config
+/// file's text (if given) and of the `options` given on the command line.
+std::string MappingDigest(const po::variables_map& vm, std::initializer_list<const char*> options);
 /// --json [FILE|-]: the report as JSON (FILE, or standard output for - or none).
 void AddJsonOption(po::options_description* options);
 /// The --json target ("-" for standard output), nullopt without --json.

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // `sedpack import-chipwhisperer`, `inspect-chipwhisperer`: ChipWhisperer projects in.
+#include <filesystem>
 #include <iostream>
 
 #include "cli/cmd_capture.h"
@@ -23,7 +24,8 @@ const CommandSpec kImportChipWhispererSpec = {
     "--traces-float32 stores the traces as float32 when every value converts exactly\n"
     "(else it fails naming the first value and its error); with --allow-rounding it\n"
     "rounds and reports the largest error. Paths in the project naming \"..\", a drive\n"
-    "or an absolute path are refused.\n",
+    "or an absolute path are refused. A stopped job keeps its finished shards and the\n"
+    "same command run again imports only the rest, as import-trs.\n",
     "  sedpack import-chipwhisperer project.cwp -o ds\n"
     "      every enabled segment, every numeric array\n"
     "  sedpack import-chipwhisperer project.zip -o ds --traces-float32\n"
@@ -73,6 +75,25 @@ std::string Quote(const std::string& s) {
   return o + "\"";
 }
 
+// The files a project's import reads (the project, each enabled segment's
+// config and arrays; a zipped project is one file), for a resumable job's
+// parameters. A project that does not load names only itself: the import
+// reports why.
+std::vector<std::string> ProjectFiles(const std::string& project) {
+  std::vector<std::string> files{project};
+  auto p = InspectChipWhisperer(project);
+  if (!p.ok() || p->zipped) return files;
+  const std::filesystem::path dir = std::filesystem::path(project).parent_path();
+  for (const CwSegment& seg : p->segments) {
+    if (!seg.enabled) continue;
+    files.push_back((dir / seg.config_file).string());
+    for (const CwArrayInfo& a : seg.arrays) {
+      if (!a.skipped) files.push_back((dir / a.file).string());
+    }
+  }
+  return files;
+}
+
 }  // namespace
 
 int RunImportChipWhisperer(const std::vector<std::string>& args) {
@@ -105,6 +126,7 @@ int RunImportChipWhisperer(const std::vector<std::string>& args) {
   };
   CaptureImportOptions io;
   io.allow_inexact_float32 = vm["allow-rounding"].as<bool>();
+  io.input_files = ProjectFiles(project);
   return RunCaptureImport("import-chipwhisperer", "import_chipwhisperer", vm, open, adjust, io);
 }
 

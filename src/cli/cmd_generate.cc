@@ -39,11 +39,14 @@ const CommandSpec kGenerateSpec = {
     "stdout at the end.\n"
     "\n"
     "Crash safety: shards are written first and the metadata last, as one journaled\n"
-    "commit, so a job that is killed leaves the dataset as it was (or, for a new\n"
-    "dataset, empty or absent). A job that fails or is interrupted (SIGINT, SIGTERM;\n"
-    "exit 130/143) removes what it wrote: a new OUT is removed, an existing dataset\n"
-    "stays at its last commit; rerun the same command. After a SIGKILL,\n"
-    "`sedpack fix OUT --gc --apply` removes the shards of the killed job.\n"
+    "commit, so readers never see a job that did not finish. Every rank journals the\n"
+    "shards it finished (.sedpack-hpc/jobs/): a job that is stopped (SIGINT, SIGTERM:\n"
+    "exit 130/143; SIGKILL, a lost rank, a full disk) keeps them, and the same command\n"
+    "run again checks them and writes only the rest (\"resumed job ID: k of n shards\n"
+    "kept\"); a rerun with other parameters is refused (exit 2) naming the first;\n"
+    "--restart throws the kept work away. With --no-journal a stopped job removes\n"
+    "what it wrote instead: a new OUT is removed, an existing dataset stays at its\n"
+    "last commit; after a SIGKILL `sedpack fix OUT --gc --apply` removes its shards.\n"
     "\n"
     "Concurrent appends: any number of `generate --append` jobs (each with any number\n"
     "of ranks, on any hosts) may write into one dataset at the same time; each commits\n"
@@ -146,14 +149,13 @@ std::string ProgressLine(const GenerateProgress& p) {
 // GenerateOverComm. Progress and the summary are printed once, by rank 0; a
 // rank's own failure by that rank, another rank's only by rank 0.
 int RunGenerateParallel(CliComm& cc, const GenerateConfig& config, const std::string& out,
-                        const CommitLockOptions& lock, bool quiet, const po::variables_map& vm) {
+                        const CommitLockOptions& lock, bool quiet, const JournalChoice& journal) {
   const int rank = cc.comm().rank();
   ProgressPrinter printer(rank == 0 && (config.params.progress || StderrIsTty()));
   ParallelGenerateOptions options;
   options.commit_lock = lock;
-  options.restart = vm["restart"].as<bool>();
-  options.resumable = vm["resumable"].as<bool>() || options.restart;
-  SetResumableJob(options.resumable);
+  options.resumable = journal.resumable;
+  options.restart = journal.restart;
   if (printer.enabled()) {
     options.progress = [&](const GenerateProgress& p) {
       printer.Update(ProgressLine(p), p.finished);
@@ -177,9 +179,9 @@ int RunGenerateParallel(CliComm& cc, const GenerateConfig& config, const std::st
   }
   if (rank == 0 && !quiet) {
     const ParallelGenerateSummary& s = *job;
-    std::printf("generated %llu examples %s %s with %d ranks (job %s)\n",
+    std::printf("generated %llu examples %s %s with %d rank%s (job %s)\n",
                 static_cast<unsigned long long>(s.examples_total), s.appended ? "appended to" : "into", out.c_str(),
-                s.ranks, s.job_id.c_str());
+                s.ranks, s.ranks == 1 ? "" : "s", s.job_id.c_str());
     std::printf("  %s of values (%s on disk) in %s: %s/s\n", FormatBytes(static_cast<double>(s.bytes)).c_str(),
                 FormatBytes(static_cast<double>(DiskUsage(out))).c_str(), FormatDuration(s.seconds).c_str(),
                 FormatBytes(static_cast<double>(s.bytes) / std::max(s.seconds, 1e-9)).c_str());
@@ -218,14 +220,11 @@ po::options_description GenerateOptionsDescription() {
       ("append", po::value<std::string>()->value_name("BOOL")->implicit_value("true"),
        "add the examples to the existing dataset OUT (its structure is kept; each split's indices "
        "continue from its current count) (generate.append)")
-      ("resumable", po::bool_switch(),
-       "journal finished shards so that the same command run again after a stop (signal, kill, full disk) "
-       "keeps them and writes only the rest")
-      ("restart", po::bool_switch(), "with --resumable: throw away an earlier run's journal and shards first")
       ("lock-wait", po::value<std::string>()->value_name("SECONDS"),
        "give up waiting for the dataset's commit lock after this long (default 600)")
       ("lock-stale", po::value<std::string>()->value_name("SECONDS"),
        "a lock holder on another host whose heartbeat stopped this long ago is dead (default 60)");
+  AddJournalOptions(&options);
   AddStructureOptions(&options);
   return options;
 }
@@ -355,11 +354,15 @@ int RunGenerate(const std::vector<std::string>& args) {
   }
   CommitLockOptions lock;
   if (auto code = ParseLockOptions(vm, &lock)) return *code;
+  auto journal = JournalOptions(vm);
+  if (!journal.ok()) return UsageError("generate", journal.status().message());
   auto started = StartComm();
   if (!started.ok()) return ReportError(started.status());
   CliComm& cc = **started;
-  if (cc.comm().size() > 1 || config.params.append || vm["resumable"].as<bool>() || vm["restart"].as<bool>()) {
-    return RunGenerateParallel(cc, config, out, lock, QuietOption(vm), vm);
+  // A journaled job (the default) goes the way of N ranks, whose writer keeps
+  // the journal; only --no-journal on one rank takes the all-or-nothing path.
+  if (cc.comm().size() > 1 || config.params.append || journal->resumable) {
+    return RunGenerateParallel(cc, config, out, lock, QuietOption(vm), *journal);
   }
   if (Status st = PrepareGenerateOutput(out); !st.ok()) return ReportError(st);
 

@@ -32,8 +32,10 @@ const CommandSpec kImportHdf5Spec = {
     "rows in ascending order, whatever the number of ranks.\n"
     "Values are converted only when exact (float64 43.0 -> uint8 is fine; 3.5 or 300 is\n"
     "an error naming file, dataset, field, row and value). Every input is checked\n"
-    "(datasets, fields, types, shapes, row counts) before anything is written; on any\n"
-    "failure OUT is left as it was (removed if the job created it).\n",
+    "(datasets, fields, types, shapes, row counts) before anything is written. Each\n"
+    "rank journals its finished shards: a job stopped while writing (signal, kill, lost\n"
+    "rank, full disk) keeps them and the same command run again imports only the rest;\n"
+    "with --no-journal any failure leaves OUT as it was (removed if the job created it).\n",
     "  sedpack inspect-hdf5 ascad.h5 --mapping > map.json\n"
     "      a starting mapping to edit\n"
     "  sedpack import-hdf5 -c map.json ascad.h5 -o ascad\n"
@@ -121,10 +123,8 @@ int RunImportHdf5(const std::vector<std::string>& args) {
       ("memory-budget", po::value<std::string>()->value_name("MB"),
        "memory per rank for read blocks and pending shards (import_hdf5.memory_budget_mb, default 256)")
       ("progress", po::value<std::string>()->value_name("BOOL")->implicit_value("true"),
-       "progress on stderr even when it is not a terminal (import_hdf5.progress)")
-      ("resumable", po::bool_switch(),
-       "journal finished shards so that the same command run again after a stop keeps them and imports only the rest")
-      ("restart", po::bool_switch(), "with --resumable: throw away an earlier run's journal and shards first");
+       "progress on stderr even when it is not a terminal (import_hdf5.progress)");
+  AddJournalOptions(&options);
   AddStructureOptions(&options);
   po::positional_options_description positional;
   positional.add("files", -1);
@@ -158,25 +158,17 @@ int RunImportHdf5(const std::vector<std::string>& args) {
   if (out.empty()) return UsageError("import-hdf5", "missing OUT (the last argument, --out or import_hdf5.output)");
   if (inputs.empty()) return UsageError("import-hdf5", "missing INPUT.h5 (or import_hdf5.inputs)");
 
+  auto journal = JournalOptions(vm);
+  if (!journal.ok()) return UsageError("import-hdf5", journal.status().message());
   auto started = StartComm();
   if (!started.ok()) return ReportError(started.status());
   CliComm& cc = **started;
   const int rank = cc.comm().rank();
   ProgressPrinter printer(rank == 0 && (config.params.progress || StderrIsTty()));
   Hdf5ImportOptions io;
-  io.restart = vm["restart"].as<bool>();
-  io.resumable = vm["resumable"].as<bool>() || io.restart;
-  SetResumableJob(io.resumable);
-  if (io.resumable) {
-    // The config as given, plus the options that override it.
-    std::string text = ReadFileText(vm["config"].as<std::string>()).ValueOr("");
-    for (const char* o : {"threads", "level", "memory-budget"}) {
-      if (vm.count(o)) text += std::string("\n--") + o + "=" + vm[o].as<std::string>();
-    }
-    auto digest = HashBytes(std::vector<HashAlgorithm>{HashAlgorithm::kSha256},
-                            std::as_bytes(std::span<const char>(text.data(), text.size())));
-    io.config_digest = digest.ok() ? (*digest)[0].substr(0, 16) : "?";
-  }
+  io.restart = journal->restart;
+  io.resumable = journal->resumable;
+  if (io.resumable) io.config_digest = MappingDigest(vm, {"threads", "level", "memory-budget"});
   if (printer.enabled()) {
     io.progress = [&](const Hdf5ImportProgress& p) { printer.Update(ImportProgressLine(p), p.finished); };
   }

@@ -25,7 +25,11 @@ const CommandSpec kImportTrsSpec = {
     "`sedpack inspect-trs FILE --mapping` prints that config: edit it to rename, drop or\n"
     "window attributes (same shape as import-hdf5's, key \"import_trs\").\n\n"
     "A NUMBER_TRACES that disagrees with the file size is refused; --complete-records\n"
-    "imports the complete records the file holds. On any failure OUT is left as it was.\n",
+    "imports the complete records the file holds. A failure found before writing leaves\n"
+    "OUT as it was. A job stopped while writing (signal, kill, full disk) keeps its\n"
+    "finished shards, journaled under OUT/.sedpack-hpc/jobs/, and the same command run\n"
+    "again imports only the rest (--restart: from scratch; --no-journal: a stopped job\n"
+    "removes what it wrote).\n",
     "  sedpack import-trs capture.trs -o ds\n"
     "      every field of the file, in its own dtype\n"
     "  sedpack import-trs part1.trs part2.trs -c map.json -o ds --progress\n"
@@ -88,6 +92,7 @@ void AddCaptureImportOptions(po::options_description* options) {
        "memory per rank for read blocks and pending shards (default 256)")
       ("quiet,q", po::bool_switch(), "print nothing but errors");
   AddProgressOption(options);
+  AddJournalOptions(options);
   AddStructureOptions(options);
 }
 
@@ -127,6 +132,15 @@ int RunCaptureImport(std::string_view command, std::string_view key, const po::v
   if (!vm.count("out")) return UsageError(command, "missing -o/--out OUT");
   const std::string out = vm["out"].as<std::string>();
   const bool quiet = vm["quiet"].as<bool>();
+  auto journal = JournalOptions(vm);
+  if (!journal.ok()) return UsageError(command, journal.status().message());
+  options.resumable = journal->resumable;
+  options.restart = journal->restart;
+  options.command = std::string(command);
+  if (options.resumable) {
+    options.config_digest =
+        MappingDigest(vm, {"threads", "memory-budget", "complete-records", "traces-float32", "allow-rounding"});
+  }
   auto started = StartComm();
   if (!started.ok()) return ReportError(started.status());
   CliComm& cc = **started;
@@ -166,6 +180,10 @@ int RunCaptureImport(std::string_view command, std::string_view key, const po::v
   auto summary = ImportCapture(cc.comm(), *config, *inputs, out, options);
   printer.Finish();
   if (!summary.ok()) return CollectiveFailure(cc, summary.status());
+  if (root && summary->journal_shards > 0) {
+    std::cerr << "sedpack " << command << ": resumed job " << summary->job_id << ": " << summary->kept_shards
+              << " of " << summary->journal_shards << " shards kept\n";
+  }
   if (root && !quiet) {
     const CaptureImportSummary& s = *summary;
     std::printf("imported %llu traces (train %llu, test %llu, holdout %llu) from %zu input%s into %s with %d rank%s "
@@ -207,7 +225,9 @@ int RunImportTrs(const std::vector<std::string>& args) {
     }
     return inputs;
   };
-  return RunCaptureImport("import-trs", "import_trs", vm, open, nullptr, {});
+  CaptureImportOptions io;
+  io.input_files = files;
+  return RunCaptureImport("import-trs", "import_trs", vm, open, nullptr, io);
 }
 
 namespace {

@@ -7,8 +7,11 @@
 #include <cerrno>
 #include <cstring>
 #include <map>
+#include <optional>
 #include <set>
+#include <span>
 
+#include "codecs/decode_points_internal.h"
 #include "codecs/hash_fd.h"
 #include "sedpack/io/file.h"
 #include "sidecar/checks_internal.h"
@@ -16,8 +19,27 @@
 namespace sedpack::journal_internal {
 namespace {
 
+// Whether the open shard's stored bytes have the checks sidecar record's fast
+// checksum (XXH3, several GB/s, as a verified read checks a shard); nullopt
+// when the unit has no record of its size to check against.
+std::optional<bool> FastChecksumHolds(FileSystem& fs, int fd, const JournalUnit& u) {
+  auto checks = sidecar_internal::DecodeShardChecksList(u.checks);
+  if (!checks.ok() || checks->size() != 1 || (*checks)[0].stored_size != u.size) return std::nullopt;
+  codecs_internal::FastChecksummer sum;
+  std::vector<std::byte> buffer(std::min<std::uint64_t>(u.size, 4ULL << 20));
+  for (std::uint64_t at = 0; at < u.size;) {
+    const long got = fs.Pread(fd, buffer.data(), std::min<std::uint64_t>(buffer.size(), u.size - at),
+                              static_cast<std::int64_t>(at));
+    if (got < 0 && errno == EINTR) continue;
+    if (got <= 0) return false;
+    sum.Update(std::span<const std::byte>(buffer.data(), static_cast<std::size_t>(got)));
+    at += static_cast<std::uint64_t>(got);
+  }
+  return sum.Digest() == (*checks)[0].stored_checksum;
+}
+
 // Whether the unit's file is the one the journal recorded: inside the rank's
-// folders, of the recorded size, with the recorded hashes.
+// folders, of the recorded size, with the recorded checksum (or hashes).
 bool UnitHolds(const Dataset& dataset, const std::string& folder, const JournalUnit& u) {
   const std::string& rel = u.shard.file_infos[0].file_path;
   const std::string prefix = std::string(SplitName(u.split)) + "/" + folder + "/";
@@ -29,9 +51,15 @@ bool UnitHolds(const Dataset& dataset, const std::string& folder, const JournalU
   const std::string path = dataset.PathOf(rel);
   const int fd = fs.Open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return false;
-  auto hashes = HashFd(dataset.info().dataset_structure.hash_checksum_algorithms, fd, path, dataset.file_system());
+  bool holds = false;
+  if (std::optional<bool> fast = FastChecksumHolds(fs, fd, u)) {
+    holds = *fast;
+  } else {
+    auto hashes = HashFd(dataset.info().dataset_structure.hash_checksum_algorithms, fd, path, dataset.file_system());
+    holds = hashes.ok() && *hashes == u.shard.file_infos[0].hash_checksums;
+  }
   (void)fs.Close(fd);
-  return hashes.ok() && *hashes == u.shard.file_infos[0].hash_checksums;
+  return holds;
 }
 
 // The units to keep: seq 0, 1, 2, ... as long as each holds. A gap (a shard
@@ -81,6 +109,40 @@ Status RemoveUnkept(const Dataset& dataset, const std::string& folder, const std
 
 }  // namespace
 
+namespace {
+
+// Where a shard stands in its rank's job: the same fields on both sides.
+template <typename To, typename From>
+To WithPlace(const From& from) {
+  To to;
+  to.seq = from.seq;
+  to.split = from.split;
+  to.first = from.first;
+  to.size = from.size;
+  return to;
+}
+
+}  // namespace
+
+JournalUnit ToJournalUnit(const FilledShard& shard) {
+  auto u = WithPlace<JournalUnit>(shard);
+  u.shard = shard.info;
+  if (auto e = sidecar_internal::EncodeShardChecks(shard.checks); e.ok()) u.checks = std::move(e).value();
+  return u;
+}
+
+FilledShard ToFilledShard(const JournalUnit& unit) {
+  auto f = WithPlace<FilledShard>(unit);
+  f.info = unit.shard;
+  auto checks = sidecar_internal::DecodeShardChecksList(unit.checks);
+  if (checks.ok() && checks->size() == 1) {
+    f.checks = std::move((*checks)[0]);
+  } else {
+    f.checks.path = unit.shard.file_infos[0].file_path;  // no record: reads check the hashes
+  }
+  return f;
+}
+
 Result<RankResume> ResumeRank(const Dataset& dataset, const std::string& job_id, int rank,
                               const std::string& folder, const JobParameters& parameters, bool restart) {
   FileSystem* fs = dataset.file_system();
@@ -104,20 +166,8 @@ Result<RankResume> ResumeRank(const Dataset& dataset, const std::string& job_id,
   for (const JournalUnit& u : units) keep.insert(u.shard.file_infos[0].file_path);
   SEDPACK_RETURN_NOT_OK(RemoveUnkept(dataset, folder, keep));
   for (const JournalUnit& u : units) {
-    FilledShard f;
-    f.split = u.split;
-    f.seq = u.seq;
-    f.first = u.first;
-    f.size = u.size;
-    f.info = u.shard;
-    auto checks = sidecar_internal::DecodeShardChecksList(u.checks);
-    if (checks.ok() && checks->size() == 1) {
-      f.checks = std::move((*checks)[0]);
-    } else {
-      f.checks.path = u.shard.file_infos[0].file_path;  // no record: reads check the hashes
-    }
     out.kept_examples[static_cast<int>(u.split)] += static_cast<std::uint64_t>(u.shard.number_of_examples);
-    out.kept.push_back(std::move(f));
+    out.kept.push_back(ToFilledShard(u));
   }
   SEDPACK_RETURN_NOT_OK(CreateDirectories(dataset.PathOf(kJournalDir), fs));
   // A kill while the journal was being rewritten left its temporary file.

@@ -25,6 +25,12 @@ struct RankResume {
   std::unique_ptr<JournalWriter> journal;  ///< open for the shards this run writes
 };
 
+/// A shard a filler wrote as its journal record, and back: the one place
+/// that knows how the two correspond (the checks sidecar record is stored
+/// encoded; a record that does not decode leaves the shard to its hashes).
+JournalUnit ToJournalUnit(const FilledShard& shard);
+FilledShard ToFilledShard(const JournalUnit& unit);
+
 /// Rank `rank` of job `job_id`, writing into `<split>/<folder>/` of `dataset`:
 /// reads its journal (none, or `restart`: start empty); InvalidArgument naming
 /// the first parameter that differs from `parameters` (a rerun with other

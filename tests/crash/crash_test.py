@@ -299,7 +299,12 @@ def main():
     first = ["--examples-train", "40", "--examples-test", "16", "--examples-holdout", "0"]
     more = ["--examples-train", "24", "--examples-test", "8", "--examples-holdout", "0"]
 
+    # All or nothing (--no-journal): a killed job leaves the dataset as it was.
     def fresh(ds):
+        return ["generate", h.config, ds, *first, *small, "--examples-per-shard", "8", "--no-journal"]
+
+    # Journaled (the default): a killed job keeps its finished shards.
+    def journaled(ds):
         return ["generate", h.config, ds, *first, *small, "--examples-per-shard", "8"]
 
     def make_base(ds):
@@ -307,18 +312,18 @@ def main():
 
     jobs = {
         "writer": dict(name="writer", setup=lambda ds: None, args=fresh,
-                       rerun=lambda ds: ["generate", h.config, ds, *first, *small, "--append"],
+                       rerun=lambda ds: ["generate", h.config, ds, *first, *small, "--append", "--no-journal"],
                        commit=lambda what, path: what == "rename" and path.endswith("/dataset_info.json")),
         "mpi-writer": dict(name="mpi-writer", ranks=2, setup=lambda ds: None, args=fresh,
-                           rerun=lambda ds: ["generate", h.config, ds, *first, *small, "--append"],
+                           rerun=lambda ds: ["generate", h.config, ds, *first, *small, "--append", "--no-journal"],
                            commit=lambda what, path: what == "rename" and path.endswith("/dataset_info.json")),
         # Killed anywhere, also inside a journal append (the "journal" steps), the
-        # same --resumable command finishes the job with the uninterrupted result.
-        "resumable": dict(name="resumable", setup=lambda ds: None, args=lambda ds: fresh(ds) + ["--resumable"],
+        # same command finishes the job with the uninterrupted result.
+        "resumable": dict(name="resumable", setup=lambda ds: None, args=journaled,
                           resumable=True,
                           commit=lambda what, path: what == "rename" and path.endswith("/dataset_info.json")),
         "mpi-resumable": dict(name="mpi-resumable", ranks=2, setup=lambda ds: None,
-                              args=lambda ds: fresh(ds) + ["--resumable"], resumable=True,
+                              args=journaled, resumable=True,
                               commit=lambda what, path: what == "rename" and path.endswith("/dataset_info.json")),
         "recompress": dict(name="recompress", setup=make_base,
                            args=lambda ds: ["recompress", ds, "--compression", "ZSTD", "--threads", "2",
@@ -333,8 +338,8 @@ def main():
                                      args=lambda ds: ["recompress", ds, "--compression", "ZSTD", "--threads", "2"],
                                      commit=lambda what, path: what == "exchange"),
         "append": dict(name="append", setup=make_base,
-                       args=lambda ds: ["generate", h.config, ds, "--append", *more, *small],
-                       rerun=lambda ds: ["generate", h.config, ds, "--append", *more, *small],
+                       args=lambda ds: ["generate", h.config, ds, "--append", *more, *small, "--no-journal"],
+                       rerun=lambda ds: ["generate", h.config, ds, "--append", *more, *small, "--no-journal"],
                        commit=lambda what, path: what == "rename" and path.endswith("/dataset_info.json")),
     }
     ok = True

@@ -144,7 +144,9 @@ def check_invalid_utf8(sedpack, work):
     mapping = os.path.join(work, "bad.json")
     run(sedpack, "inspect-hdf5", bad, "--mapping", stdout=mapping)
     out = os.path.join(work, "bad_ds")
-    r = subprocess.run([sedpack, "import-hdf5", "-c", mapping, bad, "-o", out, "-q"], capture_output=True, text=True)
+    # All or nothing (--no-journal): nothing is left behind.
+    r = subprocess.run([sedpack, "import-hdf5", "-c", mapping, bad, "-o", out, "-q", "--no-journal"],
+                       capture_output=True, text=True)
     if r.returncode != 2 or "/serial: row 1: the value is not valid UTF-8" not in r.stderr or \
             '"dtype": "bytes"' not in r.stderr or os.path.exists(out):
         sys.exit(f"FAIL: invalid UTF-8 as str: exit {r.returncode}, {r.stderr!r}")

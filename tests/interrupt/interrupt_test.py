@@ -113,7 +113,7 @@ class Harness:
     def generate_args(self, out, examples, threads=2):
         return [self.sedpack, "generate", self.config, out, "--examples-train", str(examples),
                 "--examples-test", "0", "--examples-holdout", "0", "--trace-length", "20000",
-                "--threads", str(threads)]
+                "--threads", str(threads), "--no-journal"]
 
     def mpi(self, argv):
         return [self.mpirun, "-n", "2", "--oversubscribe"] + argv
@@ -291,7 +291,7 @@ class Harness:
             self.must([self.make_h5, "ascad1", h5, "trace_len=700", "profiling_rows=40000", "attack_rows=100",
                        "fixed_key=1", "float_metadata=1"])
             cases.append(("import-hdf5", lambda: ([self.sedpack, "import-hdf5", "--config", self.import_config, h5,
-                                                   self.path("h1"), "--threads", "2"], signal.SIGTERM,
+                                                   self.path("h1"), "--threads", "2", "--no-journal"], signal.SIGTERM,
                                                   dict(fresh=self.path("h1"), delay=0.15))))
         if self.mpirun:
             # GZIP at zlib's level 9 keeps these jobs running for a few seconds on

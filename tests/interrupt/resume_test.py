@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: Apache-2.0
-"""Resumable jobs: stop a `--resumable` job at a known point, run the same command
-again, and compare with an uninterrupted run.
+"""Resumable jobs: stop a job (journaled by default; `--resumable` says so) at a
+known point, run the same command again, and compare with an uninterrupted run
+(generate, import-hdf5, import-trs, import-chipwhisperer).
 
 Every stop is deterministic: the job is first run to the end with
 SEDPACK_TEST_STEP_LOG, which lists its disk changes (io/kill_point.h); the
@@ -16,6 +17,7 @@ or a touched input is refused with exit 2 naming the parameter; --restart
 throws the kept work away; `fix` and `verify` report a stopped job, `fix --gc
 --apply` keeps its shards and `fix --remove-abandoned-jobs` removes them.
 Usage: resume_test.py SEDPACK CONFIG WORKDIR [--mpirun MPIRUN] [--make-h5 TOOL --import-config CONFIG]
+                      [--trs-tool trs_tool.py]
 """
 import argparse
 import os
@@ -40,6 +42,7 @@ class Harness:
         self.mpirun = args.mpirun
         self.make_h5 = args.make_h5
         self.import_config = args.import_config
+        self.trs_tool = args.trs_tool
         self.failures = []
         self.table = []
         shutil.rmtree(self.work, ignore_errors=True)
@@ -138,7 +141,7 @@ class Harness:
         self.must([self.sedpack, "generate", self.config, reference_ds, *small])
         reference = self.dump(reference_ds)
         ds = self.path("g")
-        argv = [self.sedpack, "generate", self.config, ds, *small, "--resumable"]
+        argv = [self.sedpack, "generate", self.config, ds, *small]
         for fraction, sig in ((0.45, "SIGTERM"), (0.1, "SIGKILL"), (0.8, "SIGKILL")):
             self.stop_and_resume("generate", argv, ds, reference, fraction, sig)
 
@@ -169,8 +172,7 @@ class Harness:
 
         if self.mpirun:
             mpi = [self.mpirun, "-np", "2", "--oversubscribe"]
-            argv = mpi + [self.sedpack, "generate", self.config, ds, *small[:-3], "--threads", "1", "-q",
-                          "--resumable"]
+            argv = mpi + [self.sedpack, "generate", self.config, ds, *small[:-3], "--threads", "1", "-q"]
             self.stop_and_resume("mpirun -n 2 generate", argv, ds, reference, 0.45, "SIGKILL", rank=1, ranks=2)
             steps = self.journal_steps(argv, ds, 0)
             self.run(argv, {"SEDPACK_TEST_KILL_AT": str(steps[len(steps) // 2]), "SEDPACK_TEST_KILL_RANK": "0"})
@@ -200,8 +202,57 @@ class Harness:
         self.refused(argv, "input 1")
         self.table.append(("import-hdf5", "input touched", "-", "refused (exit 2)"))
 
+    def capture_case(self, name, argv, ds, reference, touched, word):
+        """Stops by SIGTERM and (under mpirun) SIGKILL of rank 1 of 2, a touched input, --restart."""
+        self.stop_and_resume(name, argv, ds, reference, 0.45, "SIGTERM")
+        if self.mpirun:
+            mpi = [self.mpirun, "-np", "2", "--oversubscribe"]
+            self.stop_and_resume("mpirun -n 2 " + name, mpi + argv, ds, reference, 0.45, "SIGKILL", rank=1, ranks=2)
+        steps = self.journal_steps(argv, ds)
+        self.run(argv, {"SEDPACK_TEST_KILL_AT": str(steps[len(steps) // 2])})
+        out, _ = self.must([self.sedpack, "verify", ds])
+        if "resumable_job" not in out:
+            raise Failure("%s: verify does not note the stopped job:\n%s" % (name, out))
+        os.utime(touched, None)
+        self.refused(argv, word)
+        self.table.append((name, "input touched", "-", "refused (exit 2)"))
+        _, err = self.must(argv + ["--restart"])
+        if "resumed job" in err or self.dump(ds) != reference:
+            raise Failure("%s --restart did not start afresh with the uninterrupted result: %s" % (name, err))
+        self.no_journal_left(ds)
+        shutil.rmtree(ds)
+        self.table.append((name, "--restart", "-", "uninterrupted result"))
+
+    def capture_cases(self):
+        tool = [sys.executable, self.trs_tool]
+        a, b = self.path("a.trs"), self.path("b.trs")
+        self.must(tool + ["write", a, "1", "2", "300", "200", "--v2", "--titles"])
+        self.must(tool + ["write", b, "2", "2", "200", "200", "--v2", "--titles"])
+        # Small shards: enough journal records to stop among.
+        opts = ["--threads", "2", "-q", "--memory-budget", "16", "--examples-per-shard", "16"]
+        reference_ds = self.path("t-ref")
+        self.must([self.sedpack, "import-trs", a, b, "-o", reference_ds, *opts, "--no-journal"])
+        reference = self.dump(reference_ds)
+        ds = self.path("t")
+        self.capture_case("import-trs", [self.sedpack, "import-trs", a, b, "-o", ds, *opts], ds, reference, b,
+                          "input 2")
+
+        project = self.path("cw")
+        self.must(tool + ["cw", project])
+        cwp = os.path.join(project, "proj.cwp")
+        opts = ["--threads", "2", "-q", "--examples-per-shard", "2"]
+        reference_ds = self.path("c-ref")
+        self.must([self.sedpack, "import-chipwhisperer", cwp, "-o", reference_ds, *opts, "--no-journal"])
+        reference = self.dump(reference_ds)
+        ds = self.path("c")
+        traces = os.path.join(project, "proj_data", "traces")
+        touched = os.path.join(traces, sorted(n for n in os.listdir(traces) if n.endswith("traces.npy"))[-1])
+        self.capture_case("import-chipwhisperer", [self.sedpack, "import-chipwhisperer", cwp, "-o", ds, *opts], ds,
+                          reference, touched, os.path.basename(touched))
+
     def main(self):
-        for case in (self.generate_cases, self.import_cases if self.make_h5 else None):
+        for case in (self.generate_cases, self.import_cases if self.make_h5 else None,
+                     self.capture_cases if self.trs_tool else None):
             if case is None:
                 continue
             try:
@@ -226,4 +277,5 @@ if __name__ == "__main__":
     ap.add_argument("--mpirun")
     ap.add_argument("--make-h5")
     ap.add_argument("--import-config")
+    ap.add_argument("--trs-tool")
     sys.exit(Harness(ap.parse_args()).main())

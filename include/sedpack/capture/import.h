@@ -132,6 +132,16 @@ struct CaptureImportOptions {
   /// (nullptr: CurrentFileSystem()); the inputs read through the one they were
   /// opened with (OpenTrsInput, OpenChipWhispererInputs).
   FileSystem* file_system = nullptr;
+  /// Keep the finished shards of a stopped job and resume it when the same
+  /// import is run again: `command` ("import-trs"), `config_digest` (what
+  /// identifies the mapping), the `input_files` with their sizes and
+  /// modification times, ranks and shard options must be the same. `restart`
+  /// throws an earlier run's work away.
+  bool resumable = false;
+  bool restart = false;
+  std::string command;  ///< also names the command in messages; empty: "an import"
+  std::string config_digest;
+  std::vector<std::string> input_files;
 };
 
 /// Import `inputs` (row order = their order) into the new dataset `out`.
