@@ -5,12 +5,14 @@
 //
 // A journal is `.sedpack-hpc/jobs/<job-id>.r<rank>.journal` under the dataset
 // root: a header record with the job's parameters, then one record per unit
-// (a shard written, fsynced and hashed), each appended and fsynced. Every record
-// is framed and checksummed; reading stops at the first record that does not
-// validate, so a record torn by a crash is ignored with everything after it.
+// (a shard written and hashed), appended and synced at least every second. Every
+// record is framed and checksummed; reading stops at the first record that does
+// not validate, so a record torn by a crash is ignored with everything after it;
+// a rerun checks every kept unit against its files before it keeps it.
 // Project-private (src/ include directory), not installed.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -88,10 +90,13 @@ class JournalWriter {
   JournalWriter(const JournalWriter&) = delete;
   JournalWriter& operator=(const JournalWriter&) = delete;
 
-  /// Append one unit and fsync it; the unit is durable when this returns OK.
+  /// Append one unit. It survives the process when this returns OK; it is
+  /// synced to disk within kSyncInterval (a lost node may lose the records of
+  /// that last interval, which a rerun redoes).
   Status Append(const JournalUnit& unit);
-  /// Append one entry and fsync it.
+  /// Append one entry, as above.
   Status Append(const JournalEntry& entry);
+  static constexpr std::chrono::milliseconds kSyncInterval{1000};
   /// Close and remove the journal (the job is committed or thrown away).
   Status Remove();
 
@@ -104,6 +109,7 @@ class JournalWriter {
   std::string path_;
   int fd_ = -1;
   FileSystem* fs_ = nullptr;
+  std::chrono::steady_clock::time_point last_sync_ = std::chrono::steady_clock::now();
 };
 
 /// A journal found under a dataset.

@@ -324,10 +324,19 @@ Status DistributedWriter::FinishJob(bool* may_be_committed) {
                : merged.WithPrefix("aborted: rank 0 failed to merge: ").WithDetail(StatusDetail::kPeerAborted);
   }
   // Committed: the journal has nothing left to keep.
+  const bool journaled = journal_ != nullptr;  // every rank of a journaled job has one
   if (journal_) (void)journal_->Remove();
   journal_.reset();
   if (comm_.rank() != 0) SEDPACK_RETURN_NOT_OK(dataset_->Reload());
   if (reservation_) (void)reservation_->Release();  // the job's folders now name it
+  // The jobs folder goes once no job has anything in it (rmdir fails on a
+  // folder another job is using), so a finished dataset packs as it was.
+  if (journaled) {
+    (void)comm_.Barrier();
+    if (comm_.rank() == 0) {
+      (void)FileSystemOr(dataset_->file_system()).Rmdir(dataset_->PathOf(journal_internal::kJournalDir).c_str());
+    }
+  }
   return Status::OK();
 }
 
