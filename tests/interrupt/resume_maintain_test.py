@@ -42,6 +42,7 @@ class Harness(resume_test.Harness):
     def __init__(self, args):
         args.make_h5 = None
         args.import_config = None
+        args.trs_tool = None
         super().__init__(args)
 
     def env(self, extra):
