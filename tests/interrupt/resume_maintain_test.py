@@ -311,20 +311,10 @@ class Harness(resume_test.Harness):
         self.no_journal_left(ds)
         self.table.append(("index build", "changed dataset_info.json", "-", "refused (exit 2)"))
 
-    def main(self):
-        for case in (self.recompress_cases, self.digest_cases, self.index_cases):
-            try:
-                case()
-            except Failure as e:
-                self.failures.append(str(e))
-        print("%-28s %-24s %-6s %s" % ("command", "stopped by", "done", "kept"))
-        for row in self.table:
-            print("%-28s %-24s %-6s %s" % row)
-        for f in self.failures:
-            print("FAILED: " + f, file=sys.stderr)
-        if not self.failures:
-            shutil.rmtree(self.work, ignore_errors=True)
-        return 1 if self.failures else 0
+    COMMAND_WIDTH = 28
+
+    def cases(self):
+        return [self.recompress_cases, self.digest_cases, self.index_cases]
 
 
 if __name__ == "__main__":

@@ -250,18 +250,23 @@ class Harness:
         self.capture_case("import-chipwhisperer", [self.sedpack, "import-chipwhisperer", cwp, "-o", ds, *opts], ds,
                           reference, touched, os.path.basename(touched))
 
+    COMMAND_WIDTH = 26  # of the table's first column
+
+    def cases(self):
+        """The case groups this harness runs, in order."""
+        return [c for c in (self.generate_cases, self.import_cases if self.make_h5 else None,
+                            self.capture_cases if self.trs_tool else None) if c is not None]
+
     def main(self):
-        for case in (self.generate_cases, self.import_cases if self.make_h5 else None,
-                     self.capture_cases if self.trs_tool else None):
-            if case is None:
-                continue
+        for case in self.cases():
             try:
                 case()
             except Failure as e:
                 self.failures.append(str(e))
-        print("%-26s %-24s %-6s %s" % ("command", "stopped by", "done", "kept"))
+        row_format = "%%-%ds %%-24s %%-6s %%s" % self.COMMAND_WIDTH
+        print(row_format % ("command", "stopped by", "done", "kept"))
         for row in self.table:
-            print("%-26s %-24s %-6s %s" % row)
+            print(row_format % row)
         for f in self.failures:
             print("FAILED: " + f, file=sys.stderr)
         if not self.failures:
