@@ -21,6 +21,7 @@ struct KillConfig {
   std::uint64_t kill_at = 0;  // 0 = never
   int signal = SIGKILL;
   std::string log_path;
+  std::int64_t journal_delay_ms = 0;
 };
 
 std::int64_t EnvInt(const char* name, std::int64_t fallback) {
@@ -48,7 +49,8 @@ const KillConfig& Config() {
     if (at > 0 && (rank < 0 || rank == c.rank)) c.kill_at = static_cast<std::uint64_t>(at);
     if (const char* log = std::getenv("SEDPACK_TEST_STEP_LOG")) c.log_path = log;
     c.signal = static_cast<int>(EnvInt("SEDPACK_TEST_KILL_SIGNAL", SIGKILL));
-    c.active = c.kill_at > 0 || !c.log_path.empty();
+    c.journal_delay_ms = EnvInt("SEDPACK_TEST_JOURNAL_DELAY_MS", 0);
+    c.active = c.kill_at > 0 || !c.log_path.empty() || c.journal_delay_ms > 0;
     return c;
   }();
   return config;
@@ -74,6 +76,9 @@ void KillPoint(std::string_view what, std::string_view path) {
     }
   }
   if (n == c.kill_at) ::raise(c.signal);
+  if (c.journal_delay_ms > 0 && what == "journal") {
+    std::this_thread::sleep_for(std::chrono::milliseconds(c.journal_delay_ms));
+  }
 }
 
 void TestShardDelay() {

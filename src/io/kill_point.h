@@ -17,6 +17,9 @@
 //   SEDPACK_TEST_SHARD_DELAY_MS=M  a pass over the shards (stats, digest, report)
 //                               waits M ms before each shard, so that a signal
 //                               test can stop it mid-pass on any machine.
+//   SEDPACK_TEST_JOURNAL_DELAY_MS=M  waits M ms after every journal record, so
+//                               that a job outlasts a scheduler's time limit
+//                               (the SLURM time-limit test) without a large input.
 // Project-private (src/io, not installed): a test facility, not API.
 #pragma once
 

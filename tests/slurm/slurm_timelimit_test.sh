@@ -1,0 +1,103 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# End-to-end: a 2-task import-hdf5 job (jobs/import-hdf5.sbatch) whose time
+# limit is shorter than the job. SLURM itself stops it: the warning signal
+# (--signal=TERM@30 with --time=1) reaches the tasks before the limit, they
+# stop keeping their finished shards, the job requeues itself and resumes on
+# its next start, as often as it takes. The test requires at least one requeue,
+# a resumed start that kept shards, no TIMEOUT, and a dataset equal to an
+# uninterrupted import, value for value.
+#
+#   slurm_timelimit_test.sh SEDPACK_BIN REPO_DIR MAKE_H5_FIXTURE IMPORT_CONFIG
+#
+# The capture is small; SEDPACK_TEST_JOURNAL_DELAY_MS (src/io/kill_point.h)
+# stretches the job to about 100 s so that it outlasts its one-minute limit.
+# Exits 77 (ctest SKIP_RETURN_CODE) only where SLURM cannot be started here.
+set -uo pipefail
+
+BIN=$(readlink -f "${1:?usage: $0 SEDPACK_BIN REPO_DIR MAKE_H5 IMPORT_CONFIG}")
+REPO=$(readlink -f "${2:?usage: $0 SEDPACK_BIN REPO_DIR MAKE_H5 IMPORT_CONFIG}")
+MAKE_H5=$(readlink -f "${3:?usage: $0 SEDPACK_BIN REPO_DIR MAKE_H5 IMPORT_CONFIG}")
+MAPPING=$(readlink -f "${4:?usage: $0 SEDPACK_BIN REPO_DIR MAKE_H5 IMPORT_CONFIG}")
+JOB_SECONDS="${SEDPACK_SLURM_TIMELIMIT_JOB_SECONDS:-100}"
+JOB_TIMEOUT=480
+
+skip() { echo "SKIP: $*" >&2; exit 77; }
+fail() { echo "FAIL: $*" >&2; exit 1; }
+[ "$(id -u)" -eq 0 ] || skip "needs root to start a local SLURM"
+
+alive() { [ -s "$1" ] && kill -0 "$(cat "$1")" 2>/dev/null; }
+started_here=1
+for f in /run/munge/munged.pid /run/slurm/slurmctld.pid /run/slurm/slurmd.pid; do
+  alive "$f" && started_here=0
+done
+TMP=$(mktemp -d /tmp/sedpack-slurm-timelimit.XXXXXX)
+JOBID=""
+cleanup() {
+  if [ -n "$JOBID" ]; then scancel "$JOBID" 2>/dev/null || true; fi
+  rm -rf "$TMP"
+  if [ "$started_here" = 1 ] && [ "${SEDPACK_SLURM_KEEP:-0}" != 1 ]; then
+    "$REPO/scripts/slurm/stop-local-slurm.sh" >/dev/null 2>&1 || true
+  fi
+}
+trap cleanup EXIT
+"$REPO/scripts/slurm/start-local-slurm.sh"
+case $? in
+  0) ;;
+  2) skip "local SLURM cannot be started here" ;;
+  *) fail "start-local-slurm.sh failed" ;;
+esac
+
+H5="$TMP/capture.h5"
+"$MAKE_H5" ascad1 "$H5" trace_len=700 profiling_rows=6000 attack_rows=100 fixed_key=1 float_metadata=1 \
+  || fail "cannot write the capture"
+ARGS="--threads 1 -q --memory-budget 16"
+# shellcheck disable=SC2086  # ARGS is a list of options
+"$BIN" import-hdf5 --config "$MAPPING" "$H5" "$TMP/reference" $ARGS || fail "uninterrupted import failed"
+shards=$(find "$TMP/reference" -type f ! -name '*.json' ! -path '*/.sedpack-hpc/*' | wc -l)
+[ "$shards" -ge 8 ] || fail "the reference import wrote only $shards shards"
+# Two tasks journal about shards/2 records each.
+delay_ms=$((JOB_SECONDS * 2000 / shards))
+echo "capture: $shards shards; each task waits ${delay_ms} ms per journal record (~${JOB_SECONDS} s job)"
+
+OUT="$TMP/dataset"
+JOBID=$(sbatch --parsable --ntasks=2 --time=1 --signal=TERM@30 --open-mode=append --chdir="$TMP" \
+          --output="$TMP/job.out" --job-name=sedpack-slurm-timelimit \
+          --export=ALL,SEDPACK_BIN="$BIN",SEDPACK_REPO="$REPO",IMPORT_ARGS="$ARGS",SEDPACK_TEST_JOURNAL_DELAY_MS="$delay_ms" \
+          "$REPO/jobs/import-hdf5.sbatch" "$MAPPING" "$OUT" "$H5") || fail "sbatch failed"
+JOBID=${JOBID%%;*}
+echo "submitted job $JOBID (time limit 1 min, warning signal 30 s before it)"
+
+state=""
+restarts=0
+deadline=$((SECONDS + JOB_TIMEOUT))
+while [ $SECONDS -lt $deadline ]; do
+  info=$(scontrol -o show job "$JOBID" 2>/dev/null)
+  state=$(sed -n 's/.*JobState=\([A-Z_]*\).*/\1/p' <<<"$info")
+  restarts=$(sed -n 's/.*Restarts=\([0-9]*\).*/\1/p' <<<"$info")
+  case "$state" in
+    COMPLETED|FAILED|CANCELLED|TIMEOUT|NODE_FAIL|OUT_OF_MEMORY|BOOT_FAIL|DEADLINE) break ;;
+  esac
+  # slurmctld holds a requeued batch job back (Reason=BeginTime, about two
+  # minutes); the test lets it start at once, as an operator could.
+  if [ "$state" = PENDING ] && [ "${restarts:-0}" -ge 1 ] && grep -q "Reason=BeginTime" <<<"$info"; then
+    scontrol update JobId="$JOBID" StartTime=now || fail "scontrol update StartTime=now failed"
+  fi
+  sleep 1
+done
+echo "---- job output"; cat "$TMP/job.out"; echo "---- end of job output"
+[ "$state" = COMPLETED ] || fail "job $JOBID ended as '${state:-unknown}' or did not finish in ${JOB_TIMEOUT}s"
+[ "${restarts:-0}" -ge 1 ] || fail "job $JOBID was not requeued (Restarts=${restarts:-?})"
+grep -q "stopped before the time limit" "$TMP/job.out" || fail "no start was stopped by the warning signal"
+kept=$(sed -n 's/.*resumed job [^:]*: \([0-9]*\) of \([0-9]*\) shards kept.*/\1 of \2/p' "$TMP/job.out" | head -1)
+[ -n "$kept" ] && [ "${kept%% *}" -gt 0 ] || fail "no requeued start kept shards"
+
+for split in train test holdout; do
+  "$BIN" cat "$TMP/reference" -s $split > "$TMP/a.jsonl" 2>/dev/null || continue
+  "$BIN" cat "$OUT" -s $split > "$TMP/b.jsonl" || fail "cat resumed $split"
+  cmp -s "$TMP/a.jsonl" "$TMP/b.jsonl" || fail "$split: the resumed dataset differs from an uninterrupted import"
+done
+"$BIN" verify "$OUT" > "$TMP/verify.out" || fail "verify of the resumed dataset"
+if grep -q "resumable_job\|orphan" "$TMP/verify.out"; then fail "verify reports leftovers"; fi
+JOBID=""
+echo "PASS: stopped by its time limit's warning signal, requeued $restarts time(s), first resumed start kept $kept shards; equal to an uninterrupted import"
