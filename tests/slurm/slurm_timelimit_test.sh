@@ -49,13 +49,18 @@ case $? in
 esac
 
 H5="$TMP/capture.h5"
-"$MAKE_H5" ascad1 "$H5" trace_len=700 profiling_rows=6000 attack_rows=100 fixed_key=1 float_metadata=1 \
+"$MAKE_H5" ascad1 "$H5" trace_len=700 profiling_rows=20000 attack_rows=500 fixed_key=1 float_metadata=1 \
   || fail "cannot write the capture"
+# Small shards: many journal records, so that a short wait after each stretches
+# the job evenly and a stop lands between two of them.
+sed 's/"examples_per_shard": *[0-9]*/"examples_per_shard": 256/' "$MAPPING" > "$TMP/mapping.json" \
+  || fail "cannot write the mapping"
+MAPPING="$TMP/mapping.json"
 ARGS="--threads 1 -q --memory-budget 16"
 # shellcheck disable=SC2086  # ARGS is a list of options
 "$BIN" import-hdf5 --config "$MAPPING" "$H5" "$TMP/reference" $ARGS || fail "uninterrupted import failed"
 shards=$(find "$TMP/reference" -type f ! -name '*.json' ! -path '*/.sedpack-hpc/*' | wc -l)
-[ "$shards" -ge 8 ] || fail "the reference import wrote only $shards shards"
+[ "$shards" -ge 40 ] || fail "the reference import wrote only $shards shards"
 # Two tasks journal about shards/2 records each.
 delay_ms=$((JOB_SECONDS * 2000 / shards))
 echo "capture: $shards shards; each task waits ${delay_ms} ms per journal record (~${JOB_SECONDS} s job)"
