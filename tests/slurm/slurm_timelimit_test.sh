@@ -94,8 +94,9 @@ echo "---- job output"; cat "$TMP/job.out"; echo "---- end of job output"
 [ "$state" = COMPLETED ] || fail "job $JOBID ended as '${state:-unknown}' or did not finish in ${JOB_TIMEOUT}s"
 [ "${restarts:-0}" -ge 1 ] || fail "job $JOBID was not requeued (Restarts=${restarts:-?})"
 grep -q "stopped before the time limit" "$TMP/job.out" || fail "no start was stopped by the warning signal"
-kept=$(sed -n 's/.*resumed job [^:]*: \([0-9]*\) of \([0-9]*\) shards kept.*/\1 of \2/p' "$TMP/job.out" | head -1)
-[ -n "$kept" ] && [ "${kept%% *}" -gt 0 ] || fail "no requeued start kept shards"
+kept=$(sed -n 's/.*resumed job [^:]*: \([0-9]*\) of \([0-9]*\) shards kept.*/\1 of \2/p' "$TMP/job.out" | tail -1)
+[ -n "$kept" ] && [ "${kept%% *}" -gt 0 ] || fail "the last start kept no shards"
+stops=$(grep -c "stopped before the time limit" "$TMP/job.out")
 
 for split in train test holdout; do
   "$BIN" cat "$TMP/reference" -s $split > "$TMP/a.jsonl" 2>/dev/null || continue
@@ -105,4 +106,4 @@ done
 "$BIN" verify "$OUT" > "$TMP/verify.out" || fail "verify of the resumed dataset"
 if grep -q "resumable_job\|orphan" "$TMP/verify.out"; then fail "verify reports leftovers"; fi
 JOBID=""
-echo "PASS: stopped by its time limit's warning signal, requeued $restarts time(s), first resumed start kept $kept shards; equal to an uninterrupted import"
+echo "PASS: $stops start(s) stopped by the warning signal before the time limit, requeued $restarts time(s), the last start kept $kept shards; equal to an uninterrupted import"
