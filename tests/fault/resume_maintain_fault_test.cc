@@ -13,9 +13,12 @@
 #include <string>
 #include <thread>
 
+#include "sedpack/check/check.h"
 #include "sedpack/comm/comm.h"
+#include "sedpack/dataset/dataset.h"
 #include "sedpack/generate/parallel.h"
 #include "sedpack/maintain/content.h"
+#include "sedpack/maintain/fix.h"
 #include "sedpack/maintain/recompress.h"
 #include "support/fault_fs.h"
 #include "support/test_support.h"
@@ -163,6 +166,46 @@ TEST_F(ResumeMaintainFaultTest, RecompressRefusesOtherOptionsAndRestarts) {
   ASSERT_OK(restarted.status());
   EXPECT_EQ(restarted->shards_kept, 0u);
   EXPECT_EQ(Journals(o.out), 0);
+}
+
+// The resumable-job notes of a check: a stopped in-place recompress's journals
+// are in its staging folder beside the dataset, where the orphan search does
+// not look.
+int ResumableNotes(const std::string& root, const std::string& mention) {
+  auto report = CheckDataset(root);
+  EXPECT_OK(report.status());
+  if (!report.ok()) return -1;
+  EXPECT_TRUE(report->ok()) << "a note is not an error";
+  int n = 0;
+  for (const CheckProblem& p : report->problems) {
+    if (p.kind != CheckProblem::Kind::kResumableJob) continue;
+    EXPECT_TRUE(p.warning());
+    EXPECT_NE(p.message.find(mention), std::string::npos) << p.message;
+    ++n;
+  }
+  return n;
+}
+
+TEST_F(ResumeMaintainFaultTest, StoppedInPlaceRecompressIsNotedByCheckAndListedOnceByFix) {
+  RecompressOptions o = Zstd("", 1);
+  o.out.clear();
+  o.journal = true;
+  o.fault = [n = 0](std::string_view step) mutable {
+    return step.substr(0, 5) == "shard" && ++n == 6 ? Status::IOError("stop") : Status::OK();
+  };
+  ASSERT_FALSE(Recompress(comm, base, o).ok());
+  const std::string staging = RecompressStagingPath(base);
+  ASSERT_GT(Journals(staging), 0);
+  EXPECT_EQ(ResumableNotes(base, staging), 1);
+  {
+    ASSERT_OK_AND_ASSIGN(auto ds, Dataset::Open(base));
+    ASSERT_OK_AND_ASSIGN(DatasetDiagnosis d, DiagnoseDataset(*ds));
+    EXPECT_EQ(d.resumable_jobs.size(), 1u);
+  }
+  o.fault = nullptr;
+  ASSERT_OK(Recompress(comm, base, o).status());
+  EXPECT_FALSE(fs::exists(staging));
+  EXPECT_EQ(ResumableNotes(base, staging), 0);
 }
 
 TEST_F(ResumeMaintainFaultTest, DigestStoppedByAFullDiskIsFinishedByTheRerun) {
