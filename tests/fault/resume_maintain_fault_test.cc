@@ -21,6 +21,7 @@
 #include "sedpack/maintain/fix.h"
 #include "sedpack/maintain/recompress.h"
 #include "support/fault_fs.h"
+#include "support/generate_config.h"
 #include "support/test_support.h"
 
 namespace sedpack {
@@ -29,19 +30,10 @@ namespace {
 namespace fs = std::filesystem;
 using testing::FaultFileSystem;
 using testing::FaultOp;
-using testing::FaultPlan;
+using testing::FullDiskFrom;
 using testing::ScopedFileSystem;
+using testing::SmallGenerateConfig;
 using testing::TempDir;
-
-GenerateConfig SmallConfig() {
-  GenerateConfig c = DefaultGenerateConfig();
-  EXPECT_OK(SetTraceLength(&c, 256));
-  c.structure.examples_per_shard = 4;
-  c.params.seed = 7;
-  c.params.examples = {64, 12, 0};
-  c.params.threads = 1;
-  return c;
-}
 
 // Every file below `root` with its bytes (folders as empty entries).
 std::map<std::string, std::string> Tree(const std::string& root) {
@@ -81,19 +73,10 @@ int Journals(const std::string& root) {
 // before a fault are on disk when it comes, on a loaded machine too.
 constexpr auto kPace = std::chrono::milliseconds(20);
 
-FaultPlan FullDiskAt(std::int64_t at) {
-  FaultPlan plan;
-  plan.op = FaultOp::kWrite;
-  plan.at = at;
-  plan.error = ENOSPC;
-  plan.sticky = true;
-  return plan;
-}
-
 // A generated dataset to work on, in a folder of its own.
 class ResumeMaintainFaultTest : public ::testing::Test {
  protected:
-  void SetUp() override { ASSERT_OK(GenerateOverComm(comm, SmallConfig(), base).status()); }
+  void SetUp() override { ASSERT_OK(GenerateOverComm(comm, SmallGenerateConfig(7), base).status()); }
 
   RecompressOptions Zstd(const std::string& out, int threads) const {
     RecompressOptions o;
@@ -131,7 +114,7 @@ TEST_F(ResumeMaintainFaultTest, RecompressStoppedByAFullDiskIsFinishedByTheRerun
     SCOPED_TRACE("ENOSPC from write " + std::to_string(at));
     o.out = dir.path() + "/out" + std::to_string(at);
     {
-      FaultFileSystem full(FullDiskAt(at));
+      FaultFileSystem full(FullDiskFrom(at));
       ScopedFileSystem scoped(&full);
       EXPECT_FALSE(Recompress(comm, base, o).ok());
       EXPECT_TRUE(full.fired());
@@ -236,7 +219,7 @@ TEST_F(ResumeMaintainFaultTest, DigestStoppedByAFullDiskIsFinishedByTheRerun) {
     const std::string ds = dir.path() + "/ds" + std::to_string(at);
     fs::copy(base, ds, fs::copy_options::recursive);
     {
-      FaultFileSystem full(FullDiskAt(at));
+      FaultFileSystem full(FullDiskFrom(at));
       ScopedFileSystem scoped(&full);
       EXPECT_FALSE(DigestDataset(comm, ds, pass, job).ok());
       EXPECT_TRUE(full.fired());
