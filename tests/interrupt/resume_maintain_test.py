@@ -47,12 +47,7 @@ class Harness(resume_test.Harness):
 
     def env(self, extra):
         """The environment of a job started here: no test variable but `extra`."""
-        full = dict(os.environ)
-        for k in ("SEDPACK_TEST_KILL_AT", "SEDPACK_TEST_KILL_RANK", "SEDPACK_TEST_STEP_LOG",
-                  "SEDPACK_TEST_KILL_SIGNAL", "SEDPACK_TEST_SHARD_DELAY_MS", "SEDPACK_TEST_SHARD_GATE"):
-            full.pop(k, None)
-        full.update(extra or {})
-        return full
+        return resume_test.job_harness.job_env(extra)
 
     @staticmethod
     def tree(root):
