@@ -1,8 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "io/kill_point.h"
 
-#include "sedpack/cancel.h"
-
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -13,6 +11,8 @@
 #include <cstdlib>
 #include <string>
 #include <thread>
+
+#include "sedpack/cancel.h"
 
 namespace sedpack {
 namespace {
