@@ -570,6 +570,27 @@ void FindOrphans(const Dataset& dataset, const CheckOptions& options,
   }
 }
 
+namespace check_internal {
+
+void NoteStoppedRecompress(const Dataset& dataset, CheckReport* report) {
+  if (dataset.pack()) return;
+  // Recompress's staging folder, <parent>/.<name>.recompress (RecompressStagingPath
+  // in maintain, which builds on this module and so cannot be called from here).
+  std::filesystem::path p = std::filesystem::absolute(dataset.root()).lexically_normal();
+  if (!p.has_filename()) p = p.parent_path();
+  const std::string staging = (p.parent_path() / ("." + p.filename().string() + ".recompress")).string();
+  const auto staged = journal_internal::ListJournals(staging, dataset.file_system()).ValueOr({});
+  if (staged.empty()) return;
+  const std::string& job = staged.front().job_id;
+  AddProblem(report, CheckProblem::Kind::kResumableJob, staging + "/" + std::string(journal_internal::kJournalDir) +
+                                                            "/" + job,
+             "resumable job " + job + ": a stopped in-place recompress keeps its staging folder " + staging +
+                 " for its rerun (run the same command again to finish it, or sedpack fix "
+                 "--remove-abandoned-jobs to remove it); the dataset itself is whole");
+}
+
+}  // namespace check_internal
+
 std::string EncodeCheckReport(const CheckReport& report) {
   std::string out;
   PutField(&out, std::to_string(report.files_checked));

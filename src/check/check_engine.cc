@@ -589,6 +589,7 @@ Result<CheckReport> MergeFindings(const Dataset& ds, const CheckOptions& co, std
                          std::binary_search(all.files.begin(), all.files.end(), PathKey(rel));
                 },
                 &out);
+    NoteStoppedRecompress(ds, &out);
   }
   std::sort(out.problems.begin(), out.problems.end(), [](const CheckProblem& a, const CheckProblem& b) {
     if (a.warning() != b.warning()) return !a.warning();

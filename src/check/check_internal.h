@@ -70,6 +70,11 @@ void AddTreeRefusal(CheckReport* report, const std::string& path, dataset_intern
 void CheckListCounts(const ShardListInfo& entry, const ShardsList& list, const std::string& rel,
                      CheckReport* report);
 
+/// A kResumableJob note for a stopped in-place recompress: its journals are in
+/// its staging folder beside the dataset, not below it, so the orphan search
+/// does not meet them. `fix` lists that job from the staging folder itself.
+void NoteStoppedRecompress(const Dataset& dataset, CheckReport* report);
+
 /// Length-prefixed fields: "<decimal length>:<bytes>".
 void PutField(std::string* out, std::string_view v);
 class FieldReader {

@@ -21,6 +21,7 @@
 #include "sedpack/metadata/paths.h"
 #include "sedpack/shard/shard.h"
 #include "codecs/byte_buffer.h"
+#include "io/kill_point.h"
 #include "shard/shard_buffer.h"
 
 namespace sedpack {
@@ -439,6 +440,7 @@ class Filler::Impl {
       const FilledShard done{w.unit.split, w.unit.seq, w.unit.first, w.size, *w.slot, w.checks};
       if (Status j = on_written_(done); !j.ok()) (void)SetSticky(j);
     }
+    TestShardWritten();  // a signal test's handshake (io/kill_point.h)
     std::lock_guard<std::mutex> lock(io_mu_);
     written_shards_.push_back(w.rel_path);
     checks_.push_back(std::move(w.checks));

@@ -12,6 +12,8 @@
 #include <string>
 #include <thread>
 
+#include "sedpack/cancel.h"
+
 namespace sedpack {
 namespace {
 
@@ -58,6 +60,56 @@ const KillConfig& Config() {
 
 std::atomic<std::uint64_t> g_points{0};
 
+struct ShardStepConfig {
+  std::string notify_path;
+  std::uint64_t gate_at = 0;  // 0 = never
+  std::int64_t rank = 0;
+  bool active = false;
+};
+
+const ShardStepConfig& StepConfig() {
+  static const ShardStepConfig config = [] {
+    ShardStepConfig c;
+    if (const char* p = std::getenv("SEDPACK_TEST_SHARD_NOTIFY")) c.notify_path = p;
+    const std::int64_t gate = EnvInt("SEDPACK_TEST_SHARD_GATE", 0);
+    if (gate > 0) c.gate_at = static_cast<std::uint64_t>(gate);
+    c.rank = OwnRank();
+    c.active = c.gate_at > 0 || !c.notify_path.empty();
+    return c;
+  }();
+  return config;
+}
+
+std::atomic<std::uint64_t> g_shard_steps{0};
+
+void AppendLine(const std::string& path, const std::string& line) {
+  // One write(2) per line on an O_APPEND file: lines of concurrent threads and
+  // processes never interleave.
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  if (fd >= 0) {
+    (void)!::write(fd, line.data(), line.size());
+    ::close(fd);
+  }
+}
+
+void ShardStep(std::string_view what) {
+  const ShardStepConfig& c = StepConfig();
+  if (!c.active) return;
+  const std::uint64_t n = g_shard_steps.fetch_add(1, std::memory_order_relaxed) + 1;
+  if (!c.notify_path.empty()) {
+    std::string line = std::to_string(c.rank) + "\t" + std::to_string(n);
+    line.append("\t").append(what).append("\n");
+    AppendLine(c.notify_path, line);
+  }
+  if (c.gate_at == 0 || n < c.gate_at) return;
+  // Bounded, so that a test that never signals fails on its own checks instead
+  // of hanging the job.
+  const auto end = std::chrono::steady_clock::now() + std::chrono::minutes(1);
+  while (!CancellationRequested() && std::chrono::steady_clock::now() < end) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+}
+
 }  // namespace
 
 void KillPoint(std::string_view what, std::string_view path) {
@@ -65,15 +117,9 @@ void KillPoint(std::string_view what, std::string_view path) {
   if (!c.active) return;
   const std::uint64_t n = g_points.fetch_add(1, std::memory_order_relaxed) + 1;
   if (!c.log_path.empty()) {
-    // One write(2) per line on an O_APPEND file: lines of concurrent threads and
-    // processes never interleave.
     std::string line = std::to_string(c.rank) + "\t" + std::to_string(n);
     line.append("\t").append(what).append("\t").append(path).append("\n");
-    const int fd = ::open(c.log_path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-    if (fd >= 0) {
-      (void)!::write(fd, line.data(), line.size());
-      ::close(fd);
-    }
+    AppendLine(c.log_path, line);
   }
   if (n == c.kill_at) ::raise(c.signal);
   if (c.journal_delay_ms > 0 && what == "journal") {
@@ -84,6 +130,9 @@ void KillPoint(std::string_view what, std::string_view path) {
 void TestShardDelay() {
   static const std::int64_t ms = EnvInt("SEDPACK_TEST_SHARD_DELAY_MS", 0);
   if (ms > 0) std::this_thread::sleep_for(std::chrono::milliseconds(ms));
+  ShardStep("read");
 }
+
+void TestShardWritten() { ShardStep("written"); }
 
 }  // namespace sedpack

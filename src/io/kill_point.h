@@ -20,6 +20,15 @@
 //   SEDPACK_TEST_JOURNAL_DELAY_MS=M  waits M ms after every journal record, so
 //                               that a job outlasts a scheduler's time limit
 //                               (the SLURM time-limit test) without a large input.
+// Shard steps, the handshake of the signal tests: a step is a shard a writer has
+// just written, or one a pass over the shards is about to read (the delay's place).
+//   SEDPACK_TEST_SHARD_NOTIFY=FILE every step appends "rank<TAB>N<TAB>what\n" (N
+//                               counted from 1 in this process, all threads);
+//   SEDPACK_TEST_SHARD_GATE=N   from its N-th step on, every step waits there
+//                               until the job is asked to stop (CancellationRequested:
+//                               a signal), at most a minute. The test waits for line N,
+//                               then signals: the job cannot have finished first, and
+//                               is stopped at a known shard however loaded the machine.
 // Project-private (src/io, not installed): a test facility, not API.
 #pragma once
 
@@ -29,7 +38,11 @@ namespace sedpack {
 
 void KillPoint(std::string_view what, std::string_view path);
 
-/// Sleeps SEDPACK_TEST_SHARD_DELAY_MS (read once) when set; otherwise returns at once.
+/// Sleeps SEDPACK_TEST_SHARD_DELAY_MS (read once) when set, then takes a shard
+/// step ("read"); without the variables it returns at once.
 void TestShardDelay();
+
+/// The shard step ("written") of a writer that has just put a shard in place.
+void TestShardWritten();
 
 }  // namespace sedpack

@@ -25,50 +25,37 @@ Points are spread evenly over the whole job, and every point of the commit itsel
 neighbours), which the slow sanitizer build uses.
 Usage: crash_test.py SEDPACK CONFIG WORKDIR [--mpirun MPIRUN] [--points N] [--commit-points N]
 """
-import argparse
 import json
 import os
 import shutil
-import subprocess
 import sys
 import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
+import job_harness  # noqa: E402  (the work folder, a job's environment, run)
+from job_harness import Failure  # noqa: E402
 
 KILLED = (-9, 137)  # SIGKILL of the process itself, or as reported by mpirun
 
 
-class Failure(Exception):
-    pass
-
-
-class Harness:
+class Harness(job_harness.Harness):
     def __init__(self, args):
-        self.sedpack = os.path.abspath(args.sedpack)
-        self.config = os.path.abspath(args.config)
-        self.work = os.path.abspath(args.workdir)
-        self.mpirun = args.mpirun
+        super().__init__(args)
         self.points = args.points
         self.commit_points = args.commit_points
-        self.table = []
-        shutil.rmtree(self.work, ignore_errors=True)
-        os.makedirs(self.work)
 
     # -- running ---------------------------------------------------------------
-    def run(self, argv, env=None, timeout=180):
-        full_env = dict(os.environ)
-        for k in ("SEDPACK_TEST_KILL_AT", "SEDPACK_TEST_KILL_RANK", "SEDPACK_TEST_STEP_LOG"):
-            full_env.pop(k, None)
-        full_env.update(env or {})
-        if "ASAN_OPTIONS" in full_env and argv[0] != self.mpirun:
+    def job_env(self, argv, extra):
+        env = super().job_env(argv, extra)
+        if "ASAN_OPTIONS" in env and argv[0] != self.mpirun:
             # Sanitizer build: only processes under mpirun need allocation stacks from
             # the slow unwinder (for the Open MPI leak suppressions); the later
             # setting wins, and the serial jobs run several times faster without it.
-            full_env["ASAN_OPTIONS"] += ":fast_unwind_on_malloc=1"
-        try:
-            p = subprocess.run(argv, env=full_env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                               timeout=timeout, text=True)
-        except subprocess.TimeoutExpired:
-            raise Failure("timed out (a hang): " + " ".join(argv))
-        return p.returncode, p.stdout, p.stderr
+            env["ASAN_OPTIONS"] += ":fast_unwind_on_malloc=1"
+        return env
+
+    def run(self, argv, env=None, timeout=180):
+        return super().run(argv, env, timeout)
 
     def sp(self, *args):
         rc, out, err = self.run([self.sedpack, *args])
@@ -282,11 +269,8 @@ def job_is_recompress(rank_steps):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("sedpack")
-    ap.add_argument("config")
-    ap.add_argument("workdir")
-    ap.add_argument("--mpirun", default=shutil.which("mpirun"))
+    ap = job_harness.arguments(__doc__)
+    ap.set_defaults(mpirun=shutil.which("mpirun"))
     ap.add_argument("--points", type=int, default=24, help="kill points per job (at least)")
     ap.add_argument("--commit-points", type=int, default=0,
                     help="try only this many steps of the commit window (default 0: every step)")

@@ -240,21 +240,13 @@ void RunWithFaults(const Job& job) {
   for (FaultOp op : testing::kAllFaultOps) {
     const std::int64_t n = counter.count(op);
     for (std::int64_t at : Points(n)) {
-      FaultPlan plan;
-      plan.op = op;
-      plan.at = at;
-      plan.error = op == FaultOp::kWrite ? ENOSPC : EIO;
-      attempt(plan, std::string(testing::FaultOpName(op)) + " #" + std::to_string(at) + " of " +
+      attempt(testing::FaultAt(op, at), std::string(testing::FaultOpName(op)) + " #" + std::to_string(at) + " of " +
                         std::to_string(n));
     }
   }
   // A disk that fills up half way and stays full.
   if (const std::int64_t n = counter.count(FaultOp::kWrite); n > 0) {
-    FaultPlan plan;
-    plan.op = FaultOp::kWrite;
-    plan.at = std::max<std::int64_t>(1, n / 2);
-    plan.error = ENOSPC;
-    plan.sticky = true;
+    const FaultPlan plan = testing::FullDiskFrom(std::max<std::int64_t>(1, n / 2));
     attempt(plan, "a full disk from write #" + std::to_string(plan.at));
   }
   // Short writes lose nothing.

@@ -23,6 +23,7 @@
 #include "sedpack/dataset/reader.h"
 #include "sedpack/generate/parallel.h"
 #include "support/fault_fs.h"
+#include "support/generate_config.h"
 #include "support/test_support.h"
 
 namespace sedpack {
@@ -30,19 +31,9 @@ namespace {
 
 using testing::FaultFileSystem;
 using testing::FaultOp;
-using testing::FaultPlan;
 using testing::ScopedFileSystem;
+using testing::SmallGenerateConfig;
 using testing::TempDir;
-
-GenerateConfig SmallConfig() {
-  GenerateConfig c = DefaultGenerateConfig();
-  EXPECT_OK(SetTraceLength(&c, 256));
-  c.structure.examples_per_shard = 4;
-  c.params.seed = 11;
-  c.params.examples = {64, 12, 0};
-  c.params.threads = 1;
-  return c;
-}
 
 // Every example of every split, in read order, as raw bytes.
 std::vector<std::string> ReadAll(const std::string& root) {
@@ -104,12 +95,7 @@ void FullDiskThenResume(const std::string& dir, const Job& job, const std::vecto
     SCOPED_TRACE("ENOSPC from write " + std::to_string(at));
     const std::string out = dir + "/ds" + std::to_string(at);
     {
-      FaultPlan plan;
-      plan.op = FaultOp::kWrite;
-      plan.at = at;
-      plan.error = ENOSPC;
-      plan.sticky = true;
-      FaultFileSystem full(plan);
+      FaultFileSystem full(testing::FullDiskFrom(at));
       ScopedFileSystem scoped(&full);
       EXPECT_FALSE(job(out).status.ok());
       EXPECT_TRUE(full.fired());
@@ -145,7 +131,7 @@ void FullDiskThenResume(const std::string& dir, const Job& job, const std::vecto
 TEST(ResumeFaultTest, FullDiskStopsTheJobAndTheRerunFinishesIt) {
   TempDir dir;
   SerialComm comm;
-  const GenerateConfig config = SmallConfig();
+  const GenerateConfig config = SmallGenerateConfig(11);
   const std::string reference = dir.path() + "/ref";
   ASSERT_OK(GenerateOverComm(comm, config, reference).status());
   const std::vector<std::string> want = ReadAll(reference);

@@ -13,11 +13,15 @@
 #include <string>
 #include <thread>
 
+#include "sedpack/check/check.h"
 #include "sedpack/comm/comm.h"
+#include "sedpack/dataset/dataset.h"
 #include "sedpack/generate/parallel.h"
 #include "sedpack/maintain/content.h"
+#include "sedpack/maintain/fix.h"
 #include "sedpack/maintain/recompress.h"
 #include "support/fault_fs.h"
+#include "support/generate_config.h"
 #include "support/test_support.h"
 
 namespace sedpack {
@@ -26,19 +30,10 @@ namespace {
 namespace fs = std::filesystem;
 using testing::FaultFileSystem;
 using testing::FaultOp;
-using testing::FaultPlan;
+using testing::FullDiskFrom;
 using testing::ScopedFileSystem;
+using testing::SmallGenerateConfig;
 using testing::TempDir;
-
-GenerateConfig SmallConfig() {
-  GenerateConfig c = DefaultGenerateConfig();
-  EXPECT_OK(SetTraceLength(&c, 256));
-  c.structure.examples_per_shard = 4;
-  c.params.seed = 7;
-  c.params.examples = {64, 12, 0};
-  c.params.threads = 1;
-  return c;
-}
 
 // Every file below `root` with its bytes (folders as empty entries).
 std::map<std::string, std::string> Tree(const std::string& root) {
@@ -78,19 +73,10 @@ int Journals(const std::string& root) {
 // before a fault are on disk when it comes, on a loaded machine too.
 constexpr auto kPace = std::chrono::milliseconds(20);
 
-FaultPlan FullDiskAt(std::int64_t at) {
-  FaultPlan plan;
-  plan.op = FaultOp::kWrite;
-  plan.at = at;
-  plan.error = ENOSPC;
-  plan.sticky = true;
-  return plan;
-}
-
 // A generated dataset to work on, in a folder of its own.
 class ResumeMaintainFaultTest : public ::testing::Test {
  protected:
-  void SetUp() override { ASSERT_OK(GenerateOverComm(comm, SmallConfig(), base).status()); }
+  void SetUp() override { ASSERT_OK(GenerateOverComm(comm, SmallGenerateConfig(7), base).status()); }
 
   RecompressOptions Zstd(const std::string& out, int threads) const {
     RecompressOptions o;
@@ -128,7 +114,7 @@ TEST_F(ResumeMaintainFaultTest, RecompressStoppedByAFullDiskIsFinishedByTheRerun
     SCOPED_TRACE("ENOSPC from write " + std::to_string(at));
     o.out = dir.path() + "/out" + std::to_string(at);
     {
-      FaultFileSystem full(FullDiskAt(at));
+      FaultFileSystem full(FullDiskFrom(at));
       ScopedFileSystem scoped(&full);
       EXPECT_FALSE(Recompress(comm, base, o).ok());
       EXPECT_TRUE(full.fired());
@@ -165,6 +151,46 @@ TEST_F(ResumeMaintainFaultTest, RecompressRefusesOtherOptionsAndRestarts) {
   EXPECT_EQ(Journals(o.out), 0);
 }
 
+// The resumable-job notes of a check: a stopped in-place recompress's journals
+// are in its staging folder beside the dataset, where the orphan search does
+// not look.
+int ResumableNotes(const std::string& root, const std::string& mention) {
+  auto report = CheckDataset(root);
+  EXPECT_OK(report.status());
+  if (!report.ok()) return -1;
+  EXPECT_TRUE(report->ok()) << "a note is not an error";
+  int n = 0;
+  for (const CheckProblem& p : report->problems) {
+    if (p.kind != CheckProblem::Kind::kResumableJob) continue;
+    EXPECT_TRUE(p.warning());
+    EXPECT_NE(p.message.find(mention), std::string::npos) << p.message;
+    ++n;
+  }
+  return n;
+}
+
+TEST_F(ResumeMaintainFaultTest, StoppedInPlaceRecompressIsNotedByCheckAndListedOnceByFix) {
+  RecompressOptions o = Zstd("", 1);
+  o.out.clear();
+  o.journal = true;
+  o.fault = [n = 0](std::string_view step) mutable {
+    return step.substr(0, 5) == "shard" && ++n == 6 ? Status::IOError("stop") : Status::OK();
+  };
+  ASSERT_FALSE(Recompress(comm, base, o).ok());
+  const std::string staging = RecompressStagingPath(base);
+  ASSERT_GT(Journals(staging), 0);
+  EXPECT_EQ(ResumableNotes(base, staging), 1);
+  {
+    ASSERT_OK_AND_ASSIGN(auto ds, Dataset::Open(base));
+    ASSERT_OK_AND_ASSIGN(DatasetDiagnosis d, DiagnoseDataset(*ds));
+    EXPECT_EQ(d.resumable_jobs.size(), 1u);
+  }
+  o.fault = nullptr;
+  ASSERT_OK(Recompress(comm, base, o).status());
+  EXPECT_FALSE(fs::exists(staging));
+  EXPECT_EQ(ResumableNotes(base, staging), 0);
+}
+
 TEST_F(ResumeMaintainFaultTest, DigestStoppedByAFullDiskIsFinishedByTheRerun) {
   const std::string ref = dir.path() + "/ref";
   fs::copy(base, ref, fs::copy_options::recursive);
@@ -193,7 +219,7 @@ TEST_F(ResumeMaintainFaultTest, DigestStoppedByAFullDiskIsFinishedByTheRerun) {
     const std::string ds = dir.path() + "/ds" + std::to_string(at);
     fs::copy(base, ds, fs::copy_options::recursive);
     {
-      FaultFileSystem full(FullDiskAt(at));
+      FaultFileSystem full(FullDiskFrom(at));
       ScopedFileSystem scoped(&full);
       EXPECT_FALSE(DigestDataset(comm, ds, pass, job).ok());
       EXPECT_TRUE(full.fired());

@@ -2,9 +2,12 @@
 # SPDX-License-Identifier: Apache-2.0
 """Interrupts: SIGINT/SIGTERM stop every writing command cleanly.
 
-Each case starts a command on a job that runs for a few seconds, waits until it
-catches the signal (/proc SigCgt), sends SIGINT or SIGTERM after a short delay,
-and checks:
+Each case starts a command, waits until it catches the signal (/proc SigCgt)
+and sends SIGINT or SIGTERM at a known point: a command that writes or reads
+shards runs with SEDPACK_TEST_SHARD_NOTIFY and SEDPACK_TEST_SHARD_GATE=N
+(io/kill_point.h), so it logs each shard step and waits at step N until it is
+stopped; the signal goes once every process of the job has logged step N. No
+case depends on how fast the machine is. Then it checks:
 
   1. the command exits within 1.5 s with 128 + the signal (130, 143);
   2. stderr has exactly one line with "interrupted";
@@ -18,13 +21,13 @@ ranks one second later as SIGTERM and then exits 1 whatever they return, or to
 the ranks themselves, as srun and SLURM deliver it: then the ranks must print
 the line within 1 s and mpirun exits with their 130/143.
 
-A command that finished before the signal arrived (the metadata-only ones,
-`index build` and `fix`, usually do) is reported as such; it still has to
-pass 4. Their cancellation is tested in tests/maintain/fix_test.cc.
+The commands without shard steps (`pack`, `unpack`, `index build --no-journal`,
+`fix`) are signalled after a short delay; one that finished before the signal
+arrived is reported as such and still has to pass 4. The cancellation of
+`index build` and `fix` is tested in tests/maintain/fix_test.cc.
 Usage: interrupt_test.py SEDPACK CONFIG WORKDIR [--mpirun MPIRUN]
                          [--make-h5 MAKE_FIXTURE --import-config MAPPING]
 """
-import argparse
 import hashlib
 import os
 import shutil
@@ -34,11 +37,11 @@ import sys
 import threading
 import time
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
+import job_harness  # noqa: E402
+from job_harness import Failure  # noqa: E402
+
 SIGNAME = {signal.SIGINT: "SIGINT", signal.SIGTERM: "SIGTERM"}
-
-
-class Failure(Exception):
-    pass
 
 
 def catches(pid, sig):
@@ -63,14 +66,6 @@ def wait_until_catching(pids, sig, timeout=20):
         time.sleep(0.005)
 
 
-def count_shards(root):
-    """Number of shard files (finished or being written) under `root`."""
-    n = 0
-    for _, _, files in os.walk(root):
-        n += sum(1 for f in files if f.endswith(".fb"))
-    return n
-
-
 def snapshot(root):
     out = {}
     for d, _, files in os.walk(root):
@@ -81,34 +76,12 @@ def snapshot(root):
     return out
 
 
-class Harness:
+class Harness(job_harness.Harness):
     def __init__(self, args):
-        self.sedpack = os.path.abspath(args.sedpack)
-        self.config = os.path.abspath(args.config)
-        self.work = os.path.abspath(args.workdir)
-        self.mpirun = args.mpirun
+        super().__init__(args)
         self.make_h5 = args.make_h5
         self.import_config = args.import_config
-        self.table = []
-        self.failures = []
-        shutil.rmtree(self.work, ignore_errors=True)
-        os.makedirs(self.work)
-        self.env = dict(os.environ)
-        self.env.setdefault("OMPI_ALLOW_RUN_AS_ROOT", "1")
-        self.env.setdefault("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
-
-    def path(self, name):
-        return os.path.join(self.work, name)
-
-    def run(self, argv, timeout=120):
-        p = subprocess.run(argv, env=self.env, capture_output=True, text=True, timeout=timeout)
-        return p.returncode, p.stdout, p.stderr
-
-    def must(self, argv):
-        rc, out, err = self.run(argv)
-        if rc != 0:
-            raise Failure("%s: exit %d\n%s%s" % (" ".join(argv), rc, out, err))
-        return out
+        self.env = job_harness.job_env()
 
     def generate_args(self, out, examples, threads=2):
         return [self.sedpack, "generate", self.config, out, "--examples-train", str(examples),
@@ -127,28 +100,29 @@ class Harness:
             raise Failure("dataset changed: added %s, removed %s, changed %s" %
                           (added[:5], removed[:5], changed[:5]))
         self.must([self.sedpack, "verify", root])
-        out = self.must([self.sedpack, "fix", root])
+        out, _ = self.must([self.sedpack, "fix", root])
         if "0 orphan files and 0 temporary files" not in out:
             raise Failure("fix finds leftovers:\n" + out)
 
     def case(self, name, argv, sig, fresh=None, existing=None, delay=0.4, may_finish=False, mpi=False,
-             to_ranks=False, shards_under=None, shard_delay_ms=None):
+             to_ranks=False, gate=None):
         """`fresh`: a path the command creates (must be gone); `existing`: a dataset it changes.
 
         `mpi`: argv starts mpirun. Open MPI's mpirun passes SIGINT and SIGTERM to
         the ranks as SIGTERM one second later (after a SIGCONT), and exits 1
         itself whatever the ranks return. `to_ranks`: signal the ranks
         themselves instead, as srun and SLURM do; mpirun then exits with the
-        ranks' code. `shards_under`: after `delay`, also wait until the job has
-        written a shard there, so that a fast machine does not finish the job
-        before the signal. `shard_delay_ms`: a pass over the shards (stats,
-        digest) waits that long before each shard (SEDPACK_TEST_SHARD_DELAY_MS),
-        so that it is still running when the signal comes however fast it is."""
+        ranks' code. `gate`: the shard step (a shard written, or one a pass is
+        about to read) at which the job waits to be stopped; the signal goes
+        once every process has logged it, instead of after `delay`."""
         before = snapshot(existing) if existing else None
-        shards_before = count_shards(shards_under) if shards_under else 0
         env = dict(self.env)
-        if shard_delay_ms:
-            env["SEDPACK_TEST_SHARD_DELAY_MS"] = str(shard_delay_ms)
+        steps = self.path("shard-steps.log")
+        if gate:
+            if os.path.exists(steps):
+                os.unlink(steps)
+            # (mpirun starts the ranks on this node with its own environment.)
+            env.update(SEDPACK_TEST_SHARD_NOTIFY=steps, SEDPACK_TEST_SHARD_GATE=str(gate))
         proc = subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         # stderr is read as it comes, to time the "interrupted" line.
         err_lines, stamps = [], []
@@ -163,9 +137,8 @@ class Harness:
         reader.start()
         ranks = []
         if mpi:
-            # Both ways the ranks must be catching the signal first: a loaded
-            # machine can take longer than `delay` to get them through MPI start-up,
-            # and a rank signalled before its handler is in place dies silently.
+            # Both ways the ranks must be catching the signal first: a rank
+            # signalled before its handler is in place dies silently.
             end = time.monotonic() + 20
             while len(ranks) < 2 and time.monotonic() < end:
                 with open("/proc/%d/task/%d/children" % (proc.pid, proc.pid)) as fh:
@@ -177,11 +150,16 @@ class Harness:
             wait_until_catching(ranks, sig if to_ranks else signal.SIGTERM)
         else:
             wait_until_catching([proc.pid], sig)
-        time.sleep(delay)
-        if shards_under:
-            end = time.monotonic() + 20
-            while count_shards(shards_under) <= shards_before and proc.poll() is None and time.monotonic() < end:
-                time.sleep(0.002)
+        if gate:
+            try:
+                job_harness.wait_for_shard_step(steps, gate, [0, 1] if mpi else [0], proc)
+            except Failure as e:
+                proc.kill()
+                proc.wait()
+                reader.join()
+                raise Failure("%s: %s" % (name, e))
+        else:
+            time.sleep(delay)
         sent = time.monotonic()
         if to_ranks:
             for r in ranks:
@@ -254,29 +232,28 @@ class Harness:
             shutil.copytree(base, dst)
             return dst
 
+        # Shard steps: a job that writes shards is stopped once it has written
+        # one and waits at its second; a pass over the shards (recompress,
+        # digest, stats) once it has taken two and waits before its third.
         cases = [
             ("generate", lambda: (self.generate_args(self.path("g1"), 6000), signal.SIGINT,
-                                  dict(fresh=self.path("g1"), delay=0, shards_under=self.path("g1")))),
+                                  dict(fresh=self.path("g1"), gate=2))),
             ("generate", lambda: (self.generate_args(self.path("g2"), 6000), signal.SIGTERM,
-                                  dict(fresh=self.path("g2"), delay=0, shards_under=self.path("g2")))),
+                                  dict(fresh=self.path("g2"), gate=2))),
             ("generate --append", lambda: (self.generate_args(copy("a1"), 6000) + ["--append"], signal.SIGTERM,
-                                           dict(existing=self.path("a1"), delay=0,
-                                                shards_under=self.path("a1")))),
+                                           dict(existing=self.path("a1"), gate=2))),
             ("recompress (in place)", lambda: ([self.sedpack, "recompress", copy("r1"), "--compression", "ZSTD",
-                                                "--threads", "2"], signal.SIGINT, dict(existing=self.path("r1")))),
+                                                "--threads", "2"], signal.SIGINT,
+                                               dict(existing=self.path("r1"), gate=3))),
             # Journaled jobs keep their work when stopped (resume_maintain_test.py);
             # without a journal nothing is left.
             ("recompress --out", lambda: ([self.sedpack, "recompress", base, "--compression", "ZSTD", "--out",
                                            self.path("r2"), "--threads", "2", "--no-journal"], signal.SIGTERM,
-                                          dict(fresh=self.path("r2")))),
-            # digest and stats read the 150 MB base in well under a second: each
-            # shard of the pass waits 100 ms first, so that the signal, 50 ms after
-            # the handler is in place, comes mid-pass on any machine.
+                                          dict(fresh=self.path("r2"), gate=3))),
             ("digest", lambda: ([self.sedpack, "digest", copy("d1"), "--threads", "1", "--no-journal"], signal.SIGINT,
-                                dict(existing=self.path("d1"), delay=0.05, shard_delay_ms=100))),
+                                dict(existing=self.path("d1"), gate=3))),
             ("stats --write", lambda: ([self.sedpack, "stats", copy("s1"), "--write", "--threads", "1"],
-                                       signal.SIGTERM, dict(existing=self.path("s1"), delay=0.05,
-                                                            shard_delay_ms=100))),
+                                       signal.SIGTERM, dict(existing=self.path("s1"), gate=3))),
             ("pack", lambda: ([self.sedpack, "pack", base, "-o", self.path("p1.pack")], signal.SIGINT,
                               dict(fresh=self.path("p1.pack"), delay=0.1, may_finish=True))),
             ("unpack", lambda: ([self.sedpack, "unpack", pack, self.path("u1")], signal.SIGTERM,
@@ -292,22 +269,14 @@ class Harness:
                        "fixed_key=1", "float_metadata=1"])
             cases.append(("import-hdf5", lambda: ([self.sedpack, "import-hdf5", "--config", self.import_config, h5,
                                                    self.path("h1"), "--threads", "2", "--no-journal"], signal.SIGTERM,
-                                                  dict(fresh=self.path("h1"), delay=0.15))))
+                                                  dict(fresh=self.path("h1"), gate=2))))
         if self.mpirun:
-            # GZIP at zlib's level 9 keeps these jobs running for a few seconds on
-            # a fast machine (mpirun passes a signal on one second late); the
-            # default level 1 (ISA-L) would finish them first.
+            # Small shards, so that each rank has many shard steps.
             gbase = self.path("gbase")
-            self.must(self.generate_args(gbase, 100) + ["--compression", "GZIP", "--examples-per-shard", "32"])
+            self.must(self.generate_args(gbase, 100) + ["--examples-per-shard", "32"])
 
-            # 900 such examples take about 1.7 s on 2 ranks, and a signal sent to
-            # mpirun 0.5 s in reaches the ranks about 1.6 s in: 4000 keep the job
-            # well clear of its end (it is stopped at the signal either way).
-            def gzip_job(out, n=4000):
-                # Small shards: a shard being compressed when the signal comes is
-                # finished first, and a GZIP shard of 256 traces takes most of a second.
-                return self.mpi(self.generate_args(out, n, threads=1) + ["--compression", "GZIP", "--level", "9",
-                                                                         "--examples-per-shard", "32"])
+            def mpi_job(out, n=1000):
+                return self.mpi(self.generate_args(out, n, threads=1) + ["--examples-per-shard", "32"])
 
             def gcopy(name):
                 shutil.copytree(gbase, self.path(name))
@@ -316,17 +285,16 @@ class Harness:
             # (mpirun turns SIGINT into SIGTERM for the ranks: SIGINT is sent to
             # the ranks themselves, in the stats case.)
             cases += [
-                ("mpirun -n 2 generate", lambda: (gzip_job(self.path("m1")), signal.SIGTERM,
-                                                  dict(fresh=self.path("m1"), delay=0.5, mpi=True))),
-                ("mpirun -n 2 generate", lambda: (gzip_job(self.path("m5")), signal.SIGTERM,
-                                                  dict(fresh=self.path("m5"), delay=0.5, mpi=True, to_ranks=True))),
+                ("mpirun -n 2 generate", lambda: (mpi_job(self.path("m1")), signal.SIGTERM,
+                                                  dict(fresh=self.path("m1"), mpi=True, gate=2))),
+                ("mpirun -n 2 generate", lambda: (mpi_job(self.path("m5")), signal.SIGTERM,
+                                                  dict(fresh=self.path("m5"), mpi=True, to_ranks=True, gate=2))),
                 ("mpirun -n 2 generate --append",
-                 lambda: (self.mpi(self.generate_args(gcopy("m3"), 4000, threads=1) + ["--append", "--level", "9"]),
-                          signal.SIGTERM, dict(existing=self.path("m3"), delay=0.5, mpi=True))),
+                 lambda: (self.mpi(self.generate_args(gcopy("m3"), 1000, threads=1) + ["--append"]), signal.SIGTERM,
+                          dict(existing=self.path("m3"), mpi=True, gate=2))),
                 ("mpirun -n 2 stats --write",
                  lambda: (self.mpi([self.sedpack, "stats", copy("m4"), "--write", "--threads", "1"]), signal.SIGINT,
-                          dict(existing=self.path("m4"), delay=0.3, mpi=True, to_ranks=True,
-                               shard_delay_ms=100))),
+                          dict(existing=self.path("m4"), mpi=True, to_ranks=True, gate=2))),
             ]
         for name, make in cases:
             argv, sig, kw = make()
@@ -348,11 +316,7 @@ class Harness:
 
 
 if __name__ == "__main__":
-    ap = argparse.ArgumentParser()
-    ap.add_argument("sedpack")
-    ap.add_argument("config")
-    ap.add_argument("workdir")
-    ap.add_argument("--mpirun")
+    ap = job_harness.arguments()
     ap.add_argument("--make-h5")
     ap.add_argument("--import-config")
     sys.exit(Harness(ap.parse_args()).main())

@@ -47,12 +47,7 @@ class Harness(resume_test.Harness):
 
     def env(self, extra):
         """The environment of a job started here: no test variable but `extra`."""
-        full = dict(os.environ)
-        for k in ("SEDPACK_TEST_KILL_AT", "SEDPACK_TEST_KILL_RANK", "SEDPACK_TEST_STEP_LOG",
-                  "SEDPACK_TEST_KILL_SIGNAL", "SEDPACK_TEST_SHARD_DELAY_MS"):
-            full.pop(k, None)
-        full.update(extra or {})
-        return full
+        return resume_test.job_harness.job_env(extra)
 
     @staticmethod
     def tree(root):
@@ -122,9 +117,10 @@ class Harness(resume_test.Harness):
         self.resume(name, how, "%.0f%%" % (100 * fraction), argv, prepare, result, reference, ranks, rerun)
 
     def stop_mid_pass(self, name, argv, prepare, result, reference, journal_dir):
-        """A real SIGTERM once a few units are journaled, the pass slowed down."""
+        """A real SIGTERM once a few units are journaled, the pass held at its
+        9th shard (SEDPACK_TEST_SHARD_GATE) until then."""
         prepare()
-        p = subprocess.Popen(argv, env=self.env({"SEDPACK_TEST_SHARD_DELAY_MS": "150"}), stdout=subprocess.PIPE,
+        p = subprocess.Popen(argv, env=self.env({"SEDPACK_TEST_SHARD_GATE": "9"}), stdout=subprocess.PIPE,
                              stderr=subprocess.PIPE, text=True)
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline and p.poll() is None:

@@ -23,51 +23,22 @@ import argparse
 import os
 import re
 import shutil
-import subprocess
 import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
+import job_harness  # noqa: E402  (the work folder, a job's environment, run, must)
 
 SIGTERM_EXIT = (143, -15)
 SIGKILL_EXIT = (137, -9)
+Failure = job_harness.Failure
 
 
-class Failure(Exception):
-    pass
-
-
-class Harness:
+class Harness(job_harness.Harness):
     def __init__(self, args):
-        self.sedpack = os.path.abspath(args.sedpack)
-        self.config = os.path.abspath(args.config)
-        self.work = os.path.abspath(args.workdir)
-        self.mpirun = args.mpirun
+        super().__init__(args)
         self.make_h5 = args.make_h5
         self.import_config = args.import_config
         self.trs_tool = args.trs_tool
-        self.failures = []
-        self.table = []
-        shutil.rmtree(self.work, ignore_errors=True)
-        os.makedirs(self.work)
-
-    def path(self, name):
-        return os.path.join(self.work, name)
-
-    def run(self, argv, env=None):
-        full = dict(os.environ)
-        for k in ("SEDPACK_TEST_KILL_AT", "SEDPACK_TEST_KILL_RANK", "SEDPACK_TEST_STEP_LOG",
-                  "SEDPACK_TEST_KILL_SIGNAL"):
-            full.pop(k, None)
-        full.update(env or {})
-        if argv[0] == self.mpirun:
-            argv = argv[:3] + [x for k in (env or {}) for x in ("-x", k)] + argv[3:]
-        p = subprocess.run(argv, env=full, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                           timeout=300)
-        return p.returncode, p.stdout, p.stderr
-
-    def must(self, argv, env=None):
-        rc, out, err = self.run(argv, env)
-        if rc != 0:
-            raise Failure("%s exited %d: %s%s" % (" ".join(argv), rc, out[-1500:], err[-1500:]))
-        return out, err
 
     def dump(self, ds):
         out = {}

@@ -23,7 +23,6 @@ namespace {
 namespace fs = std::filesystem;
 using testing::FaultFileSystem;
 using testing::FaultOp;
-using testing::FaultPlan;
 using testing::SharedDir;
 using testing::TestComm;
 
@@ -128,11 +127,7 @@ TEST(DistributedFaultTest, AFaultOnOneRankFailsTheJobAndLeavesNothing) {
       const std::string root = dir.path() + "/run" + std::to_string(run++);
       if (rank == 0) testing::CopyTree(pristine, root);
       ASSERT_OK(TestComm().Barrier());
-      FaultPlan plan;
-      plan.op = ops[o];
-      plan.at = at;
-      plan.error = ops[o] == FaultOp::kWrite ? ENOSPC : EIO;
-      FaultFileSystem faulty(plan);
+      FaultFileSystem faulty(testing::FaultAt(ops[o], at));
       const Status st = Job(root, 100, 130, rank == victim ? &faulty : nullptr);
       const std::string context = std::string(testing::FaultOpName(ops[o])) + " #" + std::to_string(at) + " of " +
                                   std::to_string(n) + " on rank " + std::to_string(victim) + " (" +

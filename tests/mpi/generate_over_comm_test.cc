@@ -13,6 +13,7 @@
 #include "sedpack/dataset/reader.h"
 #include "sedpack/generate/parallel.h"
 #include "sedpack/mpi/distributed_write.h"
+#include "support/generate_config.h"
 #include "support/test_support.h"
 
 namespace sedpack {
@@ -22,15 +23,12 @@ namespace fs = std::filesystem;
 using testing::SharedDir;
 using testing::TestComm;
 
+// Fewer examples than the shared small config, two hashes and small key groups.
 GenerateConfig SmallConfig() {
-  GenerateConfig c = DefaultGenerateConfig();
-  EXPECT_OK(SetTraceLength(&c, 256));
-  c.structure.examples_per_shard = 4;
+  GenerateConfig c = testing::SmallGenerateConfig(7);
   c.structure.hash_checksum_algorithms = {HashAlgorithm::kSha256, HashAlgorithm::kXxh64};
-  c.params.seed = 7;
   c.params.examples = {13, 5, 0};
   c.params.key_group_size = 4;
-  c.params.threads = 1;
   return c;
 }
 

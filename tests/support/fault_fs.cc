@@ -21,6 +21,20 @@ const char* FaultOpName(FaultOp op) {
   return "?";
 }
 
+FaultPlan FaultAt(FaultOp op, std::int64_t at) {
+  FaultPlan plan;
+  plan.op = op;
+  plan.at = at;
+  plan.error = op == FaultOp::kWrite ? ENOSPC : EIO;
+  return plan;
+}
+
+FaultPlan FullDiskFrom(std::int64_t at) {
+  FaultPlan plan = FaultAt(FaultOp::kWrite, at);
+  plan.sticky = true;
+  return plan;
+}
+
 bool FaultFileSystem::Fail(FaultOp op) {
   const std::int64_t n = ++counts_[static_cast<int>(op)];
   if (op != plan_.op || plan_.at <= 0) return false;

@@ -33,6 +33,13 @@ struct FaultPlan {
   bool short_writes = false;
 };
 
+/// One failure of the at-th call of `op` with its usual errno: ENOSPC for a
+/// write, EIO for the others.
+FaultPlan FaultAt(FaultOp op, std::int64_t at);
+
+/// A disk that fills up at the at-th write and stays full (sticky ENOSPC).
+FaultPlan FullDiskFrom(std::int64_t at);
+
 /// Forwards to `target` (the kernel's by default) but for the planned fault.
 class FaultFileSystem : public FileSystemWrapper {
  public:

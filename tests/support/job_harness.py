@@ -1,0 +1,119 @@
+# SPDX-License-Identifier: Apache-2.0
+"""What the tests that run whole `sedpack` jobs share (crash/, interrupt/): the
+work folder, the environment a job gets and running it.
+
+A job gets the environment of the test without the test variables of
+io/kill_point.h (SEDPACK_TEST_*), then exactly the ones its case sets: a
+variable left over from the caller would kill, pace or stop a job the case did
+not mean to. Under mpirun the variables a case sets are also passed on with -x.
+"""
+import argparse
+import os
+import shutil
+import subprocess
+import time
+
+TEST_VARIABLES = ("SEDPACK_TEST_KILL_AT", "SEDPACK_TEST_KILL_RANK", "SEDPACK_TEST_STEP_LOG",
+                  "SEDPACK_TEST_KILL_SIGNAL", "SEDPACK_TEST_SHARD_DELAY_MS", "SEDPACK_TEST_SHARD_NOTIFY",
+                  "SEDPACK_TEST_SHARD_GATE")
+
+
+class Failure(Exception):
+    pass
+
+
+def job_env(extra=None):
+    """The environment of a job: no test variable but those of `extra`."""
+    env = dict(os.environ)
+    for k in TEST_VARIABLES:
+        env.pop(k, None)
+    env.setdefault("OMPI_ALLOW_RUN_AS_ROOT", "1")
+    env.setdefault("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
+    env.update(extra or {})
+    return env
+
+
+def arguments(doc=None):
+    """The arguments every such test takes: SEDPACK CONFIG WORKDIR [--mpirun MPIRUN]."""
+    ap = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("sedpack")
+    ap.add_argument("config")
+    ap.add_argument("workdir")
+    ap.add_argument("--mpirun")
+    return ap
+
+
+def shard_steps(path):
+    """The shard steps a job has logged to SEDPACK_TEST_SHARD_NOTIFY: {rank: highest N}."""
+    seen = {}
+    try:
+        with open(path) as fh:
+            for line in fh:
+                parts = line.split("\t")
+                if len(parts) >= 3 and line.endswith("\n"):
+                    rank, n = int(parts[0]), int(parts[1])
+                    seen[rank] = max(seen.get(rank, 0), n)
+    except FileNotFoundError:
+        pass
+    return seen
+
+
+def wait_for_shard_step(path, step, ranks, proc, timeout=120):
+    """Wait until every one of `ranks` has logged shard step `step` to `path`.
+
+    A job started with SEDPACK_TEST_SHARD_GATE=step waits there until it is
+    stopped, so it cannot have finished when this returns. Raises Failure when
+    the job ends first (it has fewer shard steps than that) or after `timeout`."""
+    end = time.monotonic() + timeout
+    while True:
+        seen = shard_steps(path)
+        if all(seen.get(r, 0) >= step for r in ranks):
+            return
+        if proc.poll() is not None:
+            raise Failure("the job ended (exit %s) before shard step %d: it logged %s" % (proc.returncode, step, seen))
+        if time.monotonic() > end:
+            raise Failure("no shard step %d after %d s: %s" % (step, timeout, seen))
+        time.sleep(0.002)
+
+
+class Harness:
+    """A work folder made afresh, the tool, its config and mpirun (or None)."""
+
+    def __init__(self, args):
+        self.sedpack = os.path.abspath(args.sedpack)
+        self.config = os.path.abspath(args.config)
+        self.work = os.path.abspath(args.workdir)
+        self.mpirun = args.mpirun
+        self.table = []
+        self.failures = []
+        shutil.rmtree(self.work, ignore_errors=True)
+        os.makedirs(self.work)
+
+    def path(self, name):
+        return os.path.join(self.work, name)
+
+    def job_env(self, argv, extra):
+        """The environment `argv` runs in (a hook for a test's own additions)."""
+        return job_env(extra)
+
+    def forward(self, argv, names):
+        """`argv` with -x NAME after mpirun's rank count for each of `names` it lacks."""
+        if not self.mpirun or argv[0] != self.mpirun:
+            return argv
+        x = [a for k in names if k not in argv for a in ("-x", k)]
+        return argv[:3] + x + argv[3:]
+
+    def run(self, argv, env=None, timeout=300):
+        argv = self.forward(argv, env or {})
+        try:
+            p = subprocess.run(argv, env=self.job_env(argv, env), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                               text=True, timeout=timeout)
+        except subprocess.TimeoutExpired:
+            raise Failure("timed out (a hang): " + " ".join(argv))
+        return p.returncode, p.stdout, p.stderr
+
+    def must(self, argv, env=None):
+        rc, out, err = self.run(argv, env)
+        if rc != 0:
+            raise Failure("%s exited %d: %s%s" % (" ".join(argv), rc, out[-1500:], err[-1500:]))
+        return out, err
