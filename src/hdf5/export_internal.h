@@ -62,9 +62,10 @@ class ExportWriter {
   static Result<std::unique_ptr<ExportWriter>> Create(const std::string& path, const Dataset& ds,
                                                       const std::vector<SplitPlan>& plans,
                                                       const Hdf5ExportOptions& o, hid_t fapl);
-  /// Reopen a file made by Create for writing, serially, from one process.
+  /// Reopen a file made by Create for writing, with file access list `fapl`
+  /// (H5P_DEFAULT: serially, from one process).
   static Result<std::unique_ptr<ExportWriter>> Reopen(const std::string& path, const Dataset& ds,
-                                                      const std::vector<SplitPlan>& plans);
+                                                      const std::vector<SplitPlan>& plans, hid_t fapl = H5P_DEFAULT);
   /// Write one shard's rows [first, first + c.examples) of split number `plan`
   /// (columns `which`) with transfer list `dxpl`.
   Status WriteShard(std::size_t plan, std::uint64_t first, const ShardColumns& c, Columns which, hid_t dxpl);

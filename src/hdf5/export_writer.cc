@@ -325,10 +325,10 @@ Status ExportWriter::WriteNothing(std::size_t plan, hid_t dxpl) {
 }
 
 Result<std::unique_ptr<ExportWriter>> ExportWriter::Reopen(const std::string& path, const Dataset& ds,
-                                                           const std::vector<SplitPlan>& plans) {
+                                                           const std::vector<SplitPlan>& plans, hid_t fapl) {
   auto w = std::unique_ptr<ExportWriter>(new ExportWriter());
   w->schema_ = ds.schema();
-  SEDPACK_ASSIGN_OR_RETURN(w->file_, H5Checked(H5Fopen(path.c_str(), H5F_ACC_RDWR, H5P_DEFAULT),
+  SEDPACK_ASSIGN_OR_RETURN(w->file_, H5Checked(H5Fopen(path.c_str(), H5F_ACC_RDWR, fapl),
                                                "cannot reopen " + path));
   for (const SplitPlan& plan : plans) {
     std::vector<Handle> datasets;

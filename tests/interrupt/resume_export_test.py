@@ -32,6 +32,9 @@ class Failure(Exception):
 
 def run(argv, env=None):
     full = {k: v for k, v in os.environ.items() if k not in TEST_ENV}
+    # export-hdf5 records at most once a second by default: here every ~32 MiB
+    # (at least 16 records a job), so that the steps of two runs are the same.
+    full["SEDPACK_TEST_RECORD_MS"] = "0"
     full.update(env or {})
     p = subprocess.run(argv, env=full, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=300)
     return p.returncode, p.stdout, p.stderr
