@@ -92,15 +92,15 @@ struct RootJob {
   }
 };
 
-// A record's hash is the XXH64 of its shards' digests, each the XXH64 of the
-// shard's rows as the file holds them (ExportWriter::HashRows). Per shard, so
+// A record's hash is the XXH64 of its shards' digests (h5::RowDigest of the
+// shard's rows as the file holds them, ExportWriter::HashRows). Per shard, so
 // that every rank of a collective write hashes its own rows in memory, and
 // rank 0 combines them in export order exactly as a rerun recomputes them.
 template <typename Feed>
 Result<std::string> ShardDigest(Feed&& feed) {
-  journal_internal::RangeHasher h;
+  h5::RowDigest h;
   SEDPACK_RETURN_NOT_OK(feed(&h));
-  return h.Finish();
+  return h.Hex();
 }
 
 // What the shard loops share.
@@ -162,7 +162,7 @@ Status WriteRound(ExportRun& run, ExportWriter* writer, std::size_t base, const 
     SEDPACK_RETURN_NOT_OK(writer->WriteShard(it.plan, run.first_row(it), cols, Columns::kAll, H5P_DEFAULT));
     run.progress.examples_done += cols.examples;
     if (journaled) {
-      SEDPACK_ASSIGN_OR_RETURN(std::string digest, ShardDigest([&](journal_internal::RangeHasher* h) {
+      SEDPACK_ASSIGN_OR_RETURN(std::string digest, ShardDigest([&](h5::RowDigest* h) {
                                  return writer->HashWritten(it.plan, run.first_row(it), cols, h);
                                }));
       run.job->Add(cols.examples, digest);
@@ -218,7 +218,7 @@ std::size_t KeptRecords(const ExportRun& run, ExportWriter& writer,
       const Item& it = run.items[i];
       const auto n = static_cast<std::uint64_t>(
           std::max<std::int64_t>(0, run.plans[it.plan].shards[it.shard].number_of_examples));
-      auto digest = ShardDigest([&](journal_internal::RangeHasher* h) {
+      auto digest = ShardDigest([&](h5::RowDigest* h) {
         return writer.HashRows(it.plan, run.first_row(it), n, h);
       });
       read = digest.ok();
@@ -342,9 +342,11 @@ Status CheckFixedColumns(const ShardColumns& c, const std::vector<AttributeSpec>
 // together, then rank 0 appends the record.
 Status FlushAndRecord(ExportRun& run, ExportWriter* writer) {
   SEDPACK_RETURN_NOT_OK(AgreeOnStatus(run.comm, writer->Flush()));
-  KillPoint("h5flush", run.job->temp);
   const bool root = run.comm.rank() == 0;
-  return AgreeOnStatus(run.comm, root ? AppendPending(*run.job) : Status::OK());
+  SEDPACK_RETURN_NOT_OK(AgreeOnStatus(run.comm, root ? AppendPending(*run.job) : Status::OK()));
+  // Every rank's point once the record is in: a test stopping rank r here knows what is kept.
+  KillPoint("h5flush", run.job->temp);
+  return Status::OK();
 }
 
 Status RecordRound(ExportRun& run, ExportWriter* writer, std::size_t base, const std::optional<ShardColumns>& mine) {
@@ -354,7 +356,7 @@ Status RecordRound(ExportRun& run, ExportWriter* writer, std::size_t base, const
   Status hashed;
   if (mine.has_value()) {
     const Item& it = run.items[base + static_cast<std::size_t>(comm.rank())];
-    auto d = ShardDigest([&](journal_internal::RangeHasher* h) {
+    auto d = ShardDigest([&](h5::RowDigest* h) {
       return writer->HashWritten(it.plan, run.first_row(it), *mine, h);
     });
     if (d.ok()) {
