@@ -153,6 +153,13 @@ Status JournalPending(RootJob& job, ExportWriter* writer) {
   return AppendPending(job);
 }
 
+// Every rank's part (or, if any rank failed, the failure every rank agrees on)
+// gathered to rank 0.
+Result<std::vector<std::string>> GatherToRoot(Comm& comm, Result<std::string> mine) {
+  SEDPACK_RETURN_NOT_OK(AgreeOnStatus(comm, mine.status()));
+  return comm.Gatherv(*mine, 0);
+}
+
 // Rank 0 writes the gathered shards of the round starting at `base`.
 Status WriteRound(ExportRun& run, ExportWriter* writer, std::size_t base, const std::vector<std::string>& gathered) {
   const bool journaled = run.job != nullptr && run.job->journal != nullptr;
@@ -182,19 +189,15 @@ Status WriteGathered(ExportRun& run, ExportWriter* writer) {
   const bool root = comm.rank() == 0;
   for (std::size_t base = run.first_item; base < run.items.size(); base += run.ranks()) {
     Status mine = CancellationRequested() ? Status::Cancelled("export-hdf5: interrupted") : Status::OK();
-    std::string message;
+    Result<std::string> message = std::string();
     const std::size_t k = base + static_cast<std::size_t>(comm.rank());
-    if (mine.ok() && k < run.items.size()) {
+    if (!mine.ok()) {
+      message = mine;
+    } else if (k < run.items.size()) {
       const Item& it = run.items[k];
-      auto encoded = h5::EncodeShard(run.dataset, run.plans[it.plan].shards[it.shard], run.options.verify_hashes);
-      if (encoded.ok()) {
-        message = std::move(encoded).value();
-      } else {
-        mine = encoded.status();
-      }
+      message = h5::EncodeShard(run.dataset, run.plans[it.plan].shards[it.shard], run.options.verify_hashes);
     }
-    SEDPACK_RETURN_NOT_OK(AgreeOnStatus(comm, mine));
-    SEDPACK_ASSIGN_OR_RETURN(auto gathered, comm.Gatherv(message, 0));
+    SEDPACK_ASSIGN_OR_RETURN(auto gathered, GatherToRoot(comm, std::move(message)));
     Status wrote = root ? WriteRound(run, writer, base, gathered) : Status::OK();
     SEDPACK_RETURN_NOT_OK(AgreeOnStatus(comm, wrote));
   }
@@ -352,21 +355,12 @@ Status FlushAndRecord(ExportRun& run, ExportWriter* writer) {
 Status RecordRound(ExportRun& run, ExportWriter* writer, std::size_t base, const std::optional<ShardColumns>& mine) {
   Comm& comm = run.comm;
   const bool root = comm.rank() == 0;
-  std::string digest;
-  Status hashed;
+  Result<std::string> digest = std::string();
   if (mine.has_value()) {
     const Item& it = run.items[base + static_cast<std::size_t>(comm.rank())];
-    auto d = ShardDigest([&](h5::RowDigest* h) {
-      return writer->HashWritten(it.plan, run.first_row(it), *mine, h);
-    });
-    if (d.ok()) {
-      digest = std::move(d).value();
-    } else {
-      hashed = d.status();
-    }
+    digest = ShardDigest([&](h5::RowDigest* h) { return writer->HashWritten(it.plan, run.first_row(it), *mine, h); });
   }
-  SEDPACK_RETURN_NOT_OK(AgreeOnStatus(comm, hashed));
-  SEDPACK_ASSIGN_OR_RETURN(auto gathered, comm.Gatherv(digest, 0));
+  SEDPACK_ASSIGN_OR_RETURN(auto gathered, GatherToRoot(comm, std::move(digest)));
   const std::size_t end = std::min(run.items.size(), base + run.ranks());
   for (std::size_t r = base; root && r < end; ++r) {
     const ShardInfo& shard = run.plans[run.items[r].plan].shards[run.items[r].shard];
@@ -591,11 +585,12 @@ Result<Hdf5ExportSummary> ExportHdf5(Comm& comm, std::shared_ptr<const Dataset> 
   bool has_variable = false;
   for (const AttributeSpec& a : dataset->schema()) has_variable = has_variable || h5::VariableLength(a.dtype);
   RootJob job;
+  std::string gathered_note;
   if (options.journal && collective && has_variable) {
     // Its str/bytes columns are written after all the numeric ones: no row
     // would be finished before the end, so rank 0 writes such a file alone.
     collective = false;
-    job.note = "str/bytes attributes: rank 0 writes the file (--no-journal writes it collectively)";
+    gathered_note = "str/bytes attributes: rank 0 writes the file (--no-journal writes it collectively)";
   }
   if (options.journal) {
     // A fixed name, so that a rerun finds the unfinished file.
@@ -632,7 +627,8 @@ Result<Hdf5ExportSummary> ExportHdf5(Comm& comm, std::shared_ptr<const Dataset> 
     s.units = run.items.size();
     s.kept_units = job.kept;
     s.resumed = job.resumed;
-    s.journal_note = job.note;
+    s.journal_note = job.note.empty() || gathered_note.empty() ? job.note + gathered_note
+                                                               : job.note + "; " + gathered_note;
   }
   s.examples = run.progress.examples_total;
   s.splits = plans.size();
