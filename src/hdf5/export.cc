@@ -68,7 +68,7 @@ struct RootJob {
   std::unique_ptr<journal_internal::JournalWriter> journal;  ///< null: no journal (and on ranks > 0)
   std::string temp;
   /// A record costs a flush of the library's buffers: at least this many rows
-  /// and kRecordInterval (or the end, or a stop) between two.
+  /// and `interval` (RecordInterval) between two, or the end, or a stop.
   std::uint64_t unit_rows = 1;
   std::chrono::milliseconds interval{1000};
   Clock::time_point last_record = Clock::now();
