@@ -10,8 +10,14 @@
 #    beside the wall times, since on a shared machine the wall time is mostly
 #    what the other jobs leave of the disk;
 #  - overhead: journaled against --no-journal (the filler: job_id against a plain
-#    filler), REPEAT interleaved pairs, the sum of each side (target < 2%).
-# Usage: bench/resume_export.sh [BUILD_DIR] [WORKDIR] [TRAIN_EXAMPLES] [TRACE_LENGTH] [REPEAT]
+#    filler), REPEAT interleaved pairs, the sum of each side (target < 2%);
+#    export-hdf5: the median of the pairs' ratios.
+# export-hdf5 exports a dataset of its own, H5_EXAMPLES rows in shards of 256
+# (default 240000 of 4000 samples, 1.9 GB: a few seconds), also under mpirun -n 2
+# (the collective MPI-IO write) when this sedpack has parallel HDF5; its stop
+# and the run counting its records use a record every ~32 MiB
+# (SEDPACK_TEST_RECORD_MS=0) instead of one a second, the rerun the default.
+# Usage: bench/resume_export.sh [BUILD_DIR] [WORKDIR] [TRAIN_EXAMPLES] [TRACE_LENGTH] [REPEAT] [H5_EXAMPLES]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD="$(cd "${1:-build}" && pwd)"
@@ -19,13 +25,22 @@ WORK="${2:-${TMPDIR:-/tmp}/sedpack-resume-export-bench}"
 EXAMPLES="${3:-16000}"
 LENGTH="${4:-4000}"
 REPEAT="${5:-5}"
+H5_EXAMPLES="${6:-240000}"
 rm -rf "$WORK"
 mkdir -p "$WORK"
 "$BUILD/src/cli/sedpack" generate configs/generate_small.json "$WORK/ds" -q --examples-train "$EXAMPLES" \
   --examples-test 0 --examples-holdout 0 --trace-length "$LENGTH" --shard-by-key=false
-PYTHONPATH="$BUILD/python" /usr/bin/python3 - "$BUILD/src/cli/sedpack" "$WORK" "$EXAMPLES" "$LENGTH" "$REPEAT" <<'PY'
-import os, resource, subprocess, sys, time
+sed 's/"examples_per_shard": 16,/"examples_per_shard": 256,/' configs/generate_small.json > "$WORK/h5.json"
+"$BUILD/src/cli/sedpack" generate "$WORK/h5.json" "$WORK/ds_h5" -q --examples-train "$H5_EXAMPLES" \
+  --examples-test 0 --examples-holdout 0 --trace-length "$LENGTH" --shard-by-key=false
+MPIRUN=""
+if "$BUILD/src/cli/sedpack" --version | grep -q "(parallel, MPI-IO)" && command -v mpirun > /dev/null; then
+  MPIRUN=$(command -v mpirun)
+fi
+PYTHONPATH="$BUILD/python" /usr/bin/python3 - "$BUILD/src/cli/sedpack" "$WORK" "$EXAMPLES" "$LENGTH" "$REPEAT" "$MPIRUN" <<'PY'
+import os, re, resource, statistics, subprocess, sys, time
 sedpack, work, examples, length, repeat = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5])
+mpirun = sys.argv[6]
 ds = os.path.join(work, "ds")
 CLEAN = {k: v for k, v in os.environ.items() if not k.startswith("SEDPACK_TEST_")}
 
@@ -34,6 +49,9 @@ CPU = {}  # the last timed run's CPU seconds (user + sys)
 
 
 def timed(argv, env=None, ok=(0,)):
+    # What an earlier run (a killed one above all) left for the disk to write
+    # is not this run's cost.
+    os.sync()
     r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
     t = time.perf_counter()
     p = subprocess.run(argv, env=dict(CLEAN, **(env or {})), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
@@ -51,42 +69,73 @@ def rm(*paths):
             os.remove(p)
 
 
-def same_h5(a, b):
+def fingerprint(path):
+    """SHA-256 of a TRS file's bytes, or of every HDF5 dataset's values and every attribute."""
+    import hashlib
+    h = hashlib.sha256()
+    if not path.endswith(".h5"):
+        with open(path, "rb") as f:
+            for block in iter(lambda: f.read(1 << 24), b""):
+                h.update(block)
+        return h.hexdigest()
     import h5py, numpy as np
-    with h5py.File(a, "r") as fa, h5py.File(b, "r") as fb:
-        names = []
-        fa.visit(names.append)
-        return all(isinstance(fa[n], h5py.Group) or np.array_equal(fa[n][()], fb[n][()]) for n in names) and \
-            dict(fa.attrs) == dict(fb.attrs)
+    with h5py.File(path, "r") as f:
+        names = [""]
+        f.visit(names.append)
+        for n in names:
+            obj = f[n] if n else f
+            h.update(repr((n, sorted((k, str(v)) for k, v in obj.attrs.items()))).encode())
+            if isinstance(obj, h5py.Dataset) and obj.shape:
+                for at in range(0, obj.shape[0], 8192):
+                    h.update(np.ascontiguousarray(obj[at:at + 8192]).tobytes())
+            elif isinstance(obj, h5py.Dataset):
+                h.update(np.ascontiguousarray(obj[()]).tobytes())
+    return h.hexdigest()
 
 
 rows = []
 
 
-def export(kind):
+def export(kind, source=ds, ranks=0):
     ext = "trs" if kind == "trs" else "h5"
     out = lambda name: os.path.join(work, "%s.%s" % (name, ext))
-    cmd = lambda o, *x: [sedpack, "export-" + kind, ds, "-o", o, "-q"] + list(x)
+    # Under mpirun (ranks > 0) every variable the run sets is passed on with -x.
+    mpi = lambda env: [mpirun, "-n", str(ranks), "--oversubscribe"] + [x for k in env for x in ("-x", k)] if ranks else []
+    cmd = lambda o, *x, env={}: mpi(env) + [sedpack, "export-" + kind, source, "-o", o, "-q"] + list(x)
+    steady = {"SEDPACK_TEST_RECORD_MS": "0"} if kind == "hdf5" else {}
     log = os.path.join(work, "steps.log")
     rm(out("count"), log)
-    timed(cmd(out("count")), {"SEDPACK_TEST_STEP_LOG": log})
-    steps = [int(l.split("\t")[1]) for l in open(log) if l.split("\t")[2] == "journal"]
+    env = dict(steady, SEDPACK_TEST_STEP_LOG=log)
+    timed(cmd(out("count"), env=env), env)
+    steps = [int(l.split("\t")[1]) for l in open(log) if l.split("\t")[:3:2] == ["0", "journal"]]
     rm(out("count"), log)
     full, _ = timed(cmd(out("full")))
     full_cpu = CPU["last"]
+    # Removed at once: the page cache of a large file left behind would be
+    # reclaimed at the cost of whichever run writes next.
+    reference = fingerprint(out("full"))
+    rm(out("full"))
     at = steps[int(len(steps) * 0.45)]
-    timed(cmd(out("part")), {"SEDPACK_TEST_KILL_AT": str(at)}, ok=(-9, 137))
+    env = dict(steady, SEDPACK_TEST_KILL_AT=str(at), SEDPACK_TEST_KILL_RANK="0")
+    timed(cmd(out("part"), env=env), env, ok=(-9, 137))
     rerun, p = timed(cmd(out("part")))
     rerun_cpu = CPU["last"]
-    kept = p.stderr.strip().splitlines()[-1] if p.stderr.strip() else "?"
-    equal = open(out("full"), "rb").read() == open(out("part"), "rb").read() if kind == "trs" else \
-        same_h5(out("full"), out("part"))
+    kept = re.search(r"resumed job \S+ .*kept|$", p.stderr).group(0) or "?"
+    equal = fingerprint(out("part")) == reference
+    rm(out("part"))
     on = off = 0.0
+    pairs = []
     for _ in range(repeat):
-        rm(out("on"), out("off"))
-        on += timed(cmd(out("on")))[0]
-        off += timed(cmd(out("off"), "--no-journal"))[0]
-    rows.append(("export-" + kind, "SIGKILL", kept, full, rerun, full_cpu, rerun_cpu, equal, on / off - 1))
+        a = timed(cmd(out("on")))[0]
+        rm(out("on"))
+        b = timed(cmd(out("off"), "--no-journal"))[0]
+        rm(out("off"))
+        pairs.append((a, b))
+        on, off = on + a, off + b
+    over = statistics.median(a / b for a, b in pairs) - 1 if kind == "hdf5" else on / off - 1
+    name = "export-" + kind + (" (mpirun -n %d, collective)" % ranks if ranks else "")
+    rows.append((name, "SIGKILL" + (" of rank 0" if ranks else ""), kept, full, rerun, full_cpu, rerun_cpu, equal,
+                 over))
     rm(out("full"), out("part"), out("on"), out("off"))
 
 
@@ -140,9 +189,14 @@ def filler():
 
 
 export("trs")
-export("hdf5")
+export("hdf5", os.path.join(work, "ds_h5"))
+if mpirun:
+    export("hdf5", os.path.join(work, "ds_h5"), ranks=2)
 filler()
 print("%d train examples of %d float16 samples; overhead over %d interleaved pairs" % (examples, length, repeat))
+print("export-hdf5: its own dataset of %s; load %.1f %.1f %.1f" % (
+    subprocess.run(["du", "-sh", os.path.join(work, "ds_h5")], stdout=subprocess.PIPE, text=True).stdout.split()[0],
+    *os.getloadavg()))
 print("| job | stopped by | kept | full s | rerun s | rerun/full | CPU s full / rerun (ratio) | equal | journal overhead |")
 print("|---|---|---|---|---|---|---|---|---|")
 for job, how, kept, full, rerun, fcpu, rcpu, equal, over in rows:

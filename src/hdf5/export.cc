@@ -9,11 +9,13 @@
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <optional>
 
 #include "hdf5/export_internal.h"
+#include "io/kill_point.h"
 #include "journal/exports_internal.h"
 #include "sedpack/cancel.h"
 #include "sedpack/dataset/reader.h"
@@ -60,21 +62,46 @@ struct Item {
   std::size_t plan, shard;
 };
 
-// Rank 0's journal of a file it writes alone.
+// Rank 0's journal of the file (written by rank 0 alone or by every rank).
 struct RootJob {
   journal_internal::JobParameters params;
-  std::unique_ptr<journal_internal::JournalWriter> journal;  ///< null: no journal
+  std::unique_ptr<journal_internal::JournalWriter> journal;  ///< null: no journal (and on ranks > 0)
   std::string temp;
-  /// Rows between two journal records: a flush and sync costs too much a shard.
+  /// A record costs a flush of the library's buffers: at least this many rows
+  /// and `interval` (RecordInterval) between two, or the end, or a stop.
   std::uint64_t unit_rows = 1;
-  /// The shards written since the last record: one record covers them all, a
-  /// journal fsync a shard would cost too much.
+  std::chrono::milliseconds interval{1000};
+  Clock::time_point last_record = Clock::now();
+  /// The shards written since the last record: one record covers them all.
   journal_internal::RowRange pending;
+  /// Fed with each pending shard's digest in export order (ShardDigest).
   journal_internal::RangeHasher pending_hash;
   std::size_t kept = 0;
   bool resumed = false;
   std::string note;
+
+  bool Due(bool last) const {
+    return pending.bytes > 0 &&
+           (last || (pending.rows >= unit_rows && Clock::now() - last_record >= interval));
+  }
+  // One more shard of `rows` rows written, whose values hash to `digest`.
+  void Add(std::uint64_t rows, const std::string& digest) {
+    pending_hash.Update(digest.data(), digest.size());
+    pending.rows += rows;
+    ++pending.bytes;
+  }
 };
+
+// A record's hash is the XXH64 of its shards' digests (h5::RowDigest of the
+// shard's rows as the file holds them, ExportWriter::HashRows). Per shard, so
+// that every rank of a collective write hashes its own rows in memory, and
+// rank 0 combines them in export order exactly as a rerun recomputes them.
+template <typename Feed>
+Result<std::string> ShardDigest(Feed&& feed) {
+  h5::RowDigest h;
+  SEDPACK_RETURN_NOT_OK(feed(&h));
+  return h.Hex();
+}
 
 // What the shard loops share.
 struct ExportRun {
@@ -85,7 +112,7 @@ struct ExportRun {
   const Hdf5ExportOptions& options;
   Clock::time_point start;
   Hdf5ExportProgress progress;
-  RootJob* job = nullptr;      ///< rank 0's journal when it writes alone
+  RootJob* job = nullptr;      ///< the journal (kept by rank 0); null: none
   std::size_t first_item = 0;  ///< items before it were kept from an earlier run
 
   std::size_t ranks() const { return static_cast<std::size_t>(comm.size()); }
@@ -107,22 +134,30 @@ struct ExportRun {
   }
 };
 
-// Make the rows written so far durable (the library's buffers, then the
-// file's pages) and journal each shard written since the last record.
-Status JournalPending(RootJob& job, ExportWriter* writer) {
-  SEDPACK_RETURN_NOT_OK(writer->Flush());
-  FileSystem& fs = FileSystemOr(nullptr);
-  const int fd = fs.Open(job.temp.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0 || fs.Fsync(fd) != 0) {
-    const int e = errno;
-    if (fd >= 0) fs.Close(fd);
-    return Status::IOError("export-hdf5: ", job.temp, ": cannot sync: ", std::strerror(e));
-  }
-  fs.Close(fd);
+// Journal each shard written since the last record, once the library has
+// written out what it holds back (the file's metadata above all: a file left
+// by a kill must reopen). No fsync of the data: a record survives a killed
+// process with the page cache, and what a lost node loses a rerun finds by
+// hashing every kept range, never trusting it; the output is synced once,
+// before its rename, as without a journal.
+Status AppendPending(RootJob& job) {
   job.pending.hash = job.pending_hash.Finish();
   SEDPACK_RETURN_NOT_OK(job.journal->Append(EncodeRowRange(job.pending)));
   job.pending = journal_internal::RowRange{0, 0, job.pending.offset + job.pending.bytes, 0, {}};
+  job.last_record = Clock::now();
   return Status::OK();
+}
+
+Status JournalPending(RootJob& job, ExportWriter* writer) {
+  SEDPACK_RETURN_NOT_OK(writer->Flush());
+  return AppendPending(job);
+}
+
+// Every rank's part (or, if any rank failed, the failure every rank agrees on)
+// gathered to rank 0.
+Result<std::vector<std::string>> GatherToRoot(Comm& comm, Result<std::string> mine) {
+  SEDPACK_RETURN_NOT_OK(AgreeOnStatus(comm, mine.status()));
+  return comm.Gatherv(*mine, 0);
 }
 
 // Rank 0 writes the gathered shards of the round starting at `base`.
@@ -134,13 +169,13 @@ Status WriteRound(ExportRun& run, ExportWriter* writer, std::size_t base, const 
     SEDPACK_RETURN_NOT_OK(writer->WriteShard(it.plan, run.first_row(it), cols, Columns::kAll, H5P_DEFAULT));
     run.progress.examples_done += cols.examples;
     if (journaled) {
-      SEDPACK_RETURN_NOT_OK(writer->HashWritten(it.plan, run.first_row(it), cols, &run.job->pending_hash));
-      run.job->pending.rows += cols.examples;
-      ++run.job->pending.bytes;
+      SEDPACK_ASSIGN_OR_RETURN(std::string digest, ShardDigest([&](h5::RowDigest* h) {
+                                 return writer->HashWritten(it.plan, run.first_row(it), cols, h);
+                               }));
+      run.job->Add(cols.examples, digest);
     }
   }
-  const bool last = base + run.ranks() >= run.items.size();
-  if (journaled && run.job->pending.bytes > 0 && (last || run.job->pending.rows >= run.job->unit_rows)) {
+  if (journaled && run.job->Due(base + run.ranks() >= run.items.size())) {
     SEDPACK_RETURN_NOT_OK(JournalPending(*run.job, writer));
   }
   run.Report(writer->bytes());
@@ -154,23 +189,108 @@ Status WriteGathered(ExportRun& run, ExportWriter* writer) {
   const bool root = comm.rank() == 0;
   for (std::size_t base = run.first_item; base < run.items.size(); base += run.ranks()) {
     Status mine = CancellationRequested() ? Status::Cancelled("export-hdf5: interrupted") : Status::OK();
-    std::string message;
+    Result<std::string> message = std::string();
     const std::size_t k = base + static_cast<std::size_t>(comm.rank());
-    if (mine.ok() && k < run.items.size()) {
+    if (!mine.ok()) {
+      message = mine;
+    } else if (k < run.items.size()) {
       const Item& it = run.items[k];
-      auto encoded = h5::EncodeShard(run.dataset, run.plans[it.plan].shards[it.shard], run.options.verify_hashes);
-      if (encoded.ok()) {
-        message = std::move(encoded).value();
-      } else {
-        mine = encoded.status();
-      }
+      message = h5::EncodeShard(run.dataset, run.plans[it.plan].shards[it.shard], run.options.verify_hashes);
     }
-    SEDPACK_RETURN_NOT_OK(AgreeOnStatus(comm, mine));
-    SEDPACK_ASSIGN_OR_RETURN(auto gathered, comm.Gatherv(message, 0));
+    SEDPACK_ASSIGN_OR_RETURN(auto gathered, GatherToRoot(comm, std::move(message)));
     Status wrote = root ? WriteRound(run, writer, base, gathered) : Status::OK();
     SEDPACK_RETURN_NOT_OK(AgreeOnStatus(comm, wrote));
   }
   return Status::OK();
+}
+
+// How many journal records (and so shards) the reopened file holds: the
+// prefix of records, each a run of shards in export order, whose rows hash as
+// recorded.
+std::size_t KeptRecords(const ExportRun& run, ExportWriter& writer,
+                        const std::vector<journal_internal::RowRange>& recorded, std::size_t* items) {
+  std::size_t kept = 0;
+  *items = 0;
+  for (; kept < recorded.size(); ++kept) {
+    const journal_internal::RowRange& r = recorded[kept];
+    if (r.offset != *items || r.bytes == 0 || r.bytes > run.items.size() - *items || r.first != 0) break;
+    journal_internal::RangeHasher hash;
+    std::uint64_t rows = 0;
+    bool read = true;
+    for (std::size_t i = *items; i < *items + r.bytes && read; ++i) {
+      const Item& it = run.items[i];
+      const auto n = static_cast<std::uint64_t>(
+          std::max<std::int64_t>(0, run.plans[it.plan].shards[it.shard].number_of_examples));
+      auto digest = ShardDigest([&](h5::RowDigest* h) {
+        return writer.HashRows(it.plan, run.first_row(it), n, h);
+      });
+      read = digest.ok();
+      if (read) hash.Update(digest->data(), digest->size());
+      rows += n;
+    }
+    if (!read || rows != r.rows || hash.Finish() != r.hash) break;
+    *items += r.bytes;
+  }
+  return kept;
+}
+
+// Rank 0 with a journal: an earlier run's unfinished file is reopened
+// (serially) and checked (datasets, shapes, the journaled rows), and what it
+// holds is kept (job->kept shards, the writer returned); else, or if that
+// fails, it is removed (null returned). The journal is then started anew with
+// the kept records.
+Result<std::unique_ptr<ExportWriter>> ReopenKept(ExportRun& run, const std::string& out, const std::string& temp) {
+  RootJob* job = run.job;
+  SEDPACK_ASSIGN_OR_RETURN(auto state, journal_internal::ReadExportJournal("export-hdf5", out, job->params,
+                                                                           run.options.restart, nullptr));
+  job->resumed = state.found && state.note.empty();
+  job->note = state.note;
+  std::unique_ptr<ExportWriter> writer;
+  if (job->resumed && PathExists(temp)) {
+    auto reopened = ExportWriter::Reopen(temp, run.dataset, run.plans);
+    Status checked = reopened.ok() ? (*reopened)->CheckShapes(run.plans) : reopened.status();
+    if (checked.ok()) {
+      writer = std::move(reopened).value();
+      state.recorded.resize(KeptRecords(run, *writer, state.recorded, &job->kept));
+    } else {
+      job->note = "cannot resume from " + temp + " (" + checked.message() + "): starting over";
+    }
+  }
+  if (job->kept == 0) {
+    writer.reset();
+    (void)RemoveTree(temp);
+    state.recorded.clear();
+  }
+  job->pending.offset = job->kept;
+  SEDPACK_ASSIGN_OR_RETURN(job->journal,
+                           journal_internal::OpenExportJournal(out, job->params, state.recorded, nullptr));
+  return writer;
+}
+
+// Every rank learns how many shards rank 0 kept, and counts them done.
+Status ShareKept(ExportRun& run) {
+  const std::int64_t kept = run.comm.rank() == 0 && run.job != nullptr ? static_cast<std::int64_t>(run.job->kept) : 0;
+  SEDPACK_ASSIGN_OR_RETURN(std::int64_t first, run.comm.AllreduceSum(kept));
+  run.first_item = static_cast<std::size_t>(first);
+  if (run.job != nullptr) run.job->kept = run.first_item;
+  for (std::size_t i = 0; i < run.first_item; ++i) {
+    const Item& it = run.items[i];
+    run.progress.examples_done +=
+        static_cast<std::uint64_t>(std::max<std::int64_t>(0, run.plans[it.plan].shards[it.shard].number_of_examples));
+  }
+  return Status::OK();
+}
+
+// Rank 0: the file to write into, kept from an earlier run where it can be.
+Result<std::unique_ptr<ExportWriter>> OpenRootWriter(ExportRun& run, const std::string& out, const std::string& temp) {
+  std::unique_ptr<ExportWriter> writer;
+  if (run.job != nullptr) {
+    SEDPACK_ASSIGN_OR_RETURN(writer, ReopenKept(run, out, temp));
+  }
+  if (writer == nullptr) {
+    SEDPACK_ASSIGN_OR_RETURN(writer, ExportWriter::Create(temp, run.dataset, run.plans, run.options, H5P_DEFAULT));
+  }
+  return writer;
 }
 
 #ifdef SEDPACK_HDF5_MPIIO
@@ -219,6 +339,44 @@ Status CheckFixedColumns(const ShardColumns& c, const std::vector<AttributeSpec>
   return Status::OK();
 }
 
+// After each collective round: every rank's digest of the shard it wrote goes
+// to rank 0, which adds them in export order, as the serial path does. When a
+// record is due (rank 0 decides, every rank follows) all ranks flush the file
+// together, then rank 0 appends the record.
+Status FlushAndRecord(ExportRun& run, ExportWriter* writer) {
+  SEDPACK_RETURN_NOT_OK(AgreeOnStatus(run.comm, writer->Flush()));
+  const bool root = run.comm.rank() == 0;
+  SEDPACK_RETURN_NOT_OK(AgreeOnStatus(run.comm, root ? AppendPending(*run.job) : Status::OK()));
+  // Every rank's point once the record is in: a test stopping rank r here knows what is kept.
+  KillPoint("h5flush", run.job->temp);
+  return Status::OK();
+}
+
+Status RecordRound(ExportRun& run, ExportWriter* writer, std::size_t base, const std::optional<ShardColumns>& mine) {
+  Comm& comm = run.comm;
+  const bool root = comm.rank() == 0;
+  Result<std::string> digest = std::string();
+  if (mine.has_value()) {
+    const Item& it = run.items[base + static_cast<std::size_t>(comm.rank())];
+    digest = ShardDigest([&](h5::RowDigest* h) { return writer->HashWritten(it.plan, run.first_row(it), *mine, h); });
+  }
+  SEDPACK_ASSIGN_OR_RETURN(auto gathered, GatherToRoot(comm, std::move(digest)));
+  const std::size_t end = std::min(run.items.size(), base + run.ranks());
+  for (std::size_t r = base; root && r < end; ++r) {
+    const ShardInfo& shard = run.plans[run.items[r].plan].shards[run.items[r].shard];
+    run.job->Add(static_cast<std::uint64_t>(std::max<std::int64_t>(0, shard.number_of_examples)), gathered[r - base]);
+  }
+  SEDPACK_ASSIGN_OR_RETURN(std::int64_t due, comm.AllreduceMax(root && run.job->Due(end == run.items.size()) ? 1 : 0));
+  return due != 0 ? FlushAndRecord(run, writer) : Status::OK();
+}
+
+// A stop agreed by every rank: the rows written since the last record are kept.
+void RecordStop(ExportRun& run, ExportWriter* writer) {
+  const bool pending = run.comm.rank() == 0 && run.job->pending.bytes > 0;
+  auto any = run.comm.AllreduceMax(pending ? 1 : 0);
+  if (any.ok() && *any != 0) (void)FlushAndRecord(run, writer);
+}
+
 // Phase 1: every rank writes the numeric rows of its own shards, collectively.
 // The str/bytes columns of its shards are kept in `variable` (one message per
 // round, empty when it had no shard) for phase 2.
@@ -227,13 +385,17 @@ Status WriteFixedCollective(ExportRun& run, ExportWriter* writer, std::vector<st
   Comm& comm = run.comm;
   SEDPACK_ASSIGN_OR_RETURN(Handle dxpl, h5::H5Checked(H5Pcreate(H5P_DATASET_XFER), "transfer property list"));
   SEDPACK_RETURN_NOT_OK(h5::H5Check(H5Pset_dxpl_mpio(dxpl.get(), H5FD_MPIO_COLLECTIVE), "MPI-IO"));
-  for (std::size_t base = 0; base < run.items.size(); base += run.ranks()) {
+  for (std::size_t base = run.first_item; base < run.items.size(); base += run.ranks()) {
     auto decoded = run.DecodeMine(base);
     Status mine = decoded.status();
     if (mine.ok() && decoded->has_value()) mine = CheckFixedColumns(**decoded, run.dataset.schema());
     // Shards take uneven time to decode: wait without spinning.
     SEDPACK_RETURN_NOT_OK(comm.IdleBarrier());
-    SEDPACK_RETURN_NOT_OK(AgreeOnStatus(comm, mine));
+    Status agreed = AgreeOnStatus(comm, mine);
+    if (!agreed.ok()) {
+      if (run.job != nullptr && IsCancelled(agreed)) RecordStop(run, writer);
+      return agreed;
+    }
     const std::size_t k = base + static_cast<std::size_t>(comm.rank());
     const std::size_t end = std::min(run.items.size(), base + run.ranks());
     Status wrote;
@@ -251,6 +413,7 @@ Status WriteFixedCollective(ExportRun& run, ExportWriter* writer, std::vector<st
     }
     if (has_variable) variable->push_back(decoded->has_value() ? h5::EncodeVariableColumns(**decoded) : std::string());
     SEDPACK_RETURN_NOT_OK(AgreeOnStatus(comm, wrote));
+    if (run.job != nullptr) SEDPACK_RETURN_NOT_OK(RecordRound(run, writer, base, *decoded));
     SEDPACK_ASSIGN_OR_RETURN(std::int64_t bytes, comm.AllreduceSum(static_cast<std::int64_t>(writer->bytes())));
     run.Report(static_cast<std::uint64_t>(bytes));
   }
@@ -298,14 +461,21 @@ Status WriteVariableFromRoot(ExportRun& run, const std::string& temp, std::vecto
 }
 
 // Every rank opens `temp` through MPI-IO, writes its rows, and closes it.
-Status WriteCollective(ExportRun& run, const std::string& temp) {
+// Journaled (numeric columns only), rank 0 first checks what an earlier run
+// left, serially, and every rank then reopens the kept file.
+Status WriteCollective(ExportRun& run, const std::string& out, const std::string& temp) {
   Comm& comm = run.comm;
   SEDPACK_ASSIGN_OR_RETURN(Handle fapl, h5::H5Checked(H5Pcreate(H5P_FILE_ACCESS), "file access property list"));
   SEDPACK_RETURN_NOT_OK(h5::H5Check(H5Pset_fapl_mpio(fapl.get(), MPI_COMM_WORLD, MPI_INFO_NULL),
                                     "MPI-IO"));
   // The metadata is the same on every rank: written once, collectively.
   SEDPACK_RETURN_NOT_OK(h5::H5Check(H5Pset_coll_metadata_write(fapl.get(), true), "MPI-IO"));
-  auto created = ExportWriter::Create(temp, run.dataset, run.plans, run.options, fapl.get());
+  Status checked;
+  if (run.job != nullptr && comm.rank() == 0) checked = ReopenKept(run, out, temp).status();
+  SEDPACK_RETURN_NOT_OK(AgreeOnStatus(comm, checked));
+  SEDPACK_RETURN_NOT_OK(ShareKept(run));
+  auto created = run.first_item > 0 ? ExportWriter::Reopen(temp, run.dataset, run.plans, fapl.get())
+                                    : ExportWriter::Create(temp, run.dataset, run.plans, run.options, fapl.get());
   SEDPACK_RETURN_NOT_OK(AgreeOnStatus(comm, created.status()));
   std::unique_ptr<ExportWriter> writer = std::move(created).value();
   bool has_variable = false;
@@ -324,70 +494,11 @@ Status WriteCollective(ExportRun& run, const std::string& temp) {
 #else
 
 Result<bool> CanWriteCollectively(Comm&, const std::string&) { return false; }
-Status WriteCollective(ExportRun&, const std::string&) {
+Status WriteCollective(ExportRun&, const std::string&, const std::string&) {
   return Status::Internal("export-hdf5: built without parallel HDF5");
 }
 
 #endif  // SEDPACK_HDF5_MPIIO
-
-// How many journal records (and so shards) the reopened file holds: the
-// prefix of records, each a run of shards in export order, whose rows hash as
-// recorded.
-std::size_t KeptRecords(const ExportRun& run, ExportWriter& writer,
-                        const std::vector<journal_internal::RowRange>& recorded, std::size_t* items) {
-  std::size_t kept = 0;
-  *items = 0;
-  for (; kept < recorded.size(); ++kept) {
-    const journal_internal::RowRange& r = recorded[kept];
-    if (r.offset != *items || r.bytes == 0 || r.bytes > run.items.size() - *items || r.first != 0) break;
-    journal_internal::RangeHasher hash;
-    std::uint64_t rows = 0;
-    bool read = true;
-    for (std::size_t i = *items; i < *items + r.bytes && read; ++i) {
-      const Item& it = run.items[i];
-      const auto n = static_cast<std::uint64_t>(
-          std::max<std::int64_t>(0, run.plans[it.plan].shards[it.shard].number_of_examples));
-      read = writer.HashRows(it.plan, run.first_row(it), n, &hash).ok();
-      rows += n;
-    }
-    if (!read || rows != r.rows || hash.Finish() != r.hash) break;
-    *items += r.bytes;
-  }
-  return kept;
-}
-
-// Rank 0: the file to write into. With a journal, an earlier run's unfinished
-// file is reopened and checked (datasets, shapes, the journaled rows), and
-// what it holds is kept; else, or if that fails, the file is made anew.
-Result<std::unique_ptr<ExportWriter>> OpenRootWriter(ExportRun& run, const std::string& out, const std::string& temp) {
-  RootJob* job = run.job;
-  if (job == nullptr) return ExportWriter::Create(temp, run.dataset, run.plans, run.options, H5P_DEFAULT);
-  SEDPACK_ASSIGN_OR_RETURN(auto state, journal_internal::ReadExportJournal("export-hdf5", out, job->params,
-                                                                           run.options.restart, nullptr));
-  job->resumed = state.found && state.note.empty();
-  job->note = state.note;
-  std::unique_ptr<ExportWriter> writer;
-  if (job->resumed && PathExists(temp)) {
-    auto reopened = ExportWriter::Reopen(temp, run.dataset, run.plans);
-    Status checked = reopened.ok() ? (*reopened)->CheckShapes(run.plans) : reopened.status();
-    if (checked.ok()) {
-      writer = std::move(reopened).value();
-      state.recorded.resize(KeptRecords(run, *writer, state.recorded, &job->kept));
-    } else {
-      job->note = "cannot resume from " + temp + " (" + checked.message() + "): starting over";
-    }
-  }
-  if (job->kept == 0) {
-    writer.reset();
-    (void)RemoveTree(temp);
-    SEDPACK_ASSIGN_OR_RETURN(writer, ExportWriter::Create(temp, run.dataset, run.plans, run.options, H5P_DEFAULT));
-  }
-  if (job->kept == 0) state.recorded.clear();
-  job->pending.offset = job->kept;
-  SEDPACK_ASSIGN_OR_RETURN(job->journal,
-                           journal_internal::OpenExportJournal(out, job->params, state.recorded, nullptr));
-  return writer;
-}
 
 // Rank 0 alone creates (or reopens) the file and writes what every rank decoded.
 Status WriteFromRoot(ExportRun& run, const std::string& out, const std::string& temp) {
@@ -403,17 +514,27 @@ Status WriteFromRoot(ExportRun& run, const std::string& out, const std::string& 
     }
   }
   SEDPACK_RETURN_NOT_OK(AgreeOnStatus(run.comm, created));
-  const std::int64_t kept = root && run.job != nullptr ? static_cast<std::int64_t>(run.job->kept) : 0;
-  SEDPACK_ASSIGN_OR_RETURN(std::int64_t first, run.comm.AllreduceSum(kept));
-  run.first_item = static_cast<std::size_t>(first);
-  for (std::size_t i = 0; i < run.first_item; ++i) {
-    const Item& it = run.items[i];
-    run.progress.examples_done +=
-        static_cast<std::uint64_t>(std::max<std::int64_t>(0, run.plans[it.plan].shards[it.shard].number_of_examples));
+  SEDPACK_RETURN_NOT_OK(ShareKept(run));
+  Status wrote = WriteGathered(run, writer.get());
+  if (!wrote.ok()) {
+    // A stop (SIGTERM at a time limit) keeps the rows written since the last record.
+    if (root && IsCancelled(wrote) && run.job != nullptr && run.job->pending.bytes > 0) {
+      (void)JournalPending(*run.job, writer.get());
+    }
+    return wrote;
   }
-  SEDPACK_RETURN_NOT_OK(WriteGathered(run, writer.get()));
   Status closed = root ? writer->Close() : Status::OK();
   return AgreeOnStatus(run.comm, closed);
+}
+
+// The least time between two records: a record flushes the library's
+// buffers (cheap once a second, not every few MiB). SEDPACK_TEST_RECORD_MS
+// sets another (0: a record every ~32 MiB), for the tests that stop an export
+// at a record on any machine.
+std::chrono::milliseconds RecordInterval() {
+  const char* env = std::getenv("SEDPACK_TEST_RECORD_MS");
+  if (env == nullptr || *env == '\0') return journal_internal::JournalWriter::kSyncInterval;
+  return std::chrono::milliseconds(std::max(0L, std::strtol(env, nullptr, 10)));
 }
 
 // What identifies the file an export writes (the number of ranks does not:
@@ -461,8 +582,17 @@ Result<Hdf5ExportSummary> ExportHdf5(Comm& comm, std::shared_ptr<const Dataset> 
   }
   SEDPACK_ASSIGN_OR_RETURN(bool collective, CanWriteCollectively(comm, temp));
   collective = collective && !run.items.empty();
+  bool has_variable = false;
+  for (const AttributeSpec& a : dataset->schema()) has_variable = has_variable || h5::VariableLength(a.dtype);
   RootJob job;
-  if (options.journal && !collective) {
+  std::string gathered_note;
+  if (options.journal && collective && has_variable) {
+    // Its str/bytes columns are written after all the numeric ones: no row
+    // would be finished before the end, so rank 0 writes such a file alone.
+    collective = false;
+    gathered_note = "str/bytes attributes: rank 0 writes the file (--no-journal writes it collectively)";
+  }
+  if (options.journal) {
     // A fixed name, so that a rerun finds the unfinished file.
     temp = journal_internal::ExportPathsFor(out).partial;
     job.temp = temp;
@@ -472,9 +602,10 @@ Result<Hdf5ExportSummary> ExportHdf5(Comm& comm, std::shared_ptr<const Dataset> 
     for (const AttributeSpec& a : dataset->schema()) row_bytes += h5::VariableLength(a.dtype) ? 16 : a.FixedByteSize().ValueOr(1);
     const std::uint64_t per_unit = std::max<std::uint64_t>(1, (32ULL << 20) / std::max<std::uint64_t>(1, row_bytes));
     job.unit_rows = std::max<std::uint64_t>(1, std::min(per_unit, (run.progress.examples_total + 15) / 16));
+    job.interval = RecordInterval();
     run.job = &job;
   }
-  Status wrote = collective ? WriteCollective(run, temp) : WriteFromRoot(run, out, temp);
+  Status wrote = collective ? WriteCollective(run, out, temp) : WriteFromRoot(run, out, temp);
   // The HDF5 library wrote the file; it becomes the output only once its bytes
   // and then its name are on disk (the journal goes first: a kill between the
   // two leaves an unfinished file a rerun starts over).
@@ -496,9 +627,8 @@ Result<Hdf5ExportSummary> ExportHdf5(Comm& comm, std::shared_ptr<const Dataset> 
     s.units = run.items.size();
     s.kept_units = job.kept;
     s.resumed = job.resumed;
-    s.journal_note = job.note;
-  } else if (options.journal && root) {
-    s.journal_note = "the collective MPI-IO write keeps no journal: a stopped export starts over";
+    s.journal_note = job.note.empty() || gathered_note.empty() ? job.note + gathered_note
+                                                               : job.note + "; " + gathered_note;
   }
   s.examples = run.progress.examples_total;
   s.splits = plans.size();

@@ -6,10 +6,12 @@
 
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "codecs/decode_points_internal.h"
 #include "hdf5/h5_internal.h"
 #include "journal/exports_internal.h"
 #include "sedpack/dataset/dataset.h"
@@ -50,6 +52,20 @@ struct SplitPlan {
   std::uint64_t rows = 0;
 };
 
+/// The digest of one shard's rows as the file holds them: XXH3-64 (several
+/// GB/s), since every value an export writes goes through it once.
+class RowDigest {
+ public:
+  void Update(const void* data, std::size_t size) {
+    sum_.Update(std::span<const std::byte>(static_cast<const std::byte*>(data), size));
+  }
+  /// 16 hex digits.
+  std::string Hex() const;
+
+ private:
+  codecs_internal::FastChecksummer sum_;
+};
+
 /// Which columns a write covers.
 enum class Columns { kAll, kFixed, kVariable };
 
@@ -62,9 +78,10 @@ class ExportWriter {
   static Result<std::unique_ptr<ExportWriter>> Create(const std::string& path, const Dataset& ds,
                                                       const std::vector<SplitPlan>& plans,
                                                       const Hdf5ExportOptions& o, hid_t fapl);
-  /// Reopen a file made by Create for writing, serially, from one process.
+  /// Reopen a file made by Create for writing, with file access list `fapl`
+  /// (H5P_DEFAULT: serially, from one process).
   static Result<std::unique_ptr<ExportWriter>> Reopen(const std::string& path, const Dataset& ds,
-                                                      const std::vector<SplitPlan>& plans);
+                                                      const std::vector<SplitPlan>& plans, hid_t fapl = H5P_DEFAULT);
   /// Write one shard's rows [first, first + c.examples) of split number `plan`
   /// (columns `which`) with transfer list `dxpl`.
   Status WriteShard(std::size_t plan, std::uint64_t first, const ShardColumns& c, Columns which, hid_t dxpl);
@@ -80,18 +97,18 @@ class ExportWriter {
   /// holds them, to `hash`: from `c` where its bytes are the file's, else read
   /// back. The same bytes as HashRows of those rows.
   Status HashWritten(std::size_t plan, std::uint64_t first, const ShardColumns& c,
-                     journal_internal::RangeHasher* hash);
+                     RowDigest* hash);
   /// Feed rows [first, first + rows) as read from the file: attribute by
   /// attribute, numeric values in the file's type, str and bytes as a u64
   /// length and the bytes each.
-  Status HashRows(std::size_t plan, std::uint64_t first, std::uint64_t rows, journal_internal::RangeHasher* hash);
+  Status HashRows(std::size_t plan, std::uint64_t first, std::uint64_t rows, RowDigest* hash);
   /// Value bytes this process wrote.
   std::uint64_t bytes() const { return bytes_; }
 
  private:
   ExportWriter() = default;
   Status HashAttribute(std::size_t plan, std::size_t j, std::uint64_t first, std::uint64_t rows,
-                       journal_internal::RangeHasher* hash);
+                       RowDigest* hash);
   std::vector<AttributeSpec> schema_;
   Handle file_;
   std::vector<std::vector<Handle>> datasets_;

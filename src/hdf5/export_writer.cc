@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // ExportWriter and the shard wire format of export-hdf5 (export_internal.h).
 #include <algorithm>
+#include <cstdio>
 #include <cstring>
 
 #include "hdf5/export_internal.h"
@@ -325,10 +326,10 @@ Status ExportWriter::WriteNothing(std::size_t plan, hid_t dxpl) {
 }
 
 Result<std::unique_ptr<ExportWriter>> ExportWriter::Reopen(const std::string& path, const Dataset& ds,
-                                                           const std::vector<SplitPlan>& plans) {
+                                                           const std::vector<SplitPlan>& plans, hid_t fapl) {
   auto w = std::unique_ptr<ExportWriter>(new ExportWriter());
   w->schema_ = ds.schema();
-  SEDPACK_ASSIGN_OR_RETURN(w->file_, H5Checked(H5Fopen(path.c_str(), H5F_ACC_RDWR, H5P_DEFAULT),
+  SEDPACK_ASSIGN_OR_RETURN(w->file_, H5Checked(H5Fopen(path.c_str(), H5F_ACC_RDWR, fapl),
                                                "cannot reopen " + path));
   for (const SplitPlan& plan : plans) {
     std::vector<Handle> datasets;
@@ -376,7 +377,7 @@ Status ExportWriter::CheckShapes(const std::vector<SplitPlan>& plans) {
 }
 
 Status ExportWriter::HashAttribute(std::size_t plan, std::size_t j, std::uint64_t first, std::uint64_t rows,
-                                   journal_internal::RangeHasher* hash) {
+                                   RowDigest* hash) {
   const AttributeSpec& a = schema_[j];
   const hid_t dset = datasets_[plan][j].get();
   std::vector<hsize_t> start{first}, count{rows};
@@ -417,7 +418,7 @@ Status ExportWriter::HashAttribute(std::size_t plan, std::size_t j, std::uint64_
 }
 
 Status ExportWriter::HashRows(std::size_t plan, std::uint64_t first, std::uint64_t rows,
-                              journal_internal::RangeHasher* hash) {
+                              RowDigest* hash) {
   for (std::size_t j = 0; j < schema_.size() && rows > 0; ++j) {
     SEDPACK_RETURN_NOT_OK(HashAttribute(plan, j, first, rows, hash));
   }
@@ -425,7 +426,7 @@ Status ExportWriter::HashRows(std::size_t plan, std::uint64_t first, std::uint64
 }
 
 Status ExportWriter::HashWritten(std::size_t plan, std::uint64_t first, const ShardColumns& c,
-                                 journal_internal::RangeHasher* hash) {
+                                 RowDigest* hash) {
   for (std::size_t j = 0; j < schema_.size() && c.examples > 0; ++j) {
     if (VariableLength(schema_[j].dtype)) {
       // The wire form is the (length, bytes) pairs HashAttribute feeds.
@@ -442,6 +443,12 @@ Status ExportWriter::HashWritten(std::size_t plan, std::uint64_t first, const Sh
     }
   }
   return Status::OK();
+}
+
+std::string RowDigest::Hex() const {
+  char hex[17];
+  std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(sum_.Digest()));
+  return hex;
 }
 
 std::string LibraryDescription() {

@@ -12,7 +12,13 @@ the file of an uninterrupted run (TRS: byte for byte; HDF5: every dataset and
 attribute equal through h5py) and leave no journal. A rerun with other
 parameters is refused with exit 2 naming the parameter, and leaves the earlier
 run's files; --restart starts over; --no-journal leaves nothing behind.
-Usage: resume_export_test.py SEDPACK CONFIG WORKDIR [--hdf5]
+With --mpirun and a sedpack built with parallel HDF5, export-hdf5 is also run
+under mpirun (the collective MPI-IO write): one rank of 2 or 4 is stopped by
+SIGTERM or SIGKILL right after the collective flush at about a third and two
+thirds ("h5flush" steps, each after its record), and the rerun, with the same
+or another number of ranks or one process, keeps exactly the records before
+the stop and gives the file of an uninterrupted run.
+Usage: resume_export_test.py SEDPACK CONFIG WORKDIR [--hdf5] [--mpirun MPIRUN]
 """
 import argparse
 import os
@@ -30,8 +36,14 @@ class Failure(Exception):
     pass
 
 
-def run(argv, env=None):
+def run(argv, env=None, ranks=0, mpirun=None):
+    if ranks:
+        argv = [mpirun, "-n", str(ranks), "--oversubscribe", "-x", "SEDPACK_TEST_RECORD_MS"] + \
+            [x for k in (env or {}) for x in ("-x", k)] + argv
     full = {k: v for k, v in os.environ.items() if k not in TEST_ENV}
+    # export-hdf5 records at most once a second by default: here every ~32 MiB
+    # (at least 16 records a job), so that the steps of two runs are the same.
+    full["SEDPACK_TEST_RECORD_MS"] = "0"
     full.update(env or {})
     p = subprocess.run(argv, env=full, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=300)
     return p.returncode, p.stdout, p.stderr
@@ -69,7 +81,8 @@ class Harness:
         shutil.rmtree(self.work, ignore_errors=True)
         os.makedirs(self.work)
         self.ds = self.path("ds")
-        must([self.sedpack, "generate", os.path.abspath(args.config), self.ds, "-q"])
+        self.config = os.path.abspath(args.config)
+        must([self.sedpack, "generate", self.config, self.ds, "-q"])
 
     def path(self, name):
         return os.path.join(self.work, name)
@@ -166,18 +179,85 @@ class Harness:
         self.no_journal(kind, reference)
 
 
+class MpiHarness:
+    """export-hdf5 under mpirun: the collective write, stopped on one rank and resumed."""
+
+    def __init__(self, h, mpirun):
+        self.h, self.mpirun = h, mpirun
+        self.ds = h.path("ds_mpi")
+        # 19 shards: 10 rounds of 2 ranks, 5 of 4, a record after each.
+        must([h.sedpack, "generate", h.config, self.ds, "-q", "--examples-train", "256"])
+
+    def export(self, out, *extra):
+        return [self.h.sedpack, "export-hdf5", self.ds, "-o", out, "-q"] + list(extra)
+
+    def flush_steps(self, ranks, rank):
+        log = self.h.path("mpi-steps.log")
+        out = self.h.path("mpi-steps.h5")
+        rc, _, err = run(self.export(out), {"SEDPACK_TEST_STEP_LOG": log}, ranks, self.mpirun)
+        if rc != 0:
+            raise Failure("mpirun -n %d export-hdf5 exited %d: %s" % (ranks, rc, err[-800:]))
+        with open(log) as f:
+            steps = [int(l.split("\t")[1]) for l in f if l.split("\t")[0] == str(rank) and l.split("\t")[2] == "h5flush"]
+        os.remove(log)
+        os.remove(out)
+        return steps
+
+    def case(self, reference, ranks, rank, signal, fraction, rerun_ranks):
+        steps = self.flush_steps(ranks, rank)
+        if len(steps) < 4:
+            raise Failure("mpirun -n %d export-hdf5 flushes %d times; the test needs at least 4" % (ranks, len(steps)))
+        k = len(steps) * fraction // 100
+        out = self.h.path("mpi-%d-%d-%s-%d.h5" % (ranks, rank, signal, fraction))
+        env = {"SEDPACK_TEST_KILL_AT": str(steps[k]), "SEDPACK_TEST_KILL_RANK": str(rank)}
+        if signal == "SIGTERM":
+            env["SEDPACK_TEST_KILL_SIGNAL"] = "15"
+        label = "mpirun -n %d export-hdf5, %s of rank %d after %d%% (rerun on %s)" % (
+            ranks, signal, rank, fraction, "%d ranks" % rerun_ranks if rerun_ranks else "1 process")
+        rc, _, err = run(self.export(out), env, ranks, self.mpirun)
+        h = self.h
+        h.check(rc != 0, "%s: exit 0" % label)
+        h.check(not os.path.exists(out), "%s: %s is there before the rerun" % (label, out))
+        h.check(os.path.exists(out + ".sedpack-journal"), "%s: no journal left" % label)
+        rc, _, err = run(self.export(out), None, rerun_ranks, self.mpirun)
+        h.check(rc == 0, "%s: the rerun exited %d: %s" % (label, rc, err[-500:]))
+        m = re.search(r"resumed job (\w+): (\d+) of (\d+) row ranges kept", err)
+        h.check(m is not None, "%s: the rerun did not say it resumed: %s" % (label, err[-300:]))
+        if m:
+            # Every flush records one round, each of `ranks` shards (a stop records nothing more).
+            want = min(int(m.group(3)), (k + 1) * ranks)
+            h.check(int(m.group(2)) == want, "%s: %s, expected %d kept" % (label, m.group(0), want))
+        h.check(rc == 0 and h.same("hdf5", reference, out), "%s: the resumed file differs" % label)
+        h.check(h.leftovers(out) == [], "%s: left %s" % (label, h.leftovers(out)))
+        print("ok: %s (%s)" % (label, m.group(0) if m else "?"))
+
+    def all(self):
+        reference = self.h.path("mpi-reference.h5")
+        must(self.export(reference, "--no-journal"))
+        for ranks, rank, signal, fraction, rerun in ((2, 1, "SIGTERM", 33, 2), (2, 1, "SIGKILL", 67, 2),
+                                                     (2, 0, "SIGKILL", 33, 0), (2, 1, "SIGKILL", 33, 4),
+                                                     (4, 3, "SIGKILL", 67, 4), (4, 2, "SIGTERM", 33, 2)):
+            self.case(reference, ranks, rank, signal, fraction, rerun)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("sedpack")
     ap.add_argument("config")
     ap.add_argument("workdir")
     ap.add_argument("--hdf5", action="store_true", help="also export-hdf5 (needs h5py)")
+    ap.add_argument("--mpirun", help="also export-hdf5 under mpirun (with parallel HDF5)")
     args = ap.parse_args()
     h = Harness(args)
     try:
         h.command("trs", ["--round-float64"])
         if args.hdf5:
             h.command("hdf5", ["--deflate", "3"])
+        if args.hdf5 and args.mpirun:
+            if "(parallel, MPI-IO)" in must([h.sedpack, "--version"])[0]:
+                MpiHarness(h, args.mpirun).all()
+            else:
+                print("note: serial HDF5: no collective export-hdf5 to stop under mpirun")
     except Failure as e:
         h.failures.append(str(e))
         print("FAIL: " + str(e))
