@@ -22,8 +22,8 @@ namespace sedpack {
 Result<std::vector<std::byte>> EncodeIndex(const IndexContents& contents);
 
 /// A subtree's walk as journaled: the lists it read, and its shards in order
-/// (path and example count, as the journal record holds them from
-/// `shards_at` on, already validated: TakeWalkedSubtree copies each path once).
+/// (as the journal record holds them from `shards_at` on, already validated;
+/// TakeWalkedSubtree rebuilds each path from the one before it).
 struct WalkedSubtree {
   std::vector<std::string> visited;
   std::string record;

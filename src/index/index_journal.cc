@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // The journal entries of a resumable index build (index_internal.h).
+#include <algorithm>
 #include <charconv>
 #include <filesystem>
 #include <string>
@@ -11,7 +12,8 @@
 namespace sedpack {
 namespace {
 
-constexpr std::string_view kIndexKind = "index entries";
+// Records of another kind (an earlier form) are not read: their subtrees are walked again.
+constexpr std::string_view kIndexKind = "index subtree";
 
 // Walks the length-prefixed fields of a journal record (journal_internal::PackFields's form).
 class FieldCursor {
@@ -46,10 +48,31 @@ class FieldCursor {
   std::size_t size_;
 };
 
+void PutDigits(std::string* out, std::uint64_t v) {
+  char digits[20];
+  const auto end = std::to_chars(digits, digits + sizeof(digits), v).ptr;
+  out->append(digits, static_cast<std::size_t>(end - digits));
+}
+
 void PutField(std::string* out, std::string_view field) {
-  out->append(std::to_string(field.size()));
+  PutDigits(out, field.size());
   out->push_back(':');
   out->append(field);
+}
+
+// A count as a field, without a string made for it (three fields a shard).
+void PutCount(std::string* out, std::uint64_t v) {
+  if (v < 100) {  // most counts: a shared length, a shard's examples
+    const char two[5] = {'2', ':', static_cast<char>('0' + v / 10), static_cast<char>('0' + v % 10), 0};
+    const char one[4] = {'1', ':', static_cast<char>('0' + v), 0};
+    out->append(v < 10 ? one : two, v < 10 ? 3 : 4);
+    return;
+  }
+  char digits[20];
+  const auto end = std::to_chars(digits, digits + sizeof(digits), v).ptr;
+  PutDigits(out, static_cast<std::uint64_t>(end - digits));
+  out->push_back(':');
+  out->append(digits, static_cast<std::size_t>(end - digits));
 }
 
 // The record's lists into `w` and where its shards start; false if its fields do not add up.
@@ -63,8 +86,10 @@ bool DecodeSubtree(std::string_view record, std::string* key, WalkedSubtree* w) 
     w->visited.emplace_back(field);
   }
   w->shards_at = c.at();
+  std::uint64_t shared = 0, previous = 0;
   while (!c.done()) {
-    if (!c.Next(&field) || !c.Count(&examples)) return false;
+    if (!c.Count(&shared) || shared > previous || !c.Next(&field) || !c.Count(&examples)) return false;
+    previous = shared + field.size();
   }
   *key = SubtreeKey(std::string(list), static_cast<std::size_t>(depth));
   return true;
@@ -76,19 +101,30 @@ std::string SubtreeKey(const std::string& list_path, std::size_t depth) {
   return list_path + "\t" + std::to_string(depth);
 }
 
-// Fields: list path, depth, number of lists visited, the lists, then a path
-// and an example count per shard; written straight into the record (the
-// paths are most of a build's memory: no copy of them in between).
+// Fields: list path, depth, number of lists visited, the lists, then per
+// shard the length of the start its path shares with the previous shard's,
+// the rest of its path, and its example count. The paths of a subtree share
+// their folders: so coded the journal is a fraction of the index it stands
+// for (written in full it cost as much again as the index itself).
 journal_internal::JournalEntry EncodeSubtree(const std::string& list_path, std::size_t depth,
                                              const std::vector<std::string>& visited, const IndexedSplit& shards) {
   std::string data;
+  data.reserve(64 + 16 * shards.shard_paths.size());
   PutField(&data, list_path);
   PutField(&data, std::to_string(depth));
   PutField(&data, std::to_string(visited.size()));
   for (const std::string& v : visited) PutField(&data, v);
+  std::string_view previous;
   for (std::size_t i = 0; i < shards.shard_paths.size(); ++i) {
-    PutField(&data, shards.shard_paths[i]);
-    PutField(&data, std::to_string(shards.shard_examples[i]));
+    const std::string_view path = shards.shard_paths[i];
+    const std::size_t most = std::min(path.size(), previous.size());
+    const std::size_t shared =
+        static_cast<std::size_t>(std::mismatch(path.begin(), path.begin() + static_cast<std::ptrdiff_t>(most),
+                                               previous.begin()).first - path.begin());
+    PutCount(&data, shared);
+    PutField(&data, path.substr(shared));
+    PutCount(&data, shards.shard_examples[i]);
+    previous = path;
   }
   return {std::string(kIndexKind), std::move(data)};
 }
@@ -124,10 +160,16 @@ Result<int> FreshJournalNumber(const std::string& root, const std::string& id, F
 Status TakeWalkedSubtree(const WalkedSubtree& walked, IndexedSplit* shards, std::vector<std::string>* visited) {
   visited->insert(visited->end(), walked.visited.begin(), walked.visited.end());
   FieldCursor c(std::string_view(walked.record).substr(walked.shards_at));
-  std::string_view path;
-  std::uint64_t examples = 0;
+  std::string_view rest;
+  std::string path;
+  std::uint64_t shared = 0, examples = 0;
   while (!c.done()) {
-    if (!c.Next(&path) || !c.Count(&examples)) return Status::Corruption("malformed index build journal record");
+    // DecodeSubtrees checked every shared length against the path before it.
+    if (!c.Count(&shared) || shared > path.size() || !c.Next(&rest) || !c.Count(&examples)) {
+      return Status::Corruption("malformed index build journal record");
+    }
+    path.resize(static_cast<std::size_t>(shared));
+    path.append(rest);
     SEDPACK_RETURN_NOT_OK(shards->shard_paths.Add(path));
     shards->shard_examples.push_back(examples);
   }
