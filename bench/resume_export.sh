@@ -17,7 +17,13 @@
 # (the collective MPI-IO write) when this sedpack has parallel HDF5; its stop
 # and the run counting its records use a record every ~32 MiB
 # (SEDPACK_TEST_RECORD_MS=0) instead of one a second, the rerun the default.
-# Usage: bench/resume_export.sh [BUILD_DIR] [WORKDIR] [TRAIN_EXAMPLES] [TRACE_LENGTH] [REPEAT] [H5_EXAMPLES]
+# export-trs runs on a dataset of its own, TRS_EXAMPLES rows (default 96000:
+# a full run of some 3 s, ~1.5 GB of TRS, so that start-up does not decide the
+# ratio), REPEAT interleaved rounds of full, stopped + rerun, stopped after the
+# last range + rerun ("all kept": start-up plus the check of every kept row)
+# and --no-journal, medians; its own table also gives the process start-up
+# (`sedpack --help`) and the target 0.60 * full + all kept.
+# Usage: bench/resume_export.sh [BUILD_DIR] [WORKDIR] [TRAIN_EXAMPLES] [TRACE_LENGTH] [REPEAT] [H5_EXAMPLES] [TRS_EXAMPLES]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD="$(cd "${1:-build}" && pwd)"
@@ -26,6 +32,7 @@ EXAMPLES="${3:-16000}"
 LENGTH="${4:-4000}"
 REPEAT="${5:-5}"
 H5_EXAMPLES="${6:-240000}"
+TRS_EXAMPLES="${7:-96000}"
 rm -rf "$WORK"
 mkdir -p "$WORK"
 "$BUILD/src/cli/sedpack" generate configs/generate_small.json "$WORK/ds" -q --examples-train "$EXAMPLES" \
@@ -33,14 +40,18 @@ mkdir -p "$WORK"
 sed 's/"examples_per_shard": 16,/"examples_per_shard": 256,/' configs/generate_small.json > "$WORK/h5.json"
 "$BUILD/src/cli/sedpack" generate "$WORK/h5.json" "$WORK/ds_h5" -q --examples-train "$H5_EXAMPLES" \
   --examples-test 0 --examples-holdout 0 --trace-length "$LENGTH" --shard-by-key=false
+"$BUILD/src/cli/sedpack" generate configs/generate_small.json "$WORK/ds_trs" -q --examples-train "$TRS_EXAMPLES" \
+  --examples-test 0 --examples-holdout 0 --trace-length "$LENGTH" --shard-by-key=false
 MPIRUN=""
 if "$BUILD/src/cli/sedpack" --version | grep -q "(parallel, MPI-IO)" && command -v mpirun > /dev/null; then
   MPIRUN=$(command -v mpirun)
 fi
-PYTHONPATH="$BUILD/python" /usr/bin/python3 - "$BUILD/src/cli/sedpack" "$WORK" "$EXAMPLES" "$LENGTH" "$REPEAT" "$MPIRUN" <<'PY'
-import os, re, resource, statistics, subprocess, sys, time
+PYTHONPATH="$BUILD/python" /usr/bin/python3 - "$BUILD/src/cli/sedpack" "$WORK" "$EXAMPLES" "$LENGTH" "$REPEAT" "$MPIRUN" \
+  "$TRS_EXAMPLES" <<'PY'
+import filecmp, os, re, resource, statistics, subprocess, sys, time
 sedpack, work, examples, length, repeat = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5])
 mpirun = sys.argv[6]
+trs_examples = int(sys.argv[7])
 ds = os.path.join(work, "ds")
 CLEAN = {k: v for k, v in os.environ.items() if not k.startswith("SEDPACK_TEST_")}
 
@@ -139,6 +150,42 @@ def export(kind, source=ds, ranks=0):
     rm(out("full"), out("part"), out("on"), out("off"))
 
 
+TRS = {}  # export-trs figures beyond the common row
+
+
+def export_trs():
+    ds_trs = os.path.join(work, "ds_trs")
+    out = lambda name: os.path.join(work, "%s.trs" % name)
+    cmd = lambda o, *x: [sedpack, "export-trs", ds_trs, "-o", o, "-q"] + list(x)
+    log = os.path.join(work, "steps.log")
+    rm(out("count"), log)
+    timed(cmd(out("count")), {"SEDPACK_TEST_STEP_LOG": log})
+    steps = [int(l.split("\t")[1]) for l in open(log) if l.split("\t")[2] == "journal"]
+    rm(out("count"), log)
+    at, last = steps[int(len(steps) * 0.45)], steps[-1]
+    t = {k: [] for k in ("full", "full_cpu", "rerun", "rerun_cpu", "kept", "off", "help")}
+    kept, equal = "?", True
+    for _ in range(repeat):
+        t["full"].append(timed(cmd(out("full")))[0])
+        t["full_cpu"].append(CPU["last"])
+        timed(cmd(out("part")), {"SEDPACK_TEST_KILL_AT": str(at)}, ok=(-9, 137))
+        wall, p = timed(cmd(out("part")))
+        t["rerun"].append(wall)
+        t["rerun_cpu"].append(CPU["last"])
+        kept = p.stderr.strip().splitlines()[-1] if p.stderr.strip() else "?"
+        equal = equal and filecmp.cmp(out("full"), out("part"), shallow=False)
+        timed(cmd(out("all")), {"SEDPACK_TEST_KILL_AT": str(last)}, ok=(-9, 137))
+        t["kept"].append(timed(cmd(out("all")))[0])
+        equal = equal and filecmp.cmp(out("full"), out("all"), shallow=False)
+        t["off"].append(timed(cmd(out("off"), "--no-journal"))[0])
+        t["help"].append(timed([sedpack, "--help"])[0])
+        rm(out("full"), out("part"), out("all"), out("off"))
+    m = {k: statistics.median(v) for k, v in t.items()}
+    rows.append(("export-trs", "SIGKILL", kept, m["full"], m["rerun"], m["full_cpu"], m["rerun_cpu"], equal,
+                 m["full"] / m["off"] - 1))
+    TRS.update(m, ranges=len(steps), at=steps.index(at) + 1)
+
+
 FILL = r'''
 import os, signal, sys, numpy as np
 from sedpack_hpc import Attribute, Dataset, DatasetStructure, Metadata
@@ -188,12 +235,13 @@ def filler():
     rows.append(("python filler", "SIGKILL", kept, full, rerun, full_cpu, rerun_cpu, equal, on / off - 1))
 
 
-export("trs")
+export_trs()
 export("hdf5", os.path.join(work, "ds_h5"))
 if mpirun:
     export("hdf5", os.path.join(work, "ds_h5"), ranks=2)
 filler()
-print("%d train examples of %d float16 samples; overhead over %d interleaved pairs" % (examples, length, repeat))
+print("%d train examples of %d float16 samples (export-trs: %d); overhead over %d interleaved pairs" % (
+    examples, length, trs_examples, repeat))
 print("export-hdf5: its own dataset of %s; load %.1f %.1f %.1f" % (
     subprocess.run(["du", "-sh", os.path.join(work, "ds_h5")], stdout=subprocess.PIPE, text=True).stdout.split()[0],
     *os.getloadavg()))
@@ -203,4 +251,13 @@ for job, how, kept, full, rerun, fcpu, rcpu, equal, over in rows:
     print("| %s | %s at ~45%% | %s | %.2f | %.2f | %.2f | %.2f / %.2f (%.2f) | %s | %+.1f%% |" % (
         job, how, kept.replace("sedpack ", ""), full, rerun, rerun / full, fcpu, rcpu, rcpu / max(fcpu, 1e-9),
         "yes" if equal else "NO", 100 * over))
+m = TRS
+print()
+print("export-trs, medians of %d interleaved rounds (%d row ranges, stopped after range %d):" % (
+    repeat, m["ranges"], m["at"]))
+print("| full s | --no-journal s | rerun s | all kept s | --help s | rerun/full | target 0.60 + all kept/full |")
+print("|---|---|---|---|---|---|---|")
+print("| %.2f | %.2f | %.2f | %.2f | %.3f | %.2f | %.2f |" % (
+    m["full"], m["off"], m["rerun"], m["kept"], m["help"], m["rerun"] / m["full"], 0.60 + m["kept"] / m["full"]))
+print("(all kept: a rerun after a stop right after the last range: start-up, the check of every row, the rename)")
 PY

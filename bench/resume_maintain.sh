@@ -12,8 +12,13 @@
 #    for digest, index.bin for index build);
 #  - overhead: journal against --no-journal, REPEAT interleaved pairs, medians.
 # Index build reads only shards_list.json files; the dataset gets BRANCHES
-# appends so that its tree has subtrees to journal.
-# Usage: bench/resume_maintain.sh [BUILD_DIR] [WORKDIR] [REPEAT] [SHARD] [BRANCHES]
+# appends so that its tree has subtrees to journal. That build lasts a few
+# hundredths of a second, so "index-long" builds the index of a synthetic tree
+# of lists (same schema, hashes not recorded, shards never read): 64 subtrees
+# of 64 lists of LONG_SHARDS/4096 shards each (default 2.4 million shards:
+# a build of about 2 s), where the journal's fixed cost is measured against a
+# job long enough to show it as a fraction.
+# Usage: bench/resume_maintain.sh [BUILD_DIR] [WORKDIR] [REPEAT] [SHARD] [BRANCHES] [LONG_SHARDS]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD="${1:-build}"
@@ -21,6 +26,7 @@ WORK="${2:-${TMPDIR:-/tmp}/sedpack-resume-maintain-bench}"
 REPEAT="${3:-3}"
 SHARD="${4:-32}"
 BRANCHES="${5:-24}"
+LONG_SHARDS="${6:-2400000}"
 BIN="$(cd "$BUILD" && pwd)/src/cli/sedpack"
 rm -rf "$WORK"
 mkdir -p "$WORK"
@@ -48,6 +54,50 @@ for _ in $(seq 1 "$BRANCHES"); do
   "$BIN" generate "$WORK/gen.json" "$DS" -q --append --examples-train 4 --examples-test 0 --examples-holdout 0
 done
 echo "dataset: $(du -sh "$DS" | cut -f1), $(find "$DS" -name '*.fb' | wc -l) shards, $(find "$DS" -name shards_list.json | wc -l) lists"
+LONG="$WORK/long"
+python3 - "$DS" "$LONG" "$LONG_SHARDS" <<'PY'
+import json, os, sys
+src, out, total = sys.argv[1], sys.argv[2], int(sys.argv[3])
+branches = leaves = 64
+per_leaf = max(1, total // (branches * leaves))
+info = json.load(open(os.path.join(src, "dataset_info.json")))
+info["dataset_structure"]["hash_checksum_algorithms"] = []  # no hashes: no checks sidecar is due
+
+
+def ref(rel, examples, shards):
+    return {"shard_list_info_file": {"file_path": rel, "hash_checksums": []},
+            "number_of_examples": examples, "number_of_shards": shards}
+
+
+def write(rel, text):
+    path = os.path.join(out, rel)
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, "w") as f:
+        f.write(text)
+
+
+entry = ('    {\n      "file_infos": [\n        {\n          "file_path": "%s/%08d.fb",\n'
+         '          "hash_checksums": []\n        }\n      ],\n      "number_of_examples": 16\n    }')
+tops = []
+for b in range(branches):
+    subs = []
+    for leaf in range(leaves):
+        d = "train/b%02d/l%02d" % (b, leaf)
+        write(d + "/shards_list.json", '{\n  "relative_path_self": "%s/shards_list.json",\n  "number_of_examples": %d,\n'
+              '  "shard_files": [\n%s\n  ]\n}' % (d, 16 * per_leaf, ",\n".join(entry % (d, i) for i in range(per_leaf))))
+        subs.append(ref(d + "/shards_list.json", 16 * per_leaf, per_leaf))
+    d = "train/b%02d" % b
+    write(d + "/shards_list.json", json.dumps({"relative_path_self": d + "/shards_list.json",
+                                               "number_of_examples": 16 * per_leaf * leaves,
+                                               "children_shard_lists": subs}, indent=2))
+    tops.append(ref(d + "/shards_list.json", 16 * per_leaf * leaves, per_leaf * leaves))
+n = per_leaf * leaves * branches
+write("train/shards_list.json", json.dumps({"relative_path_self": "train/shards_list.json",
+                                            "number_of_examples": 16 * n, "children_shard_lists": tops}, indent=2))
+info["splits"] = {"train": ref("train/shards_list.json", 16 * n, n)}
+write("dataset_info.json", json.dumps(info, indent=2))
+PY
+echo "index-long: $(du -sh "$LONG" | cut -f1), $(find "$LONG" -name shards_list.json | wc -l) lists"
 
 # The command of job $1 writing into $2 (a copy for digest and index build).
 job_argv() {
@@ -55,6 +105,7 @@ job_argv() {
     recompress) echo "$BIN recompress $DS --compression zstd -o $2 -q --threads 2" ;;
     digest) echo "$BIN digest $2 -q --threads 2" ;;
     index) echo "$BIN index build $2 -q --threads 2" ;;
+    index-long) echo "$BIN index build $LONG -q --threads 2" ;;
   esac
 }
 # Make $2 ready for a run of job $1.
@@ -62,6 +113,7 @@ prepare() {
   rm -rf "$2"
   case "$1" in
     recompress) ;;
+    index-long) rm -rf "$LONG/.sedpack-hpc" ;;  # built in place: only its index and journals go
     *) cp -a "$DS" "$2"; rm -f "$2/.sedpack-hpc/content.json" "$2/.sedpack-hpc/index.bin" ;;
   esac
 }
@@ -71,11 +123,12 @@ result() {
     recompress) (cd "$2" && find . -type f -print0 | sort -z | xargs -0 sha256sum | sha256sum | cut -c1-16) ;;
     digest) sha256sum <"$2/.sedpack-hpc/content.json" | cut -c1-16 ;;
     index) sha256sum <"$2/.sedpack-hpc/index.bin" | cut -c1-16 ;;
+    index-long) sha256sum <"$LONG/.sedpack-hpc/index.bin" | cut -c1-16 ;;
   esac
 }
 
 printf "%-11s %9s %9s %9s %7s %6s %-18s %s\n" command "full s" stopped "rerun s" ratio equal "kept" "journal overhead"
-for job in recompress digest index; do
+for job in recompress digest index index-long; do
   out="$WORK/out-$job"
   # Reference (no journal) and the full journaled runs, interleaved for the overhead.
   plain=() journaled=()

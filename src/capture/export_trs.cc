@@ -492,20 +492,37 @@ Status WriteRecords(const std::shared_ptr<const Dataset>& dataset, Split split, 
   return file.Write(buf);
 }
 
-// The XXH64 of `size` bytes of `fd` at `offset`; empty if they cannot be read.
-std::string HashRange(FileSystem& fs, int fd, std::uint64_t offset, std::uint64_t size) {
+// The number of `ranges` (which follow each other from `offset`) whose bytes
+// in `fd` have their recorded hash: one sequential pass with large reads,
+// stopping at the first mismatch. This check is the only part of a rerun that
+// costs in proportion to the rows kept.
+std::size_t MatchingRanges(FileSystem& fs, int fd, std::uint64_t offset,
+                           std::span<const journal_internal::RowRange> ranges) {
+  if (ranges.empty()) return 0;
+  const std::uint64_t end = ranges.back().offset + ranges.back().bytes;
+  std::vector<std::byte> chunk(static_cast<std::size_t>(std::min<std::uint64_t>(16ULL << 20, end - offset)));
   journal_internal::RangeHasher hash;
-  std::vector<std::byte> chunk(std::min<std::uint64_t>(size, 8ULL << 20));
-  while (size > 0) {
-    const std::size_t want = static_cast<std::size_t>(std::min<std::uint64_t>(size, chunk.size()));
+  std::size_t kept = 0;
+  std::uint64_t left = ranges[0].bytes;
+  while (offset < end) {
+    const auto want = static_cast<std::size_t>(std::min<std::uint64_t>(chunk.size(), end - offset));
     const long n = fs.Pread(fd, chunk.data(), want, static_cast<std::int64_t>(offset));
     if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return {};
-    hash.Update(chunk.data(), static_cast<std::size_t>(n));
+    if (n <= 0) return kept;
+    for (std::uint64_t fed = 0; fed < static_cast<std::uint64_t>(n);) {
+      const std::uint64_t take = std::min<std::uint64_t>(left, static_cast<std::uint64_t>(n) - fed);
+      hash.Update(chunk.data() + fed, static_cast<std::size_t>(take));
+      fed += take;
+      left -= take;
+      if (left == 0) {
+        if (hash.Finish() != ranges[kept].hash) return kept;
+        if (++kept == ranges.size()) return kept;
+        left = ranges[kept].bytes;
+      }
+    }
     offset += static_cast<std::uint64_t>(n);
-    size -= static_cast<std::uint64_t>(n);
   }
-  return hash.Finish();
+  return kept;
 }
 
 // How many of the journaled row ranges the unfinished file still holds: the
@@ -514,21 +531,23 @@ std::size_t KeptUnits(FileSystem& fs, const std::string& partial, std::span<cons
                       const std::vector<journal_internal::RowRange>& recorded) {
   const int fd = fs.Open(partial.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
   if (fd < 0) return 0;
-  std::size_t kept = 0;
   FileStat st;
   std::vector<std::byte> head(header.size());
   const bool same_header = fs.Fstat(fd, &st) == 0 && st.type == FileType::kRegular && st.size >= header.size() &&
                            fs.Pread(fd, head.data(), head.size(), 0) == static_cast<long>(head.size()) &&
                            std::equal(head.begin(), head.end(), header.begin());
-  for (; same_header && kept < recorded.size() && kept < job.units.size(); ++kept) {
-    const journal_internal::RowRange& r = recorded[kept];
-    const Unit& u = job.units[kept];
+  // The ranges the journal and this run's plan agree on, and that the file holds.
+  std::size_t planned = 0;
+  for (; same_header && planned < recorded.size() && planned < job.units.size(); ++planned) {
+    const journal_internal::RowRange& r = recorded[planned];
+    const Unit& u = job.units[planned];
     if (r.first != u.first || r.rows != u.rows || r.offset != job.header + u.first * job.record ||
-        r.bytes != u.rows * job.record || r.offset + r.bytes > st.size ||
-        HashRange(fs, fd, r.offset, r.bytes) != r.hash) {
+        r.bytes != u.rows * job.record || r.offset + r.bytes > st.size) {
       break;
     }
   }
+  const std::size_t kept =
+      MatchingRanges(fs, fd, job.header, std::span<const journal_internal::RowRange>(recorded.data(), planned));
   fs.Close(fd);
   return kept;
 }

@@ -33,7 +33,8 @@ const CommandSpec kIndexSpec = {
     "        Each subtree of the walk is journaled under DATASET/.sedpack-hpc/jobs/: a stopped\n"
     "        build run again keeps what was walked and reads only the rest (a journal of\n"
     "        another dataset_info.json is refused); --restart throws a stopped run away,\n"
-    "        --no-journal neither journals nor keeps one (under mpirun/srun: not journaled).\n"
+    "        --no-journal neither journals nor keeps one. Under mpirun/srun each rank journals\n"
+    "        the subtrees it walks; a rerun on any number of ranks keeps them all.\n"
     "check   Say whether the index is fresh (built from the current dataset_info.json),\n"
     "        stale (the dataset changed since), invalid (unreadable or malformed) or\n"
     "        missing. Readers ignore a stale or invalid index with a warning and read the\n"
@@ -125,10 +126,20 @@ int RunBuild(const std::string& root, int threads, bool quiet, bool journal, boo
   if (!started.ok()) return ReportError(started.status());
   CliComm& cc = **started;
   if (cc.comm().size() > 1) {
-    auto built = BuildIndexDistributed(cc.comm(), root);
+    SetResumableJob(journal);
+    DistributedIndexReport report;
+    DistributedIndexOptions options;
+    options.journal = journal;
+    options.restart = restart;
+    options.report = &report;
+    auto built = BuildIndexDistributed(cc.comm(), root, options);
     if (!built.ok()) {
       if (!cc.is_root()) return ExitCodeForData(built.status());
       return ReportDataError(built.status());
+    }
+    if (cc.is_root() && !report.resumed_job.empty()) {
+      std::cerr << "sedpack index build: resumed job " << report.resumed_job << ": " << report.units_kept << " of "
+                << report.units << " subtrees kept\n";
     }
     if (cc.is_root() && !quiet) PrintSummary(*built, SidecarPath(root, kIndexFileName));
     return RecordChecks(cc, root, threads, quiet);

@@ -308,11 +308,7 @@ Status WalkSubtreeUnit(const Dataset& ds, WalkUnit& u, IndexJournal* job) {
   if (job) {
     const auto it = job->known.find(SubtreeKey(list_path, u.plan.depth));
     if (it != job->known.end()) {
-      u.visited = it->second.visited;
-      for (const auto& [path, examples] : it->second.shards) {
-        SEDPACK_RETURN_NOT_OK(u.shards.shard_paths.Add(path));
-        u.shards.shard_examples.push_back(examples);
-      }
+      SEDPACK_RETURN_NOT_OK(TakeWalkedSubtree(it->second, &u.shards, &u.visited));
       ++job->kept;
       return Status::OK();
     }
@@ -438,14 +434,14 @@ Result<IndexBuildJob> BuildIndexFileJournaled(const std::shared_ptr<const Datase
   const std::string& root = dataset->root();
   FileSystem* fs = dataset->file_system();
   SEDPACK_ASSIGN_OR_RETURN(DatasetInfoDigest sha, DatasetInfoSha256(root));
-  const journal::JobParameters parameters = {{"job", "index build"}, {"dataset_info.json sha256", DigestHex(sha)}};
-  const std::string id =
-      journal::JobIdFor("index build\n" + std::filesystem::absolute(root).lexically_normal().string());
+  const IndexJobIdentity identity = IndexJobFor(root, DigestHex(sha));
+  const std::string& id = identity.id;
   if (options.restart) SEDPACK_RETURN_NOT_OK(journal::RemoveJobJournals(root, id, fs));
-  SEDPACK_ASSIGN_OR_RETURN(auto recorded, journal::ReadJobEntries(root, id, parameters, "index build", fs));
+  SEDPACK_ASSIGN_OR_RETURN(auto recorded, journal::ReadJobEntries(root, id, identity.parameters, "index build", fs));
   IndexJournal job;
-  job.known = DecodeSubtrees(recorded.entries);
-  SEDPACK_ASSIGN_OR_RETURN(auto writer, journal::StartEntryJournal(root, id, 0, parameters, recorded.entries, fs));
+  job.known = DecodeSubtrees(std::move(recorded.entries));
+  SEDPACK_ASSIGN_OR_RETURN(const int number, FreshJournalNumber(root, id, fs));
+  SEDPACK_ASSIGN_OR_RETURN(auto writer, journal::StartEntryJournal(root, id, number, identity.parameters, {}, fs));
   journal::JournalQueue queue(writer.get());
   job.queue = &queue;
   IndexBuildJob out;
@@ -455,8 +451,9 @@ Result<IndexBuildJob> BuildIndexFileJournaled(const std::shared_ptr<const Datase
   SEDPACK_RETURN_NOT_OK(journaled);
   out.contents = std::move(built).value();
   SEDPACK_RETURN_NOT_OK(WriteIndexSidecar(*dataset, out.contents));
-  // The index is written: the journal's work is in it.
+  // The index is written: the journals' work is in it (this run's and the stopped runs').
   SEDPACK_RETURN_NOT_OK(writer->Remove());
+  SEDPACK_RETURN_NOT_OK(journal::RemoveJobJournals(root, id, fs));
   (void)FileSystemOr(fs).Rmdir(JoinRoot(root, journal::kJournalDir).c_str());  // an empty one says nothing
   out.units_kept = job.kept.load();
   out.units = job.kept.load() + job.walked.load();

@@ -21,10 +21,13 @@ namespace sedpack {
 /// cannot be represented (duplicate splits, a count overflowing uint64).
 Result<std::vector<std::byte>> EncodeIndex(const IndexContents& contents);
 
-/// A subtree's walk as journaled: the lists it read and its shards in order.
+/// A subtree's walk as journaled: the lists it read, and its shards in order
+/// (as the journal record holds them from `shards_at` on, already validated;
+/// TakeWalkedSubtree rebuilds each path from the one before it).
 struct WalkedSubtree {
   std::vector<std::string> visited;
-  std::vector<std::pair<std::string, std::uint64_t>> shards;
+  std::string record;
+  std::size_t shards_at = 0;
 };
 /// What identifies a subtree of the walk: its list and depth.
 std::string SubtreeKey(const std::string& list_path, std::size_t depth);
@@ -32,7 +35,23 @@ journal_internal::JournalEntry EncodeSubtree(const std::string& list_path, std::
                                              const std::vector<std::string>& visited, const IndexedSplit& shards);
 /// The journaled subtrees by SubtreeKey; entries of another kind, or whose
 /// counts do not add up, are ignored.
-std::map<std::string, WalkedSubtree> DecodeSubtrees(const std::vector<journal_internal::JournalEntry>& entries);
+std::map<std::string, WalkedSubtree> DecodeSubtrees(std::vector<journal_internal::JournalEntry>&& entries);
+
+/// What names the journals of an index build of `root`: the parameters (the
+/// dataset_info.json walked, hex SHA-256) and the job id, the same for the
+/// serial and the distributed builder, so that either resumes the other's.
+struct IndexJobIdentity {
+  journal_internal::JobParameters parameters;
+  std::string id;
+};
+IndexJobIdentity IndexJobFor(const std::string& root, const std::string& dataset_info_sha256_hex);
+/// The first journal number (ListJournals' rank field) that no journal of job
+/// `id` under `root` has: each run journals into files of its own (a rank of
+/// it into this number plus its rank), so that a rerun leaves the records of a
+/// stopped run where they are instead of copying them.
+Result<int> FreshJournalNumber(const std::string& root, const std::string& id, FileSystem* fs);
+/// A journaled subtree's shards and lists, appended to `shards` and `visited`.
+Status TakeWalkedSubtree(const WalkedSubtree& walked, IndexedSplit* shards, std::vector<std::string>* visited);
 
 /// An index build that survives a stop (`sedpack index build`): each subtree
 /// of the walk is journaled under the dataset's .sedpack-hpc/jobs/ (bound to

@@ -8,9 +8,13 @@
 #include "comm/status_wire.h"
 #include "sedpack/metadata/models.h"
 #include "sidecar/sidecar_files.h"
+#include "sidecar/sidecar_internal.h"
 #include "dataset/shards_tree_internal.h"
 #include "index/index_internal.h"
 #include "index/subtree_walk.h"
+#include "io/kill_point.h"
+#include "journal/entries_internal.h"
+#include "sedpack/cancel.h"
 
 namespace sedpack {
 namespace {
@@ -59,8 +63,40 @@ class Fields {
 // itself from an expanded list, or a subtree some rank walks.
 struct Unit {
   dataset_internal::ShardsTreeUnit plan;
-  IndexedSplit shards;  // filled by rank 0 (own shards) or from the walking rank
+  IndexedSplit shards;  // filled by rank 0 (own shards, or kept from a journal) or from the walking rank
+  bool kept = false;    // a subtree a stopped run journaled: nobody walks it
+  std::vector<std::string> kept_lists;
 };
+
+// The journal of a distributed build, as rank 0 hands it to the ranks.
+struct JournalSpec {
+  std::string id;  // empty: no journal
+  std::string sha256_hex;
+  int first_number = 0;  // rank r journals into number first_number + r
+};
+
+// Rank 0: take over the subtrees the journals of a stopped run hold.
+Status KeepJournaled(const std::string& root, const IndexContents& contents, bool restart, std::vector<Unit>& units,
+                     JournalSpec* spec, std::uint64_t* kept) {
+  spec->sha256_hex = DigestHex(contents.dataset_info_sha256);
+  const IndexJobIdentity job = IndexJobFor(root, spec->sha256_hex);
+  spec->id = job.id;
+  if (restart) SEDPACK_RETURN_NOT_OK(journal_internal::RemoveJobJournals(root, job.id, nullptr));
+  SEDPACK_ASSIGN_OR_RETURN(auto recorded,
+                           journal_internal::ReadJobEntries(root, job.id, job.parameters, "index build", nullptr));
+  const std::map<std::string, WalkedSubtree> known = DecodeSubtrees(std::move(recorded.entries));
+  for (Unit& u : units) {
+    if (!u.plan.subtree) continue;
+    const auto it = known.find(SubtreeKey(u.plan.entry.shard_list_info_file.file_path, u.plan.depth));
+    if (it == known.end()) continue;
+    u.shards.split = contents.splits[u.plan.root].split;
+    SEDPACK_RETURN_NOT_OK(TakeWalkedSubtree(it->second, &u.shards, &u.kept_lists));
+    u.kept = true;
+    ++*kept;
+  }
+  SEDPACK_ASSIGN_OR_RETURN(spec->first_number, FreshJournalNumber(root, job.id, nullptr));
+  return Status::OK();
+}
 
 // Rank 0: read the top of every split's tree and cut it into units. One rank
 // walks everything itself; otherwise the planner expands a few levels, each
@@ -101,6 +137,11 @@ Status JoinReplies(const std::string& root, const DistributedIndexOptions& optio
                    const std::vector<std::string>& visited, const std::vector<std::string>& gathered,
                    std::vector<Unit>& units, IndexContents& contents) {
   std::unordered_set<std::string> lists(visited.begin(), visited.end());
+  for (const Unit& u : units) {
+    for (const std::string& p : u.kept_lists) {
+      if (!lists.insert(p).second) return dataset_internal::RepeatedShardsList(p);
+    }
+  }
   for (std::size_t r = 0; r < gathered.size(); ++r) {
     Fields in(gathered[r]);
     SEDPACK_ASSIGN_OR_RETURN(std::string_view st_text, in.Next());
@@ -145,6 +186,92 @@ Status JoinReplies(const std::string& root, const DistributedIndexOptions& optio
   return Status::OK();
 }
 
+// A rank's walk of the subtrees in its task message (after the journal
+// spec); each one walked is journaled when `spec` names a job. The reply
+// holds the status first, then the walked subtrees.
+std::string WalkTasks(const std::string& root, Fields& in, const JournalSpec& spec, int rank) {
+  std::string body;
+  auto open = Dataset::Open(root);
+  Status st = open.status();
+  std::unique_ptr<journal_internal::JournalWriter> writer;
+  std::unique_ptr<journal_internal::JournalQueue> queue;
+  if (st.ok() && !spec.id.empty() && !in.done()) {
+    auto started = journal_internal::StartEntryJournal(root, spec.id, spec.first_number + rank,
+                                                       IndexJobFor(root, spec.sha256_hex).parameters, {}, nullptr);
+    st = started.status();
+    if (started.ok()) {
+      writer = std::move(started).value();
+      queue = std::make_unique<journal_internal::JournalQueue>(writer.get());
+    }
+  }
+  while (st.ok() && !in.done()) {
+    auto id = in.Number();
+    auto path = id.ok() ? in.Next() : Result<std::string_view>(id.status());
+    auto depth = path.ok() ? in.Number() : Result<std::uint64_t>(path.status());
+    if (!depth.ok()) {
+      st = depth.status();
+      break;
+    }
+    if (queue) TestShardDelay();  // lets a signal test stop the walk mid-way
+    st = CheckCancelled();
+    if (!st.ok()) break;
+    const std::string list(*path);
+    IndexedSplit part;
+    std::vector<std::string> seen;
+    st = IndexShardsSubtree(**open, list, static_cast<std::size_t>(*depth), &seen, &part);
+    if (!st.ok()) break;
+    if (queue) {
+      st = queue->status();  // a journal that cannot be written stops the walk
+      if (!st.ok()) break;
+      queue->Push(EncodeSubtree(list, static_cast<std::size_t>(*depth), seen, part));
+    }
+    PutNumber(&body, *id);
+    PutNumber(&body, part.shard_paths.size());
+    for (std::size_t i = 0; i < part.shard_paths.size(); ++i) {
+      Put(&body, part.shard_paths[i]);
+      PutNumber(&body, part.shard_examples[i]);
+    }
+    PutNumber(&body, seen.size());
+    for (const auto& s : seen) Put(&body, s);
+  }
+  if (queue) {
+    const Status journaled = queue->Finish();  // what was walked is journaled, whatever the outcome
+    if (st.ok()) st = journaled;
+  }
+  std::string reply;
+  Put(&reply, EncodeStatus(st));
+  return reply + body;
+}
+
+// Rank 0: hand the subtrees not kept to the ranks, largest first, each to the
+// least-loaded rank; every task message starts with the journal spec.
+std::vector<std::string> AssignTasks(const std::vector<Unit>& units, const JournalSpec& spec, int size) {
+  std::vector<std::size_t> order;
+  for (std::size_t i = 0; i < units.size(); ++i) {
+    if (units[i].plan.subtree && !units[i].kept) order.push_back(i);
+  }
+  std::stable_sort(order.begin(), order.end(),
+                   [&](std::size_t a, std::size_t b) { return units[a].plan.weight > units[b].plan.weight; });
+  std::vector<std::uint64_t> load(static_cast<std::size_t>(size), 0);
+  std::vector<std::string> tasks(static_cast<std::size_t>(size));
+  for (int r = 0; r < size; ++r) {
+    std::string& t = tasks[static_cast<std::size_t>(r)];
+    Put(&t, spec.id);
+    if (!spec.id.empty()) {
+      Put(&t, spec.sha256_hex);
+      PutNumber(&t, static_cast<std::uint64_t>(spec.first_number + r));
+    }
+  }
+  for (std::size_t i : order) {
+    const auto r = static_cast<std::size_t>(std::min_element(load.begin(), load.end()) - load.begin());
+    load[r] += std::max<std::uint64_t>(1, units[i].plan.weight);
+    PutNumber(&tasks[r], i);
+    Put(&tasks[r], units[i].plan.entry.shard_list_info_file.file_path);
+    PutNumber(&tasks[r], units[i].plan.depth);
+  }
+  return tasks;
+}
+
 }  // namespace
 
 Result<IndexContents> BuildIndexDistributed(Comm& comm, const std::string& root,
@@ -156,6 +283,8 @@ Result<IndexContents> BuildIndexDistributed(Comm& comm, const std::string& root,
   std::vector<std::string> visited;
   std::vector<std::string> tasks;  // rank 0: per-rank task messages
   std::string opened;
+  JournalSpec spec;
+  std::uint64_t kept = 0;
   if (rank == 0) {
     Status st;
     auto digest = DatasetInfoSha256(root);
@@ -168,24 +297,8 @@ Result<IndexContents> BuildIndexDistributed(Comm& comm, const std::string& root,
       if (open.ok()) ds = std::move(open).value();
     }
     if (st.ok()) st = PlanUnits(*ds, size, options.subtrees_per_rank, &contents, &units, &visited);
-    if (st.ok()) {
-      // Largest subtrees first, each to the least-loaded rank.
-      std::vector<std::size_t> order;
-      for (std::size_t i = 0; i < units.size(); ++i) {
-        if (units[i].plan.subtree) order.push_back(i);
-      }
-      std::stable_sort(order.begin(), order.end(),
-                       [&](std::size_t a, std::size_t b) { return units[a].plan.weight > units[b].plan.weight; });
-      std::vector<std::uint64_t> load(static_cast<std::size_t>(size), 0);
-      tasks.assign(static_cast<std::size_t>(size), "");
-      for (std::size_t i : order) {
-        const auto r = static_cast<std::size_t>(std::min_element(load.begin(), load.end()) - load.begin());
-        load[r] += std::max<std::uint64_t>(1, units[i].plan.weight);
-        PutNumber(&tasks[r], i);
-        Put(&tasks[r], units[i].plan.entry.shard_list_info_file.file_path);
-        PutNumber(&tasks[r], units[i].plan.depth);
-      }
-    }
+    if (st.ok() && options.journal) st = KeepJournaled(root, contents, options.restart, units, &spec, &kept);
+    if (st.ok()) tasks = AssignTasks(units, spec, size);
     opened = EncodeStatus(st);
   }
   SEDPACK_RETURN_NOT_OK(comm.Bcast(&opened, 0));
@@ -197,41 +310,46 @@ Result<IndexContents> BuildIndexDistributed(Comm& comm, const std::string& root,
   // so that every rank takes part in every collective.
   std::string reply;
   {
-    Status st;
-    std::string body;
-    auto open = Dataset::Open(root);
-    st = open.status();
     Fields in(mine);
-    while (st.ok() && !in.done()) {
-      auto id = in.Number();
-      auto path = id.ok() ? in.Next() : Result<std::string_view>(id.status());
-      auto depth = path.ok() ? in.Number() : Result<std::uint64_t>(path.status());
-      if (!depth.ok()) {
-        st = depth.status();
-        break;
+    JournalSpec mine_spec;
+    Status st;
+    auto id = in.Next();
+    st = id.status();
+    if (st.ok() && !id->empty()) {
+      mine_spec.id = std::string(*id);
+      auto sha = in.Next();
+      auto number = sha.ok() ? in.Number() : Result<std::uint64_t>(sha.status());
+      st = number.status();
+      if (st.ok()) {
+        mine_spec.sha256_hex = std::string(*sha);
+        mine_spec.first_number = static_cast<int>(*number) - rank;
       }
-      IndexedSplit part;
-      std::vector<std::string> seen;
-      st = IndexShardsSubtree(**open, std::string(*path), static_cast<std::size_t>(*depth), &seen, &part);
-      if (!st.ok()) break;
-      PutNumber(&body, *id);
-      PutNumber(&body, part.shard_paths.size());
-      for (std::size_t i = 0; i < part.shard_paths.size(); ++i) {
-        Put(&body, part.shard_paths[i]);
-        PutNumber(&body, part.shard_examples[i]);
-      }
-      PutNumber(&body, seen.size());
-      for (const auto& s : seen) Put(&body, s);
     }
-    Put(&reply, EncodeStatus(st));
-    reply += body;
+    if (st.ok()) {
+      reply = WalkTasks(root, in, mine_spec, rank);
+    } else {
+      Put(&reply, EncodeStatus(st));
+    }
   }
   SEDPACK_RETURN_NOT_OK(comm.IdleBarrier());
   SEDPACK_ASSIGN_OR_RETURN(std::vector<std::string> gathered, comm.Gatherv(reply, 0));
 
   std::string outcome;
   if (rank == 0) {
-    outcome = EncodeStatus(JoinReplies(root, options, size, visited, gathered, units, contents));
+    Status st = JoinReplies(root, options, size, visited, gathered, units, contents);
+    if (st.ok() && !spec.id.empty()) {
+      // The index is written: the journals' work is in it.
+      st = journal_internal::RemoveJobJournals(root, spec.id, nullptr);
+      (void)CurrentFileSystem().Rmdir(JoinRoot(root, journal_internal::kJournalDir).c_str());
+    }
+    if (options.report) {
+      std::uint64_t subtrees = 0;
+      for (const Unit& u : units) subtrees += u.plan.subtree ? 1 : 0;
+      options.report->units = subtrees;
+      options.report->units_kept = kept;
+      options.report->resumed_job = kept > 0 ? spec.id : std::string();
+    }
+    outcome = EncodeStatus(st);
   }
   SEDPACK_RETURN_NOT_OK(comm.Bcast(&outcome, 0));
   SEDPACK_RETURN_NOT_OK(DecodeStatus(outcome));

@@ -135,6 +135,29 @@ class Harness:
         self.check(self.leftovers(out) == [], "%s: left %s" % (label, self.leftovers(out)))
         print("ok: %s resumed (%s)" % (label, m.group(0) if m else "?"))
 
+    def damaged_range_redone(self, reference, steps, index):
+        """A kept TRS row range whose bytes changed after it was journaled is
+        written again, with every range after it; those before it are kept."""
+        out = self.path("trs-damaged.trs")
+        partial = self.path(".trs-damaged.trs.sedpack-partial")
+        rc, _, _ = run(self.export("trs", out), {"SEDPACK_TEST_KILL_AT": str(steps[index])})
+        self.check(rc in SIGKILL_EXIT, "export-trs killed: exit %d" % rc)
+        size = os.path.getsize(partial)
+        with open(partial, "r+b") as f:
+            f.seek(size // 2)
+            b = f.read(1)
+            f.seek(size // 2)
+            f.write(bytes([b[0] ^ 0xFF]))
+        _, err = must(self.export("trs", out))
+        m = re.search(r"(\d+) of (\d+) row ranges kept", err)
+        kept = int(m.group(1)) if m else -1
+        # index + 1 ranges were journaled; the byte lies in the middle of them.
+        self.check(m is not None and 0 < kept < index + 1,
+                   "export-trs over a damaged range: %s" % err[-300:])
+        self.check(self.same("trs", reference, out), "export-trs over a damaged range: the file differs")
+        self.check(self.leftovers(out) == [], "export-trs over a damaged range left %s" % self.leftovers(out))
+        print("ok: export-trs redoes a damaged kept range (%s)" % (m.group(0) if m else "?"))
+
     def refused_and_restarted(self, kind, reference, step, other):
         out = self.path("%s-refused.%s" % (kind, "trs" if kind == "trs" else "h5"))
         rc, _, _ = run(self.export(kind, out), {"SEDPACK_TEST_KILL_AT": str(step)})
@@ -175,6 +198,8 @@ class Harness:
             step = steps[len(steps) * fraction // 100]
             self.stopped_and_resumed(kind, reference, step, "SIGTERM", SIGTERM_EXIT, fraction)
             self.stopped_and_resumed(kind, reference, step, "SIGKILL", SIGKILL_EXIT, fraction)
+        if kind == "trs":
+            self.damaged_range_redone(reference, steps, len(steps) * 67 // 100)
         self.refused_and_restarted(kind, reference, steps[len(steps) // 2], other)
         self.no_journal(kind, reference)
 

@@ -295,6 +295,8 @@ class Harness(resume_test.Harness):
         argv = [self.sedpack, "index", "build", ds, "-q", "--threads", "2"]
         for fraction, sig in ((0.45, "SIGTERM"), (0.8, "SIGKILL")):
             self.stop_at_step("index build", argv, fresh_copy, result, reference, fraction, sig)
+        if self.mpirun:
+            self.index_mpi_cases(argv, fresh_copy, result, reference, ds)
         steps = self.journal_steps(argv, fresh_copy)
         fresh_copy()
         self.run(argv, dict(PACE, SEDPACK_TEST_KILL_AT=str(steps[len(steps) // 2])))
@@ -306,6 +308,48 @@ class Harness(resume_test.Harness):
             raise Failure("index build --restart kept work: " + err)
         self.no_journal_left(ds)
         self.table.append(("index build", "changed dataset_info.json", "-", "refused (exit 2)"))
+
+    def index_mpi_cases(self, argv, fresh_copy, result, reference, ds):
+        """The distributed builder: every rank journals the subtrees it walks."""
+        mpi = lambda n: [self.mpirun, "-np", str(n), "--oversubscribe"]
+        for sig in ("SIGKILL", "SIGTERM"):
+            self.stop_at_step("mpirun -n 2 index build", mpi(2) + argv, fresh_copy, result, reference, 0.45, sig,
+                              rank=1, ranks=2)
+        # Stopped on 2 ranks, resumed on 1 and on 4: the subtrees are the same units.
+        self.stop_at_step("mpirun -n 2 index build", mpi(2) + argv, fresh_copy, result, reference, 0.45, "SIGKILL",
+                          rank=1, ranks=2, rerun=argv)
+        self.table[-1] = self.table[-1][:1] + ("rank 1 killed, rerun np 1",) + self.table[-1][2:]
+        self.stop_at_step("mpirun -n 2 index build", mpi(2) + argv, fresh_copy, result, reference, 0.45, "SIGKILL",
+                          rank=1, ranks=2, rerun=mpi(4) + argv)
+        self.table[-1] = self.table[-1][:1] + ("rank 1 killed, rerun np 4",) + self.table[-1][2:]
+        # A serial stop resumed on 2 ranks.
+        self.stop_at_step("index build", argv, fresh_copy, result, reference, 0.45, "SIGKILL", rerun=mpi(2) + argv)
+        self.table[-1] = self.table[-1][:1] + ("SIGKILL, rerun np 2",) + self.table[-1][2:]
+        # Refused when the dataset changed, --restart starts afresh, --no-journal keeps none.
+        steps = self.journal_steps(mpi(2) + argv, fresh_copy, 1)
+        fresh_copy()
+        self.run(mpi(2) + argv, dict(PACE, SEDPACK_TEST_KILL_AT=str(steps[len(steps) // 2]), SEDPACK_TEST_KILL_RANK="1"))
+        kept = self.tree(os.path.join(ds, ".sedpack-hpc"))
+        if not any(k.endswith(".journal") for k in kept):
+            raise Failure("mpirun -n 2 index build stopped: no journal left")
+        self.must([self.sedpack, "generate", self.config, ds, "--append", "--examples-train", "16",
+                   "--examples-test", "0", "--examples-holdout", "0", "--trace-length", "600", "-q"])
+        self.refused(mpi(2) + argv, "dataset_info.json")
+        _, err = self.must(mpi(2) + argv + ["--restart"])
+        if "resumed job" in err:
+            raise Failure("mpirun -n 2 index build --restart kept work: " + err)
+        self.no_journal_left(ds)
+        self.table.append(("mpirun -n 2 index build", "changed dataset_info.json", "-", "refused (exit 2)"))
+        fresh_copy()
+        log = self.path("mpi-plain.log")
+        if os.path.exists(log):
+            os.remove(log)
+        self.must(mpi(2) + argv + ["--no-journal"], {"SEDPACK_TEST_STEP_LOG": log})
+        journaled = [line for line in open(log)] if os.path.exists(log) else []
+        journaled = [line for line in journaled if ".journal" in line]
+        if journaled or result() != reference:
+            raise Failure("mpirun -n 2 index build --no-journal: %s" % (journaled[:2] or "the index differs"))
+        self.table.append(("mpirun -n 2 index build", "--no-journal", "-", "no journal, same index"))
 
     COMMAND_WIDTH = 28
 

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
+#include <cstdint>
 #include <string>
 
 #include "sedpack/index/index.h"
@@ -9,12 +10,30 @@
 
 namespace sedpack {
 
+/// What a journaled distributed build kept (rank 0).
+struct DistributedIndexReport {
+  std::string resumed_job;  ///< the stopped run's job id when subtrees were kept from it
+  std::uint64_t units_kept = 0;
+  std::uint64_t units = 0;  ///< subtrees walked or kept
+};
+
 struct DistributedIndexOptions {
   /// Rank 0 writes `<root>/.sedpack-hpc/index.bin`.
   bool write = true;
   /// Rank 0 expands the top of each split's tree until it has about this many
   /// subtrees per rank to hand out (more: better balance, more work on rank 0).
   int subtrees_per_rank = 4;
+  /// Journal every subtree walked under `<root>/.sedpack-hpc/jobs/` (each rank
+  /// into a file of its own), as the serial journaled build does and as the
+  /// same job: a rerun on any number of ranks, or serial, keeps the subtrees a
+  /// stopped run journaled and walks only the rest; a journal made for another
+  /// dataset_info.json is refused (AlreadyExists). The journals go once the
+  /// index is written.
+  bool journal = false;
+  /// Throw a stopped run's journals away first.
+  bool restart = false;
+  /// Filled on rank 0 when journaling.
+  DistributedIndexReport* report = nullptr;
 };
 
 /// Build the sample index from the metadata alone, the shards_list.json walk
