@@ -50,38 +50,33 @@ HDF=(import-hdf5 -c configs/import_ascad_v1_fixed.json "$H5" --compression GZIP 
 TRS="$WORK/capture.trs"
 CW="$WORK/cw"
 "$PY" - "$TRS" "$CW" "$(scaled 150000)" "$(scaled 30000)" <<'PY'
+# A TRS file (int8 samples, 16 data bytes) and a two-segment ChipWhisperer
+# project (float64 traces of ADC steps, as ChipWhisperer saves them), random.
 import os, struct, sys
-import numpy
-trs, cw, n, rows = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
-ns = 1000
-def tlv(tag, v): return bytes([tag, len(v)]) + v
-h = (tlv(0x41, struct.pack("<I", n)) + tlv(0x42, struct.pack("<I", ns)) + tlv(0x43, b"\x01") +
-     tlv(0x44, struct.pack("<H", 16)) + b"\x5f\x00")
-with open(trs, "wb") as f:
-    f.write(h)
-    for i in range(0, n, 4096):
-        f.write(os.urandom(min(4096, n - i) * (16 + ns)))
-def npy(path, descr, shape, payload):
-    d = "{'descr': '%s', 'fortran_order': False, 'shape': (%s), }" % (descr, ", ".join(map(str, shape)))
-    d = d.ljust(64 * ((10 + len(d) + 1 + 63) // 64) - 10 - 1) + "\n"
-    with open(path, "wb") as f:
-        f.write(b"\x93NUMPY\x01\x00" + struct.pack("<H", len(d)) + d.encode() + payload)
-traces = os.path.join(cw, "proj_data", "traces")
-os.makedirs(traces)
-points, lines = 500, ["[Trace Management]"]
-for seg in range(2):
-    prefix = "seg%d_" % seg
-    with open(os.path.join(traces, "config_%s.cfg" % prefix), "w") as f:
-        f.write("[Trace Config]\nnumTraces = %d\nprefix = %s\n" % (rows, prefix))
-    # ADC steps of 1/1024, as ChipWhisperer stores them.
-    steps = numpy.frombuffer(os.urandom(rows * points * 2), dtype="<u2") % 1024
-    npy(os.path.join(traces, prefix + "traces.npy"), "<f8", (rows, points),
-        (steps / 1024.0 - 0.5).astype("<f8").tobytes())
-    for what in ("textin", "textout", "keylist"):
-        npy(os.path.join(traces, prefix + what + ".npy"), "|u1", (rows, 16), os.urandom(rows * 16))
-    lines += ["tracefile%d = proj_data\\traces\\config_%s.cfg" % (seg, prefix), "enabled%d = True" % seg]
+import numpy as np
+trs, cw, traces_n, rows = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
+rng = np.random.default_rng(7)
+samples = 1000
+header = b"".join(bytes([tag, len(v)]) + v for tag, v in (
+    (0x41, struct.pack("<I", traces_n)), (0x42, struct.pack("<I", samples)), (0x43, b"\x01"),
+    (0x44, struct.pack("<H", 16))))
+with open(trs, "wb") as out:
+    out.write(header + b"\x5f\x00")
+    for start in range(0, traces_n, 8192):
+        out.write(rng.integers(0, 256, (min(8192, traces_n - start), 16 + samples), np.uint8).tobytes())
+folder = os.path.join(cw, "proj_data", "traces")
+os.makedirs(folder)
+project = ["[Trace Management]"]
+for seg in (0, 1):
+    prefix = f"seg{seg}_"
+    with open(os.path.join(folder, f"config_{prefix}.cfg"), "w") as cfg:
+        cfg.write(f"[Trace Config]\nnumTraces = {rows}\nprefix = {prefix}\n")
+    np.save(os.path.join(folder, prefix + "traces.npy"), rng.integers(0, 1024, (rows, 500)) / 1024.0 - 0.5)
+    for name in ("textin", "textout", "keylist"):
+        np.save(os.path.join(folder, prefix + name + ".npy"), rng.integers(0, 256, (rows, 16), np.uint8))
+    project += [f"tracefile{seg} = proj_data\\traces\\config_{prefix}.cfg", f"enabled{seg} = True"]
 with open(os.path.join(cw, "proj.cwp"), "w") as f:
-    f.write("[ChipWhisperer]\n" + "\n".join(lines) + "\n")
+    f.write("[ChipWhisperer]\n" + "\n".join(project) + "\n")
 PY
 TRSCMD=(import-trs "$TRS" --examples-per-shard 1000 --compression GZIP -j 2 -q)
 CWCMD=(import-chipwhisperer "$CW/proj.cwp" --examples-per-shard 500 --compression GZIP -j 2 -q)
