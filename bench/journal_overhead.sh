@@ -11,7 +11,8 @@
 # cost, the cost of the fastest runs (the least disturbed by others on a shared
 # machine), and CPU seconds (user + sys of every process) medians and cost.
 # `uptime` before and after: wall times are what other processes leave.
-# SCALE (environment, default 1) multiplies every input's size: SCALE=0.3
+# SCALE (environment, default 1: jobs of about 3 s on a quiet 2-core machine,
+# digest less) multiplies every input's size: SCALE=0.2
 # gives the second-long jobs of bench/resume_bench.sh.
 # Usage: bench/journal_overhead.sh BUILD_DIR WORK_DIR [REPS]
 set -euo pipefail
@@ -42,14 +43,14 @@ started=$(now)
 # ---- inputs (the shapes of bench/resume_bench.sh, larger) -----------------
 echo "== inputs (SCALE=$SCALE)"
 GEN=(generate configs/generate_small.json --trace-length 20000 --shard-by-key false --key-group-size 128
-     --examples-train "$(scaled 20000)" --examples-test "$(scaled 1000)" --examples-holdout 0
+     --examples-train "$(scaled 30000)" --examples-test "$(scaled 1500)" --examples-holdout 0
      --examples-per-shard 128 -q)
 H5="$WORK/capture.h5"
-"$H5TOOL" ascad1 "$H5" trace_len=700 profiling_rows="$(scaled 150000)" attack_rows=2000 fixed_key=1 > /dev/null
+"$H5TOOL" ascad1 "$H5" trace_len=700 profiling_rows="$(scaled 300000)" attack_rows=2000 fixed_key=1 > /dev/null
 HDF=(import-hdf5 -c configs/import_ascad_v1_fixed.json "$H5" --compression GZIP -j 2 --memory-budget 64 -q)
 TRS="$WORK/capture.trs"
 CW="$WORK/cw"
-"$PY" - "$TRS" "$CW" "$(scaled 150000)" "$(scaled 30000)" <<'PY'
+"$PY" - "$TRS" "$CW" "$(scaled 400000)" "$(scaled 90000)" <<'PY'
 # A TRS file (int8 samples, 16 data bytes) and a two-segment ChipWhisperer
 # project (float64 traces of ADC steps, as ChipWhisperer saves them), random.
 import os, struct, sys
@@ -83,7 +84,7 @@ CWCMD=(import-chipwhisperer "$CW/proj.cwp" --examples-per-shard 500 --compressio
 # The maintenance jobs read a generated dataset (LZ4 shards).
 DS="$WORK/ds"
 "$BIN" generate configs/generate_small.json --trace-length 20000 --shard-by-key false --key-group-size 128 \
-  --examples-train "$(scaled 12000)" --examples-test "$(scaled 600)" --examples-holdout 0 \
+  --examples-train "$(scaled 24000)" --examples-test "$(scaled 1200)" --examples-holdout 0 \
   --examples-per-shard 64 --threads 2 -q -o "$DS" --no-journal
 # The Python filler: float32 traces from a small pool (so that the job is the
 # filler's, not numpy's), shards hashed and compressed as generate's.
@@ -104,7 +105,7 @@ with ds.filler(concurrency=2, **kw) as f:
     for i in range(n):
         f.write_example(values={"trace": pool[i % 64], "i": i}, split="train")
 PY
-FILL_N=$(scaled 16000)
+FILL_N=$(scaled 32000)
 echo "inputs: $(du -sh "$H5" | cut -f1) HDF5, $(du -sh "$TRS" | cut -f1) TRS, $(du -sh "$CW" | cut -f1) ChipWhisperer," \
   "$(du -sh "$DS" | cut -f1) dataset ($(find "$DS" -name '*.fb' | wc -l) shards); $(calc "$(now) - $started") s"
 
