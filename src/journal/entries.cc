@@ -1,11 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "journal/entries_internal.h"
 
-#include <fcntl.h>
-
 #include <cerrno>
 #include <cstring>
-#include <filesystem>
 
 #include "sedpack/io/file.h"
 
@@ -102,19 +99,6 @@ void JournalQueue::Run() {
     lock.lock();
     if (!st.ok() && first_error_.ok()) first_error_ = st;
   }
-}
-
-Status SyncFileAndFolder(const std::string& path, FileSystem* fs) {
-  FileSystem& f = FileSystemOr(fs);
-  for (const std::string& p : {path, std::filesystem::path(path).parent_path().string()}) {
-    const int fd = f.Open(p.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return Status::IOError(p, ": cannot open to fsync: ", std::strerror(errno));
-    const int rc = f.Fsync(fd);
-    const int err = errno;
-    (void)f.Close(fd);
-    if (rc != 0) return Status::IOError(p, ": cannot fsync: ", std::strerror(err));
-  }
-  return Status::OK();
 }
 
 std::string PackFields(const std::vector<std::string>& fields) {

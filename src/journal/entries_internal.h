@@ -76,10 +76,6 @@ class JournalQueue {
   std::thread thread_;
 };
 
-/// fsync `path` and its folder (a file written without sync that a journal
-/// entry is about to call finished).
-Status SyncFileAndFolder(const std::string& path, FileSystem* fs);
-
 /// Length-prefixed fields, so that a journal entry's data splits back into
 /// exactly the fields it was made of.
 std::string PackFields(const std::vector<std::string>& fields);

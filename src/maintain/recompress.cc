@@ -225,7 +225,7 @@ Result<std::vector<std::string>> RecompressShard(const Dataset& ds, const ShardC
                                               shard_internal::TakeShardWriteChecks(*writer));
   const std::string target = JoinRoot(staging, task.path);
   SEDPACK_RETURN_NOT_OK(CreateDirectories(fs::path(target).parent_path().string()));
-  // Not synced here: a journaled job makes it durable before its entry is appended (JournalQueue).
+  // Not synced, journaled or not: a journaled entry is checked against this file before a rerun keeps it.
   SEDPACK_RETURN_NOT_OK(WriteFileAtomic(target, out));
   return HashBytes(algos, out);
 }
@@ -539,11 +539,11 @@ struct RecompressWork {
         if (auto e = sidecar_internal::EncodeShardChecks(record); e.ok()) {
           r.checks.assign(reinterpret_cast<const char*>(e->data()), e->size());
         }
-        if (queue) {
-          queue->Push(EncodeRewritten(r), [path = JoinRoot(staging, r.path)] {
-            return journal::SyncFileAndFolder(path, &CurrentFileSystem());
-          });
-        }
+        // Not forced to disk before its entry: a rerun keeps a journaled shard
+        // only if its staged file still has the recorded size and checksum
+        // (StillRewritten), so one a power cut lost is rewritten: a sync of
+        // the file and its folder per shard bought nothing the check lacks.
+        if (queue) queue->Push(EncodeRewritten(r));
       }
       if (!h.ok()) {
         std::lock_guard<std::mutex> lock(mu);
