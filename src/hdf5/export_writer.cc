@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "hdf5/export_internal.h"
+#include "hdf5/fs_driver_internal.h"
 #include "sedpack/dataset/reader.h"
 
 namespace sedpack::h5 {
@@ -195,6 +196,11 @@ Result<std::unique_ptr<ExportWriter>> ExportWriter::Create(const std::string& pa
                                                          const Hdf5ExportOptions& o, hid_t fapl) {
   auto w = std::unique_ptr<ExportWriter>(new ExportWriter());
   w->schema_ = ds.schema();
+  Handle serial_fapl;  // the serial writer's file goes through the FileSystem
+  if (fapl == H5P_DEFAULT) {
+    SEDPACK_ASSIGN_OR_RETURN(serial_fapl, FileAccessFor(o.file_system));
+    fapl = serial_fapl.get();
+  }
   SEDPACK_ASSIGN_OR_RETURN(w->file_, H5Checked(H5Fcreate(path.c_str(), H5F_ACC_EXCL, H5P_DEFAULT, fapl),
                                                "cannot create " + path));
   const DatasetInfo& info = ds.info();
@@ -325,10 +331,11 @@ Status ExportWriter::WriteNothing(std::size_t plan, hid_t dxpl) {
 }
 
 Result<std::unique_ptr<ExportWriter>> ExportWriter::Reopen(const std::string& path, const Dataset& ds,
-                                                           const std::vector<SplitPlan>& plans) {
+                                                           const std::vector<SplitPlan>& plans, FileSystem* fs) {
   auto w = std::unique_ptr<ExportWriter>(new ExportWriter());
   w->schema_ = ds.schema();
-  SEDPACK_ASSIGN_OR_RETURN(w->file_, H5Checked(H5Fopen(path.c_str(), H5F_ACC_RDWR, H5P_DEFAULT),
+  SEDPACK_ASSIGN_OR_RETURN(Handle fapl, FileAccessFor(fs));
+  SEDPACK_ASSIGN_OR_RETURN(w->file_, H5Checked(H5Fopen(path.c_str(), H5F_ACC_RDWR, fapl.get()),
                                                "cannot reopen " + path));
   for (const SplitPlan& plan : plans) {
     std::vector<Handle> datasets;

@@ -2,14 +2,15 @@
 #include <fcntl.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <limits>
 #include <cstring>
 #include <string>
 
+#include "hdf5/fs_driver_internal.h"
 #include "hdf5/h5_internal.h"
 #include "sedpack/io/file_system.h"
 #include "shard/shard_internal.h"
-#include "sedpack/io/file_system.h"
 
 namespace sedpack::h5 {
 namespace {
@@ -61,18 +62,20 @@ std::string LastError() {
 
 Result<Handle> OpenFile(const std::string& path, FileSystem* fs) {
   SilenceLibraryErrors();
-  if (H5Fis_hdf5(path.c_str()) <= 0) {
-    FileSystem& files = FileSystemOr(fs);
-    const int fd = files.Open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return Status::NotFound(path, ": cannot open the file");
-    files.Close(fd);
-    LastError();
-    return Status::InvalidArgument(path, ": not an HDF5 file");
+  FileSystem& files = FileSystemOr(fs);
+  const int fd = files.Open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return Status::NotFound(path, ": cannot open the file: ", std::strerror(errno));
+  files.Close(fd);
+  // H5Fis_hdf5 would read the file with HDF5's own driver, around `files`:
+  // a file without the signature is told apart by the error of the open.
+  SEDPACK_ASSIGN_OR_RETURN(Handle fapl, FileAccessFor(&files));
+  H5Pset_file_locking(fapl.get(), false, true);
+  Handle file(H5Fopen(path.c_str(), H5F_ACC_RDONLY, fapl.get()));
+  if (!file.valid()) {
+    const std::string why = LastError();
+    if (why.find("signature") != std::string::npos) return Status::InvalidArgument(path, ": not an HDF5 file");
+    return Status::IOError(path, ": cannot open as HDF5", why.empty() ? "" : " (HDF5: " + why + ")");
   }
-  Handle fapl(H5Pcreate(H5P_FILE_ACCESS));
-  if (fapl.valid()) H5Pset_file_locking(fapl.get(), false, true);
-  Handle file(H5Fopen(path.c_str(), H5F_ACC_RDONLY, fapl.valid() ? fapl.get() : H5P_DEFAULT));
-  if (!file.valid()) return Status::IOError(WithHdf5Reason(path + ": cannot open as HDF5"));
   return file;
 }
 
