@@ -12,6 +12,7 @@
 #include <limits>
 #include <mutex>
 #include <string>
+#include <utility>
 
 namespace sedpack::h5 {
 namespace {
@@ -45,7 +46,10 @@ bool RegionOverflows(haddr_t addr, std::size_t size) {
 
 // Put `message` on HDF5's error stack, where h5::LastError() finds it as the
 // innermost entry: the caller's Status then names the file and the errno text.
+thread_local std::string t_io_error;
+
 void Push(const char* function, hid_t minor, const std::string& message) {
+  t_io_error = message;
   H5Epush2(H5E_DEFAULT, __FILE__, function, __LINE__, H5E_ERR_CLS, H5E_VFL, minor, "%s", message.c_str());
 }
 
@@ -238,6 +242,8 @@ hid_t FileSystemDriver() {
   if (id < 0 || H5Iis_valid(id) <= 0) id = H5FDregister(&kClass);
   return id;
 }
+
+std::string TakeIoError() { return std::exchange(t_io_error, std::string()); }
 
 Result<Handle> FileAccessFor(FileSystem* fs) {
   const hid_t driver = FileSystemDriver();

@@ -9,6 +9,8 @@
 
 #include <hdf5.h>
 
+#include <string>
+
 #include "hdf5/h5_internal.h"
 #include "sedpack/io/file_system.h"
 #include "sedpack/status.h"
@@ -24,5 +26,10 @@ hid_t FileSystemDriver();
 /// HDF5 errors whose message names the file and gives errno's text, e.g.
 /// "out.h5: write of 1048576 bytes at 4096: No space left on device".
 Result<Handle> FileAccessFor(FileSystem* fs);
+
+/// The message of the last I/O error the driver met on this thread, or empty;
+/// cleared by the call. HDF5 reports a failed read inside H5Dopen or H5Lexists
+/// like a missing or malformed object: a caller asks this before calling it so.
+std::string TakeIoError();
 
 }  // namespace sedpack::h5

@@ -362,11 +362,16 @@ Result<ResolvedSource> Resolve(hid_t file, const std::string& file_name, const H
   r.file = file_name;
   r.spec = spec;
   const std::string where = r.Where();
+  TakeIoError();
   if (!ObjectExists(file, spec.dataset)) {
+    const std::string io = TakeIoError();
+    if (!io.empty()) return Status::IOError(file_name, ": cannot read /", spec.dataset, ": ", io);
     return Status::NotFound(file_name, ": no dataset /", spec.dataset, " in the file");
   }
   Handle ds(H5Dopen2(file, spec.dataset.c_str(), H5P_DEFAULT));
   if (!ds.valid()) {
+    const std::string io = TakeIoError();
+    if (!io.empty()) return Status::IOError(file_name, ": cannot open /", spec.dataset, ": ", io);
     return Status::InvalidArgument(WithHdf5Reason(file_name + ": /" + spec.dataset + " is not a dataset"));
   }
   Handle space(H5Dget_space(ds.get()));
