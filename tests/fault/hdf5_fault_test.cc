@@ -31,8 +31,6 @@ namespace {
 using testing::FaultFileSystem;
 using testing::FaultOp;
 using testing::FaultPlan;
-using testing::ScopedFileSystem;
-using testing::TempDir;
 
 // The raw bytes of the dataset `name` of an HDF5 file, in its own type.
 std::vector<unsigned char> ReadDataset(const std::string& path, const std::string& name) {
@@ -78,7 +76,7 @@ std::shared_ptr<Dataset> MakeDataset(const std::string& root) {
 }
 
 TEST(Hdf5FaultTest, FullDiskStopsTheHdf5ExportAndTheRerunFinishesIt) {
-  TempDir dir;
+  testing::TempDir dir;
   auto ds = MakeDataset(dir.path() + "/ds");
   ASSERT_NE(ds, nullptr);
   auto comm = MakeSerialComm();
@@ -96,7 +94,7 @@ TEST(Hdf5FaultTest, FullDiskStopsTheHdf5ExportAndTheRerunFinishesIt) {
   std::int64_t writes = 0;
   {
     FaultFileSystem counting;
-    ScopedFileSystem installed(&counting);
+    testing::ScopedFileSystem installed(&counting);
     Hdf5ExportOptions o;
     o.file_system = &counting;
     ASSERT_OK_AND_ASSIGN(Hdf5ExportSummary s, ExportHdf5(*comm, ds, dir.path() + "/count.h5", o));
@@ -111,7 +109,7 @@ TEST(Hdf5FaultTest, FullDiskStopsTheHdf5ExportAndTheRerunFinishesIt) {
     const std::string out = dir.path() + "/" + name;
     {
       FaultFileSystem full(FaultPlan{FaultOp::kWrite, at, ENOSPC, /*sticky=*/true});
-      ScopedFileSystem installed(&full);
+      testing::ScopedFileSystem installed(&full);
       Hdf5ExportOptions o;
       o.file_system = &full;
       auto stopped = ExportHdf5(*comm, ds, out, o);
@@ -135,7 +133,7 @@ TEST(Hdf5FaultTest, FullDiskStopsTheHdf5ExportAndTheRerunFinishesIt) {
 }
 
 TEST(Hdf5FaultTest, AFailingReadStopsTheImportNamingTheInput) {
-  TempDir dir;
+  testing::TempDir dir;
   const std::string input = dir.path() + "/ascad.h5";
   testing::H5FixtureSpec spec;
   spec.trace_len = 700;  // the shape import_ascad_v1_fixed.json expects
