@@ -32,6 +32,8 @@ struct FsFile {
   std::string identity;  // the resolved path: two opens of one file compare equal
   haddr_t eoa;           // end of the space HDF5 has allocated
   haddr_t eof;           // end of the file as written
+  bool write_failed;     // a write or truncate failed (its error went back)
+  bool abandoned;        // CloseFile gave up on it: writes are dropped
 };
 
 FsFile* Of(H5FD_t* file) { return reinterpret_cast<FsFile*>(file); }
@@ -137,9 +139,10 @@ herr_t SetEoa(H5FD_t* file, H5FD_mem_t, haddr_t addr) {
 
 haddr_t GetEof(const H5FD_t* file, H5FD_mem_t) { return Of(file)->eof; }
 
+// The handle is the driver's own state (a FileSystem descriptor is no kernel one).
 herr_t GetHandle(H5FD_t* file, hid_t, void** handle) {
   if (handle == nullptr) return -1;
-  *handle = &Of(file)->fd;
+  *handle = Of(file);
   return 0;
 }
 
@@ -171,6 +174,7 @@ herr_t Read(H5FD_t* file, H5FD_mem_t, hid_t, haddr_t addr, std::size_t size, voi
 
 herr_t Write(H5FD_t* file, H5FD_mem_t, hid_t, haddr_t addr, std::size_t size, const void* buffer) {
   FsFile* f = Of(file);
+  if (f->abandoned) return 0;
   if (RegionOverflows(addr, size)) {
     Push(__func__, H5E_OVERFLOW, At(*f, "write", size, addr, EOVERFLOW));
     return -1;
@@ -180,6 +184,7 @@ herr_t Write(H5FD_t* file, H5FD_mem_t, hid_t, haddr_t addr, std::size_t size, co
     const long n = f->fs->Pwrite(f->fd, p, size, static_cast<std::int64_t>(addr));
     if (n <= 0) {
       if (n < 0 && errno == EINTR) continue;
+      f->write_failed = true;
       Push(__func__, H5E_WRITEERROR, At(*f, "write", size, addr, n < 0 ? errno : EIO));
       return -1;
     }
@@ -193,8 +198,9 @@ herr_t Write(H5FD_t* file, H5FD_mem_t, hid_t, haddr_t addr, std::size_t size, co
 
 herr_t Truncate(H5FD_t* file, hid_t, hbool_t) {
   FsFile* f = Of(file);
-  if (f->eoa == f->eof) return 0;
+  if (f->abandoned || f->eoa == f->eof) return 0;
   if (f->fs->Ftruncate(f->fd, static_cast<std::int64_t>(f->eoa)) != 0) {
+    f->write_failed = true;
     Push(__func__, H5E_SEEKERROR,
          f->name + ": cannot set the size to " + std::to_string(f->eoa) + ": " + std::strerror(errno));
     return -1;
@@ -244,6 +250,24 @@ hid_t FileSystemDriver() {
 }
 
 std::string TakeIoError() { return std::exchange(t_io_error, std::string()); }
+
+void CloseFile(hid_t file) {
+  unsigned intent = 0;
+  if (H5Fget_intent(file, &intent) >= 0 && (intent & H5F_ACC_RDWR) != 0) {
+    // A failure of the flush shows here, before the close, which writes more.
+    H5Fflush(file, H5F_SCOPE_LOCAL);
+    const hid_t fapl = H5Fget_access_plist(file);
+    void* handle = nullptr;
+    if (fapl >= 0 && H5Pget_driver(fapl) == FileSystemDriver() && H5Fget_vfd_handle(file, fapl, &handle) >= 0 &&
+        handle != nullptr) {
+      auto* f = static_cast<FsFile*>(handle);
+      f->abandoned = f->write_failed;
+    }
+    if (fapl >= 0) H5Pclose(fapl);
+    LastError();  // the flush's error, if any, went back to the caller already
+  }
+  H5Fclose(file);
+}
 
 Result<Handle> FileAccessFor(FileSystem* fs) {
   const hid_t driver = FileSystemDriver();

@@ -32,4 +32,12 @@ Result<Handle> FileAccessFor(FileSystem* fs);
 /// like a missing or malformed object: a caller asks this before calling it so.
 std::string TakeIoError();
 
+/// H5Fclose of `file`, made unable to fail on a file whose writes failed: a
+/// failed H5Fclose leaves HDF5 1.10 holding a half-freed file that it closes
+/// again at exit (a crash). A file of this driver that met a failed write
+/// (flushed first, so that a failure shows) is one the caller has lost (the
+/// error came back to it): the driver drops the rest of its writes so that
+/// the close goes through.
+void CloseFile(hid_t file);
+
 }  // namespace sedpack::h5

@@ -39,7 +39,7 @@ std::string WithHdf5Reason(std::string message) {
 void Handle::Reset() {
   if (id_ < 0) return;
   switch (H5Iget_type(id_)) {
-    case H5I_FILE: H5Fclose(id_); break;
+    case H5I_FILE: CloseFile(id_); break;
     case H5I_GROUP: H5Gclose(id_); break;
     case H5I_DATATYPE: H5Tclose(id_); break;
     case H5I_DATASPACE: H5Sclose(id_); break;
