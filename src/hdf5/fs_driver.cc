@@ -29,7 +29,6 @@ struct FsFile {
   FileSystem* fs;
   int fd;
   std::string name;      // as opened, for messages
-  std::string identity;  // the resolved path: two opens of one file compare equal
   haddr_t eoa;           // end of the space HDF5 has allocated
   haddr_t eof;           // end of the file as written
   bool write_failed;     // a write or truncate failed (its error went back)
@@ -94,7 +93,6 @@ H5FD_t* Open(const char* name, unsigned flags, hid_t fapl, haddr_t maxaddr) {
   f->fs = &fs;
   f->fd = fd;
   f->name = name;
-  if (fs.RealPath(name, &f->identity) != 0) f->identity = name;
   f->eof = static_cast<haddr_t>(st.size);
   return &f->pub;
 }
@@ -116,7 +114,9 @@ int Compare(const H5FD_t* a, const H5FD_t* b) {
   const FsFile* fa = Of(a);
   const FsFile* fb = Of(b);
   if (fa->fs != fb->fs) return std::less<const FileSystem*>()(fa->fs, fb->fs) ? -1 : 1;
-  const int c = fa->identity.compare(fb->identity);
+  // By name, as given: resolving it costs each open more than sec2's whole
+  // open, and a file opened under two names is only opened twice.
+  const int c = fa->name.compare(fb->name);
   return c < 0 ? -1 : (c > 0 ? 1 : 0);
 }
 
