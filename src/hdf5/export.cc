@@ -242,12 +242,12 @@ std::size_t KeptRecords(const ExportRun& run, ExportWriter& writer,
 Result<std::unique_ptr<ExportWriter>> ReopenKept(ExportRun& run, const std::string& out, const std::string& temp) {
   RootJob* job = run.job;
   SEDPACK_ASSIGN_OR_RETURN(auto state, journal_internal::ReadExportJournal("export-hdf5", out, job->params,
-                                                                           run.options.restart, nullptr));
+                                                                           run.options.restart, run.options.file_system));
   job->resumed = state.found && state.note.empty();
   job->note = state.note;
   std::unique_ptr<ExportWriter> writer;
   if (job->resumed && PathExists(temp)) {
-    auto reopened = ExportWriter::Reopen(temp, run.dataset, run.plans);
+    auto reopened = ExportWriter::Reopen(temp, run.dataset, run.plans, run.options.file_system);
     Status checked = reopened.ok() ? (*reopened)->CheckShapes(run.plans) : reopened.status();
     if (checked.ok()) {
       writer = std::move(reopened).value();
@@ -263,7 +263,7 @@ Result<std::unique_ptr<ExportWriter>> ReopenKept(ExportRun& run, const std::stri
   }
   job->pending.offset = job->kept;
   SEDPACK_ASSIGN_OR_RETURN(job->journal,
-                           journal_internal::OpenExportJournal(out, job->params, state.recorded, nullptr));
+                           journal_internal::OpenExportJournal(out, job->params, state.recorded, run.options.file_system));
   return writer;
 }
 
@@ -430,7 +430,7 @@ Status WriteVariableFromRoot(ExportRun& run, const std::string& temp, std::vecto
   std::unique_ptr<ExportWriter> writer;
   Status opened;
   if (root) {
-    auto w = ExportWriter::Reopen(temp, run.dataset, run.plans);
+    auto w = ExportWriter::Reopen(temp, run.dataset, run.plans, run.options.file_system);
     if (w.ok()) {
       writer = std::move(w).value();
     } else {
@@ -474,7 +474,7 @@ Status WriteCollective(ExportRun& run, const std::string& out, const std::string
   if (run.job != nullptr && comm.rank() == 0) checked = ReopenKept(run, out, temp).status();
   SEDPACK_RETURN_NOT_OK(AgreeOnStatus(comm, checked));
   SEDPACK_RETURN_NOT_OK(ShareKept(run));
-  auto created = run.first_item > 0 ? ExportWriter::Reopen(temp, run.dataset, run.plans, fapl.get())
+  auto created = run.first_item > 0 ? ExportWriter::Reopen(temp, run.dataset, run.plans, nullptr, fapl.get())
                                     : ExportWriter::Create(temp, run.dataset, run.plans, run.options, fapl.get());
   SEDPACK_RETURN_NOT_OK(AgreeOnStatus(comm, created.status()));
   std::unique_ptr<ExportWriter> writer = std::move(created).value();

@@ -73,15 +73,18 @@ enum class Columns { kAll, kFixed, kVariable };
 /// MPI-IO file access list every call is collective except where noted.
 class ExportWriter {
  public:
-  /// Create `path` with file access list `fapl` (H5P_DEFAULT: serial), its
+  /// Create `path` with file access list `fapl` (H5P_DEFAULT: serial, through
+  /// o.file_system), its
   /// metadata attributes, groups and datasets (full size, from the plans).
   static Result<std::unique_ptr<ExportWriter>> Create(const std::string& path, const Dataset& ds,
                                                       const std::vector<SplitPlan>& plans,
                                                       const Hdf5ExportOptions& o, hid_t fapl);
   /// Reopen a file made by Create for writing, with file access list `fapl`
-  /// (H5P_DEFAULT: serially, from one process).
+  /// (H5P_DEFAULT: serially, from one process, through `fs`; nullptr:
+  /// CurrentFileSystem()).
   static Result<std::unique_ptr<ExportWriter>> Reopen(const std::string& path, const Dataset& ds,
-                                                      const std::vector<SplitPlan>& plans, hid_t fapl = H5P_DEFAULT);
+                                                      const std::vector<SplitPlan>& plans, FileSystem* fs,
+                                                      hid_t fapl = H5P_DEFAULT);
   /// Write one shard's rows [first, first + c.examples) of split number `plan`
   /// (columns `which`) with transfer list `dxpl`.
   Status WriteShard(std::size_t plan, std::uint64_t first, const ShardColumns& c, Columns which, hid_t dxpl);

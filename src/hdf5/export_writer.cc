@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "hdf5/export_internal.h"
+#include "hdf5/fs_driver_internal.h"
 #include "sedpack/dataset/reader.h"
 
 namespace sedpack::h5 {
@@ -196,6 +197,11 @@ Result<std::unique_ptr<ExportWriter>> ExportWriter::Create(const std::string& pa
                                                          const Hdf5ExportOptions& o, hid_t fapl) {
   auto w = std::unique_ptr<ExportWriter>(new ExportWriter());
   w->schema_ = ds.schema();
+  Handle serial_fapl;  // the serial writer's file goes through the FileSystem
+  if (fapl == H5P_DEFAULT) {
+    SEDPACK_ASSIGN_OR_RETURN(serial_fapl, FileAccessFor(o.file_system));
+    fapl = serial_fapl.get();
+  }
   SEDPACK_ASSIGN_OR_RETURN(w->file_, H5Checked(H5Fcreate(path.c_str(), H5F_ACC_EXCL, H5P_DEFAULT, fapl),
                                                "cannot create " + path));
   const DatasetInfo& info = ds.info();
@@ -326,9 +332,15 @@ Status ExportWriter::WriteNothing(std::size_t plan, hid_t dxpl) {
 }
 
 Result<std::unique_ptr<ExportWriter>> ExportWriter::Reopen(const std::string& path, const Dataset& ds,
-                                                           const std::vector<SplitPlan>& plans, hid_t fapl) {
+                                                           const std::vector<SplitPlan>& plans, FileSystem* fs,
+                                                           hid_t fapl) {
   auto w = std::unique_ptr<ExportWriter>(new ExportWriter());
   w->schema_ = ds.schema();
+  Handle serial_fapl;  // as in Create: the serial writer goes through the FileSystem
+  if (fapl == H5P_DEFAULT) {
+    SEDPACK_ASSIGN_OR_RETURN(serial_fapl, FileAccessFor(fs));
+    fapl = serial_fapl.get();
+  }
   SEDPACK_ASSIGN_OR_RETURN(w->file_, H5Checked(H5Fopen(path.c_str(), H5F_ACC_RDWR, fapl),
                                                "cannot reopen " + path));
   for (const SplitPlan& plan : plans) {

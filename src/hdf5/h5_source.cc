@@ -2,14 +2,15 @@
 #include <fcntl.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <limits>
 #include <cstring>
 #include <string>
 
+#include "hdf5/fs_driver_internal.h"
 #include "hdf5/h5_internal.h"
 #include "sedpack/io/file_system.h"
 #include "shard/shard_internal.h"
-#include "sedpack/io/file_system.h"
 
 namespace sedpack::h5 {
 namespace {
@@ -38,7 +39,7 @@ std::string WithHdf5Reason(std::string message) {
 void Handle::Reset() {
   if (id_ < 0) return;
   switch (H5Iget_type(id_)) {
-    case H5I_FILE: H5Fclose(id_); break;
+    case H5I_FILE: CloseFile(id_); break;
     case H5I_GROUP: H5Gclose(id_); break;
     case H5I_DATATYPE: H5Tclose(id_); break;
     case H5I_DATASPACE: H5Sclose(id_); break;
@@ -61,18 +62,20 @@ std::string LastError() {
 
 Result<Handle> OpenFile(const std::string& path, FileSystem* fs) {
   SilenceLibraryErrors();
-  if (H5Fis_hdf5(path.c_str()) <= 0) {
-    FileSystem& files = FileSystemOr(fs);
-    const int fd = files.Open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return Status::NotFound(path, ": cannot open the file");
-    files.Close(fd);
-    LastError();
-    return Status::InvalidArgument(path, ": not an HDF5 file");
+  FileSystem& files = FileSystemOr(fs);
+  const int fd = files.Open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return Status::NotFound(path, ": cannot open the file: ", std::strerror(errno));
+  files.Close(fd);
+  // H5Fis_hdf5 would read the file with HDF5's own driver, around `files`:
+  // a file without the signature is told apart by the error of the open.
+  SEDPACK_ASSIGN_OR_RETURN(Handle fapl, FileAccessFor(&files));
+  H5Pset_file_locking(fapl.get(), false, true);
+  Handle file(H5Fopen(path.c_str(), H5F_ACC_RDONLY, fapl.get()));
+  if (!file.valid()) {
+    const std::string why = LastError();
+    if (why.find("signature") != std::string::npos) return Status::InvalidArgument(path, ": not an HDF5 file");
+    return Status::IOError(path, ": cannot open as HDF5", why.empty() ? "" : " (HDF5: " + why + ")");
   }
-  Handle fapl(H5Pcreate(H5P_FILE_ACCESS));
-  if (fapl.valid()) H5Pset_file_locking(fapl.get(), false, true);
-  Handle file(H5Fopen(path.c_str(), H5F_ACC_RDONLY, fapl.valid() ? fapl.get() : H5P_DEFAULT));
-  if (!file.valid()) return Status::IOError(WithHdf5Reason(path + ": cannot open as HDF5"));
   return file;
 }
 
@@ -359,11 +362,16 @@ Result<ResolvedSource> Resolve(hid_t file, const std::string& file_name, const H
   r.file = file_name;
   r.spec = spec;
   const std::string where = r.Where();
+  TakeIoError();
   if (!ObjectExists(file, spec.dataset)) {
+    const std::string io = TakeIoError();
+    if (!io.empty()) return Status::IOError(file_name, ": cannot read /", spec.dataset, ": ", io);
     return Status::NotFound(file_name, ": no dataset /", spec.dataset, " in the file");
   }
   Handle ds(H5Dopen2(file, spec.dataset.c_str(), H5P_DEFAULT));
   if (!ds.valid()) {
+    const std::string io = TakeIoError();
+    if (!io.empty()) return Status::IOError(file_name, ": cannot open /", spec.dataset, ": ", io);
     return Status::InvalidArgument(WithHdf5Reason(file_name + ": /" + spec.dataset + " is not a dataset"));
   }
   Handle space(H5Dget_space(ds.get()));

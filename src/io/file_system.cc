@@ -51,6 +51,9 @@ class PosixFileSystem final : public FileSystem {
     return ::pread(fd, buffer, size, static_cast<off_t>(offset));
   }
   long Write(int fd, const void* data, std::size_t size) override { return ::write(fd, data, size); }
+  long Pwrite(int fd, const void* data, std::size_t size, std::int64_t offset) override {
+    return ::pwrite(fd, data, size, static_cast<off_t>(offset));
+  }
   long CopyFileRange(int in, std::int64_t* in_offset, int out, std::size_t size) override {
     off_t off = static_cast<off_t>(*in_offset);
     const ssize_t n = ::copy_file_range(in, &off, out, nullptr, size, 0);
@@ -181,6 +184,9 @@ long FileSystemWrapper::Pread(int fd, void* buffer, std::size_t size, std::int64
   return target_->Pread(fd, buffer, size, offset);
 }
 long FileSystemWrapper::Write(int fd, const void* data, std::size_t size) { return target_->Write(fd, data, size); }
+long FileSystemWrapper::Pwrite(int fd, const void* data, std::size_t size, std::int64_t offset) {
+  return target_->Pwrite(fd, data, size, offset);
+}
 long FileSystemWrapper::CopyFileRange(int in, std::int64_t* in_offset, int out, std::size_t size) {
   return target_->CopyFileRange(in, in_offset, out, size);
 }

@@ -212,6 +212,9 @@ class CountingFileSystem : public FileSystemWrapper {
     return ++calls_, FileSystemWrapper::Pread(fd, b, n, o);
   }
   long Write(int fd, const void* d, std::size_t n) override { return ++calls_, FileSystemWrapper::Write(fd, d, n); }
+  long Pwrite(int fd, const void* d, std::size_t n, std::int64_t o) override {
+    return ++calls_, FileSystemWrapper::Pwrite(fd, d, n, o);
+  }
   long CopyFileRange(int in, std::int64_t* o, int out, std::size_t n) override {
     return ++calls_, FileSystemWrapper::CopyFileRange(in, o, out, n);
   }

@@ -76,6 +76,12 @@ long FaultFileSystem::Write(int fd, const void* data, std::size_t size) {
   return FileSystemWrapper::Write(fd, data, size);
 }
 
+long FaultFileSystem::Pwrite(int fd, const void* data, std::size_t size, std::int64_t offset) {
+  if (Fail(FaultOp::kWrite)) return -1;
+  if (plan_.short_writes && size > 1) size = std::max<std::size_t>(1, size / 2);
+  return FileSystemWrapper::Pwrite(fd, data, size, offset);
+}
+
 long FaultFileSystem::CopyFileRange(int in, std::int64_t* in_offset, int out, std::size_t size) {
   if (Fail(FaultOp::kWrite)) return -1;
   if (plan_.short_writes && size > 1) size = std::max<std::size_t>(1, size / 2);

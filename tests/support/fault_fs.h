@@ -58,6 +58,7 @@ class FaultFileSystem : public FileSystemWrapper {
   long Read(int fd, void* buffer, std::size_t size) override;
   long Pread(int fd, void* buffer, std::size_t size, std::int64_t offset) override;
   long Write(int fd, const void* data, std::size_t size) override;
+  long Pwrite(int fd, const void* data, std::size_t size, std::int64_t offset) override;
   long CopyFileRange(int in, std::int64_t* in_offset, int out, std::size_t size) override;
   int Fsync(int fd) override;
   int Rename(const char* from, const char* to) override;

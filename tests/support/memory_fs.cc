@@ -298,6 +298,19 @@ long MemoryFileSystem::Write(int fd, const void* data, std::size_t size) {
   return static_cast<long>(size);
 }
 
+long MemoryFileSystem::Pwrite(int fd, const void* data, std::size_t size, std::int64_t offset) {
+  std::lock_guard<std::mutex> lock(mu_);
+  OpenFile* f = FileOf(fd);
+  if (f == nullptr) return -1;
+  if (!f->writable() || offset < 0) return Fail(offset < 0 ? EINVAL : EBADF);
+  std::vector<std::byte>& bytes = f->node->data;
+  // Linux appends a pwrite to a file opened O_APPEND, whatever the offset.
+  const std::size_t at = (f->flags & O_APPEND) != 0 ? bytes.size() : static_cast<std::size_t>(offset);
+  if (bytes.size() < at + size) bytes.resize(at + size);
+  if (size > 0) std::memcpy(bytes.data() + at, data, size);
+  return static_cast<long>(size);
+}
+
 long MemoryFileSystem::CopyFileRange(int in, std::int64_t* in_offset, int out, std::size_t size) {
   std::lock_guard<std::mutex> lock(mu_);
   OpenFile* from = FileOf(in);

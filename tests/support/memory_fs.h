@@ -36,6 +36,7 @@ class MemoryFileSystem : public FileSystem {
   long Read(int fd, void* buffer, std::size_t size) override;
   long Pread(int fd, void* buffer, std::size_t size, std::int64_t offset) override;
   long Write(int fd, const void* data, std::size_t size) override;
+  long Pwrite(int fd, const void* data, std::size_t size, std::int64_t offset) override;
   long CopyFileRange(int in, std::int64_t* in_offset, int out, std::size_t size) override;
   int Fsync(int fd) override;
   int Ftruncate(int fd, std::int64_t size) override;

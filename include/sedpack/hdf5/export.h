@@ -10,6 +10,7 @@
 
 #include "sedpack/comm/comm.h"
 #include "sedpack/dataset/dataset.h"
+#include "sedpack/io/file_system.h"
 #include "sedpack/status.h"
 #include "sedpack/types.h"
 
@@ -45,6 +46,9 @@ struct Hdf5ExportOptions {
   bool journal = true;
   /// Throw away the journal and unfinished file of an earlier run first.
   bool restart = false;
+  /// The FileSystem the serial writer creates, writes and reopens the HDF5
+  /// file through (nullptr: CurrentFileSystem()); the MPI-IO write uses MPI-IO.
+  FileSystem* file_system = nullptr;
 };
 
 struct Hdf5ExportSummary {

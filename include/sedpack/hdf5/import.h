@@ -27,9 +27,9 @@ struct Hdf5ImportOptions {
   std::function<void(const Hdf5ImportProgress&)> progress;
   /// Job id for the rank folders; empty: a fresh random one.
   std::string job_id;
-  /// The FileSystem the inputs are checked, and the output checked, written and
-  /// cleaned up, through (nullptr: CurrentFileSystem()). HDF5 itself reads the
-  /// inputs with its own file driver.
+  /// The FileSystem the inputs are checked and read (HDF5's reads included),
+  /// and the output checked, written and cleaned up, through (nullptr:
+  /// CurrentFileSystem()).
   FileSystem* file_system = nullptr;
   /// Keep the finished shards of a stopped job and resume it when the same
   /// import is run again (inputs with their sizes and modification times, the

@@ -62,6 +62,8 @@ class FileSystem {
   virtual long Read(int fd, void* buffer, std::size_t size) = 0;
   virtual long Pread(int fd, void* buffer, std::size_t size, std::int64_t offset) = 0;
   virtual long Write(int fd, const void* data, std::size_t size) = 0;
+  /// pwrite(2): a short count is allowed; the file's position does not move.
+  virtual long Pwrite(int fd, const void* data, std::size_t size, std::int64_t offset) = 0;
   /// copy_file_range(2) from `in` at *in_offset (advanced) to `out` at its position.
   virtual long CopyFileRange(int in, std::int64_t* in_offset, int out, std::size_t size) = 0;
   virtual int Fsync(int fd) = 0;
@@ -111,6 +113,7 @@ class FileSystemWrapper : public FileSystem {
   long Read(int fd, void* buffer, std::size_t size) override;
   long Pread(int fd, void* buffer, std::size_t size, std::int64_t offset) override;
   long Write(int fd, const void* data, std::size_t size) override;
+  long Pwrite(int fd, const void* data, std::size_t size, std::int64_t offset) override;
   long CopyFileRange(int in, std::int64_t* in_offset, int out, std::size_t size) override;
   int Fsync(int fd) override;
   int Ftruncate(int fd, std::int64_t size) override;
