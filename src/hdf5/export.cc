@@ -241,8 +241,9 @@ std::size_t KeptRecords(const ExportRun& run, ExportWriter& writer,
 // the kept records.
 Result<std::unique_ptr<ExportWriter>> ReopenKept(ExportRun& run, const std::string& out, const std::string& temp) {
   RootJob* job = run.job;
+  FileSystem* fs = run.options.file_system;
   SEDPACK_ASSIGN_OR_RETURN(auto state, journal_internal::ReadExportJournal("export-hdf5", out, job->params,
-                                                                           run.options.restart, run.options.file_system));
+                                                                           run.options.restart, fs));
   job->resumed = state.found && state.note.empty();
   job->note = state.note;
   std::unique_ptr<ExportWriter> writer;
@@ -263,7 +264,7 @@ Result<std::unique_ptr<ExportWriter>> ReopenKept(ExportRun& run, const std::stri
   }
   job->pending.offset = job->kept;
   SEDPACK_ASSIGN_OR_RETURN(job->journal,
-                           journal_internal::OpenExportJournal(out, job->params, state.recorded, run.options.file_system));
+                           journal_internal::OpenExportJournal(out, job->params, state.recorded, fs));
   return writer;
 }
 
