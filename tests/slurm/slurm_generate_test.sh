@@ -24,38 +24,11 @@ CONFIG="$REPO/configs/generate_small.json"
 declare -A EXPECT=([train]=64 [test]=32 [holdout]=16 [total]=112)
 JOB_TIMEOUT=300
 
-skip() { echo "SKIP: $*" >&2; exit 77; }
-fail() { echo "FAIL: $*" >&2; exit 1; }
-
+# shellcheck source=local_slurm.sh
+. "$(dirname "$0")/local_slurm.sh"
 [ -x "$BIN" ] || fail "sedpack binary not found: $BIN"
 [ -f "$CONFIG" ] || fail "config not found: $CONFIG"
-[ "$(id -u)" -eq 0 ] || skip "needs root to install and start a local SLURM (munged, slurmctld, slurmd)"
-
-alive() { [ -s "$1" ] && kill -0 "$(cat "$1")" 2>/dev/null; }
-started_here=1
-for f in /run/munge/munged.pid /run/slurm/slurmctld.pid /run/slurm/slurmd.pid; do
-  alive "$f" && started_here=0
-done
-
-TMP=$(mktemp -d /tmp/sedpack-slurm-test.XXXXXX)
-JOBID=""
-cleanup() {
-  # shellcheck disable=SC2086  # JOBID may hold several job ids
-  if [ -n "$JOBID" ]; then scancel $JOBID 2>/dev/null || true; fi
-  rm -rf "$TMP"
-  if [ "$started_here" = 1 ] && [ "${SEDPACK_SLURM_KEEP:-0}" != 1 ]; then
-    "$REPO/scripts/slurm/stop-local-slurm.sh" >/dev/null 2>&1 || true
-  fi
-}
-trap cleanup EXIT
-
-"$REPO/scripts/slurm/start-local-slurm.sh"
-rc=$?
-case $rc in
-  0) ;;
-  2) skip "local SLURM cannot be started here (start-local-slurm.sh exit 2, see above)" ;;
-  *) fail "start-local-slurm.sh failed (exit $rc)" ;;
-esac
+local_slurm_up sedpack-slurm-test
 
 OUT="$TMP/dataset"
 JOBID=$(sbatch --parsable --ntasks="$NTASKS" --time=5 --chdir="$TMP" \

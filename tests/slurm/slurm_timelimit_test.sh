@@ -22,31 +22,9 @@ MAPPING=$(readlink -f "${4:?usage: $0 SEDPACK_BIN REPO_DIR MAKE_H5 IMPORT_CONFIG
 JOB_SECONDS="${SEDPACK_SLURM_TIMELIMIT_JOB_SECONDS:-100}"
 JOB_TIMEOUT=480
 
-skip() { echo "SKIP: $*" >&2; exit 77; }
-fail() { echo "FAIL: $*" >&2; exit 1; }
-[ "$(id -u)" -eq 0 ] || skip "needs root to start a local SLURM"
-
-alive() { [ -s "$1" ] && kill -0 "$(cat "$1")" 2>/dev/null; }
-started_here=1
-for f in /run/munge/munged.pid /run/slurm/slurmctld.pid /run/slurm/slurmd.pid; do
-  alive "$f" && started_here=0
-done
-TMP=$(mktemp -d /tmp/sedpack-slurm-timelimit.XXXXXX)
-JOBID=""
-cleanup() {
-  if [ -n "$JOBID" ]; then scancel "$JOBID" 2>/dev/null || true; fi
-  rm -rf "$TMP"
-  if [ "$started_here" = 1 ] && [ "${SEDPACK_SLURM_KEEP:-0}" != 1 ]; then
-    "$REPO/scripts/slurm/stop-local-slurm.sh" >/dev/null 2>&1 || true
-  fi
-}
-trap cleanup EXIT
-"$REPO/scripts/slurm/start-local-slurm.sh"
-case $? in
-  0) ;;
-  2) skip "local SLURM cannot be started here" ;;
-  *) fail "start-local-slurm.sh failed" ;;
-esac
+# shellcheck source=local_slurm.sh
+. "$(dirname "$0")/local_slurm.sh"
+local_slurm_up sedpack-slurm-timelimit
 
 H5="$TMP/capture.h5"
 "$MAKE_H5" ascad1 "$H5" trace_len=700 profiling_rows=20000 attack_rows=500 fixed_key=1 float_metadata=1 \
@@ -73,23 +51,7 @@ JOBID=$(sbatch --parsable --ntasks=2 --time=1 --signal=TERM@30 --open-mode=appen
 JOBID=${JOBID%%;*}
 echo "submitted job $JOBID (time limit 1 min, warning signal 30 s before it)"
 
-state=""
-restarts=0
-deadline=$((SECONDS + JOB_TIMEOUT))
-while [ $SECONDS -lt $deadline ]; do
-  info=$(scontrol -o show job "$JOBID" 2>/dev/null)
-  state=$(sed -n 's/.*JobState=\([A-Z_]*\).*/\1/p' <<<"$info")
-  restarts=$(sed -n 's/.*Restarts=\([0-9]*\).*/\1/p' <<<"$info")
-  case "$state" in
-    COMPLETED|FAILED|CANCELLED|TIMEOUT|NODE_FAIL|OUT_OF_MEMORY|BOOT_FAIL|DEADLINE) break ;;
-  esac
-  # slurmctld holds a requeued batch job back (Reason=BeginTime, about two
-  # minutes); the test lets it start at once, as an operator could.
-  if [ "$state" = PENDING ] && [ "${restarts:-0}" -ge 1 ] && grep -q "Reason=BeginTime" <<<"$info"; then
-    scontrol update JobId="$JOBID" StartTime=now || fail "scontrol update StartTime=now failed"
-  fi
-  sleep 1
-done
+wait_requeued_job "$JOBID" $((SECONDS + JOB_TIMEOUT))
 echo "---- job output"; cat "$TMP/job.out"; echo "---- end of job output"
 [ "$state" = COMPLETED ] || fail "job $JOBID ended as '${state:-unknown}' or did not finish in ${JOB_TIMEOUT}s"
 [ "${restarts:-0}" -ge 1 ] || fail "job $JOBID was not requeued (Restarts=${restarts:-?})"

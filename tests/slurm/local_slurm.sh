@@ -1,0 +1,62 @@
+# SPDX-License-Identifier: Apache-2.0
+# shellcheck shell=bash
+# Sourced by the SLURM tests: the local single-node SLURM they share, their
+# temporary folder and their clean-up, and the wait for a job that requeues
+# itself. Needs REPO (the source tree). Exits 77 (ctest SKIP_RETURN_CODE) only
+# where SLURM cannot be started here.
+
+skip() { echo "SKIP: $*" >&2; exit 77; }
+fail() { echo "FAIL: $*" >&2; exit 1; }
+
+# local_slurm_up NAME: SLURM up (started here unless it runs already), TMP a
+# fresh /tmp/NAME.XXXXXX; at exit the jobs in JOBID are cancelled, TMP goes and
+# the daemons stop if this test started them (SEDPACK_SLURM_KEEP=1 keeps them).
+local_slurm_up() {
+  [ "$(id -u)" -eq 0 ] || skip "needs root to start a local SLURM (munged, slurmctld, slurmd)"
+  local f rc
+  started_here=1
+  for f in /run/munge/munged.pid /run/slurm/slurmctld.pid /run/slurm/slurmd.pid; do
+    if [ -s "$f" ] && kill -0 "$(cat "$f")" 2>/dev/null; then started_here=0; fi
+  done
+  TMP=$(mktemp -d "/tmp/$1.XXXXXX")
+  JOBID=""
+  trap local_slurm_cleanup EXIT
+  "$REPO/scripts/slurm/start-local-slurm.sh"
+  rc=$?
+  case $rc in
+    0) ;;
+    2) skip "local SLURM cannot be started here (start-local-slurm.sh exit 2, see above)" ;;
+    *) fail "start-local-slurm.sh failed (exit $rc)" ;;
+  esac
+}
+
+local_slurm_cleanup() {
+  # shellcheck disable=SC2086  # JOBID may hold several job ids
+  if [ -n "$JOBID" ]; then scancel $JOBID 2>/dev/null || true; fi
+  rm -rf "$TMP"
+  if [ "$started_here" = 1 ] && [ "${SEDPACK_SLURM_KEEP:-0}" != 1 ]; then
+    "$REPO/scripts/slurm/stop-local-slurm.sh" >/dev/null 2>&1 || true
+  fi
+}
+
+# wait_requeued_job ID DEADLINE: polls until the job ends (or SECONDS reaches
+# DEADLINE); sets state and restarts. slurmctld holds a requeued batch job back
+# (Reason=BeginTime, about two minutes); this lets it start at once, as an
+# operator could.
+wait_requeued_job() {
+  local info
+  state=""
+  restarts=0
+  while [ $SECONDS -lt "$2" ]; do
+    info=$(scontrol -o show job "$1" 2>/dev/null)
+    state=$(sed -n 's/.*JobState=\([A-Z_]*\).*/\1/p' <<<"$info")
+    restarts=$(sed -n 's/.*Restarts=\([0-9]*\).*/\1/p' <<<"$info")
+    case "$state" in
+      COMPLETED|FAILED|CANCELLED|TIMEOUT|NODE_FAIL|OUT_OF_MEMORY|BOOT_FAIL|DEADLINE) return ;;
+    esac
+    if [ "$state" = PENDING ] && [ "${restarts:-0}" -ge 1 ] && grep -q "Reason=BeginTime" <<<"$info"; then
+      scontrol update JobId="$1" StartTime=now || fail "scontrol update StartTime=now failed"
+    fi
+    sleep 1
+  done
+}
