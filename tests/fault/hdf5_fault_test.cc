@@ -23,6 +23,7 @@
 #include "sedpack/hdf5/import.h"
 #include "sedpack/hdf5/mapping.h"
 #include "support/fault_fs.h"
+#include "support/full_disk.h"
 #include "support/h5_fixtures.h"
 #include "support/test_support.h"
 
@@ -170,6 +171,31 @@ TEST(Hdf5FaultTest, AFailingReadStopsTheImportNamingTheInput) {
     EXPECT_NE(st.message().find(std::strerror(EIO)), std::string::npos) << st.ToString();
     EXPECT_FALSE(std::filesystem::exists(out));
   }
+}
+
+// import-hdf5 stopped by a full disk (its shards and journal written through
+// the process's FileSystem) keeps its finished shards; the rerun does the rest.
+TEST(Hdf5FaultTest, FullDiskStopsTheHdf5ImportAndTheRerunFinishesIt) {
+  testing::TempDir dir;
+  const std::string input = dir.path() + "/ascad.h5";
+  testing::H5FixtureSpec spec;
+  spec.trace_len = 700;
+  spec.profiling_rows = 300;
+  spec.attack_rows = 40;
+  spec.fixed_key = true;
+  testing::WriteAscadV1(input, spec);
+  ASSERT_OK_AND_ASSIGN(Hdf5ImportConfig config,
+                       LoadHdf5ImportConfig(std::string(SEDPACK_CONFIGS_DIR) + "/import_ascad_v1_fixed.json"));
+  config.structure.examples_per_shard = 8;
+  auto comm = MakeSerialComm();
+  ASSERT_OK(ImportHdf5(*comm, config, {input}, dir.path() + "/ref").status());
+  const std::vector<std::string> want = testing::ReadAll(dir.path() + "/ref");
+  ASSERT_EQ(want.size(), 340u);
+  Hdf5ImportOptions o;
+  o.resumable = true;
+  testing::FullDiskThenResume(
+      dir.path(),
+      [&](const std::string& out) { return testing::ResultOf(ImportHdf5(*comm, config, {input}, out, o)); }, want);
 }
 
 }  // namespace
