@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "sedpack/core/status.h"
+#include "sedpack/status.h"
 
 namespace sedpack::testing {
 
