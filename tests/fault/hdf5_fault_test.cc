@@ -137,18 +137,25 @@ TEST(Hdf5FaultTest, FullDiskStopsTheHdf5ExportAndTheRerunFinishesIt) {
   }
 }
 
+// An ASCAD v1 capture of `profiling` + `attack` rows at `path`, and the
+// mapping that imports it in shards of 8.
+Result<Hdf5ImportConfig> WriteCapture(const std::string& path, std::uint64_t profiling, std::uint64_t attack) {
+  testing::H5FixtureSpec spec;
+  spec.trace_len = 700;  // the shape import_ascad_v1_fixed.json expects
+  spec.profiling_rows = profiling;
+  spec.attack_rows = attack;
+  spec.fixed_key = true;
+  testing::WriteAscadV1(path, spec);
+  SEDPACK_ASSIGN_OR_RETURN(Hdf5ImportConfig config,
+                           LoadHdf5ImportConfig(std::string(SEDPACK_CONFIGS_DIR) + "/import_ascad_v1_fixed.json"));
+  config.structure.examples_per_shard = 8;
+  return config;
+}
+
 TEST(Hdf5FaultTest, AFailingReadStopsTheImportNamingTheInput) {
   testing::TempDir dir;
   const std::string input = dir.path() + "/ascad.h5";
-  testing::H5FixtureSpec spec;
-  spec.trace_len = 700;  // the shape import_ascad_v1_fixed.json expects
-  spec.profiling_rows = 60;
-  spec.attack_rows = 20;
-  spec.fixed_key = true;
-  testing::WriteAscadV1(input, spec);
-  ASSERT_OK_AND_ASSIGN(Hdf5ImportConfig config,
-                       LoadHdf5ImportConfig(std::string(SEDPACK_CONFIGS_DIR) + "/import_ascad_v1_fixed.json"));
-  config.structure.examples_per_shard = 8;
+  ASSERT_OK_AND_ASSIGN(Hdf5ImportConfig config, WriteCapture(input, 60, 20));
   auto comm = MakeSerialComm();
   FaultFileSystem counting;
   Hdf5ImportOptions o;
@@ -178,15 +185,7 @@ TEST(Hdf5FaultTest, AFailingReadStopsTheImportNamingTheInput) {
 TEST(Hdf5FaultTest, FullDiskStopsTheHdf5ImportAndTheRerunFinishesIt) {
   testing::TempDir dir;
   const std::string input = dir.path() + "/ascad.h5";
-  testing::H5FixtureSpec spec;
-  spec.trace_len = 700;
-  spec.profiling_rows = 300;
-  spec.attack_rows = 40;
-  spec.fixed_key = true;
-  testing::WriteAscadV1(input, spec);
-  ASSERT_OK_AND_ASSIGN(Hdf5ImportConfig config,
-                       LoadHdf5ImportConfig(std::string(SEDPACK_CONFIGS_DIR) + "/import_ascad_v1_fixed.json"));
-  config.structure.examples_per_shard = 8;
+  ASSERT_OK_AND_ASSIGN(Hdf5ImportConfig config, WriteCapture(input, 300, 40));
   auto comm = MakeSerialComm();
   ASSERT_OK(ImportHdf5(*comm, config, {input}, dir.path() + "/ref").status());
   const std::vector<std::string> want = testing::ReadAll(dir.path() + "/ref");
