@@ -60,3 +60,18 @@ wait_requeued_job() {
     sleep 1
   done
 }
+
+# equal_to_reference REFERENCE OUT SPLIT...: OUT holds the same examples as
+# REFERENCE, split by split (`sedpack cat`, needs BIN), and verifies without
+# leftovers (no resumable job, no orphan).
+equal_to_reference() {
+  local ref=$1 out=$2 split
+  shift 2
+  for split in "$@"; do
+    "$BIN" cat "$ref" -s "$split" > "$TMP/a.jsonl" || fail "cat of the reference's $split"
+    "$BIN" cat "$out" -s "$split" > "$TMP/b.jsonl" || fail "cat of the resumed $split"
+    cmp -s "$TMP/a.jsonl" "$TMP/b.jsonl" || fail "$split: the resumed dataset differs from an uninterrupted run"
+  done
+  "$BIN" verify "$out" > "$TMP/verify.out" || fail "verify of the resumed dataset"
+  if grep -q "resumable_job\|orphan" "$TMP/verify.out"; then fail "verify reports leftovers"; fi
+}

@@ -54,12 +54,6 @@ echo "---- job output"; cat "$TMP/job.out"; echo "---- end of job output"
 kept=$(sed -n 's/.*resumed job [^:]*: \([0-9]*\) of [0-9]* shards kept.*/\1/p' "$TMP/job.out" | head -1)
 [ -n "$kept" ] && [ "$kept" -gt 0 ] || fail "the requeued run kept no shards"
 
-for split in train test; do
-  "$BIN" cat "$TMP/reference" -s $split > "$TMP/a.jsonl" || fail "cat reference"
-  "$BIN" cat "$OUT" -s $split > "$TMP/b.jsonl" || fail "cat resumed"
-  cmp -s "$TMP/a.jsonl" "$TMP/b.jsonl" || fail "$split: the resumed dataset differs from an uninterrupted run"
-done
-"$BIN" verify "$OUT" > "$TMP/verify.out" || fail "verify of the resumed dataset"
-if grep -q "resumable_job\|orphan" "$TMP/verify.out"; then fail "verify reports leftovers"; fi
+equal_to_reference "$TMP/reference" "$OUT" train test
 JOBID=""
 echo "PASS: job stopped by its warning signal, requeued (Restarts=$restarts), resumed with $kept shards kept; equal to an uninterrupted run"

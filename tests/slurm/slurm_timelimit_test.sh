@@ -60,12 +60,6 @@ kept=$(sed -n 's/.*resumed job [^:]*: \([0-9]*\) of \([0-9]*\) shards kept.*/\1 
 [ -n "$kept" ] && [ "${kept%% *}" -gt 0 ] || fail "the last start kept no shards"
 stops=$(grep -c "stopped before the time limit" "$TMP/job.out")
 
-for split in train test holdout; do
-  "$BIN" cat "$TMP/reference" -s $split > "$TMP/a.jsonl" 2>/dev/null || continue
-  "$BIN" cat "$OUT" -s $split > "$TMP/b.jsonl" || fail "cat resumed $split"
-  cmp -s "$TMP/a.jsonl" "$TMP/b.jsonl" || fail "$split: the resumed dataset differs from an uninterrupted import"
-done
-"$BIN" verify "$OUT" > "$TMP/verify.out" || fail "verify of the resumed dataset"
-if grep -q "resumable_job\|orphan" "$TMP/verify.out"; then fail "verify reports leftovers"; fi
+equal_to_reference "$TMP/reference" "$OUT" train test
 JOBID=""
 echo "PASS: $stops start(s) stopped by the warning signal before the time limit, requeued $restarts time(s), the last start kept $kept shards; equal to an uninterrupted import"
