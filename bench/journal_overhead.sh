@@ -1,16 +1,24 @@
 #!/usr/bin/env bash
-# The cost of the job journal on jobs long enough (a few seconds each) that
-# start-up and noise do not hide a 2% cost, for every journaled writing job
-# but the exports (bench/resume_export.sh) and index build (a walk of lists,
-# bench/resume_maintain.sh): generate (1 rank; 2 ranks under mpirun),
-# import-hdf5, import-trs, import-chipwhisperer, recompress, digest, and the
-# Python filler (Dataset.filler with a job_id against one without).
+# The cost of the job journal, for every journaled writing job: generate (1
+# rank; 2 ranks under mpirun), import-hdf5, import-trs, import-chipwhisperer,
+# recompress, digest, export-hdf5 (1 rank; 2 ranks under mpirun, collective
+# MPI-IO), export-trs, index build (of a tree of lists long enough to last
+# seconds), and the Python filler (Dataset.filler with a job_id against one
+# without). Jobs of a few seconds each, so that start-up does not hide a 2% cost.
 # Each job runs once to warm the page cache, then REPS interleaved pairs
-# (journal, --no-journal, journal, ...), every run into a fresh output. One
-# table: the job's length (median without the journal), wall medians and their
-# cost, the cost of the fastest runs (the least disturbed by others on a shared
-# machine), and CPU seconds (user + sys of every process) medians and cost.
-# `uptime` before and after: wall times are what other processes leave.
+# (journal, --no-journal, journal, ...), every run into a fresh output. Per
+# job: its length (median without the journal); wall medians and their cost;
+# CPU seconds (user + sys of every process) medians and their cost; and the
+# journal's own time, measured inside the journaled runs
+# (SEDPACK_BENCH_JOURNAL_STATS, src/journal/stats_internal.h: the wall time
+# spent creating, appending to, syncing and removing the journal and hashing
+# what it records, summed over threads and ranks), as a share of the job's
+# wall time. That share bounds the journal's cost from above (the journal's
+# work would all have to be on the job's critical path to cost that much); the
+# wall comparison of seconds-long runs is at the mercy of the disk's writeback
+# and of other processes on a shared machine, as `uptime` before and after shows.
+# Run it with WORK on a tmpfs (/dev/shm) to take the disk out of the wall and
+# CPU comparisons; the journal's fsyncs then cost nothing, so run it on a disk too.
 # SCALE (environment, default 1: jobs of about 3 s on a quiet 2-core machine,
 # digest less) multiplies every input's size: SCALE=0.2
 # gives the second-long jobs of bench/resume_bench.sh.
@@ -106,16 +114,21 @@ with ds.filler(concurrency=2, **kw) as f:
         f.write_example(values={"trace": pool[i % 64], "i": i}, split="train")
 PY
 FILL_N=$(scaled 32000)
+# Index build reads only lists: a tree of them (bench/make_list_tree.py).
+LONG="$WORK/long"
+"$PY" bench/make_list_tree.py "$DS" "$LONG" "$(scaled 1600000)"
 echo "inputs: $(du -sh "$H5" | cut -f1) HDF5, $(du -sh "$TRS" | cut -f1) TRS, $(du -sh "$CW" | cut -f1) ChipWhisperer," \
-  "$(du -sh "$DS" | cut -f1) dataset ($(find "$DS" -name '*.fb' | wc -l) shards); $(calc "$(now) - $started") s"
+  "$(du -sh "$DS" | cut -f1) dataset ($(find "$DS" -name '*.fb' | wc -l) shards)," \
+  "$(find "$LONG" -name shards_list.json | wc -l) lists for index build; $(calc "$(now) - $started") s"
 
 # ---- one run ----------------------------------------------------------------
 # Job $1, journaled ($2 = j) or not (n), into the fresh output $WORK/o: its
 # wall seconds on stdout, its CPU seconds (user + sys, all processes) into $WORK/cpu.
 prepare() {
-  rm -rf "$WORK/o"
+  rm -rf "$WORK"/o "$WORK"/o.* "$WORK/stats.txt"
   case $1 in
     digest) rm -rf "$DS/.sedpack-hpc/content.json" "$DS/.sedpack-hpc/jobs" ;;
+    "index build") rm -rf "$LONG/.sedpack-hpc" ;;
   esac
   sync
 }
@@ -130,6 +143,10 @@ argv() {  # JOB J|N: the command line
     import-chipwhisperer) echo "$BIN" "${CWCMD[@]}" -o "$WORK/o" "${off[@]}" ;;
     recompress) echo "$BIN" recompress "$DS" --compression zstd --threads 2 -q -o "$WORK/o" "${off[@]}" ;;
     digest) echo "$BIN" digest "$DS" --threads 2 -q "${off[@]}" ;;
+    export-hdf5) echo "$BIN" export-hdf5 "$DS" -o "$WORK/o.h5" -q "${off[@]}" ;;
+    "export-hdf5, 2 ranks") echo mpirun -n 2 "$BIN" export-hdf5 "$DS" -o "$WORK/o.h5" -q "${off[@]}" ;;
+    export-trs) echo "$BIN" export-trs "$DS" -o "$WORK/o.trs" -q "${off[@]}" ;;
+    "index build") echo "$BIN" index build "$LONG" -q --threads 2 "${off[@]}" ;;
     "python filler") echo "$PY" "$WORK/fill.py" "$WORK/o" "$FILL_N" "$([ "$2" = j ] && echo journal || echo plain)" ;;
   esac
 }
@@ -139,13 +156,18 @@ timed() {  # JOB J|N
   t0=$(now)
   # (argv's words hold no spaces: WORK and BUILD must not either.)
   # shellcheck disable=SC2046
-  /usr/bin/time -f "%U %S" -o "$WORK/time.txt" $(argv "$1" "$2") > "$WORK/run.log" 2>&1 || {
+  local stats=()
+  [ "$2" = j ] && stats=(env "SEDPACK_BENCH_JOURNAL_STATS=$WORK/stats.txt")
+  "${stats[@]}" /usr/bin/time -f "%U %S" -o "$WORK/time.txt" $(argv "$1" "$2") > "$WORK/run.log" 2>&1 || {
     echo "failed: $(argv "$1" "$2")" >&2
     cat "$WORK/run.log" >&2
     exit 1
   }
   t1=$(now)
   awk '{ print $1 + $2 }' "$WORK/time.txt" > "$WORK/cpu"
+  # The journal's own seconds, over every process of the run (0 without the journal).
+  if [ -f "$WORK/stats.txt" ]; then awk '{ s += $5 } END { print s + 0 }' "$WORK/stats.txt"; else echo 0; fi \
+    > "$WORK/journal"
   calc "$t1 - $t0"
 }
 
@@ -155,26 +177,30 @@ echo "== journal (default) against --no-journal: $REPS interleaved pairs per job
 load
 JOBS=(generate)
 command -v mpirun > /dev/null && JOBS+=("generate, 2 ranks")
-JOBS+=(import-hdf5 import-trs import-chipwhisperer recompress digest "python filler")
-printf "%-21s %6s | %-23s | %-23s | %-21s\n" "" "job" "wall median" "wall fastest" "CPU median"
-printf "%-21s %6s | %7s %7s %7s | %7s %7s %7s | %6s %6s %7s\n" command "s" "j s" "n s" cost "j s" "n s" cost \
-  "j s" "n s" cost
+JOBS+=(import-hdf5 import-trs import-chipwhisperer recompress digest export-hdf5)
+command -v mpirun > /dev/null && "$BIN" --version | grep -q "(parallel, MPI-IO)" && JOBS+=("export-hdf5, 2 ranks")
+JOBS+=(export-trs "index build" "python filler")
+printf "%-21s %6s | %-23s | %-23s | %-21s | %-15s\n" "" "job" "wall median" "wall fastest" "CPU median" \
+  "in the journal"
+printf "%-21s %6s | %7s %7s %7s | %7s %7s %7s | %6s %6s %7s | %7s %7s\n" command "s" "j s" "n s" cost "j s" "n s" cost \
+  "j s" "n s" cost "s" "of wall"
 for job in "${JOBS[@]}"; do
   timed "$job" n > /dev/null  # warm-up
-  j=() n=() cj=() cn=()
+  j=() n=() cj=() cn=() jj=()
   for _ in $(seq "$REPS"); do
-    j+=("$(timed "$job" j)"); cj+=("$(cat "$WORK/cpu")")
+    j+=("$(timed "$job" j)"); cj+=("$(cat "$WORK/cpu")"); jj+=("$(cat "$WORK/journal")")
     n+=("$(timed "$job" n)"); cn+=("$(cat "$WORK/cpu")")
   done
   mj=$(printf '%s\n' "${j[@]}" | median) mn=$(printf '%s\n' "${n[@]}" | median)
   bj=$(printf '%s\n' "${j[@]}" | least) bn=$(printf '%s\n' "${n[@]}" | least)
   pj=$(printf '%s\n' "${cj[@]}" | median) pn=$(printf '%s\n' "${cn[@]}" | median)
-  printf "%-21s %6.2f | %7.3f %7.3f %+6.1f%% | %7.3f %7.3f %+6.1f%% | %6.2f %6.2f %+6.1f%%\n" "$job" "$mn" \
-    "$mj" "$mn" "$(calc "100 * ($mj / $mn - 1)")" "$bj" "$bn" "$(calc "100 * ($bj / $bn - 1)")" \
-    "$pj" "$pn" "$(calc "100 * ($pj / $pn - 1)")"
-  echo "$job: j ${j[*]}; n ${n[*]}" >> "$WORK/runs.txt"
+  js=$(printf '%s\n' "${jj[@]}" | median)
+  printf "%-21s %6.2f | %7.3f %7.3f %+6.1f%% | %7.3f %7.3f %+6.1f%% | %6.2f %6.2f %+6.1f%% | %7.4f %6.2f%%\n" \
+    "$job" "$mn" "$mj" "$mn" "$(calc "100 * ($mj / $mn - 1)")" "$bj" "$bn" "$(calc "100 * ($bj / $bn - 1)")" \
+    "$pj" "$pn" "$(calc "100 * ($pj / $pn - 1)")" "$js" "$(calc "100 * $js / $mn")"
+  echo "$job: j ${j[*]}; n ${n[*]}; journal s ${jj[*]}" >> "$WORK/runs.txt"
 done
-rm -rf "$WORK/o"
+rm -rf "$WORK"/o "$WORK"/o.*
 load
 echo "(j: journal, the default; n: --no-journal; every run's wall seconds in $WORK/runs.txt;" \
   "bench $(calc "int($(now) - $started)") s)"

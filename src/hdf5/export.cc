@@ -17,6 +17,7 @@
 #include "hdf5/export_internal.h"
 #include "io/kill_point.h"
 #include "journal/exports_internal.h"
+#include "journal/stats_internal.h"
 #include "sedpack/cancel.h"
 #include "sedpack/dataset/reader.h"
 #include "sedpack/io/file.h"
@@ -92,7 +93,7 @@ struct RootJob {
   }
 };
 
-// A record's hash is the XXH64 of its shards' digests (h5::RowDigest of the
+// A record's hash is the XXH3-64 of its shards' digests (h5::RowDigest of the
 // shard's rows as the file holds them, ExportWriter::HashRows). Per shard, so
 // that every rank of a collective write hashes its own rows in memory, and
 // rank 0 combines them in export order exactly as a rerun recomputes them.
@@ -149,6 +150,7 @@ Status AppendPending(RootJob& job) {
 }
 
 Status JournalPending(RootJob& job, ExportWriter* writer) {
+  journal_internal::JournalTimer timer;
   SEDPACK_RETURN_NOT_OK(writer->Flush());
   return AppendPending(job);
 }
@@ -169,6 +171,7 @@ Status WriteRound(ExportRun& run, ExportWriter* writer, std::size_t base, const 
     SEDPACK_RETURN_NOT_OK(writer->WriteShard(it.plan, run.first_row(it), cols, Columns::kAll, H5P_DEFAULT));
     run.progress.examples_done += cols.examples;
     if (journaled) {
+      journal_internal::JournalTimer timer;
       SEDPACK_ASSIGN_OR_RETURN(std::string digest, ShardDigest([&](h5::RowDigest* h) {
                                  return writer->HashWritten(it.plan, run.first_row(it), cols, h);
                                }));
@@ -354,6 +357,7 @@ Status FlushAndRecord(ExportRun& run, ExportWriter* writer) {
 }
 
 Status RecordRound(ExportRun& run, ExportWriter* writer, std::size_t base, const std::optional<ShardColumns>& mine) {
+  journal_internal::JournalTimer timer;
   Comm& comm = run.comm;
   const bool root = comm.rank() == 0;
   Result<std::string> digest = std::string();

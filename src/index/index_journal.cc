@@ -8,6 +8,7 @@
 
 #include "index/index_internal.h"
 #include "journal/journal_internal.h"
+#include "journal/stats_internal.h"
 
 namespace sedpack {
 namespace {
@@ -108,6 +109,7 @@ std::string SubtreeKey(const std::string& list_path, std::size_t depth) {
 // for (written in full it cost as much again as the index itself).
 journal_internal::JournalEntry EncodeSubtree(const std::string& list_path, std::size_t depth,
                                              const std::vector<std::string>& visited, const IndexedSplit& shards) {
+  journal_internal::JournalTimer timer;
   std::string data;
   data.reserve(64 + 16 * shards.shard_paths.size());
   PutField(&data, list_path);

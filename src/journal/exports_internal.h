@@ -21,7 +21,7 @@
 namespace sedpack::journal_internal {
 
 /// One exported range of rows: rows [first, first + rows) are `bytes` bytes of
-/// the output at `offset`, with XXH64 `hash`. Where rows are not a byte range
+/// the output at `offset`, with XXH3-64 `hash`. Where rows are not a byte range
 /// (HDF5, whose shards may span splits) `first` is 0, `rows` counts the rows,
 /// `offset` is the first shard's number in export order, `bytes` the number of
 /// shards, and the hash covers their values as the file holds them.
@@ -30,7 +30,7 @@ struct RowRange {
   std::uint64_t rows = 0;
   std::uint64_t offset = 0;
   std::uint64_t bytes = 0;
-  std::string hash;  ///< hex XXH64
+  std::string hash;  ///< hex XXH3-64 (RangeHasher)
 };
 
 JournalEntry EncodeRowRange(const RowRange& range);
@@ -71,7 +71,7 @@ std::string DigestOf(std::string_view text);
 /// The digest of what a list of shards names: paths, recorded hashes, example counts.
 std::string DigestOfShards(const std::vector<ShardInfo>& shards);
 
-/// Streams bytes into an XXH64 as they are written.
+/// Streams bytes into an XXH3-64 as they are written.
 class RangeHasher {
  public:
   RangeHasher();

@@ -9,6 +9,7 @@
 
 #include "codecs/compress_internal.h"
 #include "io/kill_point.h"
+#include "journal/stats_internal.h"
 #include "sedpack/codecs/hash.h"
 #include "sedpack/io/file.h"
 
@@ -202,6 +203,7 @@ std::string JobIdFor(std::string_view identity) {
 }
 
 Result<JournalContents> ReadJournal(const std::string& root, const std::string& rel, FileSystem* fs) {
+  JournalTimer timer;
   SEDPACK_ASSIGN_OR_RETURN(std::string text, ReadFileTextBeneath(root, rel, kMaxJournalBytes, fs));
   JournalContents out;
   std::size_t pos = 0;
@@ -250,6 +252,7 @@ Result<std::unique_ptr<JournalWriter>> JournalWriter::Create(const std::string& 
                                                              const JobParameters& parameters,
                                                              const std::vector<JournalUnit>& units,
                                                              FileSystem* fs) {
+  JournalTimer timer;
   std::string text = EncodeHeader(parameters);
   for (const JournalUnit& u : units) text += EncodeUnit(u);
   return CreateWith(root, rel, std::move(text), fs);
@@ -259,6 +262,7 @@ Result<std::unique_ptr<JournalWriter>> JournalWriter::Create(const std::string& 
                                                              const JobParameters& parameters,
                                                              const std::vector<JournalEntry>& entries,
                                                              FileSystem* fs) {
+  JournalTimer timer;
   std::string text = EncodeHeader(parameters);
   for (const JournalEntry& e : entries) text += EncodeEntry(e);
   return CreateWith(root, rel, std::move(text), fs);
@@ -282,15 +286,22 @@ JournalWriter::~JournalWriter() {
   if (fd_ >= 0) (void)FileSystemOr(fs_).Close(fd_);
 }
 
-Status JournalWriter::Append(const JournalUnit& unit) { return AppendRecord(EncodeUnit(unit)); }
+Status JournalWriter::Append(const JournalUnit& unit) {
+  JournalTimer timer;
+  return AppendRecord(EncodeUnit(unit));
+}
 
-Status JournalWriter::Append(const JournalEntry& entry) { return AppendRecord(EncodeEntry(entry)); }
+Status JournalWriter::Append(const JournalEntry& entry) {
+  JournalTimer timer;
+  return AppendRecord(EncodeEntry(entry));
+}
 
 Status JournalWriter::AppendRecord(const std::string& record) {
   std::lock_guard<std::mutex> lock(mu_);
   if (fd_ < 0) return Status::InvalidArgument(path_, ": the job journal is closed");
   FileSystem& f = FileSystemOr(fs_);
   SEDPACK_RETURN_NOT_OK(WriteAll(f, fd_, record, path_));
+  CountJournalRecord(record.size());
   // A written record survives the death of the process (it is in the page
   // cache); only a lost node can lose the records since the last sync, and a
   // rerun then writes those units again: every kept unit is checked against
@@ -301,12 +312,14 @@ Status JournalWriter::AppendRecord(const std::string& record) {
   if (now - last_sync_ >= kSyncInterval) {
     if (f.Fsync(fd_) != 0) return Status::IOError(path_, ": cannot fsync the job journal: ", std::strerror(errno));
     last_sync_ = now;
+    CountJournalSync();
   }
   KillPoint("journal", path_);
   return Status::OK();
 }
 
 Status JournalWriter::Remove() {
+  JournalTimer timer;
   std::lock_guard<std::mutex> lock(mu_);
   FileSystem& f = FileSystemOr(fs_);
   if (fd_ >= 0) (void)f.Close(fd_);

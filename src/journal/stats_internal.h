@@ -1,0 +1,44 @@
+// SPDX-License-Identifier: Apache-2.0
+// What journaling costs one process, measured from inside: the time spent
+// creating, appending to, syncing and removing job journals, and hashing the
+// exported ranges they record. bench/journal_overhead.sh sets
+//   SEDPACK_BENCH_JOURNAL_STATS=FILE
+// and every process that journaled appends, at its exit, one line
+//   "journal<TAB>records<TAB>bytes<TAB>syncs<TAB>seconds\n"
+// (seconds: wall time in the journal code, summed over threads). A wall-time
+// comparison of a journaled with an unjournaled run of seconds is dominated by
+// the disk's writeback on a shared machine; this figure is not.
+// Without the variable every measure is one relaxed atomic load.
+// Project-private (src/journal), not installed.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+
+namespace sedpack::journal_internal {
+
+/// True when SEDPACK_BENCH_JOURNAL_STATS is set (read once).
+bool JournalStatsEnabled();
+
+/// Adds the wall time of its scope to the process's journal time; a timer
+/// inside another one's scope on the same thread adds nothing (its time is counted once).
+class JournalTimer {
+ public:
+  JournalTimer() : active_(JournalStatsEnabled() && Outermost()) {
+    if (active_) start_ = std::chrono::steady_clock::now();
+  }
+  ~JournalTimer();
+  JournalTimer(const JournalTimer&) = delete;
+  JournalTimer& operator=(const JournalTimer&) = delete;
+
+ private:
+  static bool Outermost();  // and marks this thread as inside a timer
+  bool active_;
+  std::chrono::steady_clock::time_point start_{};
+};
+
+/// Counts one record of `bytes` written, and one sync.
+void CountJournalRecord(std::size_t bytes);
+void CountJournalSync();
+
+}  // namespace sedpack::journal_internal
