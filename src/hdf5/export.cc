@@ -80,6 +80,14 @@ struct RootJob {
   std::size_t kept = 0;
   bool resumed = false;
   std::string note;
+  /// The collective path, on every rank: the items from `recorded_to` on are
+  /// not recorded yet; the next record follows the round that reaches item
+  /// `record_at`, a point every rank knows, so that the rounds between two
+  /// records cost no collective call of the journal's. `digests`: this rank's
+  /// digests of its shards since then, in order, one per line.
+  std::size_t recorded_to = 0, record_at = 0;
+  std::string digests;
+  Status digest_failed;
 
   bool Due(bool last) const {
     return pending.bytes > 0 &&
@@ -343,10 +351,13 @@ Status CheckFixedColumns(const ShardColumns& c, const std::vector<AttributeSpec>
   return Status::OK();
 }
 
-// After each collective round: every rank's digest of the shard it wrote goes
-// to rank 0, which adds them in export order, as the serial path does. When a
-// record is due (rank 0 decides, every rank follows) all ranks flush the file
-// together, then rank 0 appends the record.
+// The collective path's records. Each rank hashes the shards it wrote, in
+// memory, and keeps the digests. At a record (the schedule below, the end, or
+// a stop) they go to rank 0, which adds them in export order as the serial
+// path does; all ranks flush the file together, then rank 0 appends the
+// record and sets when the next one is due.
+
+// All ranks flush the file together, then rank 0 appends the record.
 Status FlushAndRecord(ExportRun& run, ExportWriter* writer) {
   SEDPACK_RETURN_NOT_OK(AgreeOnStatus(run.comm, writer->Flush()));
   const bool root = run.comm.rank() == 0;
@@ -356,30 +367,85 @@ Status FlushAndRecord(ExportRun& run, ExportWriter* writer) {
   return Status::OK();
 }
 
-Status RecordRound(ExportRun& run, ExportWriter* writer, std::size_t base, const std::optional<ShardColumns>& mine) {
-  journal_internal::JournalTimer timer;
-  Comm& comm = run.comm;
-  const bool root = comm.rank() == 0;
-  Result<std::string> digest = std::string();
-  if (mine.has_value()) {
-    const Item& it = run.items[base + static_cast<std::size_t>(comm.rank())];
-    digest = ShardDigest([&](h5::RowDigest* h) { return writer->HashWritten(it.plan, run.first_row(it), *mine, h); });
+// The item after which a record of the items from `from` holds at least
+// `unit_rows` rows (known on every rank: the plans are).
+std::size_t ItemAfterRows(const ExportRun& run, std::size_t from, std::uint64_t unit_rows) {
+  std::uint64_t rows = 0;
+  std::size_t i = from;
+  while (i < run.items.size() && rows < unit_rows) {
+    const Item& it = run.items[i++];
+    rows += static_cast<std::uint64_t>(std::max<std::int64_t>(0, run.plans[it.plan].shards[it.shard].number_of_examples));
   }
-  SEDPACK_ASSIGN_OR_RETURN(auto gathered, GatherToRoot(comm, std::move(digest)));
-  const std::size_t end = std::min(run.items.size(), base + run.ranks());
-  for (std::size_t r = base; root && r < end; ++r) {
-    const ShardInfo& shard = run.plans[run.items[r].plan].shards[run.items[r].shard];
-    run.job->Add(static_cast<std::uint64_t>(std::max<std::int64_t>(0, shard.number_of_examples)), gathered[r - base]);
-  }
-  SEDPACK_ASSIGN_OR_RETURN(std::int64_t due, comm.AllreduceMax(root && run.job->Due(end == run.items.size()) ? 1 : 0));
-  return due != 0 ? FlushAndRecord(run, writer) : Status::OK();
+  return i;
 }
 
-// A stop agreed by every rank: the rows written since the last record are kept.
-void RecordStop(ExportRun& run, ExportWriter* writer) {
-  const bool pending = run.comm.rank() == 0 && run.job->pending.bytes > 0;
-  auto any = run.comm.AllreduceMax(pending ? 1 : 0);
-  if (any.ok() && *any != 0) (void)FlushAndRecord(run, writer);
+// Record every item before `end` (every rank has written its shards there).
+// With `schedule`, rank 0 then sets the next record: `interval` later at the
+// speed seen since the last one, and at least unit_rows rows on.
+Status RecordTo(ExportRun& run, ExportWriter* writer, std::size_t end, bool schedule) {
+  Comm& comm = run.comm;
+  RootJob& job = *run.job;
+  const bool root = comm.rank() == 0;
+  Result<std::string> mine = job.digest_failed.ok() ? Result<std::string>(std::move(job.digests))
+                                                    : Result<std::string>(job.digest_failed);
+  job.digests.clear();
+  SEDPACK_ASSIGN_OR_RETURN(auto gathered, GatherToRoot(comm, std::move(mine)));
+  const std::size_t from = job.recorded_to;
+  if (root) {
+    // Item i of the rounds from first_item on is rank (i - first_item) % ranks's.
+    std::vector<std::size_t> at(run.ranks(), 0);
+    for (std::size_t i = from; i < end; ++i) {
+      const std::size_t r = (i - run.first_item) % run.ranks();
+      const std::string& lines = gathered[r];
+      const std::size_t eol = lines.find('\n', at[r]);
+      if (eol == std::string::npos) return Status::Internal("export-hdf5: rank ", r, " sent too few shard digests");
+      const ShardInfo& shard = run.plans[run.items[i].plan].shards[run.items[i].shard];
+      job.Add(static_cast<std::uint64_t>(std::max<std::int64_t>(0, shard.number_of_examples)),
+              lines.substr(at[r], eol - at[r]));
+      at[r] = eol + 1;
+    }
+  }
+  const auto since = Clock::now() - job.last_record;
+  SEDPACK_RETURN_NOT_OK(FlushAndRecord(run, writer));
+  job.recorded_to = end;
+  if (!schedule) return Status::OK();
+  std::size_t next = 0;
+  if (root) {
+    const double seconds = std::chrono::duration<double>(since).count();
+    const double wanted = std::chrono::duration<double>(job.interval).count();
+    const double items = seconds > 0 ? static_cast<double>(end - from) * wanted / seconds : 0;
+    next = std::max(ItemAfterRows(run, end, job.unit_rows),
+                    end + static_cast<std::size_t>(std::min(items, static_cast<double>(run.items.size()))));
+  }
+  SEDPACK_ASSIGN_OR_RETURN(std::int64_t at, comm.AllreduceMax(static_cast<std::int64_t>(next)));
+  job.record_at = static_cast<std::size_t>(at);
+  return Status::OK();
+}
+
+// After the collective round starting at `base`: this rank's digest of the
+// shard it wrote, and the record if one is due.
+Status RecordRound(ExportRun& run, ExportWriter* writer, std::size_t base, const std::optional<ShardColumns>& mine) {
+  journal_internal::JournalTimer timer;
+  RootJob& job = *run.job;
+  if (mine.has_value() && job.digest_failed.ok()) {
+    const Item& it = run.items[base + static_cast<std::size_t>(run.comm.rank())];
+    auto digest = ShardDigest([&](h5::RowDigest* h) { return writer->HashWritten(it.plan, run.first_row(it), *mine, h); });
+    if (digest.ok()) {
+      job.digests += *digest;
+      job.digests += '\n';
+    } else {
+      job.digest_failed = digest.status();
+    }
+  }
+  const std::size_t end = std::min(run.items.size(), base + run.ranks());
+  if (end < job.record_at && end < run.items.size()) return Status::OK();
+  return RecordTo(run, writer, end, end < run.items.size());
+}
+
+// A stop agreed by every rank before the round at `base`: the rows written
+// since the last record are kept.
+void RecordStop(ExportRun& run, ExportWriter* writer, std::size_t base) {
+  if (run.job->recorded_to < base) (void)RecordTo(run, writer, base, false);
 }
 
 // Phase 1: every rank writes the numeric rows of its own shards, collectively.
@@ -398,7 +464,7 @@ Status WriteFixedCollective(ExportRun& run, ExportWriter* writer, std::vector<st
     SEDPACK_RETURN_NOT_OK(comm.IdleBarrier());
     Status agreed = AgreeOnStatus(comm, mine);
     if (!agreed.ok()) {
-      if (run.job != nullptr && IsCancelled(agreed)) RecordStop(run, writer);
+      if (run.job != nullptr && IsCancelled(agreed)) RecordStop(run, writer, base);
       return agreed;
     }
     const std::size_t k = base + static_cast<std::size_t>(comm.rank());
@@ -479,6 +545,10 @@ Status WriteCollective(ExportRun& run, const std::string& out, const std::string
   if (run.job != nullptr && comm.rank() == 0) checked = ReopenKept(run, out, temp).status();
   SEDPACK_RETURN_NOT_OK(AgreeOnStatus(comm, checked));
   SEDPACK_RETURN_NOT_OK(ShareKept(run));
+  if (run.job != nullptr) {
+    run.job->recorded_to = run.first_item;
+    run.job->record_at = ItemAfterRows(run, run.first_item, run.job->unit_rows);
+  }
   auto created = run.first_item > 0 ? ExportWriter::Reopen(temp, run.dataset, run.plans, nullptr, fapl.get())
                                     : ExportWriter::Create(temp, run.dataset, run.plans, run.options, fapl.get());
   SEDPACK_RETURN_NOT_OK(AgreeOnStatus(comm, created.status()));
