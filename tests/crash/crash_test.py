@@ -15,7 +15,10 @@ so the process dies by SIGKILL right after its k-th change, and:
      for value with `sedpack cat` of an uninterrupted run;
   3. `sedpack fix --gc --apply` leaves no orphan, temporary file, staging folder
      or lock file (a job killed holding the commit lock or its job reservation
-     leaves it behind; its pid is gone, so it is provably stale);
+     leaves it behind; its pid is gone, so it is provably stale). Under mpirun
+     "gone" is checked once every rank has ended, not when mpirun returns: mpirun
+     exits without waiting for the ranks it stopped (job_harness.wait_session_gone),
+     and a rank still dying then holds its locks as a live job;
   4. rerunning the job (or --append for a writer whose dataset already exists)
      gives exactly the examples of an uninterrupted run, and check passes.
 
@@ -28,6 +31,7 @@ Usage: crash_test.py SEDPACK CONFIG WORKDIR [--mpirun MPIRUN] [--points N] [--co
 import json
 import os
 import shutil
+import subprocess
 import sys
 import time
 
@@ -55,7 +59,20 @@ class Harness(job_harness.Harness):
         return env
 
     def run(self, argv, env=None, timeout=180):
-        return super().run(argv, env, timeout)
+        """Runs `argv` to its end; for mpirun that includes every rank's: mpirun can
+        exit while a rank it stopped is still running (job_harness.wait_session_gone),
+        and a lock that rank holds is then rightly seen as a live job's."""
+        argv = self.forward(argv, env or {})
+        p = subprocess.Popen(argv, env=self.job_env(argv, env), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                             text=True, start_new_session=True)
+        try:
+            out, err = p.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            job_harness.kill_session(p.pid)
+            p.communicate()
+            raise Failure("timed out (a hang): " + " ".join(argv))
+        job_harness.wait_session_gone(p.pid)
+        return p.returncode, out, err
 
     def sp(self, *args):
         rc, out, err = self.run([self.sedpack, *args])

@@ -39,6 +39,44 @@ local_slurm_cleanup() {
   fi
 }
 
+# job_field ID FIELD: FIELD (JobState, Reason, Restarts, ...) of job ID as the
+# controller has it now ("" once it has forgotten the job). There is no
+# accounting database here (AccountingStorageType=none), so no sacct: the
+# controller keeps an ended job for MinJobAge (300 s), longer than any wait here.
+job_field() {
+  scontrol -o show job "$1" 2>/dev/null | sed -n "s/.* $2=\([^ ]*\).*/\1/p" | head -1
+}
+
+# job_queue_report ID: why job ID waits, for a failure message: its state and
+# reason, every job of the local SLURM (another user's job holds the node's
+# CPUs: Reason=Resources) and the node's state.
+job_queue_report() {
+  echo "job $1: JobState=$(job_field "$1" JobState) Reason=$(job_field "$1" Reason)"
+  echo "squeue:"; squeue -a -o "  %.10i %.9u %.20j %.10T %.8M %R" 2>&1
+  echo "sinfo:"; sinfo -N -o "  %N %T %C %E" 2>&1
+}
+
+# wait_job_started ID DEADLINE: returns once job ID has left PENDING (it runs,
+# or already ended); fails, saying what holds it back, if it is still pending
+# when SECONDS reaches DEADLINE. A loaded machine or another user's job on the
+# one local node can keep it queued for a while: the deadline is generous, and
+# the failure says which it was.
+wait_job_started() {
+  local s
+  while :; do
+    s=$(job_field "$1" JobState)
+    case "$s" in
+      PENDING|CONFIGURING|"") ;;
+      *) return 0 ;;
+    esac
+    if [ $SECONDS -ge "$2" ]; then
+      job_queue_report "$1" >&2
+      fail "job $1 did not start: still ${s:-unknown to the controller} at the deadline (see above)"
+    fi
+    sleep 1
+  done
+}
+
 # wait_requeued_job ID DEADLINE: polls until the job ends (or SECONDS reaches
 # DEADLINE); sets state and restarts. slurmctld holds a requeued batch job back
 # (Reason=BeginTime, about two minutes); this lets it start at once, as an

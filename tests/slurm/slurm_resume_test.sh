@@ -18,7 +18,13 @@ CONFIG="$REPO/configs/generate_small.json"
 # Enough shards (16 examples each, GZIP at zlib's level 9) that the job is still
 # writing when the signal comes.
 ARGS="--examples-train 30000 --examples-test 64 --examples-holdout 0 --examples-per-shard 16 --trace-length 2000 --compression GZIP --level 9 --threads 1"
-JOB_TIMEOUT=150
+# Deadlines of the three waits, each long enough for a loaded 2-core machine
+# (the whole job takes about a minute when the machine is idle): the job's
+# start, its progress to the stop, and the requeued run to its end. They catch
+# a hang; how long the job takes is not what is tested.
+START_TIMEOUT=240
+PROGRESS_TIMEOUT=300
+FINISH_TIMEOUT=400
 
 # shellcheck source=local_slurm.sh
 . "$(dirname "$0")/local_slurm.sh"
@@ -34,22 +40,39 @@ JOBID=$(sbatch --parsable --ntasks=2 --time=5 --chdir="$TMP" --output="$TMP/job.
 JOBID=${JOBID%%;*}
 echo "submitted job $JOBID"
 
-# Wait until rank 0's journal names a few dozen shards (each record is about 1 kB).
+wait_job_started "$JOBID" $((SECONDS + START_TIMEOUT))
+echo "job $JOBID started ($(job_field "$JOBID" JobState))"
+
+# Wait until rank 0's journal names a few dozen shards (each record is about 1 kB),
+# while the job runs.
 journal=""
-deadline=$((SECONDS + JOB_TIMEOUT))
-while [ $SECONDS -lt $deadline ]; do
+size=0
+deadline=$((SECONDS + PROGRESS_TIMEOUT))
+while :; do
   journal=$(ls "$OUT"/.sedpack-hpc/jobs/*.r0.journal 2>/dev/null | head -1)
-  if [ -n "$journal" ] && [ "$(stat -c %s "$journal" 2>/dev/null || echo 0)" -gt 40000 ]; then break; fi
+  size=$( [ -n "$journal" ] && stat -c %s "$journal" 2>/dev/null || echo 0)
+  [ "$size" -gt 40000 ] && break
+  s=$(job_field "$JOBID" JobState)
+  if [ "$s" != RUNNING ]; then
+    cat "$TMP/job.out" >&2
+    fail "job $JOBID is $s before its journal named enough shards (${size} bytes): nothing left to stop"
+  fi
+  if [ $SECONDS -ge $deadline ]; then
+    cat "$TMP/job.out" >&2
+    fail "job $JOBID runs but its rank-0 journal has only ${size} bytes after ${PROGRESS_TIMEOUT} s"
+  fi
   sleep 0.2
 done
-[ -n "$journal" ] || { cat "$TMP/job.out" >&2; fail "the job wrote no journal"; }
 scancel --signal=TERM "$JOBID" || fail "scancel --signal=TERM failed"
 echo "sent the warning signal to job $JOBID"
 
 # The job requeues itself, runs again and completes.
-wait_requeued_job "$JOBID" "$deadline"
+wait_requeued_job "$JOBID" $((SECONDS + FINISH_TIMEOUT))
 echo "---- job output"; cat "$TMP/job.out"; echo "---- end of job output"
-[ "$state" = COMPLETED ] || fail "job $JOBID ended as '${state:-unknown}' or did not finish in ${JOB_TIMEOUT}s"
+if [ "$state" != COMPLETED ]; then
+  job_queue_report "$JOBID" >&2
+  fail "job $JOBID ended as '${state:-unknown}' or did not finish in ${FINISH_TIMEOUT} s after the stop"
+fi
 [ "${restarts:-0}" -ge 1 ] || fail "job $JOBID was not requeued (Restarts=${restarts:-?})"
 kept=$(sed -n 's/.*resumed job [^:]*: \([0-9]*\) of [0-9]* shards kept.*/\1/p' "$TMP/job.out" | head -1)
 [ -n "$kept" ] && [ "$kept" -gt 0 ] || fail "the requeued run kept no shards"

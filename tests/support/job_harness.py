@@ -76,6 +76,50 @@ def wait_for_shard_step(path, step, ranks, proc, timeout=120):
         time.sleep(0.002)
 
 
+def session_processes(sid):
+    """[(pid, state letter)] of the processes in session `sid` (/proc field 6)."""
+    out = []
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        try:
+            with open("/proc/%s/stat" % name) as fh:
+                fields = fh.read().rsplit(")", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        if int(fields[3]) == sid:
+            out.append((int(name), fields[0]))
+    return out
+
+
+def wait_session_gone(sid, timeout=120):
+    """Wait until no process of session `sid` is running any more (a zombie holds
+    nothing: the lock code counts it as dead).
+
+    Open MPI's mpirun does not reap the ranks it stops when one rank dies: it sends
+    the others SIGTERM, then SIGKILL, and exits, and they are reparented to init. So
+    when mpirun has returned a rank may still be running (dying, or finishing its
+    stop), and still holds its locks; a check made then sees a live job. Ranks keep
+    mpirun's session (each gets a process group of its own), so a job started with
+    start_new_session=True is over once its session has no running process."""
+    end = time.monotonic() + timeout
+    while True:
+        running = [p for p, state in session_processes(sid) if state not in "ZX"]
+        if not running:
+            return
+        if time.monotonic() > end:
+            raise Failure("processes %s of the job were still running %d s after mpirun exited" % (running, timeout))
+        time.sleep(0.005)
+
+
+def kill_session(sid):
+    for pid, _ in session_processes(sid):
+        try:
+            os.kill(pid, 9)
+        except OSError:
+            pass
+
+
 class Harness:
     """A work folder made afresh, the tool, its config and mpirun (or None)."""
 
