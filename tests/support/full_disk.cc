@@ -39,11 +39,26 @@ std::vector<std::string> ReadAll(const std::string& root) {
   return out;
 }
 
+void DamageShardFiles(const std::string& dir) {
+  for (const auto& e : std::filesystem::recursive_directory_iterator(dir)) {
+    const std::string path = e.path().string();
+    if (!e.is_regular_file() || e.path().extension() == ".json" || path.find("/.sedpack-hpc/") != std::string::npos) {
+      continue;
+    }
+    std::fstream f(e.path(), std::ios::in | std::ios::out | std::ios::binary);
+    f.seekg(-1, std::ios::end);
+    const char c = static_cast<char>(f.get() ^ 0x5A);
+    f.seekp(-1, std::ios::end);
+    f.put(c);
+  }
+}
+
 // Count the writes of a whole job, then fill the disk from a third and from
 // two thirds of them; each stopped job is run again on a healthy disk and
 // must end with `want`, keeping its shards the first time and none after
 // they were damaged the second.
-void FullDiskThenResume(const std::string& dir, const Job& job, const std::vector<std::string>& want) {
+void FullDiskThenResume(const std::string& dir, const Job& job, const std::vector<std::string>& want,
+                        const FullDiskCheck& check) {
   std::int64_t writes = 0;
   {
     FaultFileSystem counting;
@@ -51,9 +66,9 @@ void FullDiskThenResume(const std::string& dir, const Job& job, const std::vecto
     ASSERT_OK(job(dir + "/count").status);
     writes = counting.count(FaultOp::kWrite);
   }
-  ASSERT_GT(writes, 20);
+  ASSERT_GT(writes, check.min_writes);
   for (std::int64_t at : {writes / 3, 2 * writes / 3}) {
-    SCOPED_TRACE("ENOSPC from write " + std::to_string(at));
+    SCOPED_TRACE("ENOSPC from write " + std::to_string(at) + " of " + std::to_string(writes));
     const std::string out = dir + "/ds" + std::to_string(at);
     {
       FaultFileSystem full(testing::FullDiskFrom(at));
@@ -61,22 +76,11 @@ void FullDiskThenResume(const std::string& dir, const Job& job, const std::vecto
       EXPECT_FALSE(job(out).status.ok());
       EXPECT_TRUE(full.fired());
     }
+    if (check.stopped) check.stopped(out);
     // The second stop: every shard on disk damaged in its last byte first, so
     // the rerun must keep none of those its journal names.
-    const bool damage = at != writes / 3;
-    if (damage) {
-      for (const auto& e : std::filesystem::recursive_directory_iterator(out)) {
-        const std::string path = e.path().string();
-        if (!e.is_regular_file() || e.path().extension() == ".json" || path.find("/.sedpack-hpc/") != std::string::npos) {
-          continue;
-        }
-        std::fstream f(e.path(), std::ios::in | std::ios::out | std::ios::binary);
-        f.seekg(-1, std::ios::end);
-        const char c = static_cast<char>(f.get() ^ 0x5A);
-        f.seekp(-1, std::ios::end);
-        f.put(c);
-      }
-    }
+    const bool damage = check.damage_shards && at != writes / 3;
+    if (damage) DamageShardFiles(out);
     const RunResult resumed = job(out);
     ASSERT_OK(resumed.status);
     if (damage) {
@@ -85,7 +89,7 @@ void FullDiskThenResume(const std::string& dir, const Job& job, const std::vecto
       EXPECT_GT(resumed.kept_shards, 0u);
     }
     EXPECT_GE(resumed.journal_shards, resumed.kept_shards);
-    EXPECT_EQ(ReadAll(out), want);
+    EXPECT_EQ(check.read(out), want);
   }
 }
 

@@ -35,10 +35,33 @@ RunResult ResultOf(const Result<Summary>& r) {
   return out;
 }
 
+/// Flips the last byte of every shard file below `dir` (the metadata's .json
+/// files and the .sedpack-hpc sidecar folder left alone), so that a rerun
+/// checking its kept shards' hashes must keep none of them.
+void DamageShardFiles(const std::string& dir);
+
+/// How FullDiskThenResume reads and disturbs a job's output.
+struct FullDiskCheck {
+  /// What a finished run's output at `out` holds, compared with `want`.
+  std::function<std::vector<std::string>(const std::string& out)> read = ReadAll;
+  /// Whether the second stopped run's shards are damaged first (the rerun then
+  /// keeps none). False for a job whose units are not shard files of its own
+  /// (an index build journals the lists it walked): both reruns keep units.
+  bool damage_shards = true;
+  /// Called on what each stopped run left, before the rerun (e.g. to check
+  /// that nothing half-written is visible).
+  std::function<void(const std::string& out)> stopped;
+  /// Writes an uninterrupted run must make at least, so that a third and two
+  /// thirds of them fall among its units.
+  std::int64_t min_writes = 20;
+};
+
 /// Runs `job` with every write of the process counted, then twice more with the
 /// disk full from a third and from two thirds of those writes; each stopped job
 /// is run again on a healthy disk and must end with `want`, keeping shards the
-/// first time and none the second, when every shard left on disk was damaged.
-void FullDiskThenResume(const std::string& dir, const Job& job, const std::vector<std::string>& want);
+/// first time and (check.damage_shards) none the second, when every shard left
+/// on disk was damaged.
+void FullDiskThenResume(const std::string& dir, const Job& job, const std::vector<std::string>& want,
+                        const FullDiskCheck& check = {});
 
 }  // namespace sedpack::testing
