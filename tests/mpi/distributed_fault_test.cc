@@ -2,8 +2,12 @@
 // I/O faults (support/fault_fs.h) on one rank of the parallel writer, serially
 // and under mpirun: the last rank's file system fails its n-th write, create,
 // mkdir or rename. Every rank then fails, the dataset keeps its last commit
-// and checks clean, and no rank leaves a file behind.
+// and checks clean, and no rank leaves a file behind. A resumable job whose
+// disk fills on one rank, or on every rank, fails on all of them, keeps its
+// finished shards, and the same job run again ends equal to an uninterrupted
+// run.
 #include <algorithm>
+#include <array>
 #include <cerrno>
 #include <filesystem>
 #include <set>
@@ -15,6 +19,7 @@
 #include "sedpack/maintain/fix.h"
 #include "sedpack/mpi/distributed_write.h"
 #include "support/fault_fs.h"
+#include "support/full_disk.h"
 #include "support/test_support.h"
 
 namespace sedpack {
@@ -159,6 +164,119 @@ TEST(DistributedFaultTest, AFaultOnOneRankFailsTheJobAndLeavesNothing) {
   if (rank == 0) {
     std::printf("[faults] parallel writer, %d ranks: %d fault points on rank %d, %d failed the job\n", size, tried,
                 victim, failed);
+  }
+}
+
+// A resumable job (the same id and parameters every run) appending [100, 160)
+// to the dataset at `root`, each rank through `fs` (nullptr: the process
+// default); each rank skips the examples of its share its journal kept.
+testing::RunResult ResumableJob(const std::string& root, FileSystem* fs) {
+  const int rank = TestComm().rank(), size = TestComm().size();
+  DistributedWriteOptions options = Options();
+  options.file_system = fs;
+  options.job_id = "fill";
+  options.resume_parameters = {{"ranks", std::to_string(size)}, {"examples", "100-160"}};
+  auto w = DistributedWriter::Open(TestComm(), root, options);
+  if (!w.ok()) return {w.status()};
+  std::array<std::uint64_t, 3> seen{};
+  Status st;
+  for (std::int64_t k = 100 + rank; k < 160 && st.ok(); k += size) {
+    const Split s = k % 3 == 2 ? Split::kTest : Split::kTrain;
+    if (seen[static_cast<int>(s)] < (*w)->kept_examples(s)) {
+      ++seen[static_cast<int>(s)];
+      continue;
+    }
+    std::vector<std::int64_t> x = {k, -k};
+    std::vector<ValueView> v = {ValueView::Array(x, {2})};
+    st = (*w)->WriteExample(s, v);
+  }
+  if (!st.ok()) (*w)->Fail(st);
+  return {(*w)->Finish(), (*w)->kept_shards(), (*w)->journal_shards()};
+}
+
+TEST(DistributedFaultTest, AFullDiskStopsAResumableJobOnAllRanksAndTheRerunFinishesIt) {
+  SharedDir dir;
+  const int rank = TestComm().rank(), size = TestComm().size();
+  const int victim = size - 1;
+  const std::string pristine = dir.path() + "/pristine";
+  ASSERT_OK(Job(pristine, 0, 12));
+  const std::string reference = dir.path() + "/ref";
+  if (rank == 0) testing::CopyTree(pristine, reference);
+  ASSERT_OK(TestComm().Barrier());
+  ASSERT_OK(ResumableJob(reference, nullptr).status);
+  std::vector<std::string> want;
+  if (rank == 0) {
+    want = testing::ReadAll(reference);
+    ASSERT_EQ(want.size(), 72u);
+  }
+  // A healthy run counts each rank's writes.
+  const std::string count = dir.path() + "/count";
+  if (rank == 0) testing::CopyTree(pristine, count);
+  ASSERT_OK(TestComm().Barrier());
+  FaultFileSystem counter;
+  ASSERT_OK(ResumableJob(count, &counter).status);
+  const std::int64_t mine = counter.count(FaultOp::kWrite);
+  ASSERT_OK_AND_ASSIGN(const std::int64_t victims, TestComm().AllreduceSum(rank == victim ? mine : 0));
+  int run = 0;
+  for (const bool every_rank : {false, true}) {
+    for (const int third : {1, 2}) {
+      const std::string root = dir.path() + "/run" + std::to_string(run++);
+      const std::int64_t at = (every_rank ? mine : victims) * third / 3;
+      const std::string context = std::string(every_rank ? "every rank's" : "rank " + std::to_string(victim) + "'s") +
+                                  " disk full from write " + std::to_string(at) + " (" + std::to_string(third) +
+                                  "/3) of " + std::to_string(size) + " ranks";
+      SCOPED_TRACE(context);
+      if (rank == 0) testing::CopyTree(pristine, root);
+      ASSERT_OK(TestComm().Barrier());
+      FaultFileSystem full(testing::FullDiskFrom(at));
+      const Status stopped = ResumableJob(root, every_rank || rank == victim ? &full : nullptr).status;
+      // The job fails on every rank, and returns on every rank (none hangs).
+      ASSERT_OK_AND_ASSIGN(const std::int64_t oks, TestComm().AllreduceSum(std::int64_t{stopped.ok() ? 1 : 0}));
+      EXPECT_EQ(oks, 0) << stopped.ToString();
+      ASSERT_OK_AND_ASSIGN(const std::int64_t fired, TestComm().AllreduceSum(std::int64_t{full.fired() ? 1 : 0}));
+      EXPECT_GT(fired, 0);
+      ASSERT_OK(TestComm().Barrier());
+      // Readers see the last commit; check notes the stopped job and nothing else.
+      const bool damage = third == 2;
+      if (rank == 0) {
+        EXPECT_EQ(Ids(root), Range(0, 12));
+        auto report = CheckDataset(root);
+        ASSERT_OK(report.status());
+        int jobs = 0;
+        for (const auto& p : report->problems) {
+          if (p.kind == CheckProblem::Kind::kResumableJob && p.path == ".sedpack-hpc/jobs/fill") {
+            ++jobs;
+          } else {
+            ADD_FAILURE() << p.path << ": " << p.message;
+          }
+        }
+        EXPECT_EQ(jobs, 1);
+        // The second stop: every rank's kept shards damaged, so none may be kept.
+        if (damage) {
+          for (Split s : {Split::kTrain, Split::kTest}) {
+            const std::string split_dir = root + "/" + std::string(SplitName(s));
+            for (const auto& e : fs::directory_iterator(split_dir)) {
+              if (e.path().filename().string().rfind("fill-r", 0) == 0) testing::DamageShardFiles(e.path().string());
+            }
+          }
+        }
+      }
+      ASSERT_OK(TestComm().Barrier());
+      const testing::RunResult resumed = ResumableJob(root, nullptr);
+      ASSERT_OK(resumed.status);
+      if (damage) {
+        EXPECT_EQ(resumed.kept_shards, 0u);
+      } else {
+        EXPECT_GT(resumed.kept_shards, 0u);
+      }
+      EXPECT_GE(resumed.journal_shards, resumed.kept_shards);
+      ASSERT_OK(TestComm().Barrier());
+      if (rank == 0) {
+        EXPECT_EQ(testing::ReadAll(root), want);
+        ExpectNothingLeft(root, context);
+      }
+      ASSERT_OK(TestComm().Barrier());
+    }
   }
 }
 
