@@ -7,13 +7,11 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <array>
 #include <filesystem>
 #include <string>
 #include <vector>
 
 #include "index/index_internal.h"
-#include "sedpack/check/check.h"
 #include "sedpack/comm/comm.h"
 #include "sedpack/dataset/dataset.h"
 #include "sedpack/dataset/filler.h"
@@ -152,20 +150,7 @@ RunResult FillerJob(const std::string& out) {
   o.resume_parameters = {{"writer", "python filler"}, {"ranks", "1"}, {"seed", "3"}};
   auto w = DistributedWriter::Open(comm, out, o);
   if (!w.ok()) return {w.status()};
-  std::array<std::uint64_t, 3> seen{};
-  Status st;
-  for (std::int64_t k = 0; k < 120 && st.ok(); ++k) {
-    const Split s = SplitOf(k);
-    if (seen[static_cast<int>(s)] < (*w)->kept_examples(s)) {
-      ++seen[static_cast<int>(s)];
-      continue;
-    }
-    std::vector<std::int64_t> x = {k, -k};
-    std::vector<ValueView> v = {ValueView::Array(x, {2})};
-    st = (*w)->WriteExample(s, v);
-  }
-  if (!st.ok()) (*w)->Fail(st);
-  return {(*w)->Finish(), (*w)->kept_shards(), (*w)->journal_shards()};
+  return testing::WriteShareAndFinish(**w, 0, 120, 1, SplitOf);
 }
 
 TEST(ResumeFillerFaultTest, FullDiskStopsAResumableFillerAndTheRerunFinishesIt) {
@@ -179,17 +164,7 @@ TEST(ResumeFillerFaultTest, FullDiskStopsAResumableFillerAndTheRerunFinishesIt) 
     // The dataset stays as it was created (nothing committed, nothing
     // damaged); check notes the stopped job and nothing else.
     EXPECT_TRUE(ReadAll(out).empty());
-    auto report = CheckDataset(out);
-    ASSERT_OK(report.status());
-    int jobs = 0;
-    for (const auto& p : report->problems) {
-      if (p.kind == CheckProblem::Kind::kResumableJob && p.path == ".sedpack-hpc/jobs/fill1") {
-        ++jobs;
-      } else {
-        ADD_FAILURE() << p.path << ": " << p.message;
-      }
-    }
-    EXPECT_EQ(jobs, 1);
+    testing::ExpectOnlyStoppedJob(out, "fill1");
   };
   FullDiskThenResume(dir.path(), FillerJob, want, check);
 }

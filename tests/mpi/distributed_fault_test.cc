@@ -7,7 +7,6 @@
 // finished shards, and the same job run again ends equal to an uninterrupted
 // run.
 #include <algorithm>
-#include <array>
 #include <cerrno>
 #include <filesystem>
 #include <set>
@@ -178,20 +177,8 @@ testing::RunResult ResumableJob(const std::string& root, FileSystem* fs) {
   options.resume_parameters = {{"ranks", std::to_string(size)}, {"examples", "100-160"}};
   auto w = DistributedWriter::Open(TestComm(), root, options);
   if (!w.ok()) return {w.status()};
-  std::array<std::uint64_t, 3> seen{};
-  Status st;
-  for (std::int64_t k = 100 + rank; k < 160 && st.ok(); k += size) {
-    const Split s = k % 3 == 2 ? Split::kTest : Split::kTrain;
-    if (seen[static_cast<int>(s)] < (*w)->kept_examples(s)) {
-      ++seen[static_cast<int>(s)];
-      continue;
-    }
-    std::vector<std::int64_t> x = {k, -k};
-    std::vector<ValueView> v = {ValueView::Array(x, {2})};
-    st = (*w)->WriteExample(s, v);
-  }
-  if (!st.ok()) (*w)->Fail(st);
-  return {(*w)->Finish(), (*w)->kept_shards(), (*w)->journal_shards()};
+  return testing::WriteShareAndFinish(**w, 100 + rank, 160, size,
+                                      [](std::int64_t k) { return k % 3 == 2 ? Split::kTest : Split::kTrain; });
 }
 
 TEST(DistributedFaultTest, AFullDiskStopsAResumableJobOnAllRanksAndTheRerunFinishesIt) {
@@ -240,17 +227,7 @@ TEST(DistributedFaultTest, AFullDiskStopsAResumableJobOnAllRanksAndTheRerunFinis
       const bool damage = third == 2;
       if (rank == 0) {
         EXPECT_EQ(Ids(root), Range(0, 12));
-        auto report = CheckDataset(root);
-        ASSERT_OK(report.status());
-        int jobs = 0;
-        for (const auto& p : report->problems) {
-          if (p.kind == CheckProblem::Kind::kResumableJob && p.path == ".sedpack-hpc/jobs/fill") {
-            ++jobs;
-          } else {
-            ADD_FAILURE() << p.path << ": " << p.message;
-          }
-        }
-        EXPECT_EQ(jobs, 1);
+        testing::ExpectOnlyStoppedJob(root, "fill");
         // The second stop: every rank's kept shards damaged, so none may be kept.
         if (damage) {
           for (Split s : {Split::kTrain, Split::kTest}) {
@@ -262,14 +239,7 @@ TEST(DistributedFaultTest, AFullDiskStopsAResumableJobOnAllRanksAndTheRerunFinis
         }
       }
       ASSERT_OK(TestComm().Barrier());
-      const testing::RunResult resumed = ResumableJob(root, nullptr);
-      ASSERT_OK(resumed.status);
-      if (damage) {
-        EXPECT_EQ(resumed.kept_shards, 0u);
-      } else {
-        EXPECT_GT(resumed.kept_shards, 0u);
-      }
-      EXPECT_GE(resumed.journal_shards, resumed.kept_shards);
+      testing::ExpectResumed(ResumableJob(root, nullptr), damage);
       ASSERT_OK(TestComm().Barrier());
       if (rank == 0) {
         EXPECT_EQ(testing::ReadAll(root), want);

@@ -3,9 +3,11 @@
 
 #include <gtest/gtest.h>
 
+#include <array>
 #include <filesystem>
 #include <fstream>
 
+#include "sedpack/check/check.h"
 #include "sedpack/dataset/dataset.h"
 #include "sedpack/dataset/reader.h"
 #include "support/fault_fs.h"
@@ -37,6 +39,48 @@ std::vector<std::string> ReadAll(const std::string& root) {
     }
   }
   return out;
+}
+
+RunResult WriteShareAndFinish(DistributedWriter& writer, std::int64_t first, std::int64_t last, std::int64_t step,
+                              const std::function<Split(std::int64_t)>& split_of) {
+  std::array<std::uint64_t, 3> seen{};
+  Status st;
+  for (std::int64_t k = first; k < last && st.ok(); k += step) {
+    const Split s = split_of(k);
+    if (seen[static_cast<int>(s)] < writer.kept_examples(s)) {
+      ++seen[static_cast<int>(s)];
+      continue;
+    }
+    std::vector<std::int64_t> x = {k, -k};
+    std::vector<ValueView> v = {ValueView::Array(x, {2})};
+    st = writer.WriteExample(s, v);
+  }
+  if (!st.ok()) writer.Fail(st);
+  return {writer.Finish(), writer.kept_shards(), writer.journal_shards()};
+}
+
+void ExpectOnlyStoppedJob(const std::string& root, const std::string& job_id) {
+  auto report = CheckDataset(root);
+  ASSERT_OK(report.status());
+  int jobs = 0;
+  for (const auto& p : report->problems) {
+    if (p.kind == CheckProblem::Kind::kResumableJob && p.path == ".sedpack-hpc/jobs/" + job_id) {
+      ++jobs;
+    } else {
+      ADD_FAILURE() << p.path << ": " << p.message;
+    }
+  }
+  EXPECT_EQ(jobs, 1);
+}
+
+void ExpectResumed(const RunResult& resumed, bool damaged) {
+  ASSERT_OK(resumed.status);
+  if (damaged) {
+    EXPECT_EQ(resumed.kept_shards, 0u);
+  } else {
+    EXPECT_GT(resumed.kept_shards, 0u);
+  }
+  EXPECT_GE(resumed.journal_shards, resumed.kept_shards);
 }
 
 void DamageShardFiles(const std::string& dir) {
@@ -81,14 +125,7 @@ void FullDiskThenResume(const std::string& dir, const Job& job, const std::vecto
     // the rerun must keep none of those its journal names.
     const bool damage = check.damage_shards && at != writes / 3;
     if (damage) DamageShardFiles(out);
-    const RunResult resumed = job(out);
-    ASSERT_OK(resumed.status);
-    if (damage) {
-      EXPECT_EQ(resumed.kept_shards, 0u);
-    } else {
-      EXPECT_GT(resumed.kept_shards, 0u);
-    }
-    EXPECT_GE(resumed.journal_shards, resumed.kept_shards);
+    ExpectResumed(job(out), damage);
     EXPECT_EQ(check.read(out), want);
   }
 }

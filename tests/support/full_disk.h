@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "sedpack/mpi/distributed_write.h"
 #include "sedpack/status.h"
 
 namespace sedpack::testing {
@@ -34,6 +35,21 @@ RunResult ResultOf(const Result<Summary>& r) {
   }
   return out;
 }
+
+/// The caller's side of a resumable parallel job on one rank: writes examples
+/// k = first, first + step, ... below last (the value {k, -k}, in split
+/// `split_of(k)`) through `writer`, skipping in each split the examples the
+/// writer kept from a stopped run, then finishes it.
+RunResult WriteShareAndFinish(DistributedWriter& writer, std::int64_t first, std::int64_t last, std::int64_t step,
+                              const std::function<Split(std::int64_t)>& split_of);
+
+/// What a stopped resumable job leaves: `check` of the dataset at `root` finds
+/// nothing but the job `job_id` noted as resumable.
+void ExpectOnlyStoppedJob(const std::string& root, const std::string& job_id);
+
+/// The rerun after a stop succeeded, kept shards (none if those left were
+/// `damaged`), and kept no more than its journals named.
+void ExpectResumed(const RunResult& resumed, bool damaged);
 
 /// Flips the last byte of every shard file below `dir` (the metadata's .json
 /// files and the .sedpack-hpc sidecar folder left alone), so that a rerun
