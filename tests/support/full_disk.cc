@@ -111,7 +111,9 @@ void FullDiskThenResume(const std::string& dir, const Job& job, const std::vecto
     writes = counting.count(FaultOp::kWrite);
   }
   ASSERT_GT(writes, check.min_writes);
-  for (std::int64_t at : {writes / 3, 2 * writes / 3}) {
+  std::vector<std::int64_t> points = {writes / 3, 2 * writes / 3};
+  if (check.at_last_write) points.push_back(writes);
+  for (std::int64_t at : points) {
     SCOPED_TRACE("ENOSPC from write " + std::to_string(at) + " of " + std::to_string(writes));
     const std::string out = dir + "/ds" + std::to_string(at);
     {
@@ -123,9 +125,14 @@ void FullDiskThenResume(const std::string& dir, const Job& job, const std::vecto
     if (check.stopped) check.stopped(out);
     // The second stop: every shard on disk damaged in its last byte first, so
     // the rerun must keep none of those its journal names.
-    const bool damage = check.damage_shards && at != writes / 3;
+    const bool damage = check.damage_shards && at == 2 * writes / 3;
     if (damage) DamageShardFiles(out);
-    ExpectResumed(job(out), damage);
+    const RunResult resumed = job(out);
+    ExpectResumed(resumed, damage);
+    // Stopped in its last write, the job had journaled every unit.
+    if (at == writes) {
+      EXPECT_EQ(resumed.kept_shards, resumed.journal_shards);
+    }
     EXPECT_EQ(check.read(out), want);
   }
 }

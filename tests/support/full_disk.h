@@ -67,13 +67,18 @@ struct FullDiskCheck {
   /// Called on what each stopped run left, before the rerun (e.g. to check
   /// that nothing half-written is visible).
   std::function<void(const std::string& out)> stopped;
+  /// Also fill the disk at the uninterrupted run's last write (a job whose
+  /// output is one file written last, as the index file): nothing of it may
+  /// be visible after the stop, and the rerun keeps every unit.
+  bool at_last_write = false;
   /// Writes an uninterrupted run must make at least, so that a third and two
   /// thirds of them fall among its units.
   std::int64_t min_writes = 20;
 };
 
 /// Runs `job` with every write of the process counted, then twice more with the
-/// disk full from a third and from two thirds of those writes; each stopped job
+/// disk full from a third and from two thirds of those writes (and
+/// check.at_last_write, from the last); each stopped job
 /// is run again on a healthy disk and must end with `want`, keeping shards the
 /// first time and (check.damage_shards) none the second, when every shard left
 /// on disk was damaged.
