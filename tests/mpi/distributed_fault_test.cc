@@ -167,15 +167,17 @@ TEST(DistributedFaultTest, AFaultOnOneRankFailsTheJobAndLeavesNothing) {
 }
 
 // A resumable job (the same id and parameters every run) appending [100, 160)
-// to the dataset at `root`, each rank through `fs` (nullptr: the process
-// default); each rank skips the examples of its share its journal kept.
-testing::RunResult ResumableJob(const std::string& root, FileSystem* fs) {
-  const int rank = TestComm().rank(), size = TestComm().size();
+// to the dataset at `root` over `comm`, each rank through `fs` (nullptr: the
+// process default); each rank skips the examples of its share its journal
+// kept. The shares depend on the number of ranks, which the job's parameters
+// name: a rerun with another number is refused.
+testing::RunResult ResumableJob(const std::string& root, FileSystem* fs, Comm& comm = TestComm()) {
+  const int rank = comm.rank(), size = comm.size();
   DistributedWriteOptions options = Options();
   options.file_system = fs;
   options.job_id = "fill";
   options.resume_parameters = {{"ranks", std::to_string(size)}, {"examples", "100-160"}};
-  auto w = DistributedWriter::Open(TestComm(), root, options);
+  auto w = DistributedWriter::Open(comm, root, options);
   if (!w.ok()) return {w.status()};
   return testing::WriteShareAndFinish(**w, 100 + rank, 160, size,
                                       [](std::int64_t k) { return k % 3 == 2 ? Split::kTest : Split::kTrain; });
@@ -228,6 +230,27 @@ TEST(DistributedFaultTest, AFullDiskStopsAResumableJobOnAllRanksAndTheRerunFinis
       if (rank == 0) {
         EXPECT_EQ(Ids(root), Range(0, 12));
         testing::ExpectOnlyStoppedJob(root, "fill");
+        // The same job run again on one rank: the kept shards are of other
+        // shares, so it is refused, and keeps them for the rerun below.
+        if (size > 1 && !damage) {
+          auto shard_files = [&] {
+            std::vector<std::string> files;
+            for (const auto& e : fs::recursive_directory_iterator(root)) {
+              if (e.is_regular_file() && e.path().string().find("/fill-r") != std::string::npos) {
+                files.push_back(e.path().string());
+              }
+            }
+            std::sort(files.begin(), files.end());
+            return files;
+          };
+          const std::vector<std::string> kept = shard_files();
+          EXPECT_FALSE(kept.empty());
+          SerialComm one;
+          const Status other = ResumableJob(root, nullptr, one).status;
+          EXPECT_EQ(other.code(), StatusCode::kInvalidArgument) << other.ToString();
+          EXPECT_NE(other.message().find("ranks"), std::string::npos) << other.ToString();
+          EXPECT_EQ(shard_files(), kept);
+        }
         // The second stop: every rank's kept shards damaged, so none may be kept.
         if (damage) {
           for (Split s : {Split::kTrain, Split::kTest}) {
