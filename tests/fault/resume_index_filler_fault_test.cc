@@ -43,51 +43,10 @@ DatasetStructure Structure(int examples_per_shard) {
 // Example k of the jobs below: its split and its value.
 Split SplitOf(std::int64_t k) { return k % 4 == 3 ? Split::kTest : Split::kTrain; }
 
-// A dataset of one-example shards in folders of two, two folders a parent:
-// 96 shards six levels deep, so that an index build walks many subtrees.
-void MakeDeepDataset(const std::string& root) {
-  auto ds = Dataset::Create(root, Metadata{}, Structure(1));
-  ASSERT_OK(ds.status());
-  FillerOptions o;
-  o.concurrency = 2;
-  o.max_branching = 2;
-  auto filler = Filler::Make(*ds, o);
-  ASSERT_OK(filler.status());
-  for (std::int64_t k = 0; k < 96; ++k) {
-    std::vector<std::int64_t> x = {k, -k};
-    std::vector<ValueView> v = {ValueView::Array(x, {2})};
-    ASSERT_OK((*filler)->WriteExample(SplitOf(k), v));
-  }
-  ASSERT_OK((*filler)->Finish());
-}
-
-// What `index` reads back from the dataset's index file: every shard of every
-// split as "split:path:first row:examples", in read order. The index must be
-// fresh, and the finished build must have removed its journal.
-std::vector<std::string> IndexRows(const std::string& root) {
-  std::vector<std::string> out;
-  auto check = CheckIndex(root);
-  EXPECT_OK(check.status());
-  if (check.ok()) {
-    EXPECT_EQ(check->freshness, IndexFreshness::kFresh) << check->message;
-  }
-  EXPECT_FALSE(fs::exists(root + "/.sedpack-hpc/jobs")) << "the finished build left its journal";
-  auto index = SampleIndex::OpenInDataset(root);
-  EXPECT_OK(index.status());
-  if (!index.ok()) return out;
-  for (Split s : (*index)->splits()) {
-    for (std::uint64_t i = 0; i < (*index)->num_shards(s); ++i) {
-      out.push_back(std::string(SplitName(s)) + ":" + std::string((*index)->shard_path(s, i)) + ":" +
-                    std::to_string((*index)->first_row(s, i)) + ":" + std::to_string((*index)->shard_examples(s, i)));
-    }
-  }
-  return out;
-}
-
 TEST(ResumeIndexFaultTest, FullDiskStopsAnIndexBuildAndTheRerunFinishesIt) {
   TempDir dir;
   const std::string source = dir.path() + "/source";
-  MakeDeepDataset(source);
+  testing::MakeDeepDataset(source);
   const std::string reference = dir.path() + "/ref";
   testing::CopyTree(source, reference);
   {
@@ -95,7 +54,7 @@ TEST(ResumeIndexFaultTest, FullDiskStopsAnIndexBuildAndTheRerunFinishesIt) {
     ASSERT_OK(ds.status());
     ASSERT_OK(BuildIndexFile(*ds, 1).status());  // the serial walk, unjournaled
   }
-  const std::vector<std::string> want = IndexRows(reference);
+  const std::vector<std::string> want = testing::IndexRows(reference);
   ASSERT_EQ(want.size(), 96u);
   // Each run indexes its own copy of the dataset (copied past the fault file
   // system: only the build's own writes are counted and failed).
@@ -112,7 +71,7 @@ TEST(ResumeIndexFaultTest, FullDiskStopsAnIndexBuildAndTheRerunFinishesIt) {
     return r;
   };
   FullDiskCheck check;
-  check.read = IndexRows;
+  check.read = testing::IndexRows;
   check.damage_shards = false;  // the journal records lists walked, not shards written
   check.min_writes = 8;
   check.at_last_write = true;  // the index file's own writes

@@ -5,10 +5,11 @@
 // and checks clean, and no rank leaves a file behind. A resumable job whose
 // disk fills on one rank, or on every rank, fails on all of them, keeps its
 // finished shards, and the same job run again ends equal to an uninterrupted
-// run.
+// run. So does a journaled index build, rerun on the same ranks or serially.
 #include <algorithm>
 #include <cerrno>
 #include <filesystem>
+#include <optional>
 #include <set>
 
 #include "mpi/shared_dir.h"
@@ -16,6 +17,8 @@
 #include "sedpack/check/check.h"
 #include "sedpack/dataset/reader.h"
 #include "sedpack/maintain/fix.h"
+#include "index/index_internal.h"
+#include "sedpack/mpi/distributed_index.h"
 #include "sedpack/mpi/distributed_write.h"
 #include "support/fault_fs.h"
 #include "support/full_disk.h"
@@ -267,6 +270,105 @@ TEST(DistributedFaultTest, AFullDiskStopsAResumableJobOnAllRanksAndTheRerunFinis
       if (rank == 0) {
         EXPECT_EQ(testing::ReadAll(root), want);
         ExpectNothingLeft(root, context);
+      }
+      ASSERT_OK(TestComm().Barrier());
+    }
+  }
+}
+
+// A journaled distributed index build whose disk fills half way through the
+// last rank's writes, or every rank's: it fails on every rank leaving no index
+// file, and a rerun on the same ranks or serially (the same job) keeps the
+// subtrees journaled and writes the index of an uninterrupted build.
+TEST(DistributedFaultTest, AFullDiskStopsAJournaledIndexBuildAndAnyRerunFinishesIt) {
+  SharedDir dir;
+  const int rank = TestComm().rank(), size = TestComm().size();
+  const int victim = size - 1;
+  const std::string source = dir.path() + "/source";
+  std::vector<std::string> want;
+  if (rank == 0) {
+    testing::MakeDeepDataset(source);
+    const std::string reference = dir.path() + "/ref";
+    testing::CopyTree(source, reference);
+    auto ds = Dataset::Open(reference);
+    ASSERT_OK(ds.status());
+    ASSERT_OK(BuildIndexFile(*ds, 1).status());
+    want = testing::IndexRows(reference);
+    ASSERT_EQ(want.size(), 96u);
+  }
+  ASSERT_OK(TestComm().Barrier());
+  DistributedIndexReport report;
+  DistributedIndexOptions options;
+  options.journal = true;
+  options.report = &report;
+  options.subtrees_per_rank = 8;
+  // The build takes no FileSystem: each rank's process default is the fault one.
+  const std::string count = dir.path() + "/count";
+  if (rank == 0) testing::CopyTree(source, count);
+  ASSERT_OK(TestComm().Barrier());
+  std::int64_t mine = 0;
+  {
+    FaultFileSystem counter;
+    testing::ScopedFileSystem scoped(&counter);
+    ASSERT_OK(BuildIndexDistributed(TestComm(), count, options).status());
+    mine = counter.count(FaultOp::kWrite);
+  }
+  ASSERT_OK_AND_ASSIGN(const std::int64_t victims, TestComm().AllreduceSum(rank == victim ? mine : 0));
+  int run = 0;
+  for (const bool every_rank : {false, true}) {
+    for (const bool serial_rerun : {false, true}) {
+      const std::string root = dir.path() + "/index" + std::to_string(run++);
+      // Half way; a rank of few writes (one rank: the journal's header, its
+      // records, the index) from its last, the index file's.
+      const std::int64_t n = every_rank ? mine : victims;
+      const std::int64_t at = n >= 8 ? n / 2 : n;
+      SCOPED_TRACE(std::string(every_rank ? "every rank's" : "rank " + std::to_string(victim) + "'s") +
+                   " disk full from write " + std::to_string(at) + " of " + std::to_string(size) + " ranks, rerun " +
+                   (serial_rerun ? "serially" : "on the same ranks"));
+      if (rank == 0) testing::CopyTree(source, root);
+      ASSERT_OK(TestComm().Barrier());
+      FaultFileSystem full(testing::FullDiskFrom(at));
+      Status stopped;
+      {
+        std::optional<testing::ScopedFileSystem> scoped;
+        if (every_rank || rank == victim) scoped.emplace(&full);
+        stopped = BuildIndexDistributed(TestComm(), root, options).status();
+      }
+      ASSERT_OK_AND_ASSIGN(const std::int64_t oks, TestComm().AllreduceSum(std::int64_t{stopped.ok() ? 1 : 0}));
+      EXPECT_EQ(oks, 0) << stopped.ToString();
+      ASSERT_OK_AND_ASSIGN(const std::int64_t fired, TestComm().AllreduceSum(std::int64_t{full.fired() ? 1 : 0}));
+      EXPECT_GT(fired, 0);
+      ASSERT_OK(TestComm().Barrier());
+      if (rank == 0) {
+        auto index = CheckIndex(root);
+        ASSERT_OK(index.status());
+        EXPECT_EQ(index->freshness, IndexFreshness::kMissing);
+      }
+      testing::RunResult resumed;
+      if (serial_rerun) {
+        if (rank == 0) {
+          auto ds = Dataset::Open(root);
+          ASSERT_OK(ds.status());
+          auto built = BuildIndexFileJournaled(*ds, 2, IndexJobOptions{});
+          resumed = {built.status()};
+          if (built.ok()) resumed = {built.status(), built->units_kept, built->units};
+        }
+      } else {
+        report = {};
+        resumed = {BuildIndexDistributed(TestComm(), root, options).status(), report.units_kept, report.units};
+      }
+      ASSERT_OK(TestComm().Barrier());
+      if (rank == 0) {
+        if (serial_rerun) {
+          // The serial build plans its own subtrees (four a thread) and keeps
+          // the journaled ones its plan names: none when the stopped run's
+          // plan (subtrees_per_rank a rank) cut the tree finer.
+          ASSERT_OK(resumed.status);
+          EXPECT_GE(resumed.journal_shards, resumed.kept_shards);
+        } else {
+          testing::ExpectResumed(resumed, false);
+        }
+        EXPECT_EQ(testing::IndexRows(root), want);
       }
       ASSERT_OK(TestComm().Barrier());
     }

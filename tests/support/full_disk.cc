@@ -9,7 +9,9 @@
 
 #include "sedpack/check/check.h"
 #include "sedpack/dataset/dataset.h"
+#include "sedpack/dataset/filler.h"
 #include "sedpack/dataset/reader.h"
+#include "sedpack/index/index.h"
 #include "support/fault_fs.h"
 #include "support/test_support.h"
 
@@ -36,6 +38,47 @@ std::vector<std::string> ReadAll(const std::string& root) {
         ex.append(reinterpret_cast<const char*>(v.data.data()), v.data.size());
       }
       out.push_back(std::move(ex));
+    }
+  }
+  return out;
+}
+
+void MakeDeepDataset(const std::string& root) {
+  DatasetStructure s;
+  s.saved_data_description = {{"x", "int64", {2}, {}}};
+  s.compression = Compression::kLz4;
+  s.examples_per_shard = 1;
+  s.hash_checksum_algorithms = {HashAlgorithm::kSha256};
+  auto ds = Dataset::Create(root, Metadata{}, s);
+  ASSERT_OK(ds.status());
+  FillerOptions o;
+  o.concurrency = 2;
+  o.max_branching = 2;
+  auto filler = Filler::Make(*ds, o);
+  ASSERT_OK(filler.status());
+  for (std::int64_t k = 0; k < 96; ++k) {
+    std::vector<std::int64_t> x = {k, -k};
+    std::vector<ValueView> v = {ValueView::Array(x, {2})};
+    ASSERT_OK((*filler)->WriteExample(k % 4 == 3 ? Split::kTest : Split::kTrain, v));
+  }
+  ASSERT_OK((*filler)->Finish());
+}
+
+std::vector<std::string> IndexRows(const std::string& root) {
+  std::vector<std::string> out;
+  auto check = CheckIndex(root);
+  EXPECT_OK(check.status());
+  if (check.ok()) {
+    EXPECT_EQ(check->freshness, IndexFreshness::kFresh) << check->message;
+  }
+  EXPECT_FALSE(std::filesystem::exists(root + "/.sedpack-hpc/jobs")) << "the finished build left its journal";
+  auto index = SampleIndex::OpenInDataset(root);
+  EXPECT_OK(index.status());
+  if (!index.ok()) return out;
+  for (Split s : (*index)->splits()) {
+    for (std::uint64_t i = 0; i < (*index)->num_shards(s); ++i) {
+      out.push_back(std::string(SplitName(s)) + ":" + std::string((*index)->shard_path(s, i)) + ":" +
+                    std::to_string((*index)->first_row(s, i)) + ":" + std::to_string((*index)->shard_examples(s, i)));
     }
   }
   return out;

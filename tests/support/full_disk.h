@@ -36,6 +36,16 @@ RunResult ResultOf(const Result<Summary>& r) {
   return out;
 }
 
+/// A dataset of one-example shards in folders of two, two folders a parent
+/// (96 shards, every fourth in the test split, six levels deep), so that an
+/// index build walks many subtrees.
+void MakeDeepDataset(const std::string& root);
+
+/// What `index` reads back from the dataset's index file: every shard of
+/// every split as "split:path:first row:examples", in read order. Expects the
+/// index fresh and the finished build's journals gone.
+std::vector<std::string> IndexRows(const std::string& root);
+
 /// The caller's side of a resumable parallel job on one rank: writes examples
 /// k = first, first + step, ... below last (the value {k, -k}, in split
 /// `split_of(k)`) through `writer`, skipping in each split the examples the
