@@ -147,9 +147,9 @@ Status WalkShardsSubtree(const Dataset& dataset, const ShardListInfo& entry, std
   return st;
 }
 
-Result<std::vector<ShardsTreeUnit>> PlanShardsSubtrees(const Dataset& dataset,
-                                                       const std::vector<ShardListInfo>& roots,
-                                                       std::size_t want, std::vector<std::string>* visited) {
+Result<std::vector<ShardsTreeUnit>> PlanShardsSubtrees(
+    const Dataset& dataset, const std::vector<ShardListInfo>& roots, std::size_t want,
+    std::vector<std::string>* visited, const std::function<bool(const std::string&, std::size_t)>& whole) {
   std::vector<ShardsTreeUnit> units;
   for (std::size_t k = 0; k < roots.size(); ++k) {
     ShardsTreeUnit u;
@@ -167,7 +167,7 @@ Result<std::vector<ShardsTreeUnit>> PlanShardsSubtrees(const Dataset& dataset,
     if (subtrees == 0 || subtrees >= want) break;
     std::vector<ShardsTreeUnit> next;
     for (ShardsTreeUnit& u : units) {
-      if (!u.subtree) {
+      if (!u.subtree || (whole && whole(u.entry.shard_list_info_file.file_path, u.depth))) {
         next.push_back(std::move(u));
         continue;
       }

@@ -9,6 +9,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <optional>
+#include <functional>
 #include <string>
 #include <string_view>
 #include <unordered_set>
@@ -159,8 +160,10 @@ struct ShardsTreeUnit {
 /// `want` subtrees or none is left. Every list read is checked as the walk
 /// does it (path, depth, cycle) and appended to `visited`; a subtree unit's
 /// walk must then refuse the paths of the others (see RepeatedShardsList).
-Result<std::vector<ShardsTreeUnit>> PlanShardsSubtrees(const Dataset& dataset,
-                                                       const std::vector<ShardListInfo>& roots,
-                                                       std::size_t want, std::vector<std::string>* visited);
+/// A subtree whose list `whole(path, depth)` names is never cut (a resumed
+/// job keeps it from its journal as one unit).
+Result<std::vector<ShardsTreeUnit>> PlanShardsSubtrees(
+    const Dataset& dataset, const std::vector<ShardListInfo>& roots, std::size_t want,
+    std::vector<std::string>* visited, const std::function<bool(const std::string&, std::size_t)>& whole = {});
 
 }  // namespace sedpack::dataset_internal

@@ -253,15 +253,52 @@ Status AppendListShards(const ShardsList& list, IndexedSplit* out) {
   return Status::OK();
 }
 
-Status IndexShardsSubtree(const Dataset& dataset, const std::string& list_path, std::size_t depth,
-                          std::vector<std::string>* visited, IndexedSplit* out) {
+namespace {
+
+// IndexShardsSubtree, taking any list below `list_path` that `known` holds
+// (a stopped run journaled it) instead of reading it and its subtree: a run
+// whose plan cuts the tree coarser than the stopped run's (fewer threads or
+// ranks) finds the stopped run's subtrees inside its own. `kept` counts them.
+Status IndexShardsSubtreeKeeping(const Dataset& dataset, const std::string& list_path, std::size_t depth,
+                                 const std::map<std::string, WalkedSubtree>* known, std::vector<std::string>* visited,
+                                 IndexedSplit* out, std::uint64_t* kept) {
   struct Collect : dataset_internal::ShardsTreeVisitor {
     IndexedSplit* out = nullptr;
+    const std::map<std::string, WalkedSubtree>* known = nullptr;
+    std::vector<std::string> kept_lists;  // below the kept lists, which the walk itself records
+    std::uint64_t kept = 0;
+    Result<bool> Load(const Dataset& ds, const dataset_internal::ShardsTreeLimits& limits,
+                      dataset_internal::ShardsTreeNode& node) override {
+      const auto it = known ? known->find(SubtreeKey(node.path(), node.depth))
+                            : std::map<std::string, WalkedSubtree>::const_iterator();
+      if (known && it != known->end()) {
+        // Taken here, in the walk's pre-order, where the walk would read it.
+        std::vector<std::string> lists;
+        SEDPACK_RETURN_NOT_OK(TakeWalkedSubtree(it->second, out, &lists));
+        for (std::string& l : lists) {
+          if (l != node.path()) kept_lists.push_back(std::move(l));
+        }
+        ++kept;
+        return false;
+      }
+      return ShardsTreeVisitor::Load(ds, limits, node);
+    }
     Status Enter(dataset_internal::ShardsTreeNode& node) override { return AppendListShards(node.list, out); }
   } collect;
   collect.out = out;
-  return dataset_internal::WalkShardsSubtree(dataset, ShardListInfo{FileInfo{list_path, {}}, 0, 0}, depth, collect,
-                                             {}, visited);
+  collect.known = known;
+  Status st = dataset_internal::WalkShardsSubtree(dataset, ShardListInfo{FileInfo{list_path, {}}, 0, 0}, depth,
+                                                  collect, {}, visited);
+  if (visited) visited->insert(visited->end(), collect.kept_lists.begin(), collect.kept_lists.end());
+  if (kept) *kept += collect.kept;
+  return st;
+}
+
+}  // namespace
+
+Status IndexShardsSubtree(const Dataset& dataset, const std::string& list_path, std::size_t depth,
+                          std::vector<std::string>* visited, IndexedSplit* out) {
+  return IndexShardsSubtreeKeeping(dataset, list_path, depth, nullptr, visited, out, nullptr);
 }
 
 namespace {
@@ -315,8 +352,11 @@ Status WalkSubtreeUnit(const Dataset& ds, WalkUnit& u, IndexJournal* job) {
     TestShardDelay();  // lets a signal test stop the walk mid-way
   }
   SEDPACK_RETURN_NOT_OK(CheckCancelled());
-  SEDPACK_RETURN_NOT_OK(IndexShardsSubtree(ds, list_path, u.plan.depth, &u.visited, &u.shards));
+  std::uint64_t kept_below = 0;
+  SEDPACK_RETURN_NOT_OK(IndexShardsSubtreeKeeping(ds, list_path, u.plan.depth, job ? &job->known : nullptr,
+                                                  &u.visited, &u.shards, &kept_below));
   if (job) {
+    job->kept += kept_below;
     ++job->walked;
     if (job->queue) {
       SEDPACK_RETURN_NOT_OK(job->queue->status());  // a journal that cannot be written stops the walk
@@ -336,7 +376,10 @@ Status WalkParallel(const Dataset& ds, int threads, IndexContents* contents, Ind
   SEDPACK_RETURN_NOT_OK(CheckCancelled());
   SEDPACK_ASSIGN_OR_RETURN(
       std::vector<dataset_internal::ShardsTreeUnit> plan,
-      dataset_internal::PlanShardsSubtrees(ds, roots, 4 * static_cast<std::size_t>(threads), &planned));
+      dataset_internal::PlanShardsSubtrees(ds, roots, 4 * static_cast<std::size_t>(threads), &planned,
+                                           [job](const std::string& path, std::size_t depth) {
+                                             return job && job->known.count(SubtreeKey(path, depth)) > 0;
+                                           }));
   std::vector<WalkUnit> units(plan.size());
   for (std::size_t i = 0; i < plan.size(); ++i) {
     units[i].plan = std::move(plan[i]);

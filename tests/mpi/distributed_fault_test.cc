@@ -2,10 +2,14 @@
 // I/O faults (support/fault_fs.h) on one rank of the parallel writer, serially
 // and under mpirun: the last rank's file system fails its n-th write, create,
 // mkdir or rename. Every rank then fails, the dataset keeps its last commit
-// and checks clean, and no rank leaves a file behind.
+// and checks clean, and no rank leaves a file behind. A resumable job whose
+// disk fills on one rank, or on every rank, fails on all of them, keeps its
+// finished shards, and the same job run again ends equal to an uninterrupted
+// run. So does a journaled index build, rerun on the same ranks or serially.
 #include <algorithm>
 #include <cerrno>
 #include <filesystem>
+#include <optional>
 #include <set>
 
 #include "mpi/shared_dir.h"
@@ -13,8 +17,11 @@
 #include "sedpack/check/check.h"
 #include "sedpack/dataset/reader.h"
 #include "sedpack/maintain/fix.h"
+#include "index/index_internal.h"
+#include "sedpack/mpi/distributed_index.h"
 #include "sedpack/mpi/distributed_write.h"
 #include "support/fault_fs.h"
+#include "support/full_disk.h"
 #include "support/test_support.h"
 
 namespace sedpack {
@@ -159,6 +166,206 @@ TEST(DistributedFaultTest, AFaultOnOneRankFailsTheJobAndLeavesNothing) {
   if (rank == 0) {
     std::printf("[faults] parallel writer, %d ranks: %d fault points on rank %d, %d failed the job\n", size, tried,
                 victim, failed);
+  }
+}
+
+// A resumable job (the same id and parameters every run) appending [100, 160)
+// to the dataset at `root` over `comm`, each rank through `fs` (nullptr: the
+// process default); each rank skips the examples of its share its journal
+// kept. The shares depend on the number of ranks, which the job's parameters
+// name: a rerun with another number is refused.
+testing::RunResult ResumableJob(const std::string& root, FileSystem* fs, Comm& comm = TestComm()) {
+  const int rank = comm.rank(), size = comm.size();
+  DistributedWriteOptions options = Options();
+  options.file_system = fs;
+  options.job_id = "fill";
+  options.resume_parameters = {{"ranks", std::to_string(size)}, {"examples", "100-160"}};
+  auto w = DistributedWriter::Open(comm, root, options);
+  if (!w.ok()) return {w.status()};
+  return testing::WriteShareAndFinish(**w, 100 + rank, 160, size,
+                                      [](std::int64_t k) { return k % 3 == 2 ? Split::kTest : Split::kTrain; });
+}
+
+TEST(DistributedFaultTest, AFullDiskStopsAResumableJobOnAllRanksAndTheRerunFinishesIt) {
+  SharedDir dir;
+  const int rank = TestComm().rank(), size = TestComm().size();
+  const int victim = size - 1;
+  const std::string pristine = dir.path() + "/pristine";
+  ASSERT_OK(Job(pristine, 0, 12));
+  const std::string reference = dir.path() + "/ref";
+  if (rank == 0) testing::CopyTree(pristine, reference);
+  ASSERT_OK(TestComm().Barrier());
+  ASSERT_OK(ResumableJob(reference, nullptr).status);
+  std::vector<std::string> want;
+  if (rank == 0) {
+    want = testing::ReadAll(reference);
+    ASSERT_EQ(want.size(), 72u);
+  }
+  // A healthy run counts each rank's writes.
+  const std::string count = dir.path() + "/count";
+  if (rank == 0) testing::CopyTree(pristine, count);
+  ASSERT_OK(TestComm().Barrier());
+  FaultFileSystem counter;
+  ASSERT_OK(ResumableJob(count, &counter).status);
+  const std::int64_t mine = counter.count(FaultOp::kWrite);
+  ASSERT_OK_AND_ASSIGN(const std::int64_t victims, TestComm().AllreduceSum(rank == victim ? mine : 0));
+  int run = 0;
+  for (const bool every_rank : {false, true}) {
+    for (const int third : {1, 2}) {
+      const std::string root = dir.path() + "/run" + std::to_string(run++);
+      const std::int64_t at = (every_rank ? mine : victims) * third / 3;
+      const std::string context = std::string(every_rank ? "every rank's" : "rank " + std::to_string(victim) + "'s") +
+                                  " disk full from write " + std::to_string(at) + " (" + std::to_string(third) +
+                                  "/3) of " + std::to_string(size) + " ranks";
+      SCOPED_TRACE(context);
+      if (rank == 0) testing::CopyTree(pristine, root);
+      ASSERT_OK(TestComm().Barrier());
+      FaultFileSystem full(testing::FullDiskFrom(at));
+      const Status stopped = ResumableJob(root, every_rank || rank == victim ? &full : nullptr).status;
+      // The job fails on every rank, and returns on every rank (none hangs).
+      ASSERT_OK_AND_ASSIGN(const std::int64_t oks, TestComm().AllreduceSum(std::int64_t{stopped.ok() ? 1 : 0}));
+      EXPECT_EQ(oks, 0) << stopped.ToString();
+      ASSERT_OK_AND_ASSIGN(const std::int64_t fired, TestComm().AllreduceSum(std::int64_t{full.fired() ? 1 : 0}));
+      EXPECT_GT(fired, 0);
+      ASSERT_OK(TestComm().Barrier());
+      // Readers see the last commit; check notes the stopped job and nothing else.
+      const bool damage = third == 2;
+      if (rank == 0) {
+        EXPECT_EQ(Ids(root), Range(0, 12));
+        testing::ExpectOnlyStoppedJob(root, "fill");
+        // The same job run again on one rank: the kept shards are of other
+        // shares, so it is refused, and keeps them for the rerun below.
+        if (size > 1 && !damage) {
+          auto shard_files = [&] {
+            std::vector<std::string> files;
+            for (const auto& e : fs::recursive_directory_iterator(root)) {
+              if (e.is_regular_file() && e.path().string().find("/fill-r") != std::string::npos) {
+                files.push_back(e.path().string());
+              }
+            }
+            std::sort(files.begin(), files.end());
+            return files;
+          };
+          const std::vector<std::string> kept = shard_files();
+          EXPECT_FALSE(kept.empty());
+          SerialComm one;
+          const Status other = ResumableJob(root, nullptr, one).status;
+          EXPECT_EQ(other.code(), StatusCode::kInvalidArgument) << other.ToString();
+          EXPECT_NE(other.message().find("ranks"), std::string::npos) << other.ToString();
+          EXPECT_EQ(shard_files(), kept);
+        }
+        // The second stop: every rank's kept shards damaged, so none may be kept.
+        if (damage) {
+          for (Split s : {Split::kTrain, Split::kTest}) {
+            const std::string split_dir = root + "/" + std::string(SplitName(s));
+            for (const auto& e : fs::directory_iterator(split_dir)) {
+              if (e.path().filename().string().rfind("fill-r", 0) == 0) testing::DamageShardFiles(e.path().string());
+            }
+          }
+        }
+      }
+      ASSERT_OK(TestComm().Barrier());
+      testing::ExpectResumed(ResumableJob(root, nullptr), damage);
+      ASSERT_OK(TestComm().Barrier());
+      if (rank == 0) {
+        EXPECT_EQ(testing::ReadAll(root), want);
+        ExpectNothingLeft(root, context);
+      }
+      ASSERT_OK(TestComm().Barrier());
+    }
+  }
+}
+
+// A journaled distributed index build whose disk fills half way through the
+// last rank's writes, or every rank's: it fails on every rank leaving no index
+// file, and a rerun on the same ranks or serially (the same job) keeps the
+// subtrees journaled and writes the index of an uninterrupted build.
+TEST(DistributedFaultTest, AFullDiskStopsAJournaledIndexBuildAndAnyRerunFinishesIt) {
+  SharedDir dir;
+  const int rank = TestComm().rank(), size = TestComm().size();
+  const int victim = size - 1;
+  const std::string source = dir.path() + "/source";
+  std::vector<std::string> want;
+  if (rank == 0) {
+    testing::MakeDeepDataset(source);
+    const std::string reference = dir.path() + "/ref";
+    testing::CopyTree(source, reference);
+    auto ds = Dataset::Open(reference);
+    ASSERT_OK(ds.status());
+    ASSERT_OK(BuildIndexFile(*ds, 1).status());
+    want = testing::IndexRows(reference);
+    ASSERT_EQ(want.size(), 96u);
+  }
+  ASSERT_OK(TestComm().Barrier());
+  DistributedIndexReport report;
+  DistributedIndexOptions options;
+  options.journal = true;
+  options.report = &report;
+  options.subtrees_per_rank = 8;
+  // The build takes no FileSystem: each rank's process default is the fault one.
+  const std::string count = dir.path() + "/count";
+  if (rank == 0) testing::CopyTree(source, count);
+  ASSERT_OK(TestComm().Barrier());
+  std::int64_t mine = 0;
+  {
+    FaultFileSystem counter;
+    testing::ScopedFileSystem scoped(&counter);
+    ASSERT_OK(BuildIndexDistributed(TestComm(), count, options).status());
+    mine = counter.count(FaultOp::kWrite);
+  }
+  ASSERT_OK_AND_ASSIGN(const std::int64_t victims, TestComm().AllreduceSum(rank == victim ? mine : 0));
+  int run = 0;
+  for (const bool every_rank : {false, true}) {
+    for (const bool serial_rerun : {false, true}) {
+      const std::string root = dir.path() + "/index" + std::to_string(run++);
+      // Half way; a rank of few writes (one rank: the journal's header, its
+      // records, the index) from its last, the index file's.
+      const std::int64_t n = every_rank ? mine : victims;
+      const std::int64_t at = n >= 8 ? n / 2 : n;
+      SCOPED_TRACE(std::string(every_rank ? "every rank's" : "rank " + std::to_string(victim) + "'s") +
+                   " disk full from write " + std::to_string(at) + " of " + std::to_string(size) + " ranks, rerun " +
+                   (serial_rerun ? "serially" : "on the same ranks"));
+      if (rank == 0) testing::CopyTree(source, root);
+      ASSERT_OK(TestComm().Barrier());
+      FaultFileSystem full(testing::FullDiskFrom(at));
+      Status stopped;
+      {
+        std::optional<testing::ScopedFileSystem> scoped;
+        if (every_rank || rank == victim) scoped.emplace(&full);
+        stopped = BuildIndexDistributed(TestComm(), root, options).status();
+      }
+      ASSERT_OK_AND_ASSIGN(const std::int64_t oks, TestComm().AllreduceSum(std::int64_t{stopped.ok() ? 1 : 0}));
+      EXPECT_EQ(oks, 0) << stopped.ToString();
+      ASSERT_OK_AND_ASSIGN(const std::int64_t fired, TestComm().AllreduceSum(std::int64_t{full.fired() ? 1 : 0}));
+      EXPECT_GT(fired, 0);
+      ASSERT_OK(TestComm().Barrier());
+      if (rank == 0) {
+        auto index = CheckIndex(root);
+        ASSERT_OK(index.status());
+        EXPECT_EQ(index->freshness, IndexFreshness::kMissing);
+      }
+      testing::RunResult resumed;
+      if (serial_rerun) {
+        if (rank == 0) {
+          auto ds = Dataset::Open(root);
+          ASSERT_OK(ds.status());
+          auto built = BuildIndexFileJournaled(*ds, 2, IndexJobOptions{});
+          resumed = {built.status()};
+          if (built.ok()) resumed = {built.status(), built->units_kept, built->units};
+        }
+      } else {
+        report = {};
+        resumed = {BuildIndexDistributed(TestComm(), root, options).status(), report.units_kept, report.units};
+      }
+      ASSERT_OK(TestComm().Barrier());
+      if (rank == 0) {
+        // The serial build plans its own subtrees (four a thread): it finds
+        // the stopped run's inside them when that plan cut the tree finer.
+        testing::ExpectResumed(resumed, false);
+        EXPECT_EQ(testing::IndexRows(root), want);
+      }
+      ASSERT_OK(TestComm().Barrier());
+    }
   }
 }
 
