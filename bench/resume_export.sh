@@ -119,18 +119,14 @@ rows = []
 
 
 def startup(cmd, out):
-    """Median wall seconds of `cmd` (writing `out`, removed after each run) over `repeat` runs."""
+    """Median wall seconds of `cmd` (writing `out`, a file or a folder, removed before each run) over `repeat` runs."""
+    import shutil
+    gone = lambda: shutil.rmtree(out) if os.path.isdir(out) else rm(out)
     walls = []
     for _ in range(repeat):
-        rm(out)
-        if os.path.isdir(out):
-            import shutil
-            shutil.rmtree(out)
+        gone()
         walls.append(timed(cmd)[0])
-    rm(out)
-    if os.path.isdir(out):
-        import shutil
-        shutil.rmtree(out)
+    gone()
     return statistics.median(walls)
 
 
