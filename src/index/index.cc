@@ -344,8 +344,7 @@ Status WalkSubtreeUnit(const Dataset& ds, WalkUnit& u, IndexJournal* job) {
   const std::string& list_path = u.plan.entry.shard_list_info_file.file_path;
   if (job) {
     const auto it = job->known.find(SubtreeKey(list_path, u.plan.depth));
-    if (it != job->known.end()) {
-      SEDPACK_RETURN_NOT_OK(TakeWalkedSubtree(it->second, &u.shards, &u.visited));
+    if (it != job->known.end() && TakeWalkedSubtree(it->second, &u.shards, &u.visited)) {
       ++job->kept;
       return Status::OK();
     }

@@ -21,20 +21,22 @@ namespace sedpack {
 /// cannot be represented (duplicate splits, a count overflowing uint64).
 Result<std::vector<std::byte>> EncodeIndex(const IndexContents& contents);
 
-/// A subtree's walk as journaled: the lists it read, and its shards in order
-/// (as the journal record holds them from `shards_at` on, already validated;
-/// TakeWalkedSubtree rebuilds each path from the one before it).
+/// A subtree's walk as journaled: the lists it read, and its `shards` shards
+/// in order (as the journal record holds them from `shards_at` on, not yet
+/// checked: TakeWalkedSubtree checks them as it rebuilds each path from the
+/// one before it).
 struct WalkedSubtree {
   std::vector<std::string> visited;
   std::string record;
   std::size_t shards_at = 0;
+  std::size_t shards = 0;
 };
 /// What identifies a subtree of the walk: its list and depth.
 std::string SubtreeKey(const std::string& list_path, std::size_t depth);
 journal_internal::JournalEntry EncodeSubtree(const std::string& list_path, std::size_t depth,
                                              const std::vector<std::string>& visited, const IndexedSplit& shards);
-/// The journaled subtrees by SubtreeKey; entries of another kind, or whose
-/// counts do not add up, are ignored.
+/// The journaled subtrees by SubtreeKey; entries of another kind (an earlier
+/// form), or whose header does not parse, are ignored.
 std::map<std::string, WalkedSubtree> DecodeSubtrees(std::vector<journal_internal::JournalEntry>&& entries);
 
 /// What names the journals of an index build of `root`: the parameters (the
@@ -50,8 +52,10 @@ IndexJobIdentity IndexJobFor(const std::string& root, const std::string& dataset
 /// it into this number plus its rank), so that a rerun leaves the records of a
 /// stopped run where they are instead of copying them.
 Result<int> FreshJournalNumber(const std::string& root, const std::string& id, FileSystem* fs);
-/// A journaled subtree's shards and lists, appended to `shards` and `visited`.
-Status TakeWalkedSubtree(const WalkedSubtree& walked, IndexedSplit* shards, std::vector<std::string>* visited);
+/// A journaled subtree's shards and lists, appended to `shards` and `visited`;
+/// false (both unchanged) if its shards do not decode: the subtree is then
+/// walked again, as if it had not been journaled.
+bool TakeWalkedSubtree(const WalkedSubtree& walked, IndexedSplit* shards, std::vector<std::string>* visited);
 
 /// An index build that survives a stop (`sedpack index build`): each subtree
 /// of the walk is journaled under the dataset's .sedpack-hpc/jobs/ (bound to

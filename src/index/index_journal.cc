@@ -14,7 +14,7 @@ namespace sedpack {
 namespace {
 
 // Records of another kind (an earlier form) are not read: their subtrees are walked again.
-constexpr std::string_view kIndexKind = "index subtree";
+constexpr std::string_view kIndexKind = "index subtree 2";
 
 // Walks the length-prefixed fields of a journal record (journal_internal::PackFields's form).
 class FieldCursor {
@@ -61,37 +61,48 @@ void PutField(std::string* out, std::string_view field) {
   out->append(field);
 }
 
-// A count as a field, without a string made for it (three fields a shard).
-void PutCount(std::string* out, std::uint64_t v) {
-  if (v < 100) {  // most counts: a shared length, a shard's examples
-    const char two[5] = {'2', ':', static_cast<char>('0' + v / 10), static_cast<char>('0' + v % 10), 0};
-    const char one[4] = {'1', ':', static_cast<char>('0' + v), 0};
-    out->append(v < 10 ? one : two, v < 10 ? 3 : 4);
-    return;
+// An unsigned LEB128 varint: the shards of a record are coded in binary, as a
+// rerun decodes a kept subtree's shards for less than reading its lists costs
+// (decimal fields cost about as much as the JSON they stood for).
+void PutVarint(std::string* out, std::uint64_t v) {
+  while (v >= 0x80) {
+    out->push_back(static_cast<char>((v & 0x7f) | 0x80));
+    v >>= 7;
   }
-  char digits[20];
-  const auto end = std::to_chars(digits, digits + sizeof(digits), v).ptr;
-  PutDigits(out, static_cast<std::uint64_t>(end - digits));
-  out->push_back(':');
-  out->append(digits, static_cast<std::size_t>(end - digits));
+  out->push_back(static_cast<char>(v));
 }
 
-// The record's lists into `w` and where its shards start; false if its fields do not add up.
+// Reads a varint at `*p` (below `end`); false if it is cut off or longer than 64 bits.
+bool GetVarint(const char** p, const char* end, std::uint64_t* v) {
+  std::uint64_t out = 0;
+  for (int shift = 0; shift < 64 && *p < end; shift += 7) {
+    const auto byte = static_cast<unsigned char>(*(*p)++);
+    out |= static_cast<std::uint64_t>(byte & 0x7f) << shift;
+    if (byte < 0x80) {
+      *v = out;
+      return true;
+    }
+  }
+  return false;
+}
+
+// The record's header into `w` and where its shards start; false if it does
+// not parse. The shards are checked as they are taken (TakeWalkedSubtree), on
+// the walk's threads rather than here.
 bool DecodeSubtree(std::string_view record, std::string* key, WalkedSubtree* w) {
   FieldCursor c(record);
   std::string_view list, field;
-  std::uint64_t depth = 0, lists = 0, examples = 0;
-  if (!c.Next(&list) || !c.Count(&depth) || !c.Count(&lists)) return false;
+  std::uint64_t depth = 0, lists = 0, shards = 0;
+  if (!c.Next(&list) || !c.Count(&depth) || !c.Count(&lists) || lists > record.size()) return false;
+  w->visited.reserve(static_cast<std::size_t>(lists));
   for (std::uint64_t i = 0; i < lists; ++i) {
     if (!c.Next(&field)) return false;
     w->visited.emplace_back(field);
   }
+  // Each shard takes at least three bytes: a larger count is not this record's.
+  if (!c.Count(&shards) || shards > (record.size() - c.at()) / 3) return false;
+  w->shards = static_cast<std::size_t>(shards);
   w->shards_at = c.at();
-  std::uint64_t shared = 0, previous = 0;
-  while (!c.done()) {
-    if (!c.Count(&shared) || shared > previous || !c.Next(&field) || !c.Count(&examples)) return false;
-    previous = shared + field.size();
-  }
   *key = SubtreeKey(std::string(list), static_cast<std::size_t>(depth));
   return true;
 }
@@ -102,20 +113,22 @@ std::string SubtreeKey(const std::string& list_path, std::size_t depth) {
   return list_path + "\t" + std::to_string(depth);
 }
 
-// Fields: list path, depth, number of lists visited, the lists, then per
-// shard the length of the start its path shares with the previous shard's,
-// the rest of its path, and its example count. The paths of a subtree share
-// their folders: so coded the journal is a fraction of the index it stands
-// for (written in full it cost as much again as the index itself).
+// Fields: list path, depth, number of lists visited, the lists, the number
+// of shards; then, in binary (varints), per shard the length of the start its
+// path shares with the previous shard's, the length of the rest, the rest,
+// and its example count. The paths of a subtree share their folders: so coded
+// the journal is a fraction of the index it stands for (written in full it
+// cost as much again as the index itself).
 journal_internal::JournalEntry EncodeSubtree(const std::string& list_path, std::size_t depth,
                                              const std::vector<std::string>& visited, const IndexedSplit& shards) {
   journal_internal::JournalTimer timer;
   std::string data;
-  data.reserve(64 + 16 * shards.shard_paths.size());
+  data.reserve(64 + 8 * shards.shard_paths.size());
   PutField(&data, list_path);
   PutField(&data, std::to_string(depth));
   PutField(&data, std::to_string(visited.size()));
   for (const std::string& v : visited) PutField(&data, v);
+  PutField(&data, std::to_string(shards.shard_paths.size()));
   std::string_view previous;
   for (std::size_t i = 0; i < shards.shard_paths.size(); ++i) {
     const std::string_view path = shards.shard_paths[i];
@@ -123,9 +136,10 @@ journal_internal::JournalEntry EncodeSubtree(const std::string& list_path, std::
     const std::size_t shared =
         static_cast<std::size_t>(std::mismatch(path.begin(), path.begin() + static_cast<std::ptrdiff_t>(most),
                                                previous.begin()).first - path.begin());
-    PutCount(&data, shared);
-    PutField(&data, path.substr(shared));
-    PutCount(&data, shards.shard_examples[i]);
+    PutVarint(&data, shared);
+    PutVarint(&data, path.size() - shared);
+    data.append(path.substr(shared));
+    PutVarint(&data, shards.shard_examples[i]);
     previous = path;
   }
   return {std::string(kIndexKind), std::move(data)};
@@ -159,23 +173,34 @@ Result<int> FreshJournalNumber(const std::string& root, const std::string& id, F
   return next;
 }
 
-Status TakeWalkedSubtree(const WalkedSubtree& walked, IndexedSplit* shards, std::vector<std::string>* visited) {
-  visited->insert(visited->end(), walked.visited.begin(), walked.visited.end());
-  FieldCursor c(std::string_view(walked.record).substr(walked.shards_at));
-  std::string_view rest;
+bool TakeWalkedSubtree(const WalkedSubtree& walked, IndexedSplit* shards, std::vector<std::string>* visited) {
+  IndexedSplit part;
+  part.shard_paths.reserve(walked.shards);
+  part.shard_examples.reserve(walked.shards);
+  const char* p = walked.record.data() + walked.shards_at;
+  const char* const end = walked.record.data() + walked.record.size();
   std::string path;
-  std::uint64_t shared = 0, examples = 0;
-  while (!c.done()) {
-    // DecodeSubtrees checked every shared length against the path before it.
-    if (!c.Count(&shared) || shared > path.size() || !c.Next(&rest) || !c.Count(&examples)) {
-      return Status::Corruption("malformed index build journal record");
+  std::uint64_t shared = 0, rest = 0, examples = 0;
+  for (std::size_t i = 0; i < walked.shards; ++i) {
+    if (!GetVarint(&p, end, &shared) || shared > path.size() || !GetVarint(&p, end, &rest) ||
+        rest > static_cast<std::uint64_t>(end - p)) {
+      return false;
     }
     path.resize(static_cast<std::size_t>(shared));
-    path.append(rest);
-    SEDPACK_RETURN_NOT_OK(shards->shard_paths.Add(path));
-    shards->shard_examples.push_back(examples);
+    path.append(p, static_cast<std::size_t>(rest));
+    p += rest;
+    if (!GetVarint(&p, end, &examples) || !part.shard_paths.Add(path).ok()) return false;
+    part.shard_examples.push_back(examples);
   }
-  return Status::OK();
+  if (p != end) return false;  // the count and the shards disagree
+  visited->insert(visited->end(), walked.visited.begin(), walked.visited.end());
+  if (shards->shard_paths.empty()) {
+    shards->shard_paths = std::move(part.shard_paths);
+  } else if (!shards->shard_paths.Append(std::move(part.shard_paths)).ok()) {
+    return false;
+  }
+  shards->shard_examples.insert(shards->shard_examples.end(), part.shard_examples.begin(), part.shard_examples.end());
+  return true;
 }
 
 }  // namespace sedpack

@@ -88,9 +88,9 @@ Status KeepJournaled(const std::string& root, const IndexContents& contents, boo
   for (Unit& u : units) {
     if (!u.plan.subtree) continue;
     const auto it = known.find(SubtreeKey(u.plan.entry.shard_list_info_file.file_path, u.plan.depth));
-    if (it == known.end()) continue;
+    // A record whose shards do not decode leaves its subtree to be walked.
+    if (it == known.end() || !TakeWalkedSubtree(it->second, &u.shards, &u.kept_lists)) continue;
     u.shards.split = contents.splits[u.plan.root].split;
-    SEDPACK_RETURN_NOT_OK(TakeWalkedSubtree(it->second, &u.shards, &u.kept_lists));
     u.kept = true;
     ++*kept;
   }
