@@ -271,10 +271,10 @@ Status IndexShardsSubtreeKeeping(const Dataset& dataset, const std::string& list
                       dataset_internal::ShardsTreeNode& node) override {
       const auto it = known ? known->find(SubtreeKey(node.path(), node.depth))
                             : std::map<std::string, WalkedSubtree>::const_iterator();
-      if (known && it != known->end()) {
-        // Taken here, in the walk's pre-order, where the walk would read it.
-        std::vector<std::string> lists;
-        SEDPACK_RETURN_NOT_OK(TakeWalkedSubtree(it->second, out, &lists));
+      // Taken here, in the walk's pre-order, where the walk would read it;
+      // a record whose shards do not decode is walked again instead.
+      std::vector<std::string> lists;
+      if (known && it != known->end() && TakeWalkedSubtree(it->second, out, &lists)) {
         for (std::string& l : lists) {
           if (l != node.path()) kept_lists.push_back(std::move(l));
         }
