@@ -64,48 +64,7 @@ echo "dataset: $(du -sh "$DS" | cut -f1), $(find "$DS" -name '*.fb' | wc -l) sha
 ONE="$WORK/one"
 "$BIN" generate "$WORK/gen.json" "$ONE" -q --examples-train "$SHARD" --examples-test 0 --examples-holdout 0
 LONG="$WORK/long"
-python3 - "$DS" "$LONG" "$LONG_SHARDS" <<'PY'
-import json, os, sys
-src, out, total = sys.argv[1], sys.argv[2], int(sys.argv[3])
-branches = leaves = 64
-per_leaf = max(1, total // (branches * leaves))
-info = json.load(open(os.path.join(src, "dataset_info.json")))
-info["dataset_structure"]["hash_checksum_algorithms"] = []  # no hashes: no checks sidecar is due
-
-
-def ref(rel, examples, shards):
-    return {"shard_list_info_file": {"file_path": rel, "hash_checksums": []},
-            "number_of_examples": examples, "number_of_shards": shards}
-
-
-def write(rel, text):
-    path = os.path.join(out, rel)
-    os.makedirs(os.path.dirname(path), exist_ok=True)
-    with open(path, "w") as f:
-        f.write(text)
-
-
-entry = ('    {\n      "file_infos": [\n        {\n          "file_path": "%s/%08d.fb",\n'
-         '          "hash_checksums": []\n        }\n      ],\n      "number_of_examples": 16\n    }')
-tops = []
-for b in range(branches):
-    subs = []
-    for leaf in range(leaves):
-        d = "train/b%02d/l%02d" % (b, leaf)
-        write(d + "/shards_list.json", '{\n  "relative_path_self": "%s/shards_list.json",\n  "number_of_examples": %d,\n'
-              '  "shard_files": [\n%s\n  ]\n}' % (d, 16 * per_leaf, ",\n".join(entry % (d, i) for i in range(per_leaf))))
-        subs.append(ref(d + "/shards_list.json", 16 * per_leaf, per_leaf))
-    d = "train/b%02d" % b
-    write(d + "/shards_list.json", json.dumps({"relative_path_self": d + "/shards_list.json",
-                                               "number_of_examples": 16 * per_leaf * leaves,
-                                               "children_shard_lists": subs}, indent=2))
-    tops.append(ref(d + "/shards_list.json", 16 * per_leaf * leaves, per_leaf * leaves))
-n = per_leaf * leaves * branches
-write("train/shards_list.json", json.dumps({"relative_path_self": "train/shards_list.json",
-                                            "number_of_examples": 16 * n, "children_shard_lists": tops}, indent=2))
-info["splits"] = {"train": ref("train/shards_list.json", 16 * n, n)}
-write("dataset_info.json", json.dumps(info, indent=2))
-PY
+/usr/bin/python3 bench/make_list_tree.py "$DS" "$LONG" "$LONG_SHARDS"
 echo "index-long: $(du -sh "$LONG" | cut -f1), $(find "$LONG" -name shards_list.json | wc -l) lists"
 
 # The command of job $1 writing into $2 (a copy for digest and index build),
