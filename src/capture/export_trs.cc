@@ -419,12 +419,15 @@ struct TrsJob {
 };
 
 // Write the buffered records; at the end of a row range make it durable and
-// journal it, then honour a stop request (the rerun starts from here).
+// journal it, then honour a stop request (the rerun starts from here). Without
+// a journal the range is synced all the same: one fsync of the whole file at
+// the end waits for all of it at once, after the page cache has filled with it
+// (a 400 MB export took twice as long as the journaled one that way).
 Status EndUnit(TrsJob& job, std::size_t u, OutFile& file, std::vector<std::byte>* buf) {
   SEDPACK_RETURN_NOT_OK(file.Write(*buf));
   buf->clear();
+  SEDPACK_RETURN_NOT_OK(file.Sync());
   if (job.journal) {
-    SEDPACK_RETURN_NOT_OK(file.Sync());
     const Unit& unit = job.units[u];
     journal_internal::RowRange r{unit.first, unit.rows, job.header + unit.first * job.record,
                                  unit.rows * job.record, file.hash().Finish()};
