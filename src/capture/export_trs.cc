@@ -210,6 +210,10 @@ class OutFile {
     if (fs_.Fsync(fd_) != 0) return Status::IOError(out_, ": fsync failed: ", std::strerror(errno));
     return Status::OK();
   }
+  // A hint (FileSystem::StartWriteback): a failure shows in the fsync of Commit.
+  void StartWriteback(std::uint64_t offset, std::uint64_t bytes) {
+    (void)fs_.StartWriteback(fd_, static_cast<std::int64_t>(offset), static_cast<std::int64_t>(bytes));
+  }
   Status Commit() {
     SEDPACK_RETURN_NOT_OK(Sync());
     fs_.Close(fd_);
@@ -419,15 +423,21 @@ struct TrsJob {
 };
 
 // Write the buffered records; at the end of a row range make it durable and
-// journal it, then honour a stop request (the rerun starts from here).
+// journal it, then honour a stop request (the rerun starts from here). Without
+// a journal nothing needs to be durable before the end, but the range is sent
+// to the device all the same (without waiting for it): left for the one fsync
+// before the rename, the whole file would be written out only then, after the
+// page cache had filled with it.
 Status EndUnit(TrsJob& job, std::size_t u, OutFile& file, std::vector<std::byte>* buf) {
   SEDPACK_RETURN_NOT_OK(file.Write(*buf));
   buf->clear();
-  if (job.journal) {
+  const Unit& unit = job.units[u];
+  const std::uint64_t offset = job.header + unit.first * job.record, bytes = unit.rows * job.record;
+  if (!job.journal) {
+    file.StartWriteback(offset, bytes);
+  } else {
     SEDPACK_RETURN_NOT_OK(file.Sync());
-    const Unit& unit = job.units[u];
-    journal_internal::RowRange r{unit.first, unit.rows, job.header + unit.first * job.record,
-                                 unit.rows * job.record, file.hash().Finish()};
+    journal_internal::RowRange r{unit.first, unit.rows, offset, bytes, file.hash().Finish()};
     SEDPACK_RETURN_NOT_OK(job.journal->Append(journal_internal::EncodeRowRange(r)));
   }
   if (CancellationRequested()) return Status::Cancelled("export-trs: interrupted");

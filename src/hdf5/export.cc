@@ -9,7 +9,6 @@
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
-#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <optional>
@@ -603,13 +602,10 @@ Status WriteFromRoot(ExportRun& run, const std::string& out, const std::string& 
 }
 
 // The least time between two records: a record flushes the library's
-// buffers (cheap once a second, not every few MiB). SEDPACK_TEST_RECORD_MS
-// sets another (0: a record every ~32 MiB), for the tests that stop an export
-// at a record on any machine.
+// buffers (cheap once a second, not every few MiB). Tests that stop an export
+// at a record on any machine set another (TestRecordInterval).
 std::chrono::milliseconds RecordInterval() {
-  const char* env = std::getenv("SEDPACK_TEST_RECORD_MS");
-  if (env == nullptr || *env == '\0') return journal_internal::JournalWriter::kSyncInterval;
-  return std::chrono::milliseconds(std::max(0L, std::strtol(env, nullptr, 10)));
+  return TestRecordInterval().value_or(journal_internal::JournalWriter::kSyncInterval);
 }
 
 // What identifies the file an export writes (the number of ranks does not:

@@ -52,6 +52,19 @@ Status WriteU64Attribute(hid_t object, const std::string& name, const std::vecto
   return H5Check(H5Awrite(attr.get(), H5T_NATIVE_UINT64, values.data()), "attribute " + name);
 }
 
+// `fapl` with the HDF5 1.8 file format (HDF5 1.8 and later read it): the
+// 1.6 one keeps every attribute in its object's header, where one message is
+// at most 64 KiB, and the per-shard attributes (shard_examples,
+// shard_first_row: 8 bytes a shard) outgrow that at about 8000 shards. The 1.8
+// format moves an attribute too large for the header into dense storage,
+// whatever its size; the names and values readers see are the same.
+Result<Handle> CreateAccess(hid_t fapl) {
+  SEDPACK_ASSIGN_OR_RETURN(Handle copy, H5Checked(H5Pcopy(fapl), "file access property list"));
+  SEDPACK_RETURN_NOT_OK(H5Check(H5Pset_libver_bounds(copy.get(), H5F_LIBVER_V18, H5F_LIBVER_V18),
+                                "file format bounds"));
+  return copy;
+}
+
 // Variable length: pointers into the column (NUL-terminated copies for str).
 Status WriteVariable(hid_t dset, const AttributeSpec& a, std::uint64_t first, std::uint64_t examples,
                      std::string_view in, hid_t mem_space, hid_t file_space, hid_t dxpl) {
@@ -202,7 +215,8 @@ Result<std::unique_ptr<ExportWriter>> ExportWriter::Create(const std::string& pa
     SEDPACK_ASSIGN_OR_RETURN(serial_fapl, FileAccessFor(o.file_system));
     fapl = serial_fapl.get();
   }
-  SEDPACK_ASSIGN_OR_RETURN(w->file_, H5Checked(H5Fcreate(path.c_str(), H5F_ACC_EXCL, H5P_DEFAULT, fapl),
+  SEDPACK_ASSIGN_OR_RETURN(Handle create_fapl, CreateAccess(fapl));
+  SEDPACK_ASSIGN_OR_RETURN(w->file_, H5Checked(H5Fcreate(path.c_str(), H5F_ACC_EXCL, H5P_DEFAULT, create_fapl.get()),
                                                "cannot create " + path));
   const DatasetInfo& info = ds.info();
   const Metadata& m = info.metadata;

@@ -69,6 +69,9 @@ class PosixFileSystem final : public FileSystem {
     errno = err;
     return -1;
   }
+  int StartWriteback(int fd, std::int64_t offset, std::int64_t bytes) override {
+    return ::sync_file_range(fd, static_cast<off_t>(offset), static_cast<off_t>(bytes), SYNC_FILE_RANGE_WRITE);
+  }
   int Rename(const char* from, const char* to) override { return ::rename(from, to); }
   int RenameExchange(const char* a, const char* b) override {
     return ::renameat2(AT_FDCWD, a, AT_FDCWD, b, RENAME_EXCHANGE);
@@ -193,6 +196,9 @@ long FileSystemWrapper::CopyFileRange(int in, std::int64_t* in_offset, int out, 
 int FileSystemWrapper::Fsync(int fd) { return target_->Fsync(fd); }
 int FileSystemWrapper::Ftruncate(int fd, std::int64_t size) { return target_->Ftruncate(fd, size); }
 int FileSystemWrapper::AdviseSequential(int fd) { return target_->AdviseSequential(fd); }
+int FileSystemWrapper::StartWriteback(int fd, std::int64_t offset, std::int64_t bytes) {
+  return target_->StartWriteback(fd, offset, bytes);
+}
 int FileSystemWrapper::Rename(const char* from, const char* to) { return target_->Rename(from, to); }
 int FileSystemWrapper::RenameExchange(const char* a, const char* b) { return target_->RenameExchange(a, b); }
 int FileSystemWrapper::RenameNoReplace(const char* from, const char* to) { return target_->RenameNoReplace(from, to); }

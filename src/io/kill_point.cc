@@ -9,6 +9,7 @@
 #include <csignal>
 #include <cstdint>
 #include <cstdlib>
+#include <optional>
 #include <string>
 #include <thread>
 
@@ -134,5 +135,14 @@ void TestShardDelay() {
 }
 
 void TestShardWritten() { ShardStep("written"); }
+
+std::optional<std::chrono::milliseconds> TestRecordInterval() {
+  static const std::optional<std::chrono::milliseconds> interval = []() -> std::optional<std::chrono::milliseconds> {
+    const std::int64_t ms = EnvInt("SEDPACK_TEST_RECORD_MS", -1);
+    if (ms < 0) return std::nullopt;
+    return std::chrono::milliseconds(ms);
+  }();
+  return interval;
+}
 
 }  // namespace sedpack

@@ -20,6 +20,9 @@
 //   SEDPACK_TEST_JOURNAL_DELAY_MS=M  waits M ms after every journal record, so
 //                               that a job outlasts a scheduler's time limit
 //                               (the SLURM time-limit test) without a large input.
+//   SEDPACK_TEST_RECORD_MS=M    export-hdf5's least time between two journal
+//                               records (0: one every ~32 MiB), so that a test
+//                               can stop an export at a record on any machine.
 // Shard steps, the handshake of the signal tests: a step is a shard a writer has
 // just written, or one a pass over the shards is about to read (the delay's place).
 //   SEDPACK_TEST_SHARD_NOTIFY=FILE every step appends "rank<TAB>N<TAB>what\n" (N
@@ -32,6 +35,8 @@
 // Project-private (src/io, not installed): a test facility, not API.
 #pragma once
 
+#include <chrono>
+#include <optional>
 #include <string_view>
 
 namespace sedpack {
@@ -44,5 +49,9 @@ void TestShardDelay();
 
 /// The shard step ("written") of a writer that has just put a shard in place.
 void TestShardWritten();
+
+/// SEDPACK_TEST_RECORD_MS (read once); nullopt when unset, empty or not a
+/// number of 0 or more.
+std::optional<std::chrono::milliseconds> TestRecordInterval();
 
 }  // namespace sedpack

@@ -221,6 +221,9 @@ class CountingFileSystem : public FileSystemWrapper {
   int Fsync(int fd) override { return ++calls_, FileSystemWrapper::Fsync(fd); }
   int Ftruncate(int fd, std::int64_t n) override { return ++calls_, FileSystemWrapper::Ftruncate(fd, n); }
   int AdviseSequential(int fd) override { return ++calls_, FileSystemWrapper::AdviseSequential(fd); }
+  int StartWriteback(int fd, std::int64_t o, std::int64_t n) override {
+    return ++calls_, FileSystemWrapper::StartWriteback(fd, o, n);
+  }
   int Rename(const char* a, const char* b) override { return ++calls_, FileSystemWrapper::Rename(a, b); }
   int RenameExchange(const char* a, const char* b) override { return ++calls_, FileSystemWrapper::RenameExchange(a, b); }
   int RenameNoReplace(const char* a, const char* b) override {
@@ -700,6 +703,44 @@ TEST(TrsExport, RoundTripThroughTheReader) {
   EXPECT_EQ(back->header().title_space, 255u);
   auto again = OpenTrs({dir / "back.trs"});
   ASSERT_EQ(again.size(), 1u);
+  Import(DefaultConfig(*again[0], "import_trs"), again, dir / "out2");
+  ExpectTrsValues(dir / "out2", {s});
+}
+
+// Counts the calls that make a written file durable.
+class SyncCountingFileSystem : public FileSystemWrapper {
+ public:
+  SyncCountingFileSystem() : FileSystemWrapper(DefaultFileSystem()) {}
+  int Fsync(int fd) override { return ++fsyncs, FileSystemWrapper::Fsync(fd); }
+  int StartWriteback(int fd, std::int64_t o, std::int64_t n) override {
+    return ++writebacks, FileSystemWrapper::StartWriteback(fd, o, n);
+  }
+  std::atomic<int> fsyncs{0}, writebacks{0};
+};
+
+TEST(TrsExport, WithoutAJournalEachRowRangeGoesToTheDiskAsItIsWritten) {
+  SharedDir dir;
+  TrsSpec s;
+  s.traces = 40;
+  OnRoot([&] { testing::WriteTrs(dir / "a.trs", s); });
+  auto in = OpenTrs({dir / "a.trs"});
+  CaptureImportConfig c = DefaultConfig(*in[0], "import_trs");
+  c.structure.examples_per_shard = 4;
+  Import(c, in, dir / "out");
+  OnRoot([&] {
+    ASSERT_OK_AND_ASSIGN(auto ds, Dataset::Open(dir / "out"));
+    SyncCountingFileSystem fs;
+    TrsExportOptions o;
+    o.journal = false;
+    o.file_system = &fs;
+    ASSERT_OK_AND_ASSIGN(auto sum, ExportTrs(ds, Split::kTrain, dir / "back.trs", o));
+    EXPECT_EQ(sum.traces, s.traces);
+    // One writeback started per row range (of 4 rows: 10 shards, at least 16
+    // ranges asked for), waited for once, before the rename.
+    EXPECT_EQ(fs.writebacks.load(), 10);
+    EXPECT_EQ(fs.fsyncs.load(), 1);
+  });
+  auto again = OpenTrs({dir / "back.trs"});
   Import(DefaultConfig(*again[0], "import_trs"), again, dir / "out2");
   ExpectTrsValues(dir / "out2", {s});
 }

@@ -350,6 +350,11 @@ int MemoryFileSystem::AdviseSequential(int fd) {
   return FileOf(fd) == nullptr ? -1 : 0;
 }
 
+int MemoryFileSystem::StartWriteback(int fd, std::int64_t, std::int64_t) {
+  std::lock_guard<std::mutex> lock(mu_);
+  return FileOf(fd) == nullptr ? -1 : 0;
+}
+
 int MemoryFileSystem::RenameLocked(const char* from, const char* to, Rename2 how) {
   const Lookup f = Resolve("/", from, false, false, false);
   if (f.err != 0) return Fail(f.err);

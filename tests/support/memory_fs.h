@@ -41,6 +41,7 @@ class MemoryFileSystem : public FileSystem {
   int Fsync(int fd) override;
   int Ftruncate(int fd, std::int64_t size) override;
   int AdviseSequential(int fd) override;
+  int StartWriteback(int fd, std::int64_t offset, std::int64_t bytes) override;
   int Rename(const char* from, const char* to) override;
   int RenameExchange(const char* a, const char* b) override;
   int RenameNoReplace(const char* from, const char* to) override;

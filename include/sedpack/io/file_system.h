@@ -71,6 +71,11 @@ class FileSystem {
   /// posix_fadvise(2) with POSIX_FADV_SEQUENTIAL over the whole file: a hint,
   /// which a FileSystem may ignore (returns 0 then).
   virtual int AdviseSequential(int fd) = 0;
+  /// sync_file_range(2) with SYNC_FILE_RANGE_WRITE: starts writing `bytes` at
+  /// `offset` out to the device and returns without waiting (only Fsync makes
+  /// them durable), so that a long sequential write is flushed as it goes
+  /// rather than all at its end. A hint, which a FileSystem may ignore (returns 0 then).
+  virtual int StartWriteback(int fd, std::int64_t offset, std::int64_t bytes) = 0;
   /// rename(2); renameat2(2) with RENAME_EXCHANGE (both paths must exist).
   virtual int Rename(const char* from, const char* to) = 0;
   virtual int RenameExchange(const char* a, const char* b) = 0;
@@ -118,6 +123,7 @@ class FileSystemWrapper : public FileSystem {
   int Fsync(int fd) override;
   int Ftruncate(int fd, std::int64_t size) override;
   int AdviseSequential(int fd) override;
+  int StartWriteback(int fd, std::int64_t offset, std::int64_t bytes) override;
   int Rename(const char* from, const char* to) override;
   int RenameExchange(const char* a, const char* b) override;
   int RenameNoReplace(const char* from, const char* to) override;
