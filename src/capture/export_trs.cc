@@ -173,7 +173,9 @@ std::string InexactSample(const Column& c, const ValueView& v, std::uint64_t k) 
 
 // The TRS file being written: a temporary file of its own (no journal), or the
 // journaled job's unfinished file, which a failure leaves for the rerun when
-// Keep() was called. Every byte written also feeds the hash of the current row range.
+// Keep() was called. In the journaled file every byte written also feeds the
+// hash of the current row range (the temporary file of an unjournaled export
+// needs none).
 class OutFile {
  public:
   explicit OutFile(FileSystem& fs) : fs_(fs) {}
@@ -192,6 +194,7 @@ class OutFile {
   Status OpenPartial(const std::string& out, const std::string& partial, std::uint64_t keep) {
     SEDPACK_RETURN_NOT_OK(OpenAt(out, partial, O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC, keep));
     written_ = keep;
+    hashing_ = true;
     return Status::OK();
   }
   Status Write(std::span<const std::byte> b) {
@@ -202,7 +205,7 @@ class OutFile {
       if (r < 0) return Status::IOError(out_, ": write failed: ", std::strerror(errno));
       done += static_cast<std::size_t>(r);
     }
-    hash_.Update(b.data(), b.size());
+    if (hashing_) hash_.Update(b.data(), b.size());
     written_ += b.size();
     return Status::OK();
   }
@@ -245,6 +248,7 @@ class OutFile {
   std::string out_, tmp_;
   int fd_ = -1;
   bool keep_ = false;
+  bool hashing_ = false;
   std::uint64_t written_ = 0;
   journal_internal::RangeHasher hash_;
 };

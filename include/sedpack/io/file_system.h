@@ -74,8 +74,9 @@ class FileSystem {
   /// sync_file_range(2) with SYNC_FILE_RANGE_WRITE: starts writing `bytes` at
   /// `offset` out to the device and returns without waiting (only Fsync makes
   /// them durable), so that a long sequential write is flushed as it goes
-  /// rather than all at its end. A hint, which a FileSystem may ignore (returns 0 then).
-  virtual int StartWriteback(int fd, std::int64_t offset, std::int64_t bytes) = 0;
+  /// rather than all at its end. A hint, which a FileSystem may ignore: by
+  /// default it does nothing and returns 0.
+  virtual int StartWriteback(int /*fd*/, std::int64_t /*offset*/, std::int64_t /*bytes*/) { return 0; }
   /// rename(2); renameat2(2) with RENAME_EXCHANGE (both paths must exist).
   virtual int Rename(const char* from, const char* to) = 0;
   virtual int RenameExchange(const char* a, const char* b) = 0;
