@@ -80,9 +80,11 @@ wait_job_started() {
 # wait_requeued_job ID DEADLINE: polls until the job ends (or SECONDS reaches
 # DEADLINE); sets state and restarts. slurmctld holds a requeued batch job back
 # (Reason=BeginTime, about two minutes); this lets it start at once, as an
-# operator could.
+# operator could, but only once the node is idle again: a start forced while
+# slurmd still cleans up the stopped run's step finds the job's credential
+# revoked, and slurmctld then kills the job ("Killing non-startable batch job").
 wait_requeued_job() {
-  local info
+  local info node
   state=""
   restarts=0
   while [ $SECONDS -lt "$2" ]; do
@@ -93,7 +95,11 @@ wait_requeued_job() {
       COMPLETED|FAILED|CANCELLED|TIMEOUT|NODE_FAIL|OUT_OF_MEMORY|BOOT_FAIL|DEADLINE) return ;;
     esac
     if [ "$state" = PENDING ] && [ "${restarts:-0}" -ge 1 ] && grep -q "Reason=BeginTime" <<<"$info"; then
-      scontrol update JobId="$1" StartTime=now || fail "scontrol update StartTime=now failed"
+      node=$(sinfo -h -N -o %T 2>/dev/null | head -1)
+      if [ "$node" = idle ]; then
+        sleep 2  # and slurmd's own clean-up of the step after it
+        scontrol update JobId="$1" StartTime=now || fail "scontrol update StartTime=now failed"
+      fi
     fi
     sleep 1
   done
