@@ -24,6 +24,7 @@
 # of 64 lists of LONG_SHARDS/4096 shards each (default 2.4 million shards:
 # a build of about 2 s), where the journal's fixed cost is measured against a
 # job long enough to show it as a fraction.
+# JOBS (environment, default "recompress digest index index-long") runs only those rows.
 # Usage: bench/resume_maintain.sh [BUILD_DIR] [WORKDIR] [REPEAT] [SHARD] [BRANCHES] [LONG_SHARDS]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -114,7 +115,7 @@ startup() {
 echo "load before: $(uptime | sed 's/.*load average: //')"
 printf "%-11s %9s %9s %9s %10s %7s %-9s %6s %-18s %s\n" command "full s" stopped "rerun s" "start-up s" ratio \
   "<=.6f+s" equal "kept" "journal overhead"
-for job in recompress digest index index-long; do
+for job in ${JOBS:-recompress digest index index-long}; do
   out="$WORK/out-$job"
   up=$(startup "$job")
   # Reference (no journal) and the full journaled runs, interleaved for the overhead.
