@@ -12,6 +12,9 @@
 #      (SLURM's signal at the time limit or on preemption);
 #      "SIGKILL, rank 1": rank 1's process alone is killed (a lost rank: OOM
 #      killer, node failure); mpirun then stops rank 0;
+#      "ENOSPC (disk full)" (as root, where tmpfs can be mounted): the output
+#      on a tmpfs of STOP_AT of the dataset's size; the job fails when it is
+#      full, then the tmpfs grows (a user freeing space) before the rerun;
 #    then the same command again: its time against the full run (target <= 0.60
 #    plus start-up for a stop at 45%), the shards it kept, and whether the
 #    result equals the uninterrupted run's, every split value for value and in
@@ -28,8 +31,11 @@ BIN="$BUILD/src/cli/sedpack"
 H5TOOL="$BUILD/tests/hdf5/sedpack_make_h5_fixture"
 command -v mpirun > /dev/null || { echo "mpirun not found" >&2; exit 2; }
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
+if mountpoint -q "$WORK/small" 2> /dev/null; then umount "$WORK/small"; fi
 rm -rf "$WORK"
 mkdir -p "$WORK"
+trap 'if mountpoint -q "$WORK/small"; then umount "$WORK/small"; fi' EXIT
+trap 'if mountpoint -q "$WORK/small"; then umount "$WORK/small"; fi' EXIT
 calc() { awk "BEGIN { print $1 }"; }
 median() { sort -g | awk '{a[NR]=$1} END {print (NR % 2) ? a[(NR+1)/2] : (a[NR/2] + a[NR/2+1]) / 2}'; }
 now() { date +%s.%N; }
@@ -93,15 +99,37 @@ for job in ${JOBS:-import-hdf5 generate}; do
   total=$(shards "$WORK/full")
   reference=$(content "$WORK/full")
   want=$(calc "int($total * $STOP_AT + 0.999)")
-  for how in "SIGTERM, all ranks" "SIGKILL, rank 1"; do
+  hows=("SIGTERM, all ranks" "SIGKILL, rank 1")
+  bytes=$(du -sb "$WORK/full" | cut -f1)
+  if [ "$(id -u)" = 0 ] && mkdir -p "$WORK/small" && mount -t tmpfs -o size=$(calc "int($bytes * $STOP_AT)") tmpfs \
+       "$WORK/small" 2> /dev/null; then
+    hows+=("ENOSPC (disk full)")
+  fi
+  for how in "${hows[@]}"; do
     ds="$WORK/stopped"
     rm -rf "$ds"
-    # shellcheck disable=SC2046
-    "${LAUNCH[@]}" "$BIN" $(argv "$job" "$ds") > /dev/null 2> "$WORK/stop.err" &
-    pid=$!
-    while kill -0 "$pid" 2> /dev/null && [ "$(shards "$ds")" -lt "$want" ]; do sleep 0.02; done
-    at=$(shards "$ds")
-    if [ "$how" = "SIGTERM, all ranks" ]; then
+    if [ "$how" = "ENOSPC (disk full)" ]; then
+      # The output on a file system of STOP_AT of the dataset's size: the job
+      # fails when it is full; then, as when a user frees space, it grows.
+      ds="$WORK/small/ds"
+      rc=0
+      # shellcheck disable=SC2046
+      "${LAUNCH[@]}" "$BIN" $(argv "$job" "$ds") > /dev/null 2> "$WORK/stop.err" || rc=$?
+      at=$(shards "$ds")
+      mount -o remount,size=$((bytes * 2)) "$WORK/small"
+    fi
+    if [ "$how" != "ENOSPC (disk full)" ]; then
+      # shellcheck disable=SC2046
+      "${LAUNCH[@]}" "$BIN" $(argv "$job" "$ds") > /dev/null 2> "$WORK/stop.err" &
+      pid=$!
+    fi
+    while [ "$how" != "ENOSPC (disk full)" ] && kill -0 "$pid" 2> /dev/null && [ "$(shards "$ds")" -lt "$want" ]; do
+      sleep 0.02
+    done
+    [ "$how" = "ENOSPC (disk full)" ] || at=$(shards "$ds")
+    if [ "$how" = "ENOSPC (disk full)" ]; then
+      :
+    elif [ "$how" = "SIGTERM, all ranks" ]; then
       # Each rank's process, as slurmstepd signals a step's tasks (mpirun
       # itself passes a SIGTERM on only after a delay of its own).
       kill -TERM $(pgrep -P "$pid") 2> /dev/null || true
@@ -109,8 +137,10 @@ for job in ${JOBS:-import-hdf5 generate}; do
       victim=$(pgrep -P "$pid" | sort -n | tail -1 || true)
       [ -z "$victim" ] || kill -KILL "$victim" 2> /dev/null || true
     fi
-    rc=0
-    wait "$pid" || rc=$?
+    if [ "$how" != "ENOSPC (disk full)" ]; then
+      rc=0
+      wait "$pid" || rc=$?
+    fi
     t0=$(now)
     # shellcheck disable=SC2046
     "${LAUNCH[@]}" "$BIN" $(argv "$job" "$ds") > /dev/null 2> "$WORK/rerun.err" || { cat "$WORK/rerun.err" >&2; exit 1; }
@@ -125,6 +155,7 @@ for job in ${JOBS:-import-hdf5 generate}; do
       "$at" "$total" "${kept:-none}" "$t_rerun" "(exit $rc)" "$(calc "$t_rerun / $t_full")" "$within" "$equal"
   done
   rm -rf "$WORK/full" "$WORK/stopped"
+  if mountpoint -q "$WORK/small"; then umount "$WORK/small"; fi
 done
 load
 echo "(stopped at: shards on disk when the signal was sent, of the full run's; kept: what the rerun kept, over"
