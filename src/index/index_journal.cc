@@ -65,8 +65,12 @@ void PutField(std::string* out, std::string_view field) {
 // An unsigned LEB128 varint: the shards of a record are coded in binary, as a
 // rerun decodes a kept subtree's shards for less than reading its lists costs
 // (decimal fields cost about as much as the JSON they stood for).
-// At `p`, which has room for kMaxVarint bytes; returns the end.
-constexpr std::size_t kMaxVarint = 10;
+// At `p`, which has room for VarintSize(v) bytes; returns the end.
+std::size_t VarintSize(std::uint64_t v) {
+  std::size_t n = 1;
+  for (; v >= 0x80; v >>= 7) ++n;
+  return n;
+}
 char* PutVarint(char* p, std::uint64_t v) {
   while (v >= 0x80) {
     *p++ = static_cast<char>((v & 0x7f) | 0x80);
@@ -147,14 +151,25 @@ journal_internal::JournalEntry EncodeSubtree(const std::string& list_path, std::
   PutField(&data, std::to_string(visited.size()));
   for (const std::string& v : visited) PutField(&data, v);
   PutField(&data, std::to_string(shards.shard_paths.size()));
-  // Written through a pointer into room for the worst case, cut to size after.
-  std::size_t most = 0;
-  for (const std::string_view path : shards.shard_paths) most += path.size() + 3 * kMaxVarint;
-  const std::size_t header = data.size();
-  data.resize(header + most);
-  char* p = data.data() + header;
+  // Sized exactly by a first pass (the shared starts again), then written
+  // through a pointer: a string sized for the worst case (the whole paths)
+  // was zero-filled and faulted in at about four times the record's size, which
+  // cost the walk more than the encoding itself.
+  const std::size_t n = shards.shard_paths.size();
+  std::size_t size = data.size();
   std::string_view previous;
-  for (std::size_t i = 0; i < shards.shard_paths.size(); ++i) {
+  for (std::size_t i = 0; i < n; ++i) {
+    const std::string_view path = shards.shard_paths[i];
+    const std::size_t shared = SharedPrefix(path, previous);
+    size += VarintSize(shared) + VarintSize(path.size() - shared) + (path.size() - shared) +
+            VarintSize(shards.shard_examples[i]);
+    previous = path;
+  }
+  const std::size_t header = data.size();
+  data.resize(size);
+  char* p = data.data() + header;
+  previous = {};
+  for (std::size_t i = 0; i < n; ++i) {
     const std::string_view path = shards.shard_paths[i];
     const std::size_t shared = SharedPrefix(path, previous);
     p = PutVarint(p, shared);
@@ -164,7 +179,6 @@ journal_internal::JournalEntry EncodeSubtree(const std::string& list_path, std::
     p = PutVarint(p, shards.shard_examples[i]);
     previous = path;
   }
-  data.resize(static_cast<std::size_t>(p - data.data()));
   return {std::string(kIndexKind), std::move(data)};
 }
 

@@ -84,7 +84,10 @@ std::uint32_t FrameCrc(std::uint8_t type, std::string_view payload) {
 }
 
 std::string Frame(std::uint8_t type, std::string_view payload) {
-  std::string out(kMagic, 4);
+  std::string out;
+  // Sized once: a record of a subtree's index entries is hundreds of kB.
+  out.reserve(kFrame + payload.size() + 4);
+  out.append(kMagic, 4);
   out.push_back(static_cast<char>(type));
   PutU32(&out, static_cast<std::uint32_t>(payload.size()));
   out.append(payload);
@@ -119,6 +122,7 @@ std::string EncodeUnit(const JournalUnit& u) {
 
 std::string EncodeEntry(const JournalEntry& e) {
   std::string p;
+  p.reserve(8 + e.kind.size() + e.data.size());
   PutBytes(&p, e.kind);
   PutBytes(&p, e.data);
   return Frame(kEntry, p);
