@@ -65,12 +65,8 @@ void PutField(std::string* out, std::string_view field) {
 // An unsigned LEB128 varint: the shards of a record are coded in binary, as a
 // rerun decodes a kept subtree's shards for less than reading its lists costs
 // (decimal fields cost about as much as the JSON they stood for).
-// At `p`, which has room for VarintSize(v) bytes; returns the end.
-std::size_t VarintSize(std::uint64_t v) {
-  std::size_t n = 1;
-  for (; v >= 0x80; v >>= 7) ++n;
-  return n;
-}
+// At `p`, which has room for kMaxVarint bytes; returns the end.
+constexpr std::size_t kMaxVarint = 10;
 char* PutVarint(char* p, std::uint64_t v) {
   while (v >= 0x80) {
     *p++ = static_cast<char>((v & 0x7f) | 0x80);
@@ -151,34 +147,30 @@ journal_internal::JournalEntry EncodeSubtree(const std::string& list_path, std::
   PutField(&data, std::to_string(visited.size()));
   for (const std::string& v : visited) PutField(&data, v);
   PutField(&data, std::to_string(shards.shard_paths.size()));
-  // Sized exactly by a first pass (the shared starts again), then written
-  // through a pointer: a string sized for the worst case (the whole paths)
-  // was zero-filled and faulted in at about four times the record's size, which
-  // cost the walk more than the encoding itself.
+  // One pass, written through a pointer into room grown as it is needed
+  // (doubling): sizing the string for the worst case (every path whole) had it
+  // zero-filled and faulted in at about eight times the record's size, which
+  // cost the walk more than the encoding itself. The first guess is what a
+  // shard costs when its path shares its folder with the previous one's.
   const std::size_t n = shards.shard_paths.size();
-  std::size_t size = data.size();
+  std::size_t at = data.size();
+  data.resize(at + 8 * n + 64);
   std::string_view previous;
   for (std::size_t i = 0; i < n; ++i) {
     const std::string_view path = shards.shard_paths[i];
     const std::size_t shared = SharedPrefix(path, previous);
-    size += VarintSize(shared) + VarintSize(path.size() - shared) + (path.size() - shared) +
-            VarintSize(shards.shard_examples[i]);
-    previous = path;
-  }
-  const std::size_t header = data.size();
-  data.resize(size);
-  char* p = data.data() + header;
-  previous = {};
-  for (std::size_t i = 0; i < n; ++i) {
-    const std::string_view path = shards.shard_paths[i];
-    const std::size_t shared = SharedPrefix(path, previous);
+    const std::size_t rest = path.size() - shared;
+    if (data.size() - at < rest + 3 * kMaxVarint) data.resize(std::max(2 * data.size(), at + rest + 3 * kMaxVarint));
+    char* p = data.data() + at;
     p = PutVarint(p, shared);
-    p = PutVarint(p, path.size() - shared);
-    std::memcpy(p, path.data() + shared, path.size() - shared);
-    p += path.size() - shared;
+    p = PutVarint(p, rest);
+    std::memcpy(p, path.data() + shared, rest);
+    p += rest;
     p = PutVarint(p, shards.shard_examples[i]);
+    at = static_cast<std::size_t>(p - data.data());
     previous = path;
   }
+  data.resize(at);
   return {std::string(kIndexKind), std::move(data)};
 }
 
