@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // The journal entries of a resumable index build (index_internal.h).
 #include <algorithm>
+#include <bit>
 #include <charconv>
 #include <cstring>
 #include <filesystem>
@@ -85,7 +86,11 @@ std::size_t SharedPrefix(std::string_view a, std::string_view b) {
     std::uint64_t x, y;
     std::memcpy(&x, a.data() + i, 8);
     std::memcpy(&y, b.data() + i, 8);
-    if (x != y) break;
+    // The first byte that differs, found in the word (little-endian: its lowest set bit).
+    if (x != y) {
+      if constexpr (std::endian::native == std::endian::little) return i + (__builtin_ctzll(x ^ y) >> 3);
+      break;
+    }
   }
   while (i < most && a[i] == b[i]) ++i;
   return i;
