@@ -22,6 +22,10 @@
 # SCALE (environment, default 1: jobs of about 3 s on a quiet 2-core machine,
 # digest less) multiplies every input's size: SCALE=0.2
 # gives the second-long jobs of bench/resume_bench.sh.
+# JOBS (environment, default every job): the jobs to run, as words each
+# matching the start of a job's name (JOBS="index" runs index build alone,
+# JOBS="export generate" the exports and generate); inputs that none of them
+# reads are not made.
 # Usage: bench/journal_overhead.sh BUILD_DIR WORK_DIR [REPS]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -47,6 +51,13 @@ least() { sort -g | head -1; }
 now() { date +%s.%N; }
 load() { echo "load: $(uptime | sed 's/.*load average: //')"; }
 started=$(now)
+ONLY="${JOBS:-}"
+wanted() {  # JOB...: whether JOBS chose one of them
+  [ -z "$ONLY" ] && return 0
+  local j w
+  for j in "$@"; do for w in $ONLY; do [[ "$j" == "$w"* ]] && return 0; done; done
+  return 1
+}
 
 # ---- inputs (the shapes of bench/resume_bench.sh, larger) -----------------
 echo "== inputs (SCALE=$SCALE)"
@@ -54,11 +65,12 @@ GEN=(generate configs/generate_small.json --trace-length 20000 --shard-by-key fa
      --examples-train "$(scaled 30000)" --examples-test "$(scaled 1500)" --examples-holdout 0
      --examples-per-shard 128 -q)
 H5="$WORK/capture.h5"
-"$H5TOOL" ascad1 "$H5" trace_len=700 profiling_rows="$(scaled 300000)" attack_rows=2000 fixed_key=1 > /dev/null
+! wanted import-hdf5 || "$H5TOOL" ascad1 "$H5" trace_len=700 profiling_rows="$(scaled 300000)" attack_rows=2000 \
+  fixed_key=1 > /dev/null
 HDF=(import-hdf5 -c configs/import_ascad_v1_fixed.json "$H5" --compression GZIP -j 2 --memory-budget 64 -q)
 TRS="$WORK/capture.trs"
 CW="$WORK/cw"
-"$PY" - "$TRS" "$CW" "$(scaled 400000)" "$(scaled 90000)" <<'PY'
+! wanted import-trs import-chipwhisperer || "$PY" - "$TRS" "$CW" "$(scaled 400000)" "$(scaled 90000)" <<'PY'
 # A TRS file (int8 samples, 16 data bytes) and a two-segment ChipWhisperer
 # project (float64 traces of ADC steps, as ChipWhisperer saves them), random.
 import os, struct, sys
@@ -91,8 +103,8 @@ TRSCMD=(import-trs "$TRS" --examples-per-shard 1000 --compression GZIP -j 2 -q)
 CWCMD=(import-chipwhisperer "$CW/proj.cwp" --examples-per-shard 500 --compression GZIP -j 2 -q)
 # The maintenance jobs read a generated dataset (LZ4 shards).
 DS="$WORK/ds"
-"$BIN" generate configs/generate_small.json --trace-length 20000 --shard-by-key false --key-group-size 128 \
-  --examples-train "$(scaled 24000)" --examples-test "$(scaled 1200)" --examples-holdout 0 \
+! wanted recompress digest export index || "$BIN" generate configs/generate_small.json --trace-length 20000 \
+  --shard-by-key false --key-group-size 128 --examples-train "$(scaled 24000)" --examples-test "$(scaled 1200)" --examples-holdout 0 \
   --examples-per-shard 64 --threads 2 -q -o "$DS" --no-journal
 # The Python filler: float32 traces from a small pool (so that the job is the
 # filler's, not numpy's), shards hashed and compressed as generate's.
@@ -116,7 +128,7 @@ PY
 FILL_N=$(scaled 32000)
 # Index build reads only lists: a tree of them (bench/make_list_tree.py).
 LONG="$WORK/long"
-"$PY" bench/make_list_tree.py "$DS" "$LONG" "$(scaled 1600000)"
+! wanted index || "$PY" bench/make_list_tree.py "$DS" "$LONG" "$(scaled 1600000)"
 echo "inputs: $(du -sh "$H5" | cut -f1) HDF5, $(du -sh "$TRS" | cut -f1) TRS, $(du -sh "$CW" | cut -f1) ChipWhisperer," \
   "$(du -sh "$DS" | cut -f1) dataset ($(find "$DS" -name '*.fb' | wc -l) shards)," \
   "$(find "$LONG" -name shards_list.json | wc -l) lists for index build; $(calc "$(now) - $started") s"
@@ -185,6 +197,7 @@ printf "%-21s %6s | %-23s | %-23s | %-21s | %-15s\n" "" "job" "wall median" "wal
 printf "%-21s %6s | %7s %7s %7s | %7s %7s %7s | %6s %6s %7s | %7s %7s\n" command "s" "j s" "n s" cost "j s" "n s" cost \
   "j s" "n s" cost "s" "of wall"
 for job in "${JOBS[@]}"; do
+  wanted "$job" || continue
   timed "$job" n > /dev/null  # warm-up
   j=() n=() cj=() cn=() jj=()
   for _ in $(seq "$REPS"); do

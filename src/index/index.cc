@@ -253,12 +253,6 @@ Status AppendListShards(const ShardsList& list, IndexedSplit* out) {
   return Status::OK();
 }
 
-namespace {
-
-// IndexShardsSubtree, taking any list below `list_path` that `known` holds
-// (a stopped run journaled it) instead of reading it and its subtree: a run
-// whose plan cuts the tree coarser than the stopped run's (fewer threads or
-// ranks) finds the stopped run's subtrees inside its own. `kept` counts them.
 Status IndexShardsSubtreeKeeping(const Dataset& dataset, const std::string& list_path, std::size_t depth,
                                  const std::map<std::string, WalkedSubtree>* known, std::vector<std::string>* visited,
                                  IndexedSplit* out, std::uint64_t* kept) {
@@ -293,8 +287,6 @@ Status IndexShardsSubtreeKeeping(const Dataset& dataset, const std::string& list
   if (kept) *kept += collect.kept;
   return st;
 }
-
-}  // namespace
 
 Status IndexShardsSubtree(const Dataset& dataset, const std::string& list_path, std::size_t depth,
                           std::vector<std::string>* visited, IndexedSplit* out) {

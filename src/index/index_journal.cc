@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // The journal entries of a resumable index build (index_internal.h).
 #include <algorithm>
+#include <bit>
 #include <charconv>
 #include <cstring>
 #include <filesystem>
@@ -85,7 +86,11 @@ std::size_t SharedPrefix(std::string_view a, std::string_view b) {
     std::uint64_t x, y;
     std::memcpy(&x, a.data() + i, 8);
     std::memcpy(&y, b.data() + i, 8);
-    if (x != y) break;
+    // The first byte that differs, found in the word (little-endian: its lowest set bit).
+    if (x != y) {
+      if constexpr (std::endian::native == std::endian::little) return i + (__builtin_ctzll(x ^ y) >> 3);
+      break;
+    }
   }
   while (i < most && a[i] == b[i]) ++i;
   return i;
@@ -147,24 +152,30 @@ journal_internal::JournalEntry EncodeSubtree(const std::string& list_path, std::
   PutField(&data, std::to_string(visited.size()));
   for (const std::string& v : visited) PutField(&data, v);
   PutField(&data, std::to_string(shards.shard_paths.size()));
-  // Written through a pointer into room for the worst case, cut to size after.
-  std::size_t most = 0;
-  for (const std::string_view path : shards.shard_paths) most += path.size() + 3 * kMaxVarint;
-  const std::size_t header = data.size();
-  data.resize(header + most);
-  char* p = data.data() + header;
+  // One pass, written through a pointer into room grown as it is needed
+  // (doubling): sizing the string for the worst case (every path whole) had it
+  // zero-filled and faulted in at about eight times the record's size, which
+  // cost the walk more than the encoding itself. The first guess is what a
+  // shard costs when its path shares its folder with the previous one's.
+  const std::size_t n = shards.shard_paths.size();
+  std::size_t at = data.size();
+  data.resize(at + 8 * n + 64);
   std::string_view previous;
-  for (std::size_t i = 0; i < shards.shard_paths.size(); ++i) {
+  for (std::size_t i = 0; i < n; ++i) {
     const std::string_view path = shards.shard_paths[i];
     const std::size_t shared = SharedPrefix(path, previous);
+    const std::size_t rest = path.size() - shared;
+    if (data.size() - at < rest + 3 * kMaxVarint) data.resize(std::max(2 * data.size(), at + rest + 3 * kMaxVarint));
+    char* p = data.data() + at;
     p = PutVarint(p, shared);
-    p = PutVarint(p, path.size() - shared);
-    std::memcpy(p, path.data() + shared, path.size() - shared);
-    p += path.size() - shared;
+    p = PutVarint(p, rest);
+    std::memcpy(p, path.data() + shared, rest);
+    p += rest;
     p = PutVarint(p, shards.shard_examples[i]);
+    at = static_cast<std::size_t>(p - data.data());
     previous = path;
   }
-  data.resize(static_cast<std::size_t>(p - data.data()));
+  data.resize(at);
   return {std::string(kIndexKind), std::move(data)};
 }
 

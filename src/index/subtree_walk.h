@@ -5,9 +5,12 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
+#include "index/index_internal.h"
 #include "sedpack/dataset/dataset.h"
 #include "sedpack/index/index.h"
 #include "sedpack/status.h"
@@ -21,6 +24,16 @@ namespace sedpack {
 /// threads or ranks.
 Status IndexShardsSubtree(const Dataset& dataset, const std::string& list_path, std::size_t depth,
                           std::vector<std::string>* visited, IndexedSplit* out);
+
+/// IndexShardsSubtree, taking any list below `list_path` (itself included)
+/// that `known` holds by SubtreeKey (a stopped run journaled its subtree) from
+/// its record instead of reading it and its subtree; `kept` counts them. A
+/// run whose plan cuts the tree coarser than the stopped run's (fewer threads
+/// or ranks) so finds the stopped run's subtrees inside its own. A record
+/// whose shards do not decode is walked again instead.
+Status IndexShardsSubtreeKeeping(const Dataset& dataset, const std::string& list_path, std::size_t depth,
+                                 const std::map<std::string, WalkedSubtree>* known, std::vector<std::string>* visited,
+                                 IndexedSplit* out, std::uint64_t* kept);
 
 /// Appends the shards `list` names itself (not its children's) to `out`: each
 /// one's file_infos[0] path and example count. Corruption, naming the list, for

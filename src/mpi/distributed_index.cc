@@ -73,35 +73,73 @@ struct JournalSpec {
   std::string id;  // empty: no journal
   std::string sha256_hex;
   int first_number = 0;  // rank r journals into number first_number + r
+  // Stopped runs journaled subtrees that this run's plan holds inside its
+  // own (they cut the tree finer: more ranks or threads): the walking ranks
+  // read those journals (numbered below first_number) and keep them.
+  bool look_inside = false;
 };
 
-// Rank 0: take over the subtrees the journals of a stopped run hold.
-Status KeepJournaled(const std::string& root, const IndexContents& contents, bool restart, std::vector<Unit>& units,
-                     JournalSpec* spec, std::uint64_t* kept) {
+using KnownSubtrees = std::map<std::string, WalkedSubtree>;
+
+// Rank 0: what the journals of the stopped runs hold (before the plan, which
+// must not cut a journaled subtree), and the journal numbers this run takes.
+Status ReadJournaled(const std::string& root, const IndexContents& contents, bool restart, JournalSpec* spec,
+                     KnownSubtrees* known) {
   spec->sha256_hex = DigestHex(contents.dataset_info_sha256);
   const IndexJobIdentity job = IndexJobFor(root, spec->sha256_hex);
   spec->id = job.id;
   if (restart) SEDPACK_RETURN_NOT_OK(journal_internal::RemoveJobJournals(root, job.id, nullptr));
   SEDPACK_ASSIGN_OR_RETURN(auto recorded,
                            journal_internal::ReadJobEntries(root, job.id, job.parameters, "index build", nullptr));
-  const std::map<std::string, WalkedSubtree> known = DecodeSubtrees(std::move(recorded.entries));
+  *known = DecodeSubtrees(std::move(recorded.entries));
+  SEDPACK_ASSIGN_OR_RETURN(spec->first_number, FreshJournalNumber(root, job.id, nullptr));
+  return Status::OK();
+}
+
+// Rank 0: take over the planned subtrees the stopped runs journaled whole.
+void KeepJournaled(const IndexContents& contents, const KnownSubtrees& known, std::vector<Unit>& units,
+                   JournalSpec* spec, std::uint64_t* kept) {
+  std::size_t taken = 0;
+  bool walked = false;
   for (Unit& u : units) {
     if (!u.plan.subtree) continue;
     const auto it = known.find(SubtreeKey(u.plan.entry.shard_list_info_file.file_path, u.plan.depth));
     // A record whose shards do not decode leaves its subtree to be walked.
-    if (it == known.end() || !TakeWalkedSubtree(it->second, &u.shards, &u.kept_lists)) continue;
+    if (it == known.end() || !TakeWalkedSubtree(it->second, &u.shards, &u.kept_lists)) {
+      walked = true;
+      continue;
+    }
     u.shards.split = contents.splits[u.plan.root].split;
     u.kept = true;
     ++*kept;
+    ++taken;
   }
-  SEDPACK_ASSIGN_OR_RETURN(spec->first_number, FreshJournalNumber(root, job.id, nullptr));
-  return Status::OK();
+  spec->look_inside = walked && taken < known.size();
+}
+
+// A walking rank: the subtrees the stopped runs journaled (their journals are
+// numbered below this run's), for IndexShardsSubtreeKeeping. Rank 0 checked
+// their parameters; a journal that does not match them now is left alone.
+Result<KnownSubtrees> ReadStoppedRuns(const std::string& root, const JournalSpec& spec) {
+  const journal_internal::JobParameters parameters = IndexJobFor(root, spec.sha256_hex).parameters;
+  SEDPACK_ASSIGN_OR_RETURN(std::vector<journal_internal::JournalFile> journals,
+                           journal_internal::ListJournals(root, nullptr));
+  std::vector<journal_internal::JournalEntry> entries;
+  for (const journal_internal::JournalFile& j : journals) {
+    if (j.job_id != spec.id || j.rank >= spec.first_number) continue;
+    auto read = journal_internal::ReadJournal(root, j.rel, nullptr);
+    if (!read.ok() || !journal_internal::DifferingParameter(read->parameters, parameters).empty()) continue;
+    for (journal_internal::JournalEntry& e : read->entries) entries.push_back(std::move(e));
+  }
+  return DecodeSubtrees(std::move(entries));
 }
 
 // Rank 0: read the top of every split's tree and cut it into units. One rank
 // walks everything itself; otherwise the planner expands a few levels, each
 // read by rank 0 alone.
-Status PlanUnits(const Dataset& ds, int ranks, int per_rank, IndexContents* contents,
+// With a journal one rank cuts the tree too: its subtrees are what a stopped
+// run keeps. A subtree a stopped run journaled (`known`) is never cut.
+Status PlanUnits(const Dataset& ds, int ranks, int per_rank, const KnownSubtrees* known, IndexContents* contents,
                  std::vector<Unit>* units, std::vector<std::string>* visited) {
   std::vector<ShardListInfo> roots;
   for (Split split : AllSplits()) {
@@ -113,9 +151,12 @@ Status PlanUnits(const Dataset& ds, int ranks, int per_rank, IndexContents* cont
     roots.push_back(*top);
   }
   const std::size_t want =
-      ranks > 1 ? static_cast<std::size_t>(std::max(1, ranks) * std::max(1, per_rank)) : 1;
-  SEDPACK_ASSIGN_OR_RETURN(std::vector<dataset_internal::ShardsTreeUnit> plan,
-                           dataset_internal::PlanShardsSubtrees(ds, roots, want, visited));
+      ranks > 1 || known ? static_cast<std::size_t>(std::max(1, ranks) * std::max(1, per_rank)) : 1;
+  SEDPACK_ASSIGN_OR_RETURN(
+      std::vector<dataset_internal::ShardsTreeUnit> plan,
+      dataset_internal::PlanShardsSubtrees(ds, roots, want, visited, [known](const std::string& path, std::size_t depth) {
+        return known && known->count(SubtreeKey(path, depth)) > 0;
+      }));
   for (dataset_internal::ShardsTreeUnit& p : plan) {
     Unit u;
     u.plan = std::move(p);
@@ -135,7 +176,7 @@ Status PlanUnits(const Dataset& ds, int ranks, int per_rank, IndexContents* cont
 // options.write, written.
 Status JoinReplies(const std::string& root, const DistributedIndexOptions& options, int size,
                    const std::vector<std::string>& visited, const std::vector<std::string>& gathered,
-                   std::vector<Unit>& units, IndexContents& contents) {
+                   std::vector<Unit>& units, IndexContents& contents, std::uint64_t* kept_inside) {
   std::unordered_set<std::string> lists(visited.begin(), visited.end());
   for (const Unit& u : units) {
     for (const std::string& p : u.kept_lists) {
@@ -168,6 +209,8 @@ Status JoinReplies(const std::string& root, const DistributedIndexOptions& optio
           return dataset_internal::RepeatedShardsList(p);
         }
       }
+      SEDPACK_ASSIGN_OR_RETURN(std::uint64_t k, in.Number());
+      *kept_inside += k;
     }
   }
   for (Unit& u : units) {
@@ -187,12 +230,24 @@ Status JoinReplies(const std::string& root, const DistributedIndexOptions& optio
 }
 
 // A rank's walk of the subtrees in its task message (after the journal
-// spec); each one walked is journaled when `spec` names a job. The reply
-// holds the status first, then the walked subtrees.
-std::string WalkTasks(const std::string& root, Fields& in, const JournalSpec& spec, int rank) {
+// spec); each one walked is journaled when `spec` names a job, and the
+// subtrees of stopped runs found inside it are kept (`known`: rank 0's, which
+// read them already; others read them when `spec` says there are some). The
+// reply holds the status first, then the walked subtrees.
+std::string WalkTasks(const std::string& root, Fields& in, const JournalSpec& spec, int rank,
+                      const KnownSubtrees* known) {
   std::string body;
   auto open = Dataset::Open(root);
   Status st = open.status();
+  KnownSubtrees read;
+  if (!spec.look_inside) {
+    known = nullptr;
+  } else if (!known && st.ok() && !in.done()) {
+    auto stopped = ReadStoppedRuns(root, spec);
+    st = stopped.status();
+    if (stopped.ok()) read = std::move(stopped).value();
+    known = &read;
+  }
   std::unique_ptr<journal_internal::JournalWriter> writer;
   std::unique_ptr<journal_internal::JournalQueue> queue;
   if (st.ok() && !spec.id.empty() && !in.done()) {
@@ -218,7 +273,8 @@ std::string WalkTasks(const std::string& root, Fields& in, const JournalSpec& sp
     const std::string list(*path);
     IndexedSplit part;
     std::vector<std::string> seen;
-    st = IndexShardsSubtree(**open, list, static_cast<std::size_t>(*depth), &seen, &part);
+    std::uint64_t kept = 0;
+    st = IndexShardsSubtreeKeeping(**open, list, static_cast<std::size_t>(*depth), known, &seen, &part, &kept);
     if (!st.ok()) break;
     if (queue) {
       st = queue->status();  // a journal that cannot be written stops the walk
@@ -233,6 +289,7 @@ std::string WalkTasks(const std::string& root, Fields& in, const JournalSpec& sp
     }
     PutNumber(&body, seen.size());
     for (const auto& s : seen) Put(&body, s);
+    PutNumber(&body, kept);
   }
   if (queue) {
     const Status journaled = queue->Finish();  // what was walked is journaled, whatever the outcome
@@ -260,6 +317,7 @@ std::vector<std::string> AssignTasks(const std::vector<Unit>& units, const Journ
     if (!spec.id.empty()) {
       Put(&t, spec.sha256_hex);
       PutNumber(&t, static_cast<std::uint64_t>(spec.first_number + r));
+      PutNumber(&t, spec.look_inside ? 1 : 0);
     }
   }
   for (std::size_t i : order) {
@@ -284,6 +342,7 @@ Result<IndexContents> BuildIndexDistributed(Comm& comm, const std::string& root,
   std::vector<std::string> tasks;  // rank 0: per-rank task messages
   std::string opened;
   JournalSpec spec;
+  KnownSubtrees known;
   std::uint64_t kept = 0;
   if (rank == 0) {
     Status st;
@@ -296,8 +355,12 @@ Result<IndexContents> BuildIndexDistributed(Comm& comm, const std::string& root,
       st = open.status();
       if (open.ok()) ds = std::move(open).value();
     }
-    if (st.ok()) st = PlanUnits(*ds, size, options.subtrees_per_rank, &contents, &units, &visited);
-    if (st.ok() && options.journal) st = KeepJournaled(root, contents, options.restart, units, &spec, &kept);
+    if (st.ok() && options.journal) st = ReadJournaled(root, contents, options.restart, &spec, &known);
+    if (st.ok()) {
+      st = PlanUnits(*ds, size, options.subtrees_per_rank, options.journal ? &known : nullptr, &contents, &units,
+                     &visited);
+    }
+    if (st.ok() && options.journal) KeepJournaled(contents, known, units, &spec, &kept);
     if (st.ok()) tasks = AssignTasks(units, spec, size);
     opened = EncodeStatus(st);
   }
@@ -319,14 +382,16 @@ Result<IndexContents> BuildIndexDistributed(Comm& comm, const std::string& root,
       mine_spec.id = std::string(*id);
       auto sha = in.Next();
       auto number = sha.ok() ? in.Number() : Result<std::uint64_t>(sha.status());
-      st = number.status();
+      auto inside = number.ok() ? in.Number() : Result<std::uint64_t>(number.status());
+      st = inside.status();
       if (st.ok()) {
         mine_spec.sha256_hex = std::string(*sha);
         mine_spec.first_number = static_cast<int>(*number) - rank;
+        mine_spec.look_inside = *inside != 0;
       }
     }
     if (st.ok()) {
-      reply = WalkTasks(root, in, mine_spec, rank);
+      reply = WalkTasks(root, in, mine_spec, rank, rank == 0 ? &known : nullptr);
     } else {
       Put(&reply, EncodeStatus(st));
     }
@@ -336,7 +401,8 @@ Result<IndexContents> BuildIndexDistributed(Comm& comm, const std::string& root,
 
   std::string outcome;
   if (rank == 0) {
-    Status st = JoinReplies(root, options, size, visited, gathered, units, contents);
+    std::uint64_t kept_inside = 0;
+    Status st = JoinReplies(root, options, size, visited, gathered, units, contents, &kept_inside);
     if (st.ok() && !spec.id.empty()) {
       // The index is written: the journals' work is in it.
       st = journal_internal::RemoveJobJournals(root, spec.id, nullptr);
@@ -345,9 +411,11 @@ Result<IndexContents> BuildIndexDistributed(Comm& comm, const std::string& root,
     if (options.report) {
       std::uint64_t subtrees = 0;
       for (const Unit& u : units) subtrees += u.plan.subtree ? 1 : 0;
-      options.report->units = subtrees;
-      options.report->units_kept = kept;
-      options.report->resumed_job = kept > 0 ? spec.id : std::string();
+      // As the single-process build counts: a subtree walked, and each
+      // stopped run's subtree kept inside it, are units.
+      options.report->units = subtrees + kept_inside;
+      options.report->units_kept = kept + kept_inside;
+      options.report->resumed_job = kept + kept_inside > 0 ? spec.id : std::string();
     }
     outcome = EncodeStatus(st);
   }

@@ -5,7 +5,8 @@
 // and checks clean, and no rank leaves a file behind. A resumable job whose
 // disk fills on one rank, or on every rank, fails on all of them, keeps its
 // finished shards, and the same job run again ends equal to an uninterrupted
-// run. So does a journaled index build, rerun on the same ranks or serially.
+// run. So does a journaled index build, rerun on the same ranks or serially,
+// and one stopped on any number of ranks (1, 2, 4) and rerun on another.
 #include <algorithm>
 #include <cerrno>
 #include <filesystem>
@@ -14,6 +15,7 @@
 
 #include "mpi/shared_dir.h"
 #include "mpi/test_comm.h"
+#include "mpi/thread_ranks.h"
 #include "sedpack/check/check.h"
 #include "sedpack/dataset/reader.h"
 #include "sedpack/maintain/fix.h"
@@ -361,6 +363,125 @@ TEST(DistributedFaultTest, AFullDiskStopsAJournaledIndexBuildAndAnyRerunFinishes
       if (rank == 0) {
         // The serial build plans its own subtrees (four a thread): it finds
         // the stopped run's inside them when that plan cut the tree finer.
+        testing::ExpectResumed(resumed, false);
+        EXPECT_EQ(testing::IndexRows(root), want);
+      }
+      ASSERT_OK(TestComm().Barrier());
+    }
+  }
+}
+
+// A journaled index build stopped half-way (a full disk on every rank) on one
+// number of ranks and rerun on another keeps what the stopped run journaled
+// (k > 0 of n subtrees, reported as the CLI prints it) and writes the bytes of
+// an uninterrupted build, both ways between this run's ranks (TestComm) and
+// each other count: 1 (the single-process build the CLI runs on one rank) and
+// 2 and 4 ranks as threads of rank 0 (ThreadRanks). The plans differ: a plan
+// cut coarser than the stopped run's finds its subtrees inside its own, one
+// cut finer must not cut them.
+TEST(DistributedFaultTest, AJournaledIndexBuildStoppedOnSomeRanksResumesOnAnyOther) {
+  SharedDir dir;
+  const int rank = TestComm().rank(), size = TestComm().size();
+  const std::string source = dir.path() + "/source";
+  std::vector<std::string> want;
+  if (rank == 0) {
+    testing::MakeDeepDataset(source);
+    const std::string reference = dir.path() + "/ref";
+    testing::CopyTree(source, reference);
+    auto ds = Dataset::Open(reference);
+    ASSERT_OK(ds.status());
+    ASSERT_OK(BuildIndexFile(*ds, 1).status());
+    want = testing::IndexRows(reference);
+  }
+  ASSERT_OK(TestComm().Barrier());
+  DistributedIndexOptions options;
+  options.journal = true;
+  // The deep dataset has 24 subtrees at depth 1, 47 at depth 2 and 72 at
+  // depth 3: one rank (or the single-process build) walks those at depth 1, 2
+  // ranks those at depth 2, 4 ranks those at depth 3.
+  options.subtrees_per_rank = 16;
+  // One build of `root` on `ranks` ranks: 0 for the single-process build;
+  // TestComm's size for this run's ranks (every rank takes part), otherwise
+  // threads of rank 0. Its outcome on rank 0.
+  auto build = [&](int ranks, const std::string& root) -> testing::RunResult {
+    if (ranks == 0) {
+      auto ds = Dataset::Open(root);
+      if (!ds.ok()) return {ds.status()};
+      auto built = BuildIndexFileJournaled(*ds, 2, IndexJobOptions{});
+      if (!built.ok()) return {built.status()};
+      return {built.status(), built->units_kept, built->units};
+    }
+    DistributedIndexReport report;
+    DistributedIndexOptions o = options;
+    o.report = &report;
+    if (ranks == size) {
+      const Status st = BuildIndexDistributed(TestComm(), root, o).status();
+      return {st, report.units_kept, report.units};
+    }
+    std::vector<Status> st(static_cast<std::size_t>(ranks));
+    testing::ThreadRanks(ranks).Run([&](Comm& comm) {
+      st[static_cast<std::size_t>(comm.rank())] = BuildIndexDistributed(comm, root, o).status();
+    });
+    // A stopped build fails on every rank, a finished one succeeds on every rank.
+    for (const Status& s : st) {
+      if (s.ok() != st[0].ok()) return {Status::Internal("the ranks disagree: ", s.ToString(), " against ", st[0].ToString())};
+    }
+    return {st[0], report.units_kept, report.units};
+  };
+  auto name = [&](int ranks) {
+    return ranks == 0 ? std::string("1 process") : std::to_string(ranks) + (ranks == size ? " MPI ranks" : " thread ranks");
+  };
+  // Runs `ranks`' build where it runs: this run's ranks together, or rank 0
+  // alone while the others wait. With a disk full from the half of what a
+  // counting run of the same build writes (per process).
+  auto run = [&](int ranks, const std::string& root, bool stop) -> testing::RunResult {
+    const bool here = ranks == size || rank == 0;
+    testing::RunResult out;
+    if (here) {
+      std::int64_t writes = 0;
+      if (stop) {
+        const std::string count = root + ".count";
+        if (ranks != size || rank == 0) testing::CopyTree(source, count);
+        if (ranks == size) EXPECT_OK(TestComm().Barrier());
+        FaultFileSystem counter;
+        {
+          testing::ScopedFileSystem scoped(&counter);
+          EXPECT_OK(build(ranks, count).status);
+        }
+        writes = counter.count(FaultOp::kWrite);
+      }
+      FaultFileSystem full(testing::FullDiskFrom(writes >= 8 ? writes / 2 : writes));
+      std::optional<testing::ScopedFileSystem> scoped;
+      if (stop) scoped.emplace(&full);
+      out = build(ranks, root);
+      if (stop) {
+        EXPECT_TRUE(full.fired() || ranks == size) << name(ranks) << ": the disk never filled";
+      }
+    }
+    EXPECT_OK(TestComm().Barrier());
+    return out;
+  };
+  std::vector<int> others = {0};
+  for (int n : {1, 2, 4}) {
+    if (n != size) others.push_back(n);
+  }
+  int cases = 0;
+  for (int other : others) {
+    for (const bool this_first : {true, false}) {
+      const int first = this_first ? size : other, then = this_first ? other : size;
+      SCOPED_TRACE("stopped on " + name(first) + ", rerun on " + name(then));
+      const std::string root = dir.path() + "/case" + std::to_string(cases++);
+      if (rank == 0) testing::CopyTree(source, root);
+      ASSERT_OK(TestComm().Barrier());
+      const testing::RunResult stopped = run(first, root, true);
+      if (rank == 0) {
+        EXPECT_FALSE(stopped.status.ok());
+        auto index = CheckIndex(root);
+        ASSERT_OK(index.status());
+        EXPECT_EQ(index->freshness, IndexFreshness::kMissing);
+      }
+      const testing::RunResult resumed = run(then, root, false);
+      if (rank == 0) {
         testing::ExpectResumed(resumed, false);
         EXPECT_EQ(testing::IndexRows(root), want);
       }
