@@ -22,11 +22,12 @@
 # SCALE (environment, default 1: jobs of about 3 s on a quiet 2-core machine,
 # digest less) multiplies every input's size: SCALE=0.2
 # gives the second-long jobs of bench/resume_bench.sh.
-# JOBS (environment, default every job): the jobs to run, as words each
-# matching the start of a job's name (JOBS="index" runs index build alone,
-# JOBS="export generate" the exports and generate); inputs that none of them
-# reads are not made.
-# Usage: bench/journal_overhead.sh BUILD_DIR WORK_DIR [REPS]
+# JOBS (environment, default every job): the jobs to run, as words separated by
+# spaces, each choosing the jobs whose name (first column of the table) begins
+# with it: JOBS="export-hdf5 export-trs" runs export-hdf5 on 1 and 2 ranks and
+# export-trs; "export-hdf5," only the 2-rank one; "index" index build. Only the
+# inputs the chosen jobs read are made.
+# Usage: [JOBS="..."] bench/journal_overhead.sh BUILD_DIR WORK_DIR [REPS]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 if [ $# -lt 2 ]; then
@@ -51,11 +52,15 @@ least() { sort -g | head -1; }
 now() { date +%s.%N; }
 load() { echo "load: $(uptime | sed 's/.*load average: //')"; }
 started=$(now)
-ONLY="${JOBS:-}"
-wanted() {  # JOB...: whether JOBS chose one of them
-  [ -z "$ONLY" ] && return 0
-  local j w
-  for j in "$@"; do for w in $ONLY; do [[ "$j" == "$w"* ]] && return 0; done; done
+JOBS="${JOBS:-}"
+wanted() {  # JOB...: true if JOBS chooses any of them
+  [ -z "$JOBS" ] && return 0
+  local job word
+  for job in "$@"; do
+    for word in $JOBS; do
+      case $job in "$word"*) return 0 ;; esac
+    done
+  done
   return 1
 }
 
@@ -65,12 +70,12 @@ GEN=(generate configs/generate_small.json --trace-length 20000 --shard-by-key fa
      --examples-train "$(scaled 30000)" --examples-test "$(scaled 1500)" --examples-holdout 0
      --examples-per-shard 128 -q)
 H5="$WORK/capture.h5"
-! wanted import-hdf5 || "$H5TOOL" ascad1 "$H5" trace_len=700 profiling_rows="$(scaled 300000)" attack_rows=2000 \
-  fixed_key=1 > /dev/null
+wanted import-hdf5 &&
+  "$H5TOOL" ascad1 "$H5" trace_len=700 profiling_rows="$(scaled 300000)" attack_rows=2000 fixed_key=1 > /dev/null
 HDF=(import-hdf5 -c configs/import_ascad_v1_fixed.json "$H5" --compression GZIP -j 2 --memory-budget 64 -q)
 TRS="$WORK/capture.trs"
 CW="$WORK/cw"
-! wanted import-trs import-chipwhisperer || "$PY" - "$TRS" "$CW" "$(scaled 400000)" "$(scaled 90000)" <<'PY'
+wanted import-trs import-chipwhisperer && "$PY" - "$TRS" "$CW" "$(scaled 400000)" "$(scaled 90000)" <<'PY'
 # A TRS file (int8 samples, 16 data bytes) and a two-segment ChipWhisperer
 # project (float64 traces of ADC steps, as ChipWhisperer saves them), random.
 import os, struct, sys
@@ -103,8 +108,8 @@ TRSCMD=(import-trs "$TRS" --examples-per-shard 1000 --compression GZIP -j 2 -q)
 CWCMD=(import-chipwhisperer "$CW/proj.cwp" --examples-per-shard 500 --compression GZIP -j 2 -q)
 # The maintenance jobs read a generated dataset (LZ4 shards).
 DS="$WORK/ds"
-! wanted recompress digest export index || "$BIN" generate configs/generate_small.json --trace-length 20000 \
-  --shard-by-key false --key-group-size 128 --examples-train "$(scaled 24000)" --examples-test "$(scaled 1200)" --examples-holdout 0 \
+wanted recompress digest export-hdf5 export-trs "index build" && "$BIN" generate configs/generate_small.json --trace-length 20000 --shard-by-key false --key-group-size 128 \
+  --examples-train "$(scaled 24000)" --examples-test "$(scaled 1200)" --examples-holdout 0 \
   --examples-per-shard 64 --threads 2 -q -o "$DS" --no-journal
 # The Python filler: float32 traces from a small pool (so that the job is the
 # filler's, not numpy's), shards hashed and compressed as generate's.
@@ -128,10 +133,11 @@ PY
 FILL_N=$(scaled 32000)
 # Index build reads only lists: a tree of them (bench/make_list_tree.py).
 LONG="$WORK/long"
-! wanted index || "$PY" bench/make_list_tree.py "$DS" "$LONG" "$(scaled 1600000)"
-echo "inputs: $(du -sh "$H5" | cut -f1) HDF5, $(du -sh "$TRS" | cut -f1) TRS, $(du -sh "$CW" | cut -f1) ChipWhisperer," \
-  "$(du -sh "$DS" | cut -f1) dataset ($(find "$DS" -name '*.fb' | wc -l) shards)," \
-  "$(find "$LONG" -name shards_list.json | wc -l) lists for index build; $(calc "$(now) - $started") s"
+wanted "index build" && "$PY" bench/make_list_tree.py "$DS" "$LONG" "$(scaled 1600000)"
+size() { if [ -e "$1" ]; then du -sh "$1" | cut -f1; else echo "no"; fi; }
+echo "inputs: $(size "$H5") HDF5, $(size "$TRS") TRS, $(size "$CW") ChipWhisperer," \
+  "$(size "$DS") dataset ($(find "$DS" -name '*.fb' 2> /dev/null | wc -l) shards)," \
+  "$(find "$LONG" -name shards_list.json 2> /dev/null | wc -l) lists for index build; $(calc "$(now) - $started") s"
 
 # ---- one run ----------------------------------------------------------------
 # Job $1, journaled ($2 = j) or not (n), into the fresh output $WORK/o: its
@@ -187,16 +193,16 @@ timed() {  # JOB J|N
 echo
 echo "== journal (default) against --no-journal: $REPS interleaved pairs per job (j n j n ...), medians"
 load
-JOBS=(generate)
-command -v mpirun > /dev/null && JOBS+=("generate, 2 ranks")
-JOBS+=(import-hdf5 import-trs import-chipwhisperer recompress digest export-hdf5)
-command -v mpirun > /dev/null && "$BIN" --version | grep -q "(parallel, MPI-IO)" && JOBS+=("export-hdf5, 2 ranks")
-JOBS+=(export-trs "index build" "python filler")
+ALL_JOBS=(generate)
+command -v mpirun > /dev/null && ALL_JOBS+=("generate, 2 ranks")
+ALL_JOBS+=(import-hdf5 import-trs import-chipwhisperer recompress digest export-hdf5)
+command -v mpirun > /dev/null && "$BIN" --version | grep -q "(parallel, MPI-IO)" && ALL_JOBS+=("export-hdf5, 2 ranks")
+ALL_JOBS+=(export-trs "index build" "python filler")
 printf "%-21s %6s | %-23s | %-23s | %-21s | %-15s\n" "" "job" "wall median" "wall fastest" "CPU median" \
   "in the journal"
 printf "%-21s %6s | %7s %7s %7s | %7s %7s %7s | %6s %6s %7s | %7s %7s\n" command "s" "j s" "n s" cost "j s" "n s" cost \
   "j s" "n s" cost "s" "of wall"
-for job in "${JOBS[@]}"; do
+for job in "${ALL_JOBS[@]}"; do
   wanted "$job" || continue
   timed "$job" n > /dev/null  # warm-up
   j=() n=() cj=() cn=() jj=()

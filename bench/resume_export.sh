@@ -23,13 +23,20 @@
 # (the collective MPI-IO write) when this sedpack has parallel HDF5; its stop
 # and the run counting its records use a record every ~32 MiB
 # (SEDPACK_TEST_RECORD_MS=0) instead of one a second, the rerun the default.
+# Each export-hdf5 row is REPEAT interleaved rounds of full (journaled),
+# --no-journal, stopped + rerun, medians (the overhead: the median of the
+# rounds' full / --no-journal); equal is checked in the first round.
 # export-trs runs on a dataset of its own, TRS_EXAMPLES rows (default 96000:
 # a full run of some 3 s, ~1.5 GB of TRS, so that start-up does not decide the
 # ratio), REPEAT interleaved rounds of full, stopped + rerun, stopped after the
 # last range + rerun ("all kept": start-up plus the check of every kept row)
 # and --no-journal, medians; its own table also gives the process start-up
 # (`sedpack --help`) and the target 0.60 * full + all kept.
-# Usage: bench/resume_export.sh [BUILD_DIR] [WORKDIR] [TRAIN_EXAMPLES] [TRACE_LENGTH] [REPEAT] [H5_EXAMPLES] [TRS_EXAMPLES]
+# JOBS (environment, default all): words separated by spaces, each choosing the
+# rows whose key begins with it; the keys: export-trs, export-hdf5 (one rank),
+# export-hdf5-mpi (2 ranks), filler. JOBS="export-hdf5" runs both export-hdf5
+# rows. Only their inputs are made.
+# Usage: [JOBS="..."] bench/resume_export.sh [BUILD_DIR] [WORKDIR] [TRAIN_EXAMPLES] [TRACE_LENGTH] [REPEAT] [H5_EXAMPLES] [TRS_EXAMPLES]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD="$(cd "${1:-build}" && pwd)"
@@ -39,15 +46,29 @@ LENGTH="${4:-4000}"
 REPEAT="${5:-5}"
 H5_EXAMPLES="${6:-240000}"
 TRS_EXAMPLES="${7:-96000}"
+export JOBS="${JOBS:-}"
+wanted() {  # KEY: true if JOBS chooses a row whose key begins with KEY (or is KEY)
+  [ -z "$JOBS" ] && return 0
+  local word
+  for word in $JOBS; do
+    case $1 in "$word"*) return 0 ;; esac
+    case $word in "$1"*) return 0 ;; esac
+  done
+  return 1
+}
 rm -rf "$WORK"
 mkdir -p "$WORK"
 "$BUILD/src/cli/sedpack" generate configs/generate_small.json "$WORK/ds" -q --examples-train "$EXAMPLES" \
   --examples-test 0 --examples-holdout 0 --trace-length "$LENGTH" --shard-by-key=false
 sed 's/"examples_per_shard": 16,/"examples_per_shard": 256,/' configs/generate_small.json > "$WORK/h5.json"
-"$BUILD/src/cli/sedpack" generate "$WORK/h5.json" "$WORK/ds_h5" -q --examples-train "$H5_EXAMPLES" \
-  --examples-test 0 --examples-holdout 0 --trace-length "$LENGTH" --shard-by-key=false
-"$BUILD/src/cli/sedpack" generate configs/generate_small.json "$WORK/ds_trs" -q --examples-train "$TRS_EXAMPLES" \
-  --examples-test 0 --examples-holdout 0 --trace-length "$LENGTH" --shard-by-key=false
+if wanted export-hdf5; then
+  "$BUILD/src/cli/sedpack" generate "$WORK/h5.json" "$WORK/ds_h5" -q --examples-train "$H5_EXAMPLES" \
+    --examples-test 0 --examples-holdout 0 --trace-length "$LENGTH" --shard-by-key=false
+fi
+if wanted export-trs; then
+  "$BUILD/src/cli/sedpack" generate configs/generate_small.json "$WORK/ds_trs" -q --examples-train "$TRS_EXAMPLES" \
+    --examples-test 0 --examples-holdout 0 --trace-length "$LENGTH" --shard-by-key=false
+fi
 # The start-up sources: one shard each.
 "$BUILD/src/cli/sedpack" generate configs/generate_small.json "$WORK/one" -q --examples-train 16 \
   --examples-test 0 --examples-holdout 0 --trace-length "$LENGTH" --shard-by-key=false
@@ -64,6 +85,13 @@ sedpack, work, examples, length, repeat = sys.argv[1], sys.argv[2], int(sys.argv
 mpirun = sys.argv[6]
 trs_examples = int(sys.argv[7])
 ds = os.path.join(work, "ds")
+JOBS = os.environ.get("JOBS", "").split()
+
+
+def wanted(name):
+    return not JOBS or any(name.startswith(w) for w in JOBS)
+
+
 CLEAN = {k: v for k, v in os.environ.items() if not k.startswith("SEDPACK_TEST_")}
 
 
@@ -143,30 +171,34 @@ def export(kind, source=ds, ranks=0):
     timed(cmd(out("count"), env=env), env)
     steps = [int(l.split("\t")[1]) for l in open(log) if l.split("\t")[:3:2] == ["0", "journal"]]
     rm(out("count"), log)
-    full, _ = timed(cmd(out("full")))
-    full_cpu = CPU["last"]
-    # Removed at once: the page cache of a large file left behind would be
-    # reclaimed at the cost of whichever run writes next.
-    reference = fingerprint(out("full"))
-    rm(out("full"))
     at = steps[int(len(steps) * 0.45)]
-    env = dict(steady, SEDPACK_TEST_KILL_AT=str(at), SEDPACK_TEST_KILL_RANK="0")
-    timed(cmd(out("part"), env=env), env, ok=(-9, 137))
-    rerun, p = timed(cmd(out("part")))
-    rerun_cpu = CPU["last"]
-    kept = re.search(r"resumed job \S+ .*kept|$", p.stderr).group(0) or "?"
-    equal = fingerprint(out("part")) == reference
-    rm(out("part"))
-    on = off = 0.0
-    pairs = []
-    for _ in range(repeat):
-        a = timed(cmd(out("on")))[0]
-        rm(out("on"))
-        b = timed(cmd(out("off"), "--no-journal"))[0]
+    stop = dict(steady, SEDPACK_TEST_KILL_AT=str(at), SEDPACK_TEST_KILL_RANK="0")
+    t = {k: [] for k in ("full", "full_cpu", "off", "rerun", "rerun_cpu")}
+    kept, equal = "?", True
+    for r in range(repeat):
+        wall, _ = timed(cmd(out("full")))
+        t["full"].append(wall)
+        t["full_cpu"].append(CPU["last"])
+        # Removed at once: the page cache of a large file left behind would be
+        # reclaimed at the cost of whichever run writes next.
+        reference = fingerprint(out("full")) if r == 0 else None
+        rm(out("full"))
+        t["off"].append(timed(cmd(out("off"), "--no-journal"))[0])
         rm(out("off"))
-        pairs.append((a, b))
-        on, off = on + a, off + b
-    over = statistics.median(a / b for a, b in pairs) - 1 if kind == "hdf5" else on / off - 1
+        timed(cmd(out("part"), env=stop), stop, ok=(-9, 137))
+        wall, p = timed(cmd(out("part")))
+        t["rerun"].append(wall)
+        t["rerun_cpu"].append(CPU["last"])
+        kept = re.search(r"resumed job \S+ .*kept|$", p.stderr).group(0) or "?"
+        if r == 0:
+            equal = fingerprint(out("part")) == reference
+        rm(out("part"))
+    m = {k: statistics.median(v) for k, v in t.items()}
+    full, rerun, full_cpu, rerun_cpu = m["full"], m["rerun"], m["full_cpu"], m["rerun_cpu"]
+    over = statistics.median(a / b for a, b in zip(t["full"], t["off"])) - 1
+    print("export-hdf5%s rounds: full %s; --no-journal %s; rerun %s" % (
+        " (%d ranks)" % ranks if ranks else "", *(" ".join("%.2f" % x for x in t[k]) for k in ("full", "off", "rerun"))),
+        flush=True)
     name = "export-" + kind + (" (mpirun -n %d, collective)" % ranks if ranks else "")
     one = os.path.join(work, "one_h5" if kind == "hdf5" else "one")
     up = startup(mpi({}) + [sedpack, "export-" + kind, one, "-o", out("one"), "-q"], out("one"))
@@ -263,11 +295,14 @@ def filler():
     rows.append(("python filler", "SIGKILL", kept, full, rerun, up, full_cpu, rerun_cpu, equal, on / off - 1))
 
 
-export_trs()
-export("hdf5", os.path.join(work, "ds_h5"))
-if mpirun:
+if wanted("export-trs"):
+    export_trs()
+if wanted("export-hdf5"):
+    export("hdf5", os.path.join(work, "ds_h5"))
+if mpirun and wanted("export-hdf5-mpi"):
     export("hdf5", os.path.join(work, "ds_h5"), ranks=2)
-filler()
+if wanted("filler"):
+    filler()
 print("%d train examples of %d float16 samples (export-trs: %d); overhead over %d interleaved pairs" % (
     examples, length, trs_examples, repeat))
 print("export-hdf5: its own dataset of %s; load %.1f %.1f %.1f" % (
@@ -282,6 +317,8 @@ for job, how, kept, full, rerun, up, fcpu, rcpu, equal, over in rows:
         "yes" if rerun <= 0.60 * full + up else "no", fcpu, rcpu, rcpu / max(fcpu, 1e-9),
         "yes" if equal else "NO", 100 * over))
 m = TRS
+if not m:
+    sys.exit(0)
 print()
 print("export-trs, medians of %d interleaved rounds (%d row ranges, stopped after range %d):" % (
     repeat, m["ranges"], m["at"]))

@@ -175,7 +175,8 @@ std::string InexactSample(const Column& c, const ValueView& v, std::uint64_t k) 
 // journaled job's unfinished file, which a failure leaves for the rerun when
 // Keep() was called. In the journaled file every byte written also feeds the
 // hash of the current row range (the temporary file of an unjournaled export
-// needs none).
+// needs none): as the caller builds it (Hash, while it is in cache), or else
+// as Write writes it.
 class OutFile {
  public:
   explicit OutFile(FileSystem& fs) : fs_(fs) {}
@@ -197,7 +198,8 @@ class OutFile {
     hashing_ = true;
     return Status::OK();
   }
-  Status Write(std::span<const std::byte> b) {
+  // Write `b`, of which the first `hashed` bytes went through Hash already.
+  Status Write(std::span<const std::byte> b, std::size_t hashed = 0) {
     std::size_t done = 0;
     while (done < b.size()) {
       const long r = fs_.Write(fd_, b.data() + done, b.size() - done);
@@ -205,10 +207,15 @@ class OutFile {
       if (r < 0) return Status::IOError(out_, ": write failed: ", std::strerror(errno));
       done += static_cast<std::size_t>(r);
     }
-    if (hashing_) hash_.Update(b.data(), b.size());
+    if (hashing_ && hashed < b.size()) hash_.Update(b.data() + hashed, b.size() - hashed);
     written_ += b.size();
     return Status::OK();
   }
+  // Feed bytes the next Write will write to the range's hash (a journaled file only).
+  void Hash(std::span<const std::byte> b) {
+    if (hashing_) hash_.Update(b.data(), b.size());
+  }
+  bool hashing() const { return hashing_; }
   Status Sync() {
     if (fs_.Fsync(fd_) != 0) return Status::IOError(out_, ": fsync failed: ", std::strerror(errno));
     return Status::OK();
@@ -432,8 +439,8 @@ struct TrsJob {
 // to the device all the same (without waiting for it): left for the one fsync
 // before the rename, the whole file would be written out only then, after the
 // page cache had filled with it.
-Status EndUnit(TrsJob& job, std::size_t u, OutFile& file, std::vector<std::byte>* buf) {
-  SEDPACK_RETURN_NOT_OK(file.Write(*buf));
+Status EndUnit(TrsJob& job, std::size_t u, OutFile& file, std::vector<std::byte>* buf, std::size_t hashed) {
+  SEDPACK_RETURN_NOT_OK(file.Write(*buf, hashed));
   buf->clear();
   const Unit& unit = job.units[u];
   const std::uint64_t offset = job.header + unit.first * job.record, bytes = unit.rows * job.record;
@@ -449,7 +456,10 @@ Status EndUnit(TrsJob& job, std::size_t u, OutFile& file, std::vector<std::byte>
 }
 
 // Stream the split's examples (after the job's kept rows) into records, in
-// buffers of about 8 MiB, ending a buffer at each row range's end.
+// buffers of about 8 MiB, ending a buffer at each row range's end. A journaled
+// file's range hash is fed with the records as they are made, every
+// kHashSpan or so, while they are in cache: hashed after the write, the
+// buffer was read from memory once more (XXH3 there ran at half its speed).
 Status WriteRecords(const std::shared_ptr<const Dataset>& dataset, Split split, const ExportPlan& plan,
                     const TrsExportOptions& options, const std::vector<ShardInfo>& shards, TrsJob& job,
                     OutFile& file, TrsExportSummary* summary) {
@@ -459,6 +469,8 @@ Status WriteRecords(const std::shared_ptr<const Dataset>& dataset, Split split, 
   const std::uint64_t per_buffer = std::max<std::uint64_t>(1, (8ULL << 20) / record);
   std::vector<std::byte> buf;
   buf.reserve(per_buffer * record);
+  constexpr std::size_t kHashSpan = std::size_t{256} << 10;
+  std::size_t hashed = 0;  // the bytes of buf fed to the range hash
   ReadOptions ro;
   ro.prefetch_shards = options.prefetch_shards;
   if (job.kept > 0) {
@@ -496,25 +508,32 @@ Status WriteRecords(const std::shared_ptr<const Dataset>& dataset, Split split, 
                                      "\": ", InexactSample(tc, samples, bad));
     }
     ++summary->traces;
+    if (file.hashing() && buf.size() - hashed >= kHashSpan) {
+      file.Hash(std::span<const std::byte>(buf).subspan(hashed));
+      hashed = buf.size();
+    }
     if (unit < job.units.size() && summary->traces == job.units[unit].first + job.units[unit].rows) {
-      SEDPACK_RETURN_NOT_OK(EndUnit(job, unit++, file, &buf));
+      SEDPACK_RETURN_NOT_OK(EndUnit(job, unit++, file, &buf, hashed));
+      hashed = 0;
     } else if (buf.size() >= per_buffer * record) {
-      SEDPACK_RETURN_NOT_OK(file.Write(buf));
+      SEDPACK_RETURN_NOT_OK(file.Write(buf, hashed));
       buf.clear();
+      hashed = 0;
     }
   }
-  return file.Write(buf);
+  return file.Write(buf, hashed);
 }
 
 // The number of `ranges` (which follow each other from `offset`) whose bytes
-// in `fd` have their recorded hash: one sequential pass with large reads,
-// stopping at the first mismatch. This check is the only part of a rerun that
-// costs in proportion to the rows kept.
+// in `fd` have their recorded hash: one sequential pass, stopping at the first
+// mismatch. This check is the only part of a rerun that costs in proportion to
+// the rows kept. Reads of 512 KiB: each block is hashed while the read has
+// left it in cache (16 MiB blocks were hashed from memory).
 std::size_t MatchingRanges(FileSystem& fs, int fd, std::uint64_t offset,
                            std::span<const journal_internal::RowRange> ranges) {
   if (ranges.empty()) return 0;
   const std::uint64_t end = ranges.back().offset + ranges.back().bytes;
-  std::vector<std::byte> chunk(static_cast<std::size_t>(std::min<std::uint64_t>(16ULL << 20, end - offset)));
+  std::vector<std::byte> chunk(static_cast<std::size_t>(std::min<std::uint64_t>(512ULL << 10, end - offset)));
   journal_internal::RangeHasher hash;
   std::size_t kept = 0;
   std::uint64_t left = ranges[0].bytes;

@@ -74,7 +74,7 @@ struct RootJob {
   Clock::time_point last_record = Clock::now();
   /// The shards written since the last record: one record covers them all.
   journal_internal::RowRange pending;
-  /// Fed with each pending shard's digest in export order (ShardDigest).
+  /// Fed with each pending shard's digest in export order (DigestWritten).
   journal_internal::RangeHasher pending_hash;
   std::size_t kept = 0;
   bool resumed = false;
@@ -101,15 +101,11 @@ struct RootJob {
 };
 
 // A record's hash is the XXH3-64 of its shards' digests (h5::RowDigest of the
-// shard's rows as the file holds them, ExportWriter::HashRows). Per shard, so
-// that every rank of a collective write hashes its own rows in memory, and
-// rank 0 combines them in export order exactly as a rerun recomputes them.
-template <typename Feed>
-Result<std::string> ShardDigest(Feed&& feed) {
-  h5::RowDigest h;
-  SEDPACK_RETURN_NOT_OK(feed(&h));
-  return h.Hex();
-}
+// shard's rows as the file holds them: ExportWriter::DigestWritten as they are
+// written, DigestStored on a rerun). Per shard, so that every rank of a
+// collective write hashes its own rows in memory (as DecodeColumns copies
+// them), and rank 0 combines them in export order exactly as a rerun
+// recomputes them.
 
 // What the shard loops share.
 struct ExportRun {
@@ -132,7 +128,7 @@ struct ExportRun {
     if (k >= items.size()) return std::optional<ShardColumns>();
     SEDPACK_ASSIGN_OR_RETURN(std::string encoded, h5::EncodeShard(dataset, plans[items[k].plan].shards[items[k].shard],
                                                                   options.verify_hashes));
-    SEDPACK_ASSIGN_OR_RETURN(ShardColumns cols, h5::DecodeColumns(encoded, dataset.schema().size()));
+    SEDPACK_ASSIGN_OR_RETURN(ShardColumns cols, h5::DecodeColumns(encoded, dataset.schema().size(), job != nullptr));
     return std::optional<ShardColumns>(std::move(cols));
   }
   void Report(std::uint64_t bytes) {
@@ -174,14 +170,13 @@ Status WriteRound(ExportRun& run, ExportWriter* writer, std::size_t base, const 
   const bool journaled = run.job != nullptr && run.job->journal != nullptr;
   for (std::size_t r = 0; r < run.ranks() && base + r < run.items.size(); ++r) {
     const Item& it = run.items[base + r];
-    SEDPACK_ASSIGN_OR_RETURN(ShardColumns cols, h5::DecodeColumns(gathered[r], run.dataset.schema().size()));
+    SEDPACK_ASSIGN_OR_RETURN(ShardColumns cols,
+                             h5::DecodeColumns(gathered[r], run.dataset.schema().size(), journaled));
     SEDPACK_RETURN_NOT_OK(writer->WriteShard(it.plan, run.first_row(it), cols, Columns::kAll, H5P_DEFAULT));
     run.progress.examples_done += cols.examples;
     if (journaled) {
       journal_internal::JournalTimer timer;
-      SEDPACK_ASSIGN_OR_RETURN(std::string digest, ShardDigest([&](h5::RowDigest* h) {
-                                 return writer->HashWritten(it.plan, run.first_row(it), cols, h);
-                               }));
+      SEDPACK_ASSIGN_OR_RETURN(std::string digest, writer->DigestWritten(it.plan, run.first_row(it), cols));
       run.job->Add(cols.examples, digest);
     }
   }
@@ -216,7 +211,8 @@ Status WriteGathered(ExportRun& run, ExportWriter* writer) {
 
 // How many journal records (and so shards) the reopened file holds: the
 // prefix of records, each a run of shards in export order, whose rows hash as
-// recorded.
+// recorded. The rows are read in file order, whole chunks at a time
+// (DigestStored): this check is the part of a rerun that grows with what was kept.
 std::size_t KeptRecords(const ExportRun& run, ExportWriter& writer,
                         const std::vector<journal_internal::RowRange>& recorded, std::size_t* items) {
   std::size_t kept = 0;
@@ -231,9 +227,7 @@ std::size_t KeptRecords(const ExportRun& run, ExportWriter& writer,
       const Item& it = run.items[i];
       const auto n = static_cast<std::uint64_t>(
           std::max<std::int64_t>(0, run.plans[it.plan].shards[it.shard].number_of_examples));
-      auto digest = ShardDigest([&](h5::RowDigest* h) {
-        return writer.HashRows(it.plan, run.first_row(it), n, h);
-      });
+      auto digest = writer.DigestStored(it.plan, run.first_row(it), n);
       read = digest.ok();
       if (read) hash.Update(digest->data(), digest->size());
       rows += n;
@@ -241,6 +235,7 @@ std::size_t KeptRecords(const ExportRun& run, ExportWriter& writer,
     if (!read || rows != r.rows || hash.Finish() != r.hash) break;
     *items += r.bytes;
   }
+  writer.ReleaseStored();
   return kept;
 }
 
@@ -428,7 +423,7 @@ Status RecordRound(ExportRun& run, ExportWriter* writer, std::size_t base, const
   RootJob& job = *run.job;
   if (mine.has_value() && job.digest_failed.ok()) {
     const Item& it = run.items[base + static_cast<std::size_t>(run.comm.rank())];
-    auto digest = ShardDigest([&](h5::RowDigest* h) { return writer->HashWritten(it.plan, run.first_row(it), *mine, h); });
+    auto digest = writer->DigestWritten(it.plan, run.first_row(it), *mine);
     if (digest.ok()) {
       job.digests += *digest;
       job.digests += '\n';

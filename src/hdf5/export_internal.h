@@ -32,11 +32,19 @@ struct ShardColumns {
   std::vector<DType> dtypes;
   std::vector<std::string> columns;  ///< str/bytes: the (length, bytes) pairs without the count
   std::uint64_t examples = 0;
+  /// The RowDigest (hex) of `columns` one after the other, as DecodeColumns
+  /// copied them; empty when not asked for. It is the digest of the rows as
+  /// the file holds them when no column is converted on its way in
+  /// (ExportWriter::DigestWritten tells).
+  std::string digest;
 };
 
 /// Decode `shard` and serialize its columns (checking every value against the schema).
 Result<std::string> EncodeShard(const Dataset& ds, const ShardInfo& shard, bool verify);
-Result<ShardColumns> DecodeColumns(std::string_view in, std::size_t attributes);
+/// With `digest`, every column is hashed as it is copied out of `in`, block
+/// by block while the block is in cache (ShardColumns::digest): the separate
+/// pass over a shard's values after its write read them back from memory.
+Result<ShardColumns> DecodeColumns(std::string_view in, std::size_t attributes, bool digest = false);
 /// The wire form of `c` with only its variable-length columns (the others empty).
 std::string EncodeVariableColumns(const ShardColumns& c);
 
@@ -96,25 +104,49 @@ class ExportWriter {
   Status Flush();
   /// Whether every dataset has the shape the plans give it (a reopened file).
   Status CheckShapes(const std::vector<SplitPlan>& plans);
-  /// Feed rows [first, first + c.examples) of split number `plan`, as the file
-  /// holds them, to `hash`: from `c` where its bytes are the file's, else read
-  /// back. The same bytes as HashRows of those rows.
-  Status HashWritten(std::size_t plan, std::uint64_t first, const ShardColumns& c,
-                     RowDigest* hash);
-  /// Feed rows [first, first + rows) as read from the file: attribute by
-  /// attribute, numeric values in the file's type, str and bytes as a u64
-  /// length and the bytes each.
-  Status HashRows(std::size_t plan, std::uint64_t first, std::uint64_t rows, RowDigest* hash);
+  /// The digest (RowDigest, hex) of rows [first, first + c.examples) of split
+  /// number `plan` just written from `c`, as the file holds them: c.digest
+  /// where every column went in unconverted, else from `c`'s bytes and, for
+  /// a converted column, the rows read back. Equal to DigestStored of those rows.
+  Result<std::string> DigestWritten(std::size_t plan, std::uint64_t first, const ShardColumns& c);
+  /// The digest of rows [first, first + rows) as the file holds them:
+  /// attribute by attribute, numeric values in the file's type, str and bytes
+  /// as a u64 length and the bytes each. For the check of a reopened file
+  /// before anything is written to it, shard after shard in row order: a
+  /// numeric attribute of an unfiltered chunked dataset is read a whole
+  /// chunk at a time as stored (H5Dread_chunk: one read from the file into a
+  /// buffer kept for the next shard, no chunk cache, no conversion), the
+  /// others through H5Dread. ReleaseStored frees the buffers.
+  Result<std::string> DigestStored(std::size_t plan, std::uint64_t first, std::uint64_t rows);
+  void ReleaseStored();
   /// Value bytes this process wrote.
   std::uint64_t bytes() const { return bytes_; }
 
  private:
   ExportWriter() = default;
+  // What DigestStored keeps of one dataset: whether its chunks are read as
+  // stored, their shape, and the chunk read last.
+  struct StoredChunks {
+    bool probed = false;
+    bool direct = false;
+    std::uint64_t chunk_rows = 0;
+    std::uint64_t row_bytes = 0;
+    std::uint64_t loaded = ~std::uint64_t{0};  ///< the chunk in `bytes` (its number)
+    std::vector<hsize_t> offset;                ///< of that chunk, in elements
+    std::vector<std::byte> bytes;
+  };
+  void ProbeStored(std::size_t plan, std::size_t j, StoredChunks* s);
+  Status LoadStoredChunk(std::size_t plan, std::size_t j, std::uint64_t chunk, StoredChunks* s);
+  // Whether values of dtype `stored` go into attribute j of split `plan` unconverted.
+  bool StoredAsFile(std::size_t plan, std::size_t j, DType stored);
   Status HashAttribute(std::size_t plan, std::size_t j, std::uint64_t first, std::uint64_t rows,
                        RowDigest* hash);
   std::vector<AttributeSpec> schema_;
   Handle file_;
   std::vector<std::vector<Handle>> datasets_;
+  std::vector<std::vector<StoredChunks>> stored_;
+  /// StoredAsFile's answers: per split and attribute, the dtype last asked about and the answer.
+  std::vector<std::vector<std::pair<int, bool>>> as_file_;
   std::uint64_t bytes_ = 0;
 };
 

@@ -3,9 +3,11 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
+#include <optional>
 
 #include "hdf5/export_internal.h"
 #include "hdf5/fs_driver_internal.h"
+#include "journal/stats_internal.h"
 #include "sedpack/dataset/reader.h"
 
 namespace sedpack::h5 {
@@ -161,7 +163,32 @@ Result<std::string> EncodeShard(const Dataset& ds, const ShardInfo& shard, bool 
   return out;
 }
 
-Result<ShardColumns> DecodeColumns(std::string_view in, std::size_t attributes) {
+namespace {
+
+// Copy `bytes` into `column`, feeding `digest` (if any) each block right after
+// its copy, while it is in cache. The digest's time is the journal's.
+void CopyColumn(std::string_view bytes, std::string* column, RowDigest* digest) {
+  if (digest == nullptr) {
+    column->assign(bytes);
+    return;
+  }
+  constexpr std::size_t kBlock = std::size_t{128} << 10;
+  column->clear();
+  column->reserve(bytes.size());
+  for (std::size_t at = 0; at < bytes.size(); at += kBlock) {
+    const std::string_view block = bytes.substr(at, kBlock);
+    column->append(block);
+    journal_internal::JournalTimer timer;
+    digest->Update(column->data() + at, block.size());
+  }
+}
+
+}  // namespace
+
+Result<ShardColumns> DecodeColumns(std::string_view in, std::size_t attributes, bool digest) {
+  std::optional<RowDigest> hash;
+  if (digest) hash.emplace();
+  RowDigest* h = hash ? &*hash : nullptr;
   ShardColumns c;
   SEDPACK_ASSIGN_OR_RETURN(c.examples, GetU64(&in));
   for (std::size_t j = 0; j < attributes; ++j) {
@@ -177,16 +204,17 @@ Result<ShardColumns> DecodeColumns(std::string_view in, std::size_t attributes) 
         if (in.size() < len) return Status::Internal("export-hdf5: truncated shard message");
         in.remove_prefix(len);
       }
-      column.assign(begin, in.data());
+      CopyColumn(std::string_view(begin, static_cast<std::size_t>(in.data() - begin)), &column, h);
     } else {
       SEDPACK_ASSIGN_OR_RETURN(std::uint64_t bytes, GetU64(&in));
       if (in.size() < bytes) return Status::Internal("export-hdf5: truncated shard message");
-      column.assign(in.data(), bytes);
+      CopyColumn(in.substr(0, bytes), &column, h);
       in.remove_prefix(bytes);
     }
     c.dtypes.push_back(d);
     c.columns.push_back(std::move(column));
   }
+  if (h != nullptr) c.digest = h->Hex();
   return c;
 }
 
@@ -443,32 +471,118 @@ Status ExportWriter::HashAttribute(std::size_t plan, std::size_t j, std::uint64_
   return H5Check(H5Dvlen_reclaim(type.get(), mem_space.get(), H5P_DEFAULT, buffer), "reading " + a.name);
 }
 
-Status ExportWriter::HashRows(std::size_t plan, std::uint64_t first, std::uint64_t rows,
-                              RowDigest* hash) {
-  for (std::size_t j = 0; j < schema_.size() && rows > 0; ++j) {
-    SEDPACK_RETURN_NOT_OK(HashAttribute(plan, j, first, rows, hash));
+bool ExportWriter::StoredAsFile(std::size_t plan, std::size_t j, DType stored) {
+  if (as_file_.size() != datasets_.size()) {
+    as_file_.assign(datasets_.size(), std::vector<std::pair<int, bool>>(schema_.size(), {-1, false}));
   }
+  std::pair<int, bool>& known = as_file_[plan][j];
+  if (known.first != static_cast<int>(stored)) {
+    Handle mem = FileType(stored);
+    Handle type(H5Dget_type(datasets_[plan][j].get()));
+    known = {static_cast<int>(stored), mem.valid() && type.valid() && H5Tequal(mem.get(), type.get()) > 0};
+  }
+  return known.second;
+}
+
+Result<std::string> ExportWriter::DigestWritten(std::size_t plan, std::uint64_t first, const ShardColumns& c) {
+  RowDigest hash;
+  if (c.examples == 0) return hash.Hex();
+  bool as_copied = !c.digest.empty();
+  for (std::size_t j = 0; j < schema_.size() && as_copied; ++j) {
+    as_copied = VariableLength(schema_[j].dtype) || StoredAsFile(plan, j, c.dtypes[j]);
+  }
+  if (as_copied) return c.digest;
+  for (std::size_t j = 0; j < schema_.size(); ++j) {
+    if (VariableLength(schema_[j].dtype) || StoredAsFile(plan, j, c.dtypes[j])) {
+      // The wire form of str/bytes is the (length, bytes) pairs HashAttribute feeds.
+      hash.Update(c.columns[j].data(), c.columns[j].size());
+    } else {
+      // Converted on the way in: what the file holds is only known from the file.
+      SEDPACK_RETURN_NOT_OK(HashAttribute(plan, j, first, c.examples, &hash));
+    }
+  }
+  return hash.Hex();
+}
+
+// Whole chunks are read as stored only where their bytes are the values in
+// row order: a chunked dataset without filters whose chunks span whole rows,
+// of a size a buffer may take.
+void ExportWriter::ProbeStored(std::size_t plan, std::size_t j, StoredChunks* s) {
+  constexpr std::uint64_t kMaxChunkBytes = std::uint64_t{256} << 20;
+  s->probed = true;
+  if (VariableLength(schema_[j].dtype)) return;
+  const hid_t dset = datasets_[plan][j].get();
+  Handle dcpl(H5Dget_create_plist(dset));
+  Handle space(H5Dget_space(dset));
+  Handle type(H5Dget_type(dset));
+  if (!dcpl.valid() || !space.valid() || !type.valid() || H5Pget_layout(dcpl.get()) != H5D_CHUNKED ||
+      H5Pget_nfilters(dcpl.get()) != 0) {
+    return;
+  }
+  const int rank = H5Sget_simple_extent_ndims(space.get());
+  if (rank < 1) return;
+  std::vector<hsize_t> dims(static_cast<std::size_t>(rank)), chunk(static_cast<std::size_t>(rank));
+  if (H5Sget_simple_extent_dims(space.get(), dims.data(), nullptr) != rank ||
+      H5Pget_chunk(dcpl.get(), rank, chunk.data()) != rank || chunk[0] == 0) {
+    return;
+  }
+  std::uint64_t row_bytes = H5Tget_size(type.get());
+  for (int d = 1; d < rank; ++d) {
+    if (chunk[d] != dims[d]) return;
+    row_bytes *= dims[d];
+  }
+  if (row_bytes == 0 || chunk[0] > kMaxChunkBytes / row_bytes) return;
+  s->direct = true;
+  s->chunk_rows = chunk[0];
+  s->row_bytes = row_bytes;
+  s->offset.assign(static_cast<std::size_t>(rank), 0);
+  s->bytes.resize(static_cast<std::size_t>(chunk[0] * row_bytes));
+}
+
+// The file is untrusted here (what a killed run left): a chunk is read only
+// once its stored size is that of a whole unfiltered chunk.
+Status ExportWriter::LoadStoredChunk(std::size_t plan, std::size_t j, std::uint64_t chunk, StoredChunks* s) {
+  const hid_t dset = datasets_[plan][j].get();
+  s->loaded = ~std::uint64_t{0};
+  s->offset[0] = chunk * s->chunk_rows;
+  hsize_t stored = 0;
+  const std::string what = "reading " + schema_[j].name + " (chunk at row " + std::to_string(s->offset[0]) + ")";
+  SEDPACK_RETURN_NOT_OK(H5Check(H5Dget_chunk_storage_size(dset, s->offset.data(), &stored), what));
+  if (stored != s->bytes.size()) {
+    return Status::Corruption("export-hdf5: ", what, ": ", stored, " bytes stored, a chunk is ", s->bytes.size());
+  }
+  std::uint32_t filters = 0;
+  SEDPACK_RETURN_NOT_OK(H5Check(H5Dread_chunk(dset, H5P_DEFAULT, s->offset.data(), &filters, s->bytes.data()), what));
+  if (filters != 0) return Status::Corruption("export-hdf5: ", what, ": stored through a filter");
+  s->loaded = chunk;
   return Status::OK();
 }
 
-Status ExportWriter::HashWritten(std::size_t plan, std::uint64_t first, const ShardColumns& c,
-                                 RowDigest* hash) {
-  for (std::size_t j = 0; j < schema_.size() && c.examples > 0; ++j) {
-    if (VariableLength(schema_[j].dtype)) {
-      // The wire form is the (length, bytes) pairs HashAttribute feeds.
-      hash->Update(c.columns[j].data(), c.columns[j].size());
+Result<std::string> ExportWriter::DigestStored(std::size_t plan, std::uint64_t first, std::uint64_t rows) {
+  RowDigest hash;
+  if (stored_.size() != datasets_.size()) stored_.assign(datasets_.size(), std::vector<StoredChunks>(schema_.size()));
+  for (std::size_t j = 0; j < schema_.size() && rows > 0; ++j) {
+    StoredChunks& s = stored_[plan][j];
+    if (!s.probed) ProbeStored(plan, j, &s);
+    if (!s.direct) {
+      SEDPACK_RETURN_NOT_OK(HashAttribute(plan, j, first, rows, &hash));
       continue;
     }
-    Handle stored = FileType(c.dtypes[j]);
-    Handle type(H5Dget_type(datasets_[plan][j].get()));
-    if (stored.valid() && type.valid() && H5Tequal(stored.get(), type.get()) > 0) {
-      hash->Update(c.columns[j].data(), c.columns[j].size());
-    } else {
-      // Converted on the way in: what the file holds is only known from the file.
-      SEDPACK_RETURN_NOT_OK(HashAttribute(plan, j, first, c.examples, hash));
+    for (std::uint64_t row = first; row < first + rows;) {
+      const std::uint64_t chunk = row / s.chunk_rows;
+      if (chunk != s.loaded) SEDPACK_RETURN_NOT_OK(LoadStoredChunk(plan, j, chunk, &s));
+      const std::uint64_t in_chunk = row - chunk * s.chunk_rows;
+      const std::uint64_t n = std::min(first + rows - row, s.chunk_rows - in_chunk);
+      hash.Update(s.bytes.data() + in_chunk * s.row_bytes, n * s.row_bytes);
+      row += n;
     }
   }
-  return Status::OK();
+  return hash.Hex();
+}
+
+void ExportWriter::ReleaseStored() {
+  stored_.clear();
+  stored_.shrink_to_fit();
 }
 
 std::string RowDigest::Hex() const {
