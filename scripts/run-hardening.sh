@@ -69,17 +69,17 @@ for s in "${STAGES[@]}"; do
   case "$s" in
     asan)
       stage "asan build" asan_build &&
-        stage "asan ctest" ctest --test-dir build-asan --output-on-failure -j "$JOBS" --timeout 900
+        test_stage "asan ctest" build-asan --output-on-failure -j "$JOBS" --timeout 900
       ;;
     asan-build)
       stage "asan build" asan_build
       ;;
     asan-test)
-      stage "asan ctest" ctest --test-dir build-asan --output-on-failure -j "$JOBS" --timeout 900
+      test_stage "asan ctest" build-asan --output-on-failure -j "$JOBS" --timeout 900
       ;;
     tsan)
       stage "tsan build" tsan_build &&
-        stage "tsan ctest" ctest --test-dir build-tsan --output-on-failure -j "$JOBS" --timeout 900 -L threads
+        test_stage "tsan ctest" build-tsan --output-on-failure -j "$JOBS" --timeout 900 -L threads
       ;;
     fuzz)
       stage "fuzz" env SEDPACK_FUZZ_BUILD_DIR=build-asan ./scripts/fuzz.sh "${SEDPACK_FUZZ_SECONDS:-12}"

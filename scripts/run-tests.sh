@@ -30,7 +30,7 @@ if [ "${SEDPACK_HARDENING:-1}" != 0 ]; then
   SEDPACK_JOBS="$JOBS" nice -n 19 ./scripts/run-hardening.sh asan-build > "$BUILD/asan-build.log" 2>&1 &
   asan_pid=$!
 fi
-stage ctest ctest --test-dir "$BUILD" --output-on-failure -j "$JOBS" --timeout 600 || status=1
+test_stage ctest "$BUILD" --output-on-failure -j "$JOBS" --timeout 600 || status=1
 if [ -n "$asan_pid" ]; then
   if wait "$asan_pid"; then
     hardening=(asan-test tsan fuzz)

@@ -3,17 +3,25 @@
 #
 #   stage LABEL COMMAND...   run COMMAND, record a row; returns COMMAND's status
 #   stage_table              print every row recorded so far (this process and
-#                            any child that shared SEDPACK_STAGE_FILE)
+#                            any child that shared SEDPACK_STAGE_FILE), after the
+#                            tail of the output of every test that failed
+#   test_stage LABEL DIR ARGS...
+#                            a stage that runs ctest --test-dir DIR ARGS...; if a
+#                            test fails, its name and the last lines of its output
+#                            are kept for stage_table, so that the end of a long
+#                            log (often all a CI page shows) says what failed
 #
 # Rows go to the file named by SEDPACK_STAGE_FILE, so that run-hardening.sh
 # started by run-tests.sh adds its rows to the caller's table. The first script
 # that sources this file creates it (and removes it on exit).
 if [ -z "${SEDPACK_STAGE_FILE:-}" ]; then
   SEDPACK_STAGE_FILE=$(mktemp)
-  export SEDPACK_STAGE_FILE
+  SEDPACK_FAILED_FILE=$(mktemp)
+  export SEDPACK_STAGE_FILE SEDPACK_FAILED_FILE
   SEDPACK_STAGE_OWNER=1
-  trap 'rm -f "$SEDPACK_STAGE_FILE"' EXIT
+  trap 'rm -f "$SEDPACK_STAGE_FILE" "$SEDPACK_FAILED_FILE"' EXIT
 fi
+SEDPACK_FAILED_FILE=${SEDPACK_FAILED_FILE:-/dev/null}
 SEDPACK_STAGE_T0=${SEDPACK_STAGE_T0:-$(date +%s)}
 export SEDPACK_STAGE_T0
 
@@ -42,7 +50,34 @@ stage() {
   return $rc
 }
 
+_failed_tests() {  # DIR LABEL: append the failed tests of DIR's last ctest run
+  local dir=$1 label=$2 failed=$1/Testing/Temporary/LastTestsFailed.log
+  local log=$1/Testing/Temporary/LastTest.log name
+  [ -f "$failed" ] || return 0
+  while IFS= read -r name; do
+    name=${name#*:}
+    echo "-- $label: $name (its last lines; the whole of it is in $log)"
+    # A test's part of LastTest.log runs from "N/M Testing: NAME" to the line
+    # after "<end of output>"; a timeout ends it with "Test time" alone.
+    awk -v n="$name" '/^[0-9]+\/[0-9]+ Testing: / { t = $0; sub(/^[^:]*: /, "", t); if (t == n) { on = 1; next } }
+      on && /^<end of output>|^Test time/ { exit } on' "$log" | tail -n 25
+  done < "$failed" >> "$SEDPACK_FAILED_FILE"
+}
+
+test_stage() {
+  local label=$1 dir=$2 rc=0
+  shift 2
+  rm -f "$dir/Testing/Temporary/LastTestsFailed.log"
+  stage "$label" ctest --test-dir "$dir" "$@" || rc=$?
+  [ $rc -eq 0 ] || _failed_tests "$dir" "$label"
+  return $rc
+}
+
 stage_table() {
+  if [ -s "$SEDPACK_FAILED_FILE" ]; then
+    echo "== failed tests"
+    cat "$SEDPACK_FAILED_FILE"
+  fi
   echo "== stage timing (seconds; cpu = user + sys of the stage's processes)"
   printf '%-14s %6s %6s  %s\n' stage wall cpu result
   cat "$SEDPACK_STAGE_FILE"
