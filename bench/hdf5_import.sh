@@ -20,9 +20,7 @@ BIN="$BUILD/src/cli/sedpack"
 TOOL="$BUILD/bench/sedpack_bench_hdf5"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
 mkdir -p "$WORK"
-calc() { awk "BEGIN { print $1 }"; }
-median() { sort -g | awk '{a[NR]=$1} END {print (NR % 2) ? a[(NR+1)/2] : (a[NR/2] + a[NR/2+1]) / 2}'; }
-now() { date +%s.%N; }
+. ./bench/measure.sh  # calc, median, now, load
 
 cat > "$WORK/mapping.json" <<JSON
 {

@@ -33,9 +33,7 @@ PY=/usr/bin/python3
 BIND="--bind-to none --mca mpi_yield_when_idle 1"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
 mkdir -p "$WORK"
-calc() { awk "BEGIN { print $1 }"; }
-median() { sort -g | awk '{a[NR]=$1} END {print (NR % 2) ? a[(NR+1)/2] : (a[NR/2] + a[NR/2+1]) / 2}'; }
-now() { date +%s.%N; }
+. ./bench/measure.sh  # calc, median, now, load
 # timed NAME CMD...: median wall time of REPEAT runs of CMD (OUT removed before each).
 timed() {
   local times=() t0 t1

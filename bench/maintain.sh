@@ -12,9 +12,7 @@ REPEAT="${3:-3}"
 BIN="$BUILD/src/cli/sedpack"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
 mkdir -p "$WORK"
-calc() { awk "BEGIN { print $1 }"; }
-median() { sort -g | awk '{a[NR]=$1} END {print (NR % 2) ? a[(NR+1)/2] : (a[NR/2] + a[NR/2+1]) / 2}'; }
-now() { date +%s.%N; }
+. ./bench/measure.sh  # calc, median, now, load
 [ -d "$WORK/lz4" ] || "$BIN" generate configs/generate_tinyaes.json "$WORK/lz4" > /dev/null
 BYTES=$(du -sb "$WORK/lz4" | cut -f1)
 printf "dataset: %s (%.1f MB on disk, LZ4); %d cores\n" "$WORK/lz4" "$(calc "$BYTES / 1e6")" "$(nproc)"

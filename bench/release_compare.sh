@@ -21,8 +21,7 @@ NEW="$(realpath "$2")"
 WORK="${3:-${TMPDIR:-/tmp}/sedpack-release-compare}"
 REPEAT="${4:-11}"
 mkdir -p "$WORK"
-now() { date +%s.%N; }
-calc() { awk "BEGIN { print $1 }"; }
+. ./bench/measure.sh  # calc, median, now, load
 stats() { sort -g | awk '{a[NR]=$1} END {printf "%s %s", (NR % 2) ? a[(NR+1)/2] : (a[NR/2] + a[NR/2+1]) / 2, a[1]}'; }
 
 # The GZIP variant of the TinyAES config (the old tool may have no --compression).

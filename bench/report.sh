@@ -18,9 +18,7 @@ BIN="$BUILD/src/cli/sedpack"
 PYTHON=/usr/bin/python3
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
 mkdir -p "$WORK"
-calc() { awk "BEGIN { print $1 }"; }
-now() { date +%s.%N; }
-median() { sort -g | awk '{a[NR]=$1} END {print (NR % 2) ? a[(NR+1)/2] : (a[NR/2] + a[NR/2+1]) / 2}'; }
+. ./bench/measure.sh  # calc, median, now, load
 load() { cut -d' ' -f1-3 /proc/loadavg; }
 [ -d "$WORK/tinyaes" ] || "$BIN" generate configs/generate_tinyaes.json "$WORK/tinyaes" > /dev/null
 DS="$WORK/tinyaes"

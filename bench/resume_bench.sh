@@ -29,10 +29,7 @@ BIN="$(pwd)/$BUILD/src/cli/sedpack"
 H5TOOL="$(pwd)/$BUILD/tests/hdf5/sedpack_make_h5_fixture"
 rm -rf "$WORK"
 mkdir -p "$WORK"
-calc() { awk "BEGIN { print $1 }"; }
-median() { sort -g | awk '{a[NR]=$1} END {print (NR % 2) ? a[(NR+1)/2] : (a[NR/2] + a[NR/2+1]) / 2}'; }
-now() { date +%s.%N; }
-load() { echo "load: $(uptime | sed 's/.*load average: //')"; }
+. ./bench/measure.sh  # calc, median, now, load
 
 # ---- inputs ---------------------------------------------------------------
 # (An append keeps the dataset's shard size: it takes GEN_SHAPE without it.)
@@ -152,23 +149,8 @@ LAUNCH=()
 load
 
 # ---- (b) stopped at STOP_AT, rerun ----------------------------------------------
-shards() { find "$1" -path "$1/.sedpack-hpc" -prune -o -type f ! -name '*.json' ! -name 'update_*' -print 2> /dev/null | wc -l; }
-content() {  # every split's examples, value for value and in order, as one hash
-  PYTHONPATH="$(pwd)/$BUILD/python" /usr/bin/python3 - "$1" <<'PY'
-import hashlib, sys
-import sedpack_hpc
-ds, h = sedpack_hpc.Dataset(sys.argv[1]), hashlib.sha256()
-for split in ("train", "test", "holdout"):
-    try:
-        examples = ds.as_numpy_iterator(split=split, shuffle=0, repeat=False)
-        for ex in examples:
-            for name in sorted(ex):
-                h.update(name.encode() + ex[name].tobytes())
-    except Exception as e:  # a split the dataset does not have
-        h.update(("no " + split).encode())
-print(h.hexdigest()[:16])
-PY
-}
+PYTHON_MODULE_DIR="$(pwd)/$BUILD/python"
+. ./bench/resume_lib.sh  # shards, content
 echo
 echo "== rerun after SIGTERM at about $(calc "100 * $STOP_AT")% of the shards"
 load

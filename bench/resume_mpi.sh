@@ -35,11 +35,7 @@ if mountpoint -q "$WORK/small" 2> /dev/null; then umount "$WORK/small"; fi
 rm -rf "$WORK"
 mkdir -p "$WORK"
 trap 'if mountpoint -q "$WORK/small"; then umount "$WORK/small"; fi' EXIT
-trap 'if mountpoint -q "$WORK/small"; then umount "$WORK/small"; fi' EXIT
-calc() { awk "BEGIN { print $1 }"; }
-median() { sort -g | awk '{a[NR]=$1} END {print (NR % 2) ? a[(NR+1)/2] : (a[NR/2] + a[NR/2+1]) / 2}'; }
-now() { date +%s.%N; }
-load() { echo "load: $(uptime | sed 's/.*load average: //')"; }
+. ./bench/measure.sh  # calc, median, now, load
 LAUNCH=(mpirun -n 2)
 
 # ---- inputs ---------------------------------------------------------------
@@ -51,22 +47,8 @@ HDF=(import-hdf5 -c configs/import_ascad_v1_fixed.json --compression GZIP --leve
 GEN=(generate configs/generate_small.json --trace-length 20000 --shard-by-key false --key-group-size 128
      --examples-per-shard 128 --examples-holdout 0 --threads 1 -q)
 
-shards() { find "$1" -path "$1/.sedpack-hpc" -prune -o -type f ! -name '*.json' ! -name 'update_*' -print 2> /dev/null | wc -l; }
-content() {  # every split's examples, value for value and in order, as one hash
-  PYTHONPATH="$BUILD/python" /usr/bin/python3 - "$1" <<'PY'
-import hashlib, sys
-import sedpack_hpc
-ds, h = sedpack_hpc.Dataset(sys.argv[1]), hashlib.sha256()
-for split in ("train", "test", "holdout"):
-    try:
-        for ex in ds.as_numpy_iterator(split=split, shuffle=0, repeat=False):
-            for name in sorted(ex):
-                h.update(name.encode() + ex[name].tobytes())
-    except Exception:  # a split the dataset does not have
-        h.update(("no " + split).encode())
-print(h.hexdigest()[:16])
-PY
-}
+PYTHON_MODULE_DIR="$BUILD/python"
+. ./bench/resume_lib.sh  # shards, content
 # argv of command $1 writing OUT $2 (ONE=1: its one-shard input).
 argv() {
   case "$1" in

@@ -16,9 +16,8 @@ GEN_ARGS="${SEDPACK_BENCH_GENERATE_ARGS:-}"  # e.g. "--examples-train 8192" for 
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
 mkdir -p "$WORK"
 
-calc() { awk "BEGIN { print $1 }"; }
+. ./bench/measure.sh  # calc, median, now, load
 seconds() { local t0 t1; t0=$(date +%s.%N); "$@" > /dev/null; t1=$(date +%s.%N); calc "$t1 - $t0"; }
-median() { sort -g | awk '{a[NR]=$1} END {print (NR % 2) ? a[(NR+1)/2] : (a[NR/2] + a[NR/2+1]) / 2}'; }
 
 echo "== generate ($CONFIG), median of $REPEAT"
 declare -A GEN

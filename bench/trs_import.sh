@@ -34,7 +34,7 @@ with open(path, "wb") as f:
 PY
 SIZE=$(stat -c %s "$F")
 cat "$F" > /dev/null
-median() { sort -g | awk '{a[NR]=$1} END {print (NR % 2) ? a[(NR+1)/2] : (a[NR/2] + a[NR/2+1]) / 2}'; }
+. ./bench/measure.sh  # calc, median, now, load
 run() {  # LABEL COMMAND... : prints "LABEL  MB/s  cpu s"
   local label=$1
   shift

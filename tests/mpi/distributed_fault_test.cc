@@ -278,6 +278,19 @@ TEST(DistributedFaultTest, AFullDiskStopsAResumableJobOnAllRanksAndTheRerunFinis
   }
 }
 
+// Rank 0's part of the index-build tests: the deep dataset in DIR/source, and
+// in *rows the index rows of an uninterrupted serial build of a copy of it
+// (DIR/ref), which every resumed build must reproduce.
+void MakeDeepSourceAndItsIndex(const std::string& dir, std::vector<std::string>* rows) {
+  const std::string source = dir + "/source", reference = dir + "/ref";
+  testing::MakeDeepDataset(source);
+  testing::CopyTree(source, reference);
+  auto ds = Dataset::Open(reference);
+  ASSERT_OK(ds.status());
+  ASSERT_OK(BuildIndexFile(*ds, 1).status());
+  *rows = testing::IndexRows(reference);
+}
+
 // A journaled distributed index build whose disk fills half way through the
 // last rank's writes, or every rank's: it fails on every rank leaving no index
 // file, and a rerun on the same ranks or serially (the same job) keeps the
@@ -289,13 +302,7 @@ TEST(DistributedFaultTest, AFullDiskStopsAJournaledIndexBuildAndAnyRerunFinishes
   const std::string source = dir.path() + "/source";
   std::vector<std::string> want;
   if (rank == 0) {
-    testing::MakeDeepDataset(source);
-    const std::string reference = dir.path() + "/ref";
-    testing::CopyTree(source, reference);
-    auto ds = Dataset::Open(reference);
-    ASSERT_OK(ds.status());
-    ASSERT_OK(BuildIndexFile(*ds, 1).status());
-    want = testing::IndexRows(reference);
+    ASSERT_NO_FATAL_FAILURE(MakeDeepSourceAndItsIndex(dir.path(), &want));
     ASSERT_EQ(want.size(), 96u);
   }
   ASSERT_OK(TestComm().Barrier());
@@ -384,15 +391,7 @@ TEST(DistributedFaultTest, AJournaledIndexBuildStoppedOnSomeRanksResumesOnAnyOth
   const int rank = TestComm().rank(), size = TestComm().size();
   const std::string source = dir.path() + "/source";
   std::vector<std::string> want;
-  if (rank == 0) {
-    testing::MakeDeepDataset(source);
-    const std::string reference = dir.path() + "/ref";
-    testing::CopyTree(source, reference);
-    auto ds = Dataset::Open(reference);
-    ASSERT_OK(ds.status());
-    ASSERT_OK(BuildIndexFile(*ds, 1).status());
-    want = testing::IndexRows(reference);
-  }
+  if (rank == 0) ASSERT_NO_FATAL_FAILURE(MakeDeepSourceAndItsIndex(dir.path(), &want));
   ASSERT_OK(TestComm().Barrier());
   DistributedIndexOptions options;
   options.journal = true;
