@@ -10,6 +10,11 @@
 #                            test fails, its name and the last lines of its output
 #                            are kept for stage_table, so that the end of a long
 #                            log (often all a CI page shows) says what failed
+#   rerun_stage LABEL DIR ARGS...
+#                            after a failed test_stage on DIR: its failed tests
+#                            once more (ctest --rerun-failed ARGS...); each is
+#                            reported as flaky (passed when run again) or as
+#                            failing again; returns 0 if none failed again
 #
 # Rows go to the file named by SEDPACK_STAGE_FILE, so that run-hardening.sh
 # started by run-tests.sh adds its rows to the caller's table. The first script
@@ -56,7 +61,7 @@ _failed_tests() {  # DIR LABEL: append the failed tests of DIR's last ctest run
   [ -f "$failed" ] || return 0
   while IFS= read -r name; do
     name=${name#*:}
-    echo "-- $label: $name (its last lines; the whole of it is in $log)"
+    echo "-- $label: $name (its last lines; all of it: $dir/Testing/Temporary/LastTest*.log)"
     # A test's part of LastTest.log runs from "N/M Testing: NAME" to the line
     # after "<end of output>"; a timeout ends it with "Test time" alone.
     awk -v n="$name" '/^[0-9]+\/[0-9]+ Testing: / { t = $0; sub(/^[^:]*: /, "", t); if (t == n) { on = 1; next } }
@@ -70,6 +75,26 @@ test_stage() {
   rm -f "$dir/Testing/Temporary/LastTestsFailed.log"
   stage "$label" ctest --test-dir "$dir" "$@" || rc=$?
   [ $rc -eq 0 ] || _failed_tests "$dir" "$label"
+  return $rc
+}
+
+rerun_stage() {
+  local label=$1 dir=$2 rc=0 name again=""
+  shift 2
+  local failed=$dir/Testing/Temporary/LastTestsFailed.log
+  [ -s "$failed" ] || return 1
+  local first
+  first=$(cut -d: -f2- "$failed")
+  cp "$dir/Testing/Temporary/LastTest.log" "$dir/Testing/Temporary/LastTest-before-rerun.log"
+  stage "$label" ctest --test-dir "$dir" --rerun-failed "$@" || rc=$?
+  [ $rc -eq 0 ] || again=$(cut -d: -f2- "$failed" 2> /dev/null || true)
+  while IFS= read -r name; do
+    if grep -qxF -- "$name" <<< "$again"; then
+      echo "-- $label: $name failed again"
+    else
+      echo "-- $label: $name is FLAKY: it failed above, then passed when run again"
+    fi
+  done <<< "$first" >> "$SEDPACK_FAILED_FILE"
   return $rc
 }
 
