@@ -81,6 +81,33 @@ inline char* PutVarint(char* p, std::uint64_t v) {
   return p;
 }
 
+// Copies `n` bytes: up to 16 as two overlapping fixed-size moves that stay
+// inside both ranges, past that through memcpy. The rest of a shard path after
+// the start it shares with the previous one is a few bytes (a file number and
+// its extension): a call into memcpy for it cost as much as the rest of the
+// shard's encoding.
+inline void CopyShort(char* to, const char* from, std::size_t n) {
+  if (n > 16) {
+    std::memcpy(to, from, n);
+  } else if (n >= 8) {
+    std::uint64_t head, tail;
+    std::memcpy(&head, from, 8);
+    std::memcpy(&tail, from + n - 8, 8);
+    std::memcpy(to, &head, 8);
+    std::memcpy(to + n - 8, &tail, 8);
+  } else if (n >= 4) {
+    std::uint32_t head, tail;
+    std::memcpy(&head, from, 4);
+    std::memcpy(&tail, from + n - 4, 4);
+    std::memcpy(to, &head, 4);
+    std::memcpy(to + n - 4, &tail, 4);
+  } else if (n > 0) {  // 1 to 3 bytes: the first, the middle and the last cover them
+    to[0] = from[0];
+    to[n / 2] = from[n / 2];
+    to[n - 1] = from[n - 1];
+  }
+}
+
 // The length of the start `a` and `b` share, eight bytes at a time: the
 // journal's share of an index build is mostly this and the copy of the rest.
 std::size_t SharedPrefix(std::string_view a, std::string_view b) {
@@ -177,7 +204,7 @@ journal_internal::JournalEntry EncodeSubtree(const std::string& list_path, std::
     char* p = data.data() + at;
     p = PutVarint(p, shared);
     p = PutVarint(p, rest);
-    std::memcpy(p, path.data() + shared, rest);
+    CopyShort(p, path.data() + shared, rest);
     p += rest;
     p = PutVarint(p, shards.shard_examples[i]);
     at = static_cast<std::size_t>(p - data.data());
@@ -233,7 +260,7 @@ bool TakeWalkedSubtree(const WalkedSubtree& walked, IndexedSplit* shards, std::v
     }
     size = static_cast<std::size_t>(shared + rest);
     if (size > path.size()) path.resize(std::max(size, 2 * path.size()));
-    std::memcpy(path.data() + shared, p, static_cast<std::size_t>(rest));
+    CopyShort(path.data() + shared, p, static_cast<std::size_t>(rest));
     p += rest;
     if (!GetVarint(&p, end, &examples) || !part.shard_paths.Add(std::string_view(path.data(), size)).ok()) {
       return false;
