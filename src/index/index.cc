@@ -16,6 +16,7 @@
 #include <filesystem>
 #include <limits>
 #include <map>
+#include <mutex>
 #include <unordered_set>
 
 #include "sedpack/dataset/reader.h"
@@ -177,42 +178,54 @@ Status EncodeIndexTo(const IndexContents& contents, const ByteSink& sink) {
   Put32(&head, 12, static_cast<std::uint32_t>(contents.splits.size()));
   Put64(&head, 16, size);
   std::memcpy(head.data() + 24, contents.dataset_info_sha256.data(), 32);
-  // The totals go into the header: the arrays are built first.
-  std::vector<std::vector<std::byte>> arrays;
+  // The totals go into the header, which is written first: one pass adds up
+  // the rows, and the arrays are then built and handed over a chunk at a time
+  // (each split's whole arrays, 16 bytes a shard, cost a resumed build more in
+  // zero-filled pages than in the writing itself).
   for (std::size_t k = 0; k < contents.splits.size(); ++k) {
     const IndexedSplit& s = contents.splits[k];
     const Place& p = places[k];
-    const std::size_t n = s.shard_paths.size();
-    std::vector<std::byte> a(16 * (n + 1), std::byte{0});
     std::uint64_t rows = 0;
-    std::size_t str = 0;
-    for (std::size_t i = 0; i < n; ++i) {
-      Put64(&a, 8 * i, rows);
-      Put64(&a, 8 * (n + 1) + 8 * i, str);
-      if (!AddOk(rows, s.shard_examples[i], &rows)) {
+    for (const std::uint64_t examples : s.shard_examples) {
+      if (!AddOk(rows, examples, &rows)) {
         return Status::InvalidArgument("index split ", SplitName(s.split), ": example count overflows");
       }
-      str += s.shard_paths[i].size();
     }
-    Put64(&a, 8 * n, rows);
-    Put64(&a, 8 * (n + 1) + 8 * n, str);
     const std::size_t e = kHeaderSize + kSplitEntrySize * k;
     Put32(&head, e, static_cast<std::uint32_t>(s.split));
-    Put64(&head, e + 8, n);
+    Put64(&head, e + 8, s.shard_paths.size());
     Put64(&head, e + 16, rows);
     Put64(&head, e + 24, p.rows);
     Put64(&head, e + 32, p.offsets);
     Put64(&head, e + 40, p.strings);
     Put64(&head, e + 48, p.strings_size);
-    arrays.push_back(std::move(a));
   }
   SEDPACK_RETURN_NOT_OK(sink(head));
+  // A chunk of 8-byte words, large enough that the sink writes it directly.
+  constexpr std::size_t kChunkWords = 16 * 1024;
+  std::vector<std::byte> chunk(8 * kChunkWords);
+  // The n + 1 running sums of value(0..n-1), from 0, a chunk at a time.
+  auto put_sums = [&](std::size_t n, const auto& value) -> Status {
+    std::uint64_t sum = 0;
+    std::size_t at = 0;
+    for (std::size_t i = 0; i <= n; ++i) {
+      if (at == kChunkWords) {
+        SEDPACK_RETURN_NOT_OK(sink(chunk));
+        at = 0;
+      }
+      Put64(&chunk, 8 * at++, sum);
+      if (i < n) sum += value(i);
+    }
+    return sink(std::span<const std::byte>(chunk.data(), 8 * at));
+  };
   static constexpr std::byte kZeros[8] = {};
   for (std::size_t k = 0; k < contents.splits.size(); ++k) {
-    SEDPACK_RETURN_NOT_OK(sink(arrays[k]));
-    std::vector<std::byte>().swap(arrays[k]);
+    const IndexedSplit& s = contents.splits[k];
+    const std::size_t n = s.shard_paths.size();
+    SEDPACK_RETURN_NOT_OK(put_sums(n, [&s](std::size_t i) { return s.shard_examples[i]; }));
+    SEDPACK_RETURN_NOT_OK(put_sums(n, [&s](std::size_t i) { return std::uint64_t{s.shard_paths[i].size()}; }));
     Status piece_status;
-    contents.splits[k].shard_paths.ForEachRun([&](std::string_view run) {
+    s.shard_paths.ForEachRun([&](std::string_view run) {
       if (piece_status.ok()) piece_status = sink(std::as_bytes(std::span<const char>(run.data(), run.size())));
     });
     SEDPACK_RETURN_NOT_OK(piece_status);
@@ -379,6 +392,39 @@ Status WalkParallel(const Dataset& ds, int threads, IndexContents* contents, Ind
       units[i].plan.list = ShardsList{};
     }
   }
+  // Each unit is merged into `contents`, in walk order, as soon as it and
+  // every unit before it are walked, by the thread that walked the last of
+  // them: the merge runs beside the walk instead of after it, and a unit's
+  // memory is freed while later units still allocate theirs. (Merged after
+  // the walk, a resumed build, which walks few units, paid as long a serial
+  // merge as a full build, and fresh pages for every unit.)
+  std::unordered_set<std::string> seen(planned.begin(), planned.end());
+  auto merge = [&](WalkUnit& u) -> Status {
+    for (const std::string& path : u.visited) {
+      if (!seen.insert(path).second) return dataset_internal::RepeatedShardsList(path);
+    }
+    std::vector<std::string>().swap(u.visited);
+    // The paths' blocks are moved, not copied, and each unit's counts freed as
+    // soon as they are taken: the paths are most of the memory of a build.
+    IndexedSplit& s = contents->splits[u.plan.root];
+    SEDPACK_RETURN_NOT_OK(s.shard_paths.Append(std::move(u.shards.shard_paths)));
+    s.shard_examples.insert(s.shard_examples.end(), u.shards.shard_examples.begin(),
+                            u.shards.shard_examples.end());
+    std::vector<std::uint64_t>().swap(u.shards.shard_examples);
+    return Status::OK();
+  };
+  std::mutex merge_mu;
+  std::vector<char> walked(units.size(), 0);  // a list's own shards are there from the start
+  for (std::size_t i = 0; i < units.size(); ++i) walked[i] = units[i].plan.subtree ? 0 : 1;
+  std::size_t merged = 0;
+  Status merge_status;  // the first repeated list, in walk order
+  // Merges what is ready; stops at a failed unit (the build fails).
+  auto merge_ready = [&] {
+    while (merge_status.ok() && merged < units.size() && walked[merged] && units[merged].status.ok()) {
+      merge_status = merge(units[merged]);
+      ++merged;
+    }
+  };
   std::atomic<std::size_t> next_unit{0};
   std::atomic<bool> stop{false};
   auto work = [&](int) {
@@ -387,26 +433,20 @@ Status WalkParallel(const Dataset& ds, int threads, IndexContents* contents, Ind
       if (!u.plan.subtree) continue;
       u.status = WalkSubtreeUnit(ds, u, job);
       if (!u.status.ok()) stop.store(true);
+      std::lock_guard<std::mutex> lock(merge_mu);
+      walked[i] = 1;
+      merge_ready();
     }
   };
   std::vector<std::thread> pool = internal::StartThreads(threads, work);
   if (pool.empty()) work(0);
   for (auto& t : pool) t.join();
-  // The first failure in walk order, as the serial walk would report it.
+  // The first failure in walk order, as the serial walk would report it;
+  // then the first repeated list.
   for (const WalkUnit& u : units) SEDPACK_RETURN_NOT_OK(u.status);
-  std::unordered_set<std::string> seen(planned.begin(), planned.end());
-  for (WalkUnit& u : units) {
-    for (const std::string& path : u.visited) {
-      if (!seen.insert(path).second) return dataset_internal::RepeatedShardsList(path);
-    }
-    // The paths' blocks are moved, not copied, and each unit's counts freed as
-    // soon as they are taken: the paths are most of the memory of a build.
-    IndexedSplit& s = contents->splits[u.plan.root];
-    SEDPACK_RETURN_NOT_OK(s.shard_paths.Append(std::move(u.shards.shard_paths)));
-    s.shard_examples.insert(s.shard_examples.end(), u.shards.shard_examples.begin(),
-                            u.shards.shard_examples.end());
-    std::vector<std::uint64_t>().swap(u.shards.shard_examples);
-  }
+  merge_ready();  // units of a list's own shards after the last subtree
+  SEDPACK_RETURN_NOT_OK(merge_status);
+  if (merged != units.size()) return Status::Internal("index build: ", units.size() - merged, " units not merged");
   return Status::OK();
 }
 

@@ -68,13 +68,44 @@ void PutField(std::string* out, std::string_view field) {
 // (decimal fields cost about as much as the JSON they stood for).
 // At `p`, which has room for kMaxVarint bytes; returns the end.
 constexpr std::size_t kMaxVarint = 10;
-char* PutVarint(char* p, std::uint64_t v) {
+inline char* PutVarint(char* p, std::uint64_t v) {
+  if (v < 0x80) {  // the common case: a shared length, a short rest, a small count
+    *p++ = static_cast<char>(v);
+    return p;
+  }
   while (v >= 0x80) {
     *p++ = static_cast<char>((v & 0x7f) | 0x80);
     v >>= 7;
   }
   *p++ = static_cast<char>(v);
   return p;
+}
+
+// Copies `n` bytes: up to 16 as two overlapping fixed-size moves that stay
+// inside both ranges, past that through memcpy. The rest of a shard path after
+// the start it shares with the previous one is a few bytes (a file number and
+// its extension): a call into memcpy for it cost as much as the rest of the
+// shard's encoding.
+inline void CopyShort(char* to, const char* from, std::size_t n) {
+  if (n > 16) {
+    std::memcpy(to, from, n);
+  } else if (n >= 8) {
+    std::uint64_t head, tail;
+    std::memcpy(&head, from, 8);
+    std::memcpy(&tail, from + n - 8, 8);
+    std::memcpy(to, &head, 8);
+    std::memcpy(to + n - 8, &tail, 8);
+  } else if (n >= 4) {
+    std::uint32_t head, tail;
+    std::memcpy(&head, from, 4);
+    std::memcpy(&tail, from + n - 4, 4);
+    std::memcpy(to, &head, 4);
+    std::memcpy(to + n - 4, &tail, 4);
+  } else if (n > 0) {  // 1 to 3 bytes: the first, the middle and the last cover them
+    to[0] = from[0];
+    to[n / 2] = from[n / 2];
+    to[n - 1] = from[n - 1];
+  }
 }
 
 // The length of the start `a` and `b` share, eight bytes at a time: the
@@ -97,7 +128,11 @@ std::size_t SharedPrefix(std::string_view a, std::string_view b) {
 }
 
 // Reads a varint at `*p` (below `end`); false if it is cut off or longer than 64 bits.
-bool GetVarint(const char** p, const char* end, std::uint64_t* v) {
+inline bool GetVarint(const char** p, const char* end, std::uint64_t* v) {
+  if (*p < end && static_cast<unsigned char>(**p) < 0x80) {  // one byte: the common case
+    *v = static_cast<unsigned char>(*(*p)++);
+    return true;
+  }
   std::uint64_t out = 0;
   for (int shift = 0; shift < 64 && *p < end; shift += 7) {
     const auto byte = static_cast<unsigned char>(*(*p)++);
@@ -169,7 +204,7 @@ journal_internal::JournalEntry EncodeSubtree(const std::string& list_path, std::
     char* p = data.data() + at;
     p = PutVarint(p, shared);
     p = PutVarint(p, rest);
-    std::memcpy(p, path.data() + shared, rest);
+    CopyShort(p, path.data() + shared, rest);
     p += rest;
     p = PutVarint(p, shards.shard_examples[i]);
     at = static_cast<std::size_t>(p - data.data());
@@ -213,17 +248,23 @@ bool TakeWalkedSubtree(const WalkedSubtree& walked, IndexedSplit* shards, std::v
   part.shard_examples.reserve(walked.shards);
   const char* p = walked.record.data() + walked.shards_at;
   const char* const end = walked.record.data() + walked.record.size();
-  std::string path;
+  // The path rebuilt in place, each from the one before it: its room grows
+  // only when a path is longer than any before (no string call per shard).
+  std::string path(256, '\0');
+  std::size_t size = 0;
   std::uint64_t shared = 0, rest = 0, examples = 0;
   for (std::size_t i = 0; i < walked.shards; ++i) {
-    if (!GetVarint(&p, end, &shared) || shared > path.size() || !GetVarint(&p, end, &rest) ||
+    if (!GetVarint(&p, end, &shared) || shared > size || !GetVarint(&p, end, &rest) ||
         rest > static_cast<std::uint64_t>(end - p)) {
       return false;
     }
-    path.resize(static_cast<std::size_t>(shared));
-    path.append(p, static_cast<std::size_t>(rest));
+    size = static_cast<std::size_t>(shared + rest);
+    if (size > path.size()) path.resize(std::max(size, 2 * path.size()));
+    CopyShort(path.data() + shared, p, static_cast<std::size_t>(rest));
     p += rest;
-    if (!GetVarint(&p, end, &examples) || !part.shard_paths.Add(path).ok()) return false;
+    if (!GetVarint(&p, end, &examples) || !part.shard_paths.Add(std::string_view(path.data(), size)).ok()) {
+      return false;
+    }
     part.shard_examples.push_back(examples);
   }
   if (p != end) return false;  // the count and the shards disagree

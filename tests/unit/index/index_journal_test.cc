@@ -55,6 +55,34 @@ TEST(IndexJournalTest, ASubtreeRoundTripsThroughItsRecord) {
   EXPECT_EQ(visited, (std::vector<std::string>{"before.json", "train/a/shards_list.json", "train/a/b/s.json"}));
 }
 
+// Every length of the part of a path after the start it shares with the one
+// before (0 to 40 bytes: each branch of the short copies, and memcpy past
+// them), each path followed by one of another length, round-trips.
+TEST(IndexJournalTest, EveryLengthOfAPathsRestRoundTrips) {
+  std::vector<std::pair<std::string, std::uint64_t>> paths;
+  const std::string base = "train/a/";
+  std::string previous;
+  for (std::size_t rest = 0; rest <= 40; ++rest) {
+    // The first path shares "train/a/" with the one before, then `rest` bytes follow.
+    std::string p = base;
+    for (std::size_t k = 0; k < rest; ++k) p.push_back(static_cast<char>('a' + (k * 7 + rest) % 26));
+    if (p == previous) p += "z";
+    paths.emplace_back(p, rest);
+    paths.emplace_back(p, rest + 1);  // the same path again: nothing after the shared start
+    previous = p;
+  }
+  const auto known = Decode(EncodeSubtree("l.json", 0, {"l.json"}, Shards(paths)));
+  ASSERT_EQ(known.size(), 1u);
+  IndexedSplit out;
+  std::vector<std::string> visited;
+  ASSERT_TRUE(TakeWalkedSubtree(known.begin()->second, &out, &visited));
+  ASSERT_EQ(out.shard_paths.size(), paths.size());
+  for (std::size_t i = 0; i < paths.size(); ++i) {
+    EXPECT_EQ(out.shard_paths[i], paths[i].first) << i;
+    EXPECT_EQ(out.shard_examples[i], paths[i].second) << i;
+  }
+}
+
 TEST(IndexJournalTest, ARecordWhoseShardsDoNotDecodeTakesNothing) {
   const journal_internal::JournalEntry good = EncodeSubtree("l.json", 0, {"l.json"}, Shards(kShards));
   std::vector<std::string> damaged;
