@@ -180,6 +180,7 @@ Status WriteRound(ExportRun& run, ExportWriter* writer, std::size_t base, const 
       run.job->Add(cols.examples, digest);
     }
   }
+  writer->StartWriteback();
   if (journaled && run.job->Due(base + run.ranks() >= run.items.size())) {
     SEDPACK_RETURN_NOT_OK(JournalPending(*run.job, writer));
   }
@@ -478,6 +479,7 @@ Status WriteFixedCollective(ExportRun& run, ExportWriter* writer, std::vector<st
     }
     if (has_variable) variable->push_back(decoded->has_value() ? h5::EncodeVariableColumns(**decoded) : std::string());
     SEDPACK_RETURN_NOT_OK(AgreeOnStatus(comm, wrote));
+    writer->StartWriteback();
     if (run.job != nullptr) SEDPACK_RETURN_NOT_OK(RecordRound(run, writer, base, *decoded));
     SEDPACK_ASSIGN_OR_RETURN(std::int64_t bytes, comm.AllreduceSum(static_cast<std::int64_t>(writer->bytes())));
     run.Report(static_cast<std::uint64_t>(bytes));
@@ -516,6 +518,7 @@ Status WriteVariableFromRoot(ExportRun& run, const std::string& temp, std::vecto
                         : cols.status();
     }
     SEDPACK_RETURN_NOT_OK(AgreeOnStatus(comm, wrote));
+    if (root) writer->StartWriteback();
   }
   Status closed;
   if (root) {
@@ -543,7 +546,7 @@ Status WriteCollective(ExportRun& run, const std::string& out, const std::string
     run.job->recorded_to = run.first_item;
     run.job->record_at = ItemAfterRows(run, run.first_item, run.job->unit_rows);
   }
-  auto created = run.first_item > 0 ? ExportWriter::Reopen(temp, run.dataset, run.plans, nullptr, fapl.get())
+  auto created = run.first_item > 0 ? ExportWriter::Reopen(temp, run.dataset, run.plans, run.options.file_system, fapl.get())
                                     : ExportWriter::Create(temp, run.dataset, run.plans, run.options, fapl.get());
   SEDPACK_RETURN_NOT_OK(AgreeOnStatus(comm, created.status()));
   std::unique_ptr<ExportWriter> writer = std::move(created).value();

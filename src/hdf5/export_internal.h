@@ -13,6 +13,7 @@
 
 #include "codecs/decode_points_internal.h"
 #include "hdf5/h5_internal.h"
+#include "io/beneath.h"
 #include "journal/exports_internal.h"
 #include "sedpack/dataset/dataset.h"
 #include "sedpack/hdf5/export.h"
@@ -89,7 +90,8 @@ class ExportWriter {
                                                       const Hdf5ExportOptions& o, hid_t fapl);
   /// Reopen a file made by Create for writing, with file access list `fapl`
   /// (H5P_DEFAULT: serially, from one process, through `fs`; nullptr:
-  /// CurrentFileSystem()).
+  /// CurrentFileSystem()). Either way StartWriteback goes through `fs` (as
+  /// it does through o.file_system after Create).
   static Result<std::unique_ptr<ExportWriter>> Reopen(const std::string& path, const Dataset& ds,
                                                       const std::vector<SplitPlan>& plans, FileSystem* fs,
                                                       hid_t fapl = H5P_DEFAULT);
@@ -102,6 +104,13 @@ class ExportWriter {
   Status Close();
   /// Write out what the library holds back, so that the file on disk is whole.
   Status Flush();
+  /// Send what has been written into the file so far to the device, without
+  /// waiting for it (FileSystem::StartWriteback of the whole file, a hint).
+  /// Called after every round: left to the fsync before the rename (or to the
+  /// MPI_File_sync in every collective flush, which a journal's record makes),
+  /// the file's pages would all be written out only then, with every rank
+  /// waiting, after the page cache had filled with them.
+  void StartWriteback();
   /// Whether every dataset has the shape the plans give it (a reopened file).
   Status CheckShapes(const std::vector<SplitPlan>& plans);
   /// The digest (RowDigest, hex) of rows [first, first + c.examples) of split
@@ -135,6 +144,7 @@ class ExportWriter {
     std::vector<hsize_t> offset;                ///< of that chunk, in elements
     std::vector<std::byte> bytes;
   };
+  void OpenForWriteback(const std::string& path, FileSystem* fs);
   void ProbeStored(std::size_t plan, std::size_t j, StoredChunks* s);
   Status LoadStoredChunk(std::size_t plan, std::size_t j, std::uint64_t chunk, StoredChunks* s);
   // Whether values of dtype `stored` go into attribute j of split `plan` unconverted.
@@ -148,6 +158,10 @@ class ExportWriter {
   /// StoredAsFile's answers: per split and attribute, the dtype last asked about and the answer.
   std::vector<std::vector<std::pair<int, bool>>> as_file_;
   std::uint64_t bytes_ = 0;
+  /// A descriptor of the file of this process's own (MPI-IO's is out of
+  /// reach), for StartWriteback; invalid if it could not be opened.
+  FileDescriptor writeback_;
+  FileSystem* writeback_fs_ = nullptr;
 };
 
 /// Describe the HDF5 library linked in, e.g. "HDF5 1.10.8 (parallel, MPI-IO)".

@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // ExportWriter and the shard wire format of export-hdf5 (export_internal.h).
+#include <fcntl.h>
+
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
@@ -246,6 +248,7 @@ Result<std::unique_ptr<ExportWriter>> ExportWriter::Create(const std::string& pa
   SEDPACK_ASSIGN_OR_RETURN(Handle create_fapl, CreateAccess(fapl));
   SEDPACK_ASSIGN_OR_RETURN(w->file_, H5Checked(H5Fcreate(path.c_str(), H5F_ACC_EXCL, H5P_DEFAULT, create_fapl.get()),
                                                "cannot create " + path));
+  w->OpenForWriteback(path, o.file_system);
   const DatasetInfo& info = ds.info();
   const Metadata& m = info.metadata;
   const hid_t root = w->file_.get();
@@ -385,6 +388,7 @@ Result<std::unique_ptr<ExportWriter>> ExportWriter::Reopen(const std::string& pa
   }
   SEDPACK_ASSIGN_OR_RETURN(w->file_, H5Checked(H5Fopen(path.c_str(), H5F_ACC_RDWR, fapl),
                                                "cannot reopen " + path));
+  w->OpenForWriteback(path, fs);
   for (const SplitPlan& plan : plans) {
     std::vector<Handle> datasets;
     for (const AttributeSpec& a : w->schema_) {
@@ -402,10 +406,24 @@ Status ExportWriter::Close() {
   datasets_.clear();
   Status st = H5Check(H5Fflush(file_.get(), H5F_SCOPE_GLOBAL), "writing the file");
   file_ = Handle();
+  writeback_.Reset();
   return st;
 }
 
 Status ExportWriter::Flush() { return H5Check(H5Fflush(file_.get(), H5F_SCOPE_LOCAL), "writing the file"); }
+
+// Read-only is enough: writeback is of the file's pages, whoever wrote them.
+// Best effort, as the hint it serves: without it the file is only written out later.
+void ExportWriter::OpenForWriteback(const std::string& path, FileSystem* fs) {
+  writeback_fs_ = &FileSystemOr(fs);
+  writeback_ = FileDescriptor(writeback_fs_->Open(path.c_str(), O_RDONLY | O_CLOEXEC), writeback_fs_);
+}
+
+void ExportWriter::StartWriteback() {
+  // 0 bytes: to the end of the file (sync_file_range(2)); pages already on
+  // their way out are skipped, so a call costs about the pages new since the last.
+  if (writeback_.valid()) (void)writeback_fs_->StartWriteback(writeback_.get(), 0, 0);
+}
 
 Status ExportWriter::CheckShapes(const std::vector<SplitPlan>& plans) {
   for (std::size_t p = 0; p < plans.size(); ++p) {

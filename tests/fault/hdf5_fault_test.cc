@@ -9,6 +9,7 @@
 
 #include <hdf5.h>
 
+#include <atomic>
 #include <cerrno>
 #include <cstdint>
 #include <cstdlib>
@@ -150,6 +151,37 @@ Result<Hdf5ImportConfig> WriteCapture(const std::string& path, std::uint64_t pro
                            LoadHdf5ImportConfig(std::string(SEDPACK_CONFIGS_DIR) + "/import_ascad_v1_fixed.json"));
   config.structure.examples_per_shard = 8;
   return config;
+}
+
+// Counts the hints that send a written file's pages to the device.
+class WritebackCountingFileSystem : public FileSystemWrapper {
+ public:
+  WritebackCountingFileSystem() : FileSystemWrapper(DefaultFileSystem()) {}
+  int StartWriteback(int fd, std::int64_t offset, std::int64_t bytes) override {
+    return ++writebacks, FileSystemWrapper::StartWriteback(fd, offset, bytes);
+  }
+  std::atomic<int> writebacks{0};
+};
+
+TEST(Hdf5FaultTest, EachRoundOfTheExportGoesToTheDiskAsItIsWritten) {
+  testing::TempDir dir;
+  auto ds = MakeDataset(dir.path() + "/ds");
+  ASSERT_NE(ds, nullptr);
+  auto comm = MakeSerialComm();
+  for (const bool journal : {false, true}) {
+    WritebackCountingFileSystem fs;
+    Hdf5ExportOptions o;
+    o.journal = journal;
+    o.file_system = &fs;
+    const std::string out = dir.path() + (journal ? "/journaled.h5" : "/plain.h5");
+    ASSERT_OK_AND_ASSIGN(Hdf5ExportSummary s, ExportHdf5(*comm, ds, out, o));
+    EXPECT_EQ(s.shards, 16u);
+    // One writeback started after each round (one shard on one rank), with or
+    // without the journal: else the whole file waits for the fsync before the
+    // rename, or, written collectively, for the sync of the first record.
+    EXPECT_EQ(fs.writebacks.load(), 16) << (journal ? "journaled" : "--no-journal");
+    EXPECT_EQ(ReadDataset(out, "/train/trace").size(), 64u * 1024 * 4);
+  }
 }
 
 TEST(Hdf5FaultTest, AFailingReadStopsTheImportNamingTheInput) {
