@@ -15,7 +15,7 @@ import sedpack_hpc
 from sedpack_hpc import Dataset
 
 SCRIPT = r'''
-import os, signal, sys
+import glob, os, signal, sys, time
 import numpy as np
 from sedpack_hpc import Attribute, Dataset, DatasetStructure, Metadata
 path, kill_after, skip = sys.argv[1], int(sys.argv[2]), sys.argv[3] == "skip"
@@ -28,12 +28,30 @@ if not os.path.exists(os.path.join(path, "dataset_info.json")):
 ds = Dataset(path)
 with ds.filler(concurrency=2, job_id="fill1", job_parameters={"seed": 3}, skip_kept=skip) as f:
     print("kept", f.resumed_examples["train"], f.resumed_examples["test"], f.resumed_shards, flush=True)
+    journal = lambda: sum(os.path.getsize(p) for p in glob.glob(os.path.join(path, ".sedpack-hpc/jobs/*.journal")))
     for split, n in (("train", 96), ("test", 40)):
         start = f.resumed_examples[split] if skip else 0
         for i in range(start, n):
             rng = np.random.default_rng(i + (1000 if split == "test" else 0))
             f.write_example(values={"x": rng.standard_normal(64).astype(np.float32), "i": i}, split=split)
             if split == "train" and i + 1 == kill_after:
+                # The workers write shards behind write_example and may finish
+                # them out of order; on a loaded machine none may be finished
+                # yet. The kill comes once the 7 full shards handed over are on
+                # disk (renamed from their temporary names) and the journal has
+                # stopped growing for 0.2 s (each shard's record follows its
+                # rename), so that the rerun has 7 shards to keep.
+                def finished():
+                    return sum(1 for p in glob.glob(os.path.join(path, "train", "**", "*.fb"), recursive=True)
+                               if not os.path.basename(p).startswith("update_"))
+                deadline = time.monotonic() + 60
+                while finished() < kill_after // 8 and time.monotonic() < deadline:
+                    time.sleep(0.01)
+                size, still = journal(), time.monotonic()
+                while time.monotonic() - still < 0.2 and time.monotonic() < deadline:
+                    time.sleep(0.02)
+                    if journal() != size:
+                        size, still = journal(), time.monotonic()
                 os.kill(os.getpid(), signal.SIGKILL)
 print("done", f.examples_written, flush=True)
 '''
