@@ -17,6 +17,7 @@
 #include <limits>
 #include <map>
 #include <mutex>
+#include <unordered_map>
 #include <unordered_set>
 
 #include "sedpack/dataset/reader.h"
@@ -268,35 +269,51 @@ Status AppendListShards(const ShardsList& list, IndexedSplit* out) {
 
 Status IndexShardsSubtreeKeeping(const Dataset& dataset, const std::string& list_path, std::size_t depth,
                                  const std::map<std::string, WalkedSubtree>* known, std::vector<std::string>* visited,
-                                 IndexedSplit* out, std::uint64_t* kept) {
+                                 IndexedSplit* out, std::uint64_t* kept, std::vector<ListStamp>* stamps) {
   struct Collect : dataset_internal::ShardsTreeVisitor {
     IndexedSplit* out = nullptr;
     const std::map<std::string, WalkedSubtree>* known = nullptr;
     std::vector<std::string> kept_lists;  // below the kept lists, which the walk itself records
+    bool stamp = false;
+    std::unordered_map<std::string, ListStamp> stamped;  // every list read or kept, with stamp
     std::uint64_t kept = 0;
     Result<bool> Load(const Dataset& ds, const dataset_internal::ShardsTreeLimits& limits,
                       dataset_internal::ShardsTreeNode& node) override {
       const auto it = known ? known->find(SubtreeKey(node.path(), node.depth))
                             : std::map<std::string, WalkedSubtree>::const_iterator();
       // Taken here, in the walk's pre-order, where the walk would read it;
-      // a record whose shards do not decode is walked again instead.
+      // a record whose lists changed or whose shards do not decode is walked again instead.
       std::vector<std::string> lists;
-      if (known && it != known->end() && TakeWalkedSubtree(it->second, out, &lists)) {
-        for (std::string& l : lists) {
-          if (l != node.path()) kept_lists.push_back(std::move(l));
+      std::vector<ListStamp> list_stamps;
+      if (known && it != known->end() && WalkedListsUnchanged(ds, it->second) &&
+          TakeWalkedSubtree(it->second, out, &lists, &list_stamps)) {
+        for (std::size_t i = 0; i < lists.size(); ++i) {
+          if (stamp) stamped[lists[i]] = list_stamps[i];
+          if (lists[i] != node.path()) kept_lists.push_back(std::move(lists[i]));
         }
         ++kept;
         return false;
       }
+      // Stamped before the read: a list changed while it is read then
+      // mismatches on a rerun (it is walked again) instead of being kept.
+      if (stamp) stamped[node.path()] = StampList(ds, node.path());
       return ShardsTreeVisitor::Load(ds, limits, node);
     }
     Status Enter(dataset_internal::ShardsTreeNode& node) override { return AppendListShards(node.list, out); }
   } collect;
   collect.out = out;
   collect.known = known;
+  collect.stamp = stamps != nullptr && visited != nullptr;
+  const std::size_t first = visited ? visited->size() : 0;
   Status st = dataset_internal::WalkShardsSubtree(dataset, ShardListInfo{FileInfo{list_path, {}}, 0, 0}, depth,
                                                   collect, {}, visited);
   if (visited) visited->insert(visited->end(), collect.kept_lists.begin(), collect.kept_lists.end());
+  if (collect.stamp) {
+    for (std::size_t i = first; i < visited->size(); ++i) {
+      const auto found = collect.stamped.find((*visited)[i]);
+      stamps->push_back(found != collect.stamped.end() ? found->second : ListStamp{});
+    }
+  }
   if (kept) *kept += collect.kept;
   return st;
 }
@@ -332,6 +349,7 @@ struct WalkUnit {
   dataset_internal::ShardsTreeUnit plan;
   IndexedSplit shards;  // own shards, or (after the walk) the subtree's
   std::vector<std::string> visited;
+  std::vector<ListStamp> stamps;  // of `visited`, for the journal
   Status status;
 };
 
@@ -349,7 +367,8 @@ Status WalkSubtreeUnit(const Dataset& ds, WalkUnit& u, IndexJournal* job) {
   const std::string& list_path = u.plan.entry.shard_list_info_file.file_path;
   if (job) {
     const auto it = job->known.find(SubtreeKey(list_path, u.plan.depth));
-    if (it != job->known.end() && TakeWalkedSubtree(it->second, &u.shards, &u.visited)) {
+    if (it != job->known.end() && WalkedListsUnchanged(ds, it->second) &&
+        TakeWalkedSubtree(it->second, &u.shards, &u.visited)) {
       ++job->kept;
       return Status::OK();
     }
@@ -358,13 +377,15 @@ Status WalkSubtreeUnit(const Dataset& ds, WalkUnit& u, IndexJournal* job) {
   SEDPACK_RETURN_NOT_OK(CheckCancelled());
   std::uint64_t kept_below = 0;
   SEDPACK_RETURN_NOT_OK(IndexShardsSubtreeKeeping(ds, list_path, u.plan.depth, job ? &job->known : nullptr,
-                                                  &u.visited, &u.shards, &kept_below));
+                                                  &u.visited, &u.shards, &kept_below,
+                                                  job && job->queue ? &u.stamps : nullptr));
   if (job) {
     job->kept += kept_below;
     ++job->walked;
     if (job->queue) {
       SEDPACK_RETURN_NOT_OK(job->queue->status());  // a journal that cannot be written stops the walk
-      job->queue->Push(EncodeSubtree(list_path, u.plan.depth, u.visited, u.shards));
+      job->queue->Push(EncodeSubtree(list_path, u.plan.depth, u.visited, u.stamps, u.shards));
+      std::vector<ListStamp>().swap(u.stamps);
     }
   }
   return Status::OK();
