@@ -97,8 +97,8 @@ Status ReadJournaled(const std::string& root, const IndexContents& contents, boo
 }
 
 // Rank 0: take over the planned subtrees the stopped runs journaled whole.
-void KeepJournaled(const Dataset& ds, const IndexContents& contents, const KnownSubtrees& known, std::vector<Unit>& units,
-                   JournalSpec* spec, std::uint64_t* kept) {
+void KeepJournaled(const Dataset& ds, const IndexContents& contents, const KnownSubtrees& known,
+                   std::vector<Unit>& units, JournalSpec* spec, std::uint64_t* kept) {
   std::size_t taken = 0;
   bool walked = false;
   for (Unit& u : units) {

@@ -107,7 +107,8 @@ TEST(ResumeIndexFaultTest, FullDiskStopsAnIndexBuildAndTheRerunFinishesIt) {
 // list of the first subtree a stopped build journaled under `root`, and how
 // many subtrees that build journaled.
 void FirstJournaledList(const std::string& root, std::string* list, std::size_t* journaled) {
-  ASSERT_OK_AND_ASSIGN(std::vector<journal_internal::JournalFile> journals, journal_internal::ListJournals(root, nullptr));
+  ASSERT_OK_AND_ASSIGN(std::vector<journal_internal::JournalFile> journals,
+                       journal_internal::ListJournals(root, nullptr));
   std::vector<journal_internal::JournalEntry> entries;
   for (const journal_internal::JournalFile& j : journals) {
     ASSERT_OK_AND_ASSIGN(journal_internal::JournalContents read, journal_internal::ReadJournal(root, j.rel, nullptr));
