@@ -38,10 +38,12 @@ class FieldCursor {
     data_.remove_prefix(static_cast<std::size_t>(n));
     return true;
   }
-  // A field holding a decimal count (at most 19 digits).
+  // A field holding a decimal uint64 (at most 20 digits; from_chars refuses
+  // one past 2^64 - 1): a list's stamp uses the whole range (kUnknown, a
+  // negative mtime_ns's bits).
   bool Count(std::uint64_t* n) {
     std::string_view f;
-    return Next(&f) && f.size() <= 19 && Digits(f, n);
+    return Next(&f) && f.size() <= 20 && Digits(f, n);
   }
 
  private:
