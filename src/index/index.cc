@@ -17,6 +17,7 @@
 #include <limits>
 #include <map>
 #include <mutex>
+#include <unordered_map>
 #include <unordered_set>
 
 #include "sedpack/dataset/reader.h"
@@ -26,6 +27,8 @@
 #include "sedpack/metadata/paths.h"
 #include "sidecar/sidecar_files.h"
 #include "dataset/shards_tree_internal.h"
+#include "dataset/verified_read.h"
+#include "metadata/shards_list_parse.h"
 #include "index/index_internal.h"
 #include "index/subtree_walk.h"
 #include "io/kill_point.h"
@@ -268,35 +271,64 @@ Status AppendListShards(const ShardsList& list, IndexedSplit* out) {
 
 Status IndexShardsSubtreeKeeping(const Dataset& dataset, const std::string& list_path, std::size_t depth,
                                  const std::map<std::string, WalkedSubtree>* known, std::vector<std::string>* visited,
-                                 IndexedSplit* out, std::uint64_t* kept) {
+                                 IndexedSplit* out, std::uint64_t* kept, std::vector<ListStamp>* stamps) {
   struct Collect : dataset_internal::ShardsTreeVisitor {
     IndexedSplit* out = nullptr;
     const std::map<std::string, WalkedSubtree>* known = nullptr;
     std::vector<std::string> kept_lists;  // below the kept lists, which the walk itself records
+    bool stamp = false;
+    std::unordered_map<std::string, ListStamp> stamped;  // every list read or kept, with stamp
     std::uint64_t kept = 0;
     Result<bool> Load(const Dataset& ds, const dataset_internal::ShardsTreeLimits& limits,
                       dataset_internal::ShardsTreeNode& node) override {
       const auto it = known ? known->find(SubtreeKey(node.path(), node.depth))
                             : std::map<std::string, WalkedSubtree>::const_iterator();
       // Taken here, in the walk's pre-order, where the walk would read it;
-      // a record whose shards do not decode is walked again instead.
+      // a record whose lists changed or whose shards do not decode is walked again instead.
       std::vector<std::string> lists;
-      if (known && it != known->end() && TakeWalkedSubtree(it->second, out, &lists)) {
-        for (std::string& l : lists) {
-          if (l != node.path()) kept_lists.push_back(std::move(l));
+      std::vector<ListStamp> list_stamps;
+      if (known && it != known->end() && WalkedListsUnchanged(ds, it->second) &&
+          TakeWalkedSubtree(it->second, out, &lists, &list_stamps)) {
+        for (std::size_t i = 0; i < lists.size(); ++i) {
+          if (stamp) stamped[lists[i]] = list_stamps[i];
+          if (lists[i] != node.path()) kept_lists.push_back(std::move(lists[i]));
         }
         ++kept;
         return false;
       }
-      return ShardsTreeVisitor::Load(ds, limits, node);
+      if (!stamp || ds.pack() != nullptr || limits.verify_hashes || limits.keep_text) {
+        if (stamp) stamped[node.path()] = StampList(ds, node.path());
+        return ShardsTreeVisitor::Load(ds, limits, node);
+      }
+      // The walk's own read (LoadShardsList), which keeps the fstat its open
+      // makes anyway: the stamp costs no call of its own. Taken before the
+      // bytes are read, so a list changed while it is read mismatches on a
+      // rerun (it is walked again) instead of being kept.
+      SEDPACK_ASSIGN_OR_RETURN(BeneathFile file, OpenFileBeneath(ds.root(), node.path(), ds.file_system()));
+      stamped[node.path()] = ListStamp{file.size, file.mtime_ns};
+      SEDPACK_ASSIGN_OR_RETURN(std::vector<std::byte> bytes,
+                               ReadAllBytes(file.fd.get(), file.size, file.path, dataset_internal::kMaxMetadataBytes,
+                                            ds.file_system()));
+      SEDPACK_ASSIGN_OR_RETURN(node.list, metadata_internal::ParseShardsListOwned(
+                                              std::string(reinterpret_cast<const char*>(bytes.data()), bytes.size()),
+                                              node.path()));
+      return true;
     }
     Status Enter(dataset_internal::ShardsTreeNode& node) override { return AppendListShards(node.list, out); }
   } collect;
   collect.out = out;
   collect.known = known;
+  collect.stamp = stamps != nullptr && visited != nullptr;
+  const std::size_t first = visited ? visited->size() : 0;
   Status st = dataset_internal::WalkShardsSubtree(dataset, ShardListInfo{FileInfo{list_path, {}}, 0, 0}, depth,
                                                   collect, {}, visited);
   if (visited) visited->insert(visited->end(), collect.kept_lists.begin(), collect.kept_lists.end());
+  if (collect.stamp) {
+    for (std::size_t i = first; i < visited->size(); ++i) {
+      const auto found = collect.stamped.find((*visited)[i]);
+      stamps->push_back(found != collect.stamped.end() ? found->second : ListStamp{});
+    }
+  }
   if (kept) *kept += collect.kept;
   return st;
 }
@@ -332,6 +364,7 @@ struct WalkUnit {
   dataset_internal::ShardsTreeUnit plan;
   IndexedSplit shards;  // own shards, or (after the walk) the subtree's
   std::vector<std::string> visited;
+  std::vector<ListStamp> stamps;  // of `visited`, for the journal
   Status status;
 };
 
@@ -349,7 +382,8 @@ Status WalkSubtreeUnit(const Dataset& ds, WalkUnit& u, IndexJournal* job) {
   const std::string& list_path = u.plan.entry.shard_list_info_file.file_path;
   if (job) {
     const auto it = job->known.find(SubtreeKey(list_path, u.plan.depth));
-    if (it != job->known.end() && TakeWalkedSubtree(it->second, &u.shards, &u.visited)) {
+    if (it != job->known.end() && WalkedListsUnchanged(ds, it->second) &&
+        TakeWalkedSubtree(it->second, &u.shards, &u.visited)) {
       ++job->kept;
       return Status::OK();
     }
@@ -358,13 +392,15 @@ Status WalkSubtreeUnit(const Dataset& ds, WalkUnit& u, IndexJournal* job) {
   SEDPACK_RETURN_NOT_OK(CheckCancelled());
   std::uint64_t kept_below = 0;
   SEDPACK_RETURN_NOT_OK(IndexShardsSubtreeKeeping(ds, list_path, u.plan.depth, job ? &job->known : nullptr,
-                                                  &u.visited, &u.shards, &kept_below));
+                                                  &u.visited, &u.shards, &kept_below,
+                                                  job && job->queue ? &u.stamps : nullptr));
   if (job) {
     job->kept += kept_below;
     ++job->walked;
     if (job->queue) {
       SEDPACK_RETURN_NOT_OK(job->queue->status());  // a journal that cannot be written stops the walk
-      job->queue->Push(EncodeSubtree(list_path, u.plan.depth, u.visited, u.shards));
+      job->queue->Push(EncodeSubtree(list_path, u.plan.depth, u.visited, u.stamps, u.shards));
+      std::vector<ListStamp>().swap(u.stamps);
     }
   }
   return Status::OK();

@@ -11,12 +11,15 @@
 #include "index/index_internal.h"
 #include "journal/journal_internal.h"
 #include "journal/stats_internal.h"
+#include "sedpack/dataset/dataset.h"
+#include "sedpack/io/file_system.h"
 
 namespace sedpack {
 namespace {
 
 // Records of another kind (an earlier form) are not read: their subtrees are walked again.
-constexpr std::string_view kIndexKind = "index subtree 2";
+// Form 3 added each list's stamp (ListStamp): a form-2 record, which has none, is not kept.
+constexpr std::string_view kIndexKind = "index subtree 3";
 
 // Walks the length-prefixed fields of a journal record (journal_internal::PackFields's form).
 class FieldCursor {
@@ -35,10 +38,12 @@ class FieldCursor {
     data_.remove_prefix(static_cast<std::size_t>(n));
     return true;
   }
-  // A field holding a decimal count (at most 19 digits).
+  // A field holding a decimal uint64 (at most 20 digits; from_chars refuses
+  // one past 2^64 - 1): a list's stamp uses the whole range (kUnknown, a
+  // negative mtime_ns's bits).
   bool Count(std::uint64_t* n) {
     std::string_view f;
-    return Next(&f) && f.size() <= 19 && Digits(f, n);
+    return Next(&f) && f.size() <= 20 && Digits(f, n);
   }
 
  private:
@@ -154,9 +159,12 @@ bool DecodeSubtree(std::string_view record, std::string* key, WalkedSubtree* w) 
   std::uint64_t depth = 0, lists = 0, shards = 0;
   if (!c.Next(&list) || !c.Count(&depth) || !c.Count(&lists) || lists > record.size()) return false;
   w->visited.reserve(static_cast<std::size_t>(lists));
+  w->stamps.reserve(static_cast<std::size_t>(lists));
   for (std::uint64_t i = 0; i < lists; ++i) {
-    if (!c.Next(&field)) return false;
+    std::uint64_t size = 0, mtime = 0;
+    if (!c.Next(&field) || !c.Count(&size) || !c.Count(&mtime)) return false;
     w->visited.emplace_back(field);
+    w->stamps.push_back({size, static_cast<std::int64_t>(mtime)});
   }
   // Each shard takes at least three bytes: a larger count is not this record's.
   if (!c.Count(&shards) || shards > (record.size() - c.at()) / 3) return false;
@@ -172,20 +180,28 @@ std::string SubtreeKey(const std::string& list_path, std::size_t depth) {
   return list_path + "\t" + std::to_string(depth);
 }
 
-// Fields: list path, depth, number of lists visited, the lists, the number
+// Fields: list path, depth, number of lists visited, the lists (each its path,
+// size and mtime_ns, the latter as its two's-complement bits), the number
 // of shards; then, in binary (varints), per shard the length of the start its
 // path shares with the previous shard's, the length of the rest, the rest,
 // and its example count. The paths of a subtree share their folders: so coded
 // the journal is a fraction of the index it stands for (written in full it
 // cost as much again as the index itself).
 journal_internal::JournalEntry EncodeSubtree(const std::string& list_path, std::size_t depth,
-                                             const std::vector<std::string>& visited, const IndexedSplit& shards) {
+                                             const std::vector<std::string>& visited,
+                                             const std::vector<ListStamp>& stamps, const IndexedSplit& shards) {
   journal_internal::JournalTimer timer;
   std::string data;
   PutField(&data, list_path);
   PutField(&data, std::to_string(depth));
   PutField(&data, std::to_string(visited.size()));
-  for (const std::string& v : visited) PutField(&data, v);
+  for (std::size_t i = 0; i < visited.size(); ++i) {
+    // A list without a stamp gets kUnknown, which no stat matches.
+    const ListStamp stamp = i < stamps.size() ? stamps[i] : ListStamp{};
+    PutField(&data, visited[i]);
+    PutField(&data, std::to_string(stamp.size));
+    PutField(&data, std::to_string(static_cast<std::uint64_t>(stamp.mtime_ns)));
+  }
   PutField(&data, std::to_string(shards.shard_paths.size()));
   // One pass, written through a pointer into room grown as it is needed
   // (doubling): sizing the string for the worst case (every path whole) had it
@@ -242,7 +258,29 @@ Result<int> FreshJournalNumber(const std::string& root, const std::string& id, F
   return next;
 }
 
-bool TakeWalkedSubtree(const WalkedSubtree& walked, IndexedSplit* shards, std::vector<std::string>* visited) {
+ListStamp StampList(const Dataset& dataset, const std::string& relative) {
+  FileStat st;
+  const std::string path = dataset.PathOf(relative);
+  // Stat follows a link, as the walk's open beneath the root does.
+  if (FileSystemOr(dataset.file_system()).Stat(path.c_str(), &st) != 0 || st.type != FileType::kRegular) {
+    return {};
+  }
+  return {st.size, st.mtime_ns};
+}
+
+bool WalkedListsUnchanged(const Dataset& dataset, const WalkedSubtree& walked) {
+  // A stat each, no read: reading and hashing the lists cost as much as a
+  // twentieth of the whole build.
+  if (walked.stamps.size() != walked.visited.size()) return false;
+  for (std::size_t i = 0; i < walked.visited.size(); ++i) {
+    const ListStamp& was = walked.stamps[i];
+    if (was.size == ListStamp::kUnknown || StampList(dataset, walked.visited[i]) != was) return false;
+  }
+  return true;
+}
+
+bool TakeWalkedSubtree(const WalkedSubtree& walked, IndexedSplit* shards, std::vector<std::string>* visited,
+                       std::vector<ListStamp>* stamps) {
   IndexedSplit part;
   part.shard_paths.reserve(walked.shards);
   part.shard_examples.reserve(walked.shards);
@@ -269,6 +307,7 @@ bool TakeWalkedSubtree(const WalkedSubtree& walked, IndexedSplit* shards, std::v
   }
   if (p != end) return false;  // the count and the shards disagree
   visited->insert(visited->end(), walked.visited.begin(), walked.visited.end());
+  if (stamps) stamps->insert(stamps->end(), walked.stamps.begin(), walked.stamps.end());
   if (shards->shard_paths.empty()) {
     shards->shard_paths = std::move(part.shard_paths);
   } else if (!shards->shard_paths.Append(std::move(part.shard_paths)).ok()) {

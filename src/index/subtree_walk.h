@@ -30,10 +30,14 @@ Status IndexShardsSubtree(const Dataset& dataset, const std::string& list_path, 
 /// its record instead of reading it and its subtree; `kept` counts them. A
 /// run whose plan cuts the tree coarser than the stopped run's (fewer threads
 /// or ranks) so finds the stopped run's subtrees inside its own. A record
-/// whose shards do not decode is walked again instead.
+/// whose lists changed since (TakeWalkedSubtree) or whose shards do not
+/// decode is walked again instead. `stamps`, when given, receives one
+/// ListStamp per list `visited` receives, in the same order (taken before
+/// each list is read, so that a list changed while it is read mismatches
+/// on a rerun rather than being kept), for EncodeSubtree.
 Status IndexShardsSubtreeKeeping(const Dataset& dataset, const std::string& list_path, std::size_t depth,
                                  const std::map<std::string, WalkedSubtree>* known, std::vector<std::string>* visited,
-                                 IndexedSplit* out, std::uint64_t* kept);
+                                 IndexedSplit* out, std::uint64_t* kept, std::vector<ListStamp>* stamps = nullptr);
 
 /// Appends the shards `list` names itself (not its children's) to `out`: each
 /// one's file_infos[0] path and example count. Corruption, naming the list, for

@@ -68,6 +68,7 @@ Result<FileDescriptor> OpenBeneath(const std::string& root, std::string_view rel
 struct BeneathFile {
   FileDescriptor fd;
   std::uint64_t size = 0;
+  std::int64_t mtime_ns = 0;  ///< from the same fstat (a journal records it to see the file change)
   std::string path;  ///< <root>/<relative>, for messages
 };
 /// OpenBeneath for reading a regular file: IOError "not a regular file: <path>"

@@ -206,6 +206,7 @@ Result<BeneathFile> OpenFileBeneath(const std::string& root, std::string_view re
   if (FileSystemOr(fs).Fstat(file.fd.get(), &st) != 0) return ErrnoStatus("cannot stat", file.path, errno);
   if (st.type != FileType::kRegular) return Status::IOError("not a regular file: ", file.path);
   file.size = st.size;
+  file.mtime_ns = st.mtime_ns;
   return file;
 }
 

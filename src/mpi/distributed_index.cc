@@ -97,15 +97,16 @@ Status ReadJournaled(const std::string& root, const IndexContents& contents, boo
 }
 
 // Rank 0: take over the planned subtrees the stopped runs journaled whole.
-void KeepJournaled(const IndexContents& contents, const KnownSubtrees& known, std::vector<Unit>& units,
-                   JournalSpec* spec, std::uint64_t* kept) {
+void KeepJournaled(const Dataset& ds, const IndexContents& contents, const KnownSubtrees& known,
+                   std::vector<Unit>& units, JournalSpec* spec, std::uint64_t* kept) {
   std::size_t taken = 0;
   bool walked = false;
   for (Unit& u : units) {
     if (!u.plan.subtree) continue;
     const auto it = known.find(SubtreeKey(u.plan.entry.shard_list_info_file.file_path, u.plan.depth));
-    // A record whose shards do not decode leaves its subtree to be walked.
-    if (it == known.end() || !TakeWalkedSubtree(it->second, &u.shards, &u.kept_lists)) {
+    // A record whose lists changed since, or whose shards do not decode, leaves its subtree to be walked.
+    if (it == known.end() || !WalkedListsUnchanged(ds, it->second) ||
+        !TakeWalkedSubtree(it->second, &u.shards, &u.kept_lists)) {
       walked = true;
       continue;
     }
@@ -273,13 +274,15 @@ std::string WalkTasks(const std::string& root, Fields& in, const JournalSpec& sp
     const std::string list(*path);
     IndexedSplit part;
     std::vector<std::string> seen;
+    std::vector<ListStamp> stamps;
     std::uint64_t kept = 0;
-    st = IndexShardsSubtreeKeeping(**open, list, static_cast<std::size_t>(*depth), known, &seen, &part, &kept);
+    st = IndexShardsSubtreeKeeping(**open, list, static_cast<std::size_t>(*depth), known, &seen, &part, &kept,
+                                   queue ? &stamps : nullptr);
     if (!st.ok()) break;
     if (queue) {
       st = queue->status();  // a journal that cannot be written stops the walk
       if (!st.ok()) break;
-      queue->Push(EncodeSubtree(list, static_cast<std::size_t>(*depth), seen, part));
+      queue->Push(EncodeSubtree(list, static_cast<std::size_t>(*depth), seen, stamps, part));
     }
     PutNumber(&body, *id);
     PutNumber(&body, part.shard_paths.size());
@@ -360,7 +363,7 @@ Result<IndexContents> BuildIndexDistributed(Comm& comm, const std::string& root,
       st = PlanUnits(*ds, size, options.subtrees_per_rank, options.journal ? &known : nullptr, &contents, &units,
                      &visited);
     }
-    if (st.ok() && options.journal) KeepJournaled(contents, known, units, &spec, &kept);
+    if (st.ok() && options.journal) KeepJournaled(*ds, contents, known, units, &spec, &kept);
     if (st.ok()) tasks = AssignTasks(units, spec, size);
     opened = EncodeStatus(st);
   }

@@ -7,11 +7,18 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cctype>
+#include <chrono>
+#include <map>
+#include <optional>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <string>
 #include <vector>
 
 #include "index/index_internal.h"
+#include "journal/journal_internal.h"
 #include "sedpack/comm/comm.h"
 #include "sedpack/dataset/dataset.h"
 #include "sedpack/dataset/filler.h"
@@ -25,6 +32,8 @@ namespace sedpack {
 namespace {
 
 namespace fs = std::filesystem;
+using testing::FaultFileSystem;
+using testing::FaultOp;
 using testing::FullDiskCheck;
 using testing::FullDiskThenResume;
 using testing::ReadAll;
@@ -92,6 +101,107 @@ TEST(ResumeIndexFaultTest, FullDiskStopsAnIndexBuildAndTheRerunFinishesIt) {
     }
   };
   FullDiskThenResume(dir.path(), job, want, check);
+}
+
+// The list the rerun must not keep from the journal once edited: the last
+// list of the first subtree a stopped build journaled under `root`, and how
+// many subtrees that build journaled.
+void FirstJournaledList(const std::string& root, std::string* list, std::size_t* journaled) {
+  ASSERT_OK_AND_ASSIGN(std::vector<journal_internal::JournalFile> journals,
+                       journal_internal::ListJournals(root, nullptr));
+  std::vector<journal_internal::JournalEntry> entries;
+  for (const journal_internal::JournalFile& j : journals) {
+    ASSERT_OK_AND_ASSIGN(journal_internal::JournalContents read, journal_internal::ReadJournal(root, j.rel, nullptr));
+    for (journal_internal::JournalEntry& e : read.entries) entries.push_back(std::move(e));
+  }
+  const std::map<std::string, WalkedSubtree> known = DecodeSubtrees(std::move(entries));
+  ASSERT_FALSE(known.empty());
+  *journaled = known.size();
+  *list = known.begin()->second.visited.back();
+}
+
+// Rewrites the first shard's number_of_examples in the list `rel` below
+// `root` in place: 1 becomes `to` ("7": the same size, "17": one byte more),
+// its modification time set a second later (a coarse clock would otherwise
+// leave it as it was).
+void EditList(const std::string& root, const std::string& rel, const std::string& to) {
+  const std::string path = root + "/" + rel;
+  const auto before = fs::last_write_time(path);
+  std::string text;
+  {
+    std::ifstream in(path, std::ios::binary);
+    text.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  }
+  const std::string key = "\"number_of_examples\": 1";
+  const std::size_t at = text.find(key, text.find("\"shard_files\""));
+  ASSERT_NE(at, std::string::npos) << text;
+  ASSERT_FALSE(std::isdigit(static_cast<unsigned char>(text[at + key.size()]))) << text;
+  text.replace(at + key.size() - 1, 1, to);
+  {
+    std::ofstream out(path, std::ios::binary | std::ios::trunc);  // the same file, rewritten
+    out << text;
+    ASSERT_TRUE(out.good());
+  }
+  fs::last_write_time(path, before + std::chrono::seconds(1));
+}
+
+// A journaled index build stopped half-way (a full disk), one list of a
+// subtree it journaled then edited in place (the same size with other bytes,
+// or another size; a newer mtime either way): the rerun walks that subtree
+// again (it keeps one subtree fewer than the journal holds) and writes the
+// index of the edited tree, as a fresh build of it does. Unedited, it keeps
+// every journaled subtree.
+TEST(ResumeIndexFaultTest, ARerunWalksAgainASubtreeWhoseListWasEditedInPlace) {
+  TempDir dir;
+  const std::string source = dir.path() + "/source";
+  testing::MakeDeepDataset(source);
+  auto build = [](const std::string& root, FileSystem* fault) -> Result<IndexBuildJob> {
+    SEDPACK_ASSIGN_OR_RETURN(auto ds, Dataset::Open(root));
+    std::optional<testing::ScopedFileSystem> scoped;
+    if (fault) scoped.emplace(fault);
+    return BuildIndexFileJournaled(ds, 4, IndexJobOptions{});
+  };
+  std::int64_t writes = 0;
+  {
+    const std::string count = dir.path() + "/count";
+    testing::CopyTree(source, count);
+    FaultFileSystem counter;
+    ASSERT_OK(build(count, &counter).status());
+    writes = counter.count(FaultOp::kWrite);
+  }
+  ASSERT_GE(writes, 8);
+  std::vector<std::string> unedited;
+  for (const std::string to : {"", "7", "17"}) {
+    SCOPED_TRACE(to.empty() ? "unedited" : "number_of_examples 1 edited to " + to);
+    const std::string root = dir.path() + "/stopped" + to;
+    testing::CopyTree(source, root);
+    {
+      FaultFileSystem full(testing::FullDiskFrom(writes / 2));
+      ASSERT_FALSE(build(root, &full).ok());
+      ASSERT_TRUE(full.fired());
+    }
+    std::string list;
+    std::size_t journaled = 0;
+    FirstJournaledList(root, &list, &journaled);
+    const std::string fresh = dir.path() + "/fresh" + to;
+    testing::CopyTree(source, fresh);
+    if (!to.empty()) {
+      EditList(root, list, to);
+      EditList(fresh, list, to);
+    }
+    {
+      auto ds = Dataset::Open(fresh);
+      ASSERT_OK(ds.status());
+      ASSERT_OK(BuildIndexFile(*ds, 1).status());
+    }
+    ASSERT_OK_AND_ASSIGN(const IndexBuildJob resumed, build(root, nullptr));
+    EXPECT_EQ(resumed.units_kept, to.empty() ? journaled : journaled - 1) << "edited " << list;
+    const std::vector<std::string> rows = testing::IndexRows(fresh);
+    // The edit shows in the index (it is not one a stale rerun could pass).
+    if (to.empty()) unedited = rows;
+    if (!to.empty()) EXPECT_NE(rows, unedited);
+    EXPECT_EQ(testing::IndexRows(root), rows);
+  }
 }
 
 // What Python's `ds.filler(job_id="fill1", job_parameters={"seed": 3})` runs

@@ -38,13 +38,16 @@ std::map<std::string, WalkedSubtree> Decode(journal_internal::JournalEntry e) {
 
 TEST(IndexJournalTest, ASubtreeRoundTripsThroughItsRecord) {
   const IndexedSplit shards = Shards(kShards);
+  // A negative mtime (before 1970) keeps its sign through the record.
+  const std::vector<ListStamp> stamps = {{120, 1764762000123456789}, {7, -5}};
   const auto known = Decode(EncodeSubtree("train/a/shards_list.json", 2, {"train/a/shards_list.json", "train/a/b/s.json"},
-                                          shards));
+                                          stamps, shards));
   ASSERT_EQ(known.size(), 1u);
   const auto it = known.find(SubtreeKey("train/a/shards_list.json", 2));
   ASSERT_NE(it, known.end());
   IndexedSplit out = Shards({{"before/00.fb", 3}});
   std::vector<std::string> visited = {"before.json"};
+  EXPECT_EQ(it->second.stamps, stamps);
   ASSERT_TRUE(TakeWalkedSubtree(it->second, &out, &visited));
   ASSERT_EQ(out.shard_paths.size(), kShards.size() + 1);
   EXPECT_EQ(out.shard_paths[0], "before/00.fb");
@@ -71,7 +74,7 @@ TEST(IndexJournalTest, EveryLengthOfAPathsRestRoundTrips) {
     paths.emplace_back(p, rest + 1);  // the same path again: nothing after the shared start
     previous = p;
   }
-  const auto known = Decode(EncodeSubtree("l.json", 0, {"l.json"}, Shards(paths)));
+  const auto known = Decode(EncodeSubtree("l.json", 0, {"l.json"}, {}, Shards(paths)));
   ASSERT_EQ(known.size(), 1u);
   IndexedSplit out;
   std::vector<std::string> visited;
@@ -84,7 +87,7 @@ TEST(IndexJournalTest, EveryLengthOfAPathsRestRoundTrips) {
 }
 
 TEST(IndexJournalTest, ARecordWhoseShardsDoNotDecodeTakesNothing) {
-  const journal_internal::JournalEntry good = EncodeSubtree("l.json", 0, {"l.json"}, Shards(kShards));
+  const journal_internal::JournalEntry good = EncodeSubtree("l.json", 0, {"l.json"}, {}, Shards(kShards));
   std::vector<std::string> damaged;
   damaged.push_back(good.data.substr(0, good.data.size() - 1));  // the last count cut off
   damaged.push_back(good.data + "\x01");                          // bytes past the shards the count gives
