@@ -67,9 +67,22 @@ Result<std::unique_ptr<LockFile>> ReserveJobId(const std::string& root, bool ran
   lo.file_system = lock.file_system;
   lo.stale_timeout = lock.stale_timeout;
   lo.wait_timeout = random ? std::chrono::milliseconds(0) : lock.wait_timeout;
-  for (int attempt = 0;; ++attempt) {
+  FileSystem& files = FileSystemOr(lock.file_system);
+  for (int attempt = 0, vanished = 0;; ++attempt) {
     if (!random || !JobFoldersExist(root, *job_id, lock.file_system)) {
       auto reserved = LockFile::Acquire(JoinRoot(root, dir + "/" + *job_id + ".lock"), lo);
+      // A job that ends removes the jobs folder when it is empty (an empty one
+      // says nothing), and it may do so between this job's CreateDirectories
+      // and its lock's first file there; once that file is in, the folder
+      // stays. So a folder found gone after a failure is made again, and the
+      // same id tried again.
+      FileStat st;
+      if (!reserved.ok() && vanished < 16 &&
+          (files.Stat(JoinRoot(root, dir).c_str(), &st) != 0 || st.type != FileType::kDirectory)) {
+        ++vanished;
+        SEDPACK_RETURN_NOT_OK(CreateDirectories(JoinRoot(root, dir), lock.file_system));
+        continue;
+      }
       if (reserved.ok() || !random || reserved.status().code() != StatusCode::kAlreadyExists) {
         if (!reserved.ok()) return reserved.status().WithPrefix("job id " + *job_id + ": ");
         return reserved;

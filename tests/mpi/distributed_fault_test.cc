@@ -8,10 +8,12 @@
 // run. So does a journaled index build, rerun on the same ranks or serially,
 // and one stopped on any number of ranks (1, 2, 4) and rerun on another.
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <filesystem>
 #include <optional>
 #include <set>
+#include <string_view>
 
 #include "mpi/shared_dir.h"
 #include "mpi/test_comm.h"
@@ -101,6 +103,48 @@ void ExpectNothingLeft(const std::string& root, const std::string& context) {
   for (const Leftover& l : diagnosis->leftovers) {
     ADD_FAILURE() << context << ": left behind: " << LeftoverKindName(l.kind) << " " << l.path;
   }
+}
+
+// What another job that ends does to this one: it removes the jobs folder when
+// it finds it empty, which it is between this job's making it and its lock's
+// first file there. Once, before the first file of a job-id lock is created.
+class JobsFolderTaker : public FileSystemWrapper {
+ public:
+  JobsFolderTaker() : FileSystemWrapper(DefaultFileSystem()) {}
+  int Open(const char* path, int flags, unsigned mode) override {
+    const std::string_view p(path);
+    if (p.find("/.sedpack-hpc/jobs/") != std::string_view::npos && p.find(".lock.pending-") != std::string_view::npos &&
+        !taken_.exchange(true)) {
+      removed_ = target()->Rmdir(std::filesystem::path(path).parent_path().c_str()) == 0;
+    }
+    return FileSystemWrapper::Open(path, flags, mode);
+  }
+  bool removed() const { return removed_; }
+
+ private:
+  std::atomic<bool> taken_{false};
+  bool removed_ = false;
+};
+
+// Jobs that end remove the empty jobs folder while others start: a job whose
+// folder went between its making it and its lock's first file makes it again
+// and goes on (concurrent appends failed with "cannot create ...lock.pending-
+// ...: No such file or directory").
+TEST(DistributedFaultTest, AJobWhoseJobsFolderIsRemovedBeforeItsLockMakesItAgain) {
+  SharedDir dir;
+  const int rank = TestComm().rank();
+  const std::string root = dir.path() + "/ds";
+  ASSERT_OK(Job(root, 0, 12));
+  JobsFolderTaker taker;
+  ASSERT_OK(Job(root, 100, 112, rank == 0 ? &taker : nullptr));
+  if (rank == 0) {
+    EXPECT_TRUE(taker.removed()) << "the folder was not removed: the test did not test";
+    std::vector<std::int64_t> want = Range(0, 12), more = Range(100, 112);
+    want.insert(want.end(), more.begin(), more.end());
+    EXPECT_EQ(Ids(root), want);
+    ExpectNothingLeft(root, "after the folder was made again");
+  }
+  ASSERT_OK(TestComm().Barrier());
 }
 
 TEST(DistributedFaultTest, AFaultOnOneRankFailsTheJobAndLeavesNothing) {
