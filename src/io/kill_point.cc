@@ -22,6 +22,7 @@ struct KillConfig {
   bool active = false;
   std::int64_t rank = 0;
   std::uint64_t kill_at = 0;  // 0 = never
+  std::string kill_what;      // count only the points of this kind ("" = all)
   int signal = SIGKILL;
   std::string log_path;
   std::int64_t journal_delay_ms = 0;
@@ -51,6 +52,7 @@ const KillConfig& Config() {
     c.rank = OwnRank();
     if (at > 0 && (rank < 0 || rank == c.rank)) c.kill_at = static_cast<std::uint64_t>(at);
     if (const char* log = std::getenv("SEDPACK_TEST_STEP_LOG")) c.log_path = log;
+    if (const char* what = std::getenv("SEDPACK_TEST_KILL_WHAT")) c.kill_what = what;
     c.signal = static_cast<int>(EnvInt("SEDPACK_TEST_KILL_SIGNAL", SIGKILL));
     c.journal_delay_ms = EnvInt("SEDPACK_TEST_JOURNAL_DELAY_MS", 0);
     c.active = c.kill_at > 0 || !c.log_path.empty() || c.journal_delay_ms > 0;
@@ -60,6 +62,7 @@ const KillConfig& Config() {
 }
 
 std::atomic<std::uint64_t> g_points{0};
+std::atomic<std::uint64_t> g_kind_points{0};  // the points of kind kill_what
 
 struct ShardStepConfig {
   std::string notify_path;
@@ -122,7 +125,10 @@ void KillPoint(std::string_view what, std::string_view path) {
     line.append("\t").append(what).append("\t").append(path).append("\n");
     AppendLine(c.log_path, line);
   }
-  if (n == c.kill_at) ::raise(c.signal);
+  if (c.kill_what.empty() ? n == c.kill_at
+                          : what == c.kill_what && g_kind_points.fetch_add(1, std::memory_order_relaxed) + 1 == c.kill_at) {
+    ::raise(c.signal);
+  }
   if (c.journal_delay_ms > 0 && what == "journal") {
     std::this_thread::sleep_for(std::chrono::milliseconds(c.journal_delay_ms));
   }

@@ -8,6 +8,9 @@
 //                               (counted from 1 in this process, all threads);
 //   SEDPACK_TEST_KILL_RANK=R    only in MPI rank R (OMPI_COMM_WORLD_RANK, PMIX_RANK
 //                               or PMI_RANK), so one rank of a job dies;
+//   SEDPACK_TEST_KILL_WHAT=W    counts for KILL_AT only the points of kind W
+//                               ("journal": the N-th journal record), which come
+//                               in the same order whatever the threads' interleaving;
 //   SEDPACK_TEST_KILL_SIGNAL=S  sends signal number S instead (15: a SIGTERM at a
 //                               known point, which the job handles as a stop);
 //   SEDPACK_TEST_STEP_LOG=FILE  every point appends "rank<TAB>N<TAB>what<TAB>path\n",
