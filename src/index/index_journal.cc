@@ -91,21 +91,24 @@ inline char* PutVarint(char* p, std::uint64_t v) {
 // the start it shares with the previous one is a few bytes (a file number and
 // its extension): a call into memcpy for it cost as much as the rest of the
 // shard's encoding.
+// The first and the last sizeof(Word) bytes of `n` (sizeof(Word) <= n <=
+// 2 * sizeof(Word)), read before either is written.
+template <typename Word>
+inline void CopyHeadAndTail(char* to, const char* from, std::size_t n) {
+  Word head, tail;
+  std::memcpy(&head, from, sizeof(Word));
+  std::memcpy(&tail, from + n - sizeof(Word), sizeof(Word));
+  std::memcpy(to, &head, sizeof(Word));
+  std::memcpy(to + n - sizeof(Word), &tail, sizeof(Word));
+}
+
 inline void CopyShort(char* to, const char* from, std::size_t n) {
   if (n > 16) {
     std::memcpy(to, from, n);
   } else if (n >= 8) {
-    std::uint64_t head, tail;
-    std::memcpy(&head, from, 8);
-    std::memcpy(&tail, from + n - 8, 8);
-    std::memcpy(to, &head, 8);
-    std::memcpy(to + n - 8, &tail, 8);
+    CopyHeadAndTail<std::uint64_t>(to, from, n);
   } else if (n >= 4) {
-    std::uint32_t head, tail;
-    std::memcpy(&head, from, 4);
-    std::memcpy(&tail, from + n - 4, 4);
-    std::memcpy(to, &head, 4);
-    std::memcpy(to + n - 4, &tail, 4);
+    CopyHeadAndTail<std::uint32_t>(to, from, n);
   } else if (n > 0) {  // 1 to 3 bytes: the first, the middle and the last cover them
     to[0] = from[0];
     to[n / 2] = from[n / 2];
