@@ -239,6 +239,18 @@ Result<ShardsList> LoadShardsListVerified(const Dataset& dataset, const FileInfo
   return metadata_internal::ParseShardsListOwned(std::move(text), relative);
 }
 
+Result<ShardsList> LoadShardsListStamped(const Dataset& dataset, std::string_view relative, FileStat* stat) {
+  if (dataset.pack() != nullptr) return LoadShardsList(dataset, relative);
+  SEDPACK_ASSIGN_OR_RETURN(BeneathFile file, OpenFileBeneath(dataset.root(), relative, dataset.file_system()));
+  stat->type = FileType::kRegular;
+  stat->size = file.size;
+  stat->mtime_ns = file.mtime_ns;
+  SEDPACK_ASSIGN_OR_RETURN(std::vector<std::byte> bytes, ReadAllBytes(file.fd.get(), file.size, file.path,
+                                                                      kMaxMetadataBytes, dataset.file_system()));
+  return metadata_internal::ParseShardsListOwned(std::string(reinterpret_cast<const char*>(bytes.data()), bytes.size()),
+                                                 relative);
+}
+
 }  // namespace dataset_internal
 
 }  // namespace sedpack

@@ -43,6 +43,11 @@ Status CheckRecordedHash(const Dataset& dataset, std::string_view relative,
 /// `file.hash_checksums` (CheckRecordedHash).
 Result<ShardsList> LoadShardsListVerified(const Dataset& dataset, const FileInfo& file);
 
+/// LoadShardsList of `relative`, with the size and mtime_ns the list's open
+/// found (the fstat it makes anyway: no call of its own), taken before its
+/// bytes are read. Of a packed dataset's list `*stat` is left as it is.
+Result<ShardsList> LoadShardsListStamped(const Dataset& dataset, std::string_view relative, FileStat* stat);
+
 /// ReadShard with the checks sidecar: with `verify` and a record of the shard
 /// in `checks` (fresh, may be null), its bytes are checked against the
 /// record's size and fast checksum; without one, against the recorded hash

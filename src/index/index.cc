@@ -28,7 +28,6 @@
 #include "sidecar/sidecar_files.h"
 #include "dataset/shards_tree_internal.h"
 #include "dataset/verified_read.h"
-#include "metadata/shards_list_parse.h"
 #include "index/index_internal.h"
 #include "index/subtree_walk.h"
 #include "io/kill_point.h"
@@ -300,18 +299,12 @@ Status IndexShardsSubtreeKeeping(const Dataset& dataset, const std::string& list
         if (stamp) stamped[node.path()] = StampList(ds, node.path());
         return ShardsTreeVisitor::Load(ds, limits, node);
       }
-      // The walk's own read (LoadShardsList), which keeps the fstat its open
-      // makes anyway: the stamp costs no call of its own. Taken before the
-      // bytes are read, so a list changed while it is read mismatches on a
-      // rerun (it is walked again) instead of being kept.
-      SEDPACK_ASSIGN_OR_RETURN(BeneathFile file, OpenFileBeneath(ds.root(), node.path(), ds.file_system()));
-      stamped[node.path()] = ListStamp{file.size, file.mtime_ns};
-      SEDPACK_ASSIGN_OR_RETURN(std::vector<std::byte> bytes,
-                               ReadAllBytes(file.fd.get(), file.size, file.path, dataset_internal::kMaxMetadataBytes,
-                                            ds.file_system()));
-      SEDPACK_ASSIGN_OR_RETURN(node.list, metadata_internal::ParseShardsListOwned(
-                                              std::string(reinterpret_cast<const char*>(bytes.data()), bytes.size()),
-                                              node.path()));
+      // The stamp from the list's own open (no call of its own), taken
+      // before the bytes are read, so a list changed while it is read
+      // mismatches on a rerun (it is walked again) instead of being kept.
+      FileStat st;
+      SEDPACK_ASSIGN_OR_RETURN(node.list, dataset_internal::LoadShardsListStamped(ds, node.path(), &st));
+      stamped[node.path()] = ListStamp{st.size, st.mtime_ns};
       return true;
     }
     Status Enter(dataset_internal::ShardsTreeNode& node) override { return AppendListShards(node.list, out); }
