@@ -11,12 +11,16 @@
 # CPU seconds (user + sys of every process) medians and their cost; and the
 # journal's own time, measured inside the journaled runs
 # (SEDPACK_BENCH_JOURNAL_STATS, src/journal/stats_internal.h: the wall time
-# spent creating, appending to, syncing and removing the journal and hashing
-# what it records, summed over threads and ranks), as a share of the job's
-# wall time. That share bounds the journal's cost from above (the journal's
-# work would all have to be on the job's critical path to cost that much); the
-# wall comparison of seconds-long runs is at the mercy of the disk's writeback
-# and of other processes on a shared machine, as `uptime` before and after shows.
+# spent creating, appending to, syncing and removing the journal, hashing what
+# it records and waiting for it, summed over the job's threads and ranks), as a
+# share of the same run's wall time (median over the runs), and beside it the
+# journal's time on its own threads (bg: a queue's writer, a hasher), which the
+# job does not wait for. The share bounds the journal's cost on the job's way
+# from above (all of it would have to be on the critical path to cost that
+# much); the wall comparison of seconds-long runs is at the mercy of the
+# kernel's page allocation and writeback and of other processes on a shared
+# machine (on this kind of VM the same run varies by 10 to 50%), as `uptime`
+# before and after shows.
 # Run it with WORK on a tmpfs (/dev/shm) to take the disk out of the wall and
 # CPU comparisons; the journal's fsyncs then cost nothing, so run it on a disk too.
 # SCALE (environment, default 1: jobs of about 3 s on a quiet 2-core machine,
@@ -183,9 +187,10 @@ timed() {  # JOB J|N
   }
   t1=$(now)
   awk '{ print $1 + $2 }' "$WORK/time.txt" > "$WORK/cpu"
-  # The journal's own seconds, over every process of the run (0 without the journal).
-  if [ -f "$WORK/stats.txt" ]; then awk '{ s += $5 } END { print s + 0 }' "$WORK/stats.txt"; else echo 0; fi \
-    > "$WORK/journal"
+  # The journal's own seconds, over every process of the run (0 without the
+  # journal): on the job's threads, and on the journal's own (background).
+  if [ -f "$WORK/stats.txt" ]; then awk '{ s += $5; b += $6 } END { print s + 0, b + 0 }' "$WORK/stats.txt"
+  else echo 0 0; fi > "$WORK/journal"
   calc "$t1 - $t0"
 }
 
@@ -198,26 +203,29 @@ command -v mpirun > /dev/null && ALL_JOBS+=("generate, 2 ranks")
 ALL_JOBS+=(import-hdf5 import-trs import-chipwhisperer recompress digest export-hdf5)
 command -v mpirun > /dev/null && "$BIN" --version | grep -q "(parallel, MPI-IO)" && ALL_JOBS+=("export-hdf5, 2 ranks")
 ALL_JOBS+=(export-trs "index build" "python filler")
-printf "%-21s %6s | %-23s | %-23s | %-21s | %-15s\n" "" "job" "wall median" "wall fastest" "CPU median" \
-  "in the journal"
-printf "%-21s %6s | %7s %7s %7s | %7s %7s %7s | %6s %6s %7s | %7s %7s\n" command "s" "j s" "n s" cost "j s" "n s" cost \
-  "j s" "n s" cost "s" "of wall"
+printf "%-21s %6s | %-23s | %-23s | %-21s | %-23s\n" "" "job" "wall median" "wall fastest" "CPU median" \
+  "in the journal, medians"
+printf "%-21s %6s | %7s %7s %7s | %7s %7s %7s | %6s %6s %7s | %7s %7s %7s\n" command "s" "j s" "n s" cost "j s" "n s" cost \
+  "j s" "n s" cost "s" "of wall" "bg s"
 for job in "${ALL_JOBS[@]}"; do
   wanted "$job" || continue
   timed "$job" n > /dev/null  # warm-up
-  j=() n=() cj=() cn=() jj=()
+  j=() n=() cj=() cn=() jj=() jb=() jr=()
   for _ in $(seq "$REPS"); do
-    j+=("$(timed "$job" j)"); cj+=("$(cat "$WORK/cpu")"); jj+=("$(cat "$WORK/journal")")
+    j+=("$(timed "$job" j)"); cj+=("$(cat "$WORK/cpu")")
+    read -r on off < "$WORK/journal"
+    jj+=("$on"); jb+=("$off"); jr+=("$(calc "100 * $on / ${j[-1]}")")
     n+=("$(timed "$job" n)"); cn+=("$(cat "$WORK/cpu")")
   done
   mj=$(printf '%s\n' "${j[@]}" | median) mn=$(printf '%s\n' "${n[@]}" | median)
   bj=$(printf '%s\n' "${j[@]}" | least) bn=$(printf '%s\n' "${n[@]}" | least)
   pj=$(printf '%s\n' "${cj[@]}" | median) pn=$(printf '%s\n' "${cn[@]}" | median)
-  js=$(printf '%s\n' "${jj[@]}" | median)
-  printf "%-21s %6.2f | %7.3f %7.3f %+6.1f%% | %7.3f %7.3f %+6.1f%% | %6.2f %6.2f %+6.1f%% | %7.4f %6.2f%%\n" \
+  js=$(printf '%s\n' "${jj[@]}" | median) jbs=$(printf '%s\n' "${jb[@]}" | median)
+  share=$(printf '%s\n' "${jr[@]}" | median)
+  printf "%-21s %6.2f | %7.3f %7.3f %+6.1f%% | %7.3f %7.3f %+6.1f%% | %6.2f %6.2f %+6.1f%% | %7.4f %6.2f%% %7.4f\n" \
     "$job" "$mn" "$mj" "$mn" "$(calc "100 * ($mj / $mn - 1)")" "$bj" "$bn" "$(calc "100 * ($bj / $bn - 1)")" \
-    "$pj" "$pn" "$(calc "100 * ($pj / $pn - 1)")" "$js" "$(calc "100 * $js / $mn")"
-  echo "$job: j ${j[*]}; n ${n[*]}; journal s ${jj[*]}" >> "$WORK/runs.txt"
+    "$pj" "$pn" "$(calc "100 * ($pj / $pn - 1)")" "$js" "$share" "$jbs"
+  echo "$job: j ${j[*]}; n ${n[*]}; journal s ${jj[*]}; background s ${jb[*]}" >> "$WORK/runs.txt"
 done
 rm -rf "$WORK"/o "$WORK"/o.*
 load

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "journal/entries_internal.h"
+#include "journal/stats_internal.h"
 
 #include <cerrno>
 #include <cstring>
@@ -60,6 +61,7 @@ JournalQueue::JournalQueue(JournalWriter* writer, std::size_t limit)
 JournalQueue::~JournalQueue() { (void)Finish(); }
 
 void JournalQueue::Push(JournalEntry entry, std::function<Status()> before) {
+  JournalTimer timer;  // a worker that waits here for room waits for the journal
   std::unique_lock<std::mutex> lock(mu_);
   room_.wait(lock, [this] { return queue_.size() < limit_ || done_; });
   queue_.emplace_back(std::move(entry), std::move(before));
@@ -83,6 +85,7 @@ Status JournalQueue::Finish() {
 }
 
 void JournalQueue::Run() {
+  MarkJournalBackgroundThread();
   std::unique_lock<std::mutex> lock(mu_);
   for (;;) {
     cv_.wait(lock, [this] { return done_ || !queue_.empty(); });

@@ -4,8 +4,11 @@
 // exported ranges they record. bench/journal_overhead.sh sets
 //   SEDPACK_BENCH_JOURNAL_STATS=FILE
 // and every process that journaled appends, at its exit, one line
-//   "journal<TAB>records<TAB>bytes<TAB>syncs<TAB>seconds\n"
-// (seconds: wall time in the journal code, summed over threads). A wall-time
+//   "journal<TAB>records<TAB>bytes<TAB>syncs<TAB>seconds<TAB>background\n"
+// (seconds: wall time in the journal code on the job's own threads, summed
+// over them: the journal's cost on the job's way; background: the same on the
+// journal's own threads, which the job does not wait for unless it waits in a
+// timed call, e.g. for room in a full queue). A wall-time
 // comparison of a journaled with an unjournaled run of seconds is dominated by
 // the disk's writeback on a shared machine; this figure is not.
 // Without the variable every measure is one relaxed atomic load.
@@ -36,6 +39,10 @@ class JournalTimer {
   bool active_;
   std::chrono::steady_clock::time_point start_{};
 };
+
+/// Marks the calling thread as one of the journal's own (a queue's writer, a
+/// hasher): its timers count as background time from then on.
+void MarkJournalBackgroundThread();
 
 /// Counts one record of `bytes` written, and one sync.
 void CountJournalRecord(std::size_t bytes);
