@@ -112,7 +112,7 @@ TRSCMD=(import-trs "$TRS" --examples-per-shard 1000 --compression GZIP -j 2 -q)
 CWCMD=(import-chipwhisperer "$CW/proj.cwp" --examples-per-shard 500 --compression GZIP -j 2 -q)
 # The maintenance jobs read a generated dataset (LZ4 shards).
 DS="$WORK/ds"
-wanted recompress digest export-hdf5 export-trs "index build" && "$BIN" generate configs/generate_small.json --trace-length 20000 --shard-by-key false --key-group-size 128 \
+wanted recompress digest export-hdf5 "export-hdf5, 2 ranks" export-trs "index build" && "$BIN" generate configs/generate_small.json --trace-length 20000 --shard-by-key false --key-group-size 128 \
   --examples-train "$(scaled 24000)" --examples-test "$(scaled 1200)" --examples-holdout 0 \
   --examples-per-shard 64 --threads 2 -q -o "$DS" --no-journal
 # The Python filler: float32 traces from a small pool (so that the job is the
