@@ -4,12 +4,17 @@
 dataset_info.json of SOURCE (a dataset: its schema), its train split a tree of
 64 subtrees of 64 leaf lists of SHARDS/4096 shard entries each (16 examples per
 shard, no hashes recorded: no checks sidecar is due, and the shard files are
-never read by an index build, so none are written).
+never read by an index build, so none are written). Shards are named as
+sedpack and the reference name them, 32 random hex digits (NAMES=uuid in the
+environment, the default), or by their number in the leaf (NAMES=counter:
+paths that share all but their last few bytes, the best case of a journal that
+codes each path against the one before it).
 
-  make_list_tree.py SOURCE OUT SHARDS
+  [NAMES=uuid|counter] make_list_tree.py SOURCE OUT SHARDS
 """
 import json
 import os
+import random
 import sys
 
 
@@ -31,7 +36,12 @@ def main():
         with open(path, "w") as f:
             f.write(text)
 
-    entry = ('    {\n      "file_infos": [\n        {\n          "file_path": "%s/%08d.fb",\n'
+    names = os.environ.get("NAMES", "uuid")
+    if names not in ("uuid", "counter"):
+        sys.exit("NAMES must be uuid or counter, not %r" % names)
+    rng = random.Random(20261204)  # the same tree every run
+    name = (lambda i: "%032x" % rng.getrandbits(128)) if names == "uuid" else (lambda i: "%08d" % i)
+    entry = ('    {\n      "file_infos": [\n        {\n          "file_path": "%s/%s.fb",\n'
              '          "hash_checksums": []\n        }\n      ],\n      "number_of_examples": 16\n    }')
     tops = []
     for b in range(branches):
@@ -41,7 +51,7 @@ def main():
             write(d + "/shards_list.json",
                   '{\n  "relative_path_self": "%s/shards_list.json",\n  "number_of_examples": %d,\n'
                   '  "shard_files": [\n%s\n  ]\n}' % (d, 16 * per_leaf,
-                                                      ",\n".join(entry % (d, i) for i in range(per_leaf))))
+                                                      ",\n".join(entry % (d, name(i)) for i in range(per_leaf))))
             subs.append(ref(d + "/shards_list.json", 16 * per_leaf, per_leaf))
         d = "train/b%02d" % b
         write(d + "/shards_list.json", json.dumps({"relative_path_self": d + "/shards_list.json",

@@ -2,6 +2,7 @@
 // The index build's journal records: a subtree round-trips through its record
 // (paths sharing their start, long paths, large counts), and a record whose
 // shards do not decode is left to be walked again, taking nothing.
+#include <cstdio>
 #include <string>
 #include <vector>
 
@@ -86,14 +87,65 @@ TEST(IndexJournalTest, EveryLengthOfAPathsRestRoundTrips) {
   }
 }
 
+// Shards named as sedpack and the reference name them (32 random lowercase hex
+// digits) are recorded in about half their names' room; names of any other
+// make round-trip as they are: upper case, odd runs, runs past the pairs' cap.
+TEST(IndexJournalTest, HexNamedShardsRoundTripPacked) {
+  std::vector<std::pair<std::string, std::uint64_t>> paths;
+  std::uint64_t x = 0x9e3779b97f4a7c15ull;
+  for (int i = 0; i < 1000; ++i) {
+    std::string name;
+    for (int k = 0; k < 2; ++k) {
+      x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+      char hex[17];
+      std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(x));
+      name += hex;
+    }
+    paths.emplace_back("train/0a1b2c3d4e/" + name + ".fb", 256);
+  }
+  const auto packed = EncodeSubtree("l.json", 0, {"l.json"}, {}, Shards(paths));
+  // Per shard 24 bytes: shared length, pairs, 16 packed bytes, tail length,
+  // ".fb", the count (two bytes); 39 with the digits as they are.
+  EXPECT_LT(packed.data.size(), 1000u * 25);
+  const std::vector<std::pair<std::string, std::uint64_t>> others = {
+           {"train/ABCDEF0123.fb", 1},       // upper case: not packed
+           {"train/abc.fb", 2},              // an odd run: its last digit stays in the tail
+           {"train/" + std::string(300, 'e'), 3},  // past 127 pairs
+           {"train/" + std::string(300, 'e') + "0", 4},
+           {"train/1234", 5},                // nothing after the digits
+           {"train/12345", 6},
+           {"train/fb", 7},
+           {"train/f", 8},
+           {"train/0g", 9}};
+  for (const auto& shards : {paths, others}) {
+    const auto known = Decode(EncodeSubtree("l.json", 0, {"l.json"}, {}, Shards(shards)));
+    ASSERT_EQ(known.size(), 1u);
+    IndexedSplit out;
+    std::vector<std::string> visited;
+    ASSERT_TRUE(TakeWalkedSubtree(known.begin()->second, &out, &visited));
+    ASSERT_EQ(out.shard_paths.size(), shards.size());
+    for (std::size_t i = 0; i < shards.size(); ++i) {
+      EXPECT_EQ(out.shard_paths[i], shards[i].first) << i;
+      EXPECT_EQ(out.shard_examples[i], shards[i].second) << i;
+    }
+  }
+}
+
 TEST(IndexJournalTest, ARecordWhoseShardsDoNotDecodeTakesNothing) {
   const journal_internal::JournalEntry good = EncodeSubtree("l.json", 0, {"l.json"}, {}, Shards(kShards));
   std::vector<std::string> damaged;
   damaged.push_back(good.data.substr(0, good.data.size() - 1));  // the last count cut off
   damaged.push_back(good.data + "\x01");                          // bytes past the shards the count gives
   std::string bad_shared = good.data;
-  // The first shard's shared length (it has no path before it to share with).
-  bad_shared[good.data.find("train/a/00000000.fb") - 2] = 5;
+  // The first shard's shared length, the first byte after the shard count's
+  // field (it has no path before it to share with).
+  const std::string count = "1:6";
+  const std::size_t shards_at = good.data.find(count, good.data.find("l.json", 8)) + count.size();
+  ASSERT_EQ(bad_shared[shards_at], 0);
+  bad_shared[shards_at] = 5;
+  std::string bad_pairs = good.data;
+  bad_pairs[shards_at + 1] = static_cast<char>(0x7f);  // more packed pairs than the record holds
+  damaged.push_back(bad_pairs);
   damaged.push_back(bad_shared);
   for (const std::string& data : damaged) {
     const auto known = Decode({good.kind, data});
@@ -107,7 +159,6 @@ TEST(IndexJournalTest, ARecordWhoseShardsDoNotDecodeTakesNothing) {
   }
   // A shard count past what the record can hold, or a record of another kind: not kept at all.
   std::string too_many = good.data;
-  const std::string count = "1:6";
   too_many.replace(too_many.find(count, too_many.find("l.json", 8)), count.size(), "4:9999");
   EXPECT_TRUE(Decode({good.kind, too_many}).empty());
   EXPECT_TRUE(Decode({"index subtree", good.data}).empty());
