@@ -44,13 +44,14 @@ Status RemoveJobJournals(const std::string& root, const std::string& job_id, Fil
 
 /// Appends entries to a journal on a thread of its own, so that the workers
 /// that finish units do not wait for its fsyncs (nor for the fsync of a
-/// unit's own file, `before`); entries that wait together are appended as one
-/// record with one fsync (ReadJobEntries takes it apart). At most `limit`
-/// entries wait (Push blocks beyond): a stop, or a full disk, loses at most
-/// those, which the rerun redoes.
+/// unit's own file, `before`), nor for its thread's wake-up: the thread
+/// wakes every 10 ms, or once half of `limit` entries wait. At most `limit`
+/// entries wait (Push blocks beyond): a kill, or a full disk, loses at most
+/// those (and the last 10 ms), which the rerun redoes; Finish (a stop honoured,
+/// the job's end) appends them all.
 class JournalQueue {
  public:
-  explicit JournalQueue(JournalWriter* writer, std::size_t limit = 4);
+  explicit JournalQueue(JournalWriter* writer, std::size_t limit = 16);
   ~JournalQueue();
   JournalQueue(const JournalQueue&) = delete;
   JournalQueue& operator=(const JournalQueue&) = delete;

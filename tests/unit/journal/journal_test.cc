@@ -1,14 +1,21 @@
 // SPDX-License-Identifier: Apache-2.0
 // The job journal's records (journal/journal_internal.h): what is appended is
 // read back in order; a torn or damaged record ends the journal there; a
-// damaged header is an error.
+// damaged header is an error. The queue that appends on a thread of its own
+// (journal/entries_internal.h) keeps every worker's entries in order, and
+// appends an entry pushed alone without being woken for it.
 #include "journal/journal_internal.h"
 
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <thread>
+#include <vector>
+
+#include "journal/entries_internal.h"
 
 #include "support/test_support.h"
 
@@ -46,6 +53,60 @@ TEST(JournalTest, EntriesReadBackInOrder) {
   EXPECT_TRUE(DifferingParameter(r->parameters, kParams).empty());
   EXPECT_NE(DifferingParameter(r->parameters, {{"command", "export-trs"}, {"rows", "101"}}).find("rows"),
             std::string::npos);
+}
+
+TEST(JournalQueueTest, EveryWorkersEntriesAreAppendedInTheirOrder) {
+  TempDir dir;
+  const std::string rel = "q.journal";
+  auto w = JournalWriter::Create(dir.path(), rel, kParams, std::vector<JournalEntry>{}, nullptr);
+  ASSERT_TRUE(w.ok()) << w.status().ToString();
+  constexpr int kWorkers = 3, kEach = 200;
+  {
+    JournalQueue queue(w->get(), 4);  // full often: the workers wait for room
+    std::vector<std::thread> workers;
+    for (int t = 0; t < kWorkers; ++t) {
+      workers.emplace_back([&queue, t] {
+        for (int i = 0; i < kEach; ++i) queue.Push({"w" + std::to_string(t), std::to_string(i)});
+      });
+    }
+    for (std::thread& t : workers) t.join();
+    ASSERT_TRUE(queue.Finish().ok());
+  }
+  auto r = ReadJournal(dir.path(), rel, nullptr);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  ASSERT_EQ(r->entries.size(), static_cast<std::size_t>(kWorkers * kEach));
+  std::vector<int> next(kWorkers, 0);
+  for (const JournalEntry& e : r->entries) {
+    const int t = e.kind[1] - '0';
+    ASSERT_TRUE(t >= 0 && t < kWorkers) << e.kind;
+    EXPECT_EQ(e.data, std::to_string(next[t]++)) << e.kind;
+  }
+}
+
+// One entry, far below the half of the queue that wakes its thread: appended
+// all the same, by the thread's own periodic wake-up (a queue that waited to
+// be woken would hold it until Finish).
+TEST(JournalQueueTest, AnEntryPushedAloneIsAppendedWithoutFinish) {
+  TempDir dir;
+  const std::string rel = "q1.journal";
+  auto w = JournalWriter::Create(dir.path(), rel, kParams, std::vector<JournalEntry>{}, nullptr);
+  ASSERT_TRUE(w.ok()) << w.status().ToString();
+  JournalQueue queue(w->get(), 64);
+  // The second entry comes once the first is in the file: the queue's thread
+  // has emptied the queue and waits again (the first may have been pushed
+  // before it ever waited).
+  std::size_t seen = 0;
+  for (std::size_t want : {1u, 2u}) {
+    queue.Push({"rows", std::to_string(want)});
+    for (int tries = 0; tries < 1000 && seen < want; ++tries) {  // up to 10 s on a loaded machine
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+      auto r = ReadJournal(dir.path(), rel, nullptr);
+      ASSERT_TRUE(r.ok()) << r.status().ToString();
+      seen = r->entries.size();
+    }
+    ASSERT_EQ(seen, want);
+  }
+  EXPECT_TRUE(queue.Finish().ok());
 }
 
 // Every cut of the last record, and every flipped byte in it, loses that
