@@ -540,7 +540,7 @@ Result<IndexBuildJob> BuildIndexFileJournaled(const std::shared_ptr<const Datase
   const IndexJobIdentity identity = IndexJobFor(root, DigestHex(sha));
   const std::string& id = identity.id;
   if (options.restart) SEDPACK_RETURN_NOT_OK(journal::RemoveJobJournals(root, id, fs));
-  SEDPACK_ASSIGN_OR_RETURN(auto recorded, journal::ReadJobEntries(root, id, identity.parameters, "index build", fs));
+  SEDPACK_ASSIGN_OR_RETURN(auto recorded, journal::ReadJobEntriesInPlace(root, id, identity.parameters, "index build", fs));
   IndexJournal job;
   job.known = DecodeSubtrees(std::move(recorded.entries));
   SEDPACK_ASSIGN_OR_RETURN(const int number, FreshJournalNumber(root, id, fs));

@@ -42,7 +42,8 @@ ListStamp StampList(const Dataset& dataset, const std::string& relative);
 struct WalkedSubtree {
   std::vector<std::string> visited;
   std::vector<ListStamp> stamps;  // one per visited list
-  std::string record;
+  std::string_view record;  ///< in `file`: the journal's bytes as read
+  std::shared_ptr<const std::string> file;
   std::size_t shards_at = 0;
   std::size_t shards = 0;
 };
@@ -54,6 +55,7 @@ journal_internal::JournalEntry EncodeSubtree(const std::string& list_path, std::
                                              const std::vector<ListStamp>& stamps, const IndexedSplit& shards);
 /// The journaled subtrees by SubtreeKey; entries of another kind (an earlier
 /// form), or whose header does not parse, are ignored.
+std::map<std::string, WalkedSubtree> DecodeSubtrees(std::vector<journal_internal::EntryView>&& entries);
 std::map<std::string, WalkedSubtree> DecodeSubtrees(std::vector<journal_internal::JournalEntry>&& entries);
 
 /// What names the journals of an index build of `root`: the parameters (the

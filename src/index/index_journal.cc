@@ -311,16 +311,27 @@ journal_internal::JournalEntry EncodeSubtree(const std::string& list_path, std::
   return {std::string(kIndexKind), std::move(data)};
 }
 
-std::map<std::string, WalkedSubtree> DecodeSubtrees(std::vector<journal_internal::JournalEntry>&& entries) {
+std::map<std::string, WalkedSubtree> DecodeSubtrees(std::vector<journal_internal::EntryView>&& entries) {
   std::map<std::string, WalkedSubtree> out;
   for (auto& e : entries) {
     std::string key;
     WalkedSubtree w;
     if (e.kind != kIndexKind || !DecodeSubtree(e.data, &key, &w)) continue;
-    w.record = std::move(e.data);
+    w.record = e.data;
+    w.file = std::move(e.file);
     out[key] = std::move(w);
   }
   return out;
+}
+
+std::map<std::string, WalkedSubtree> DecodeSubtrees(std::vector<journal_internal::JournalEntry>&& entries) {
+  std::vector<journal_internal::EntryView> views;
+  views.reserve(entries.size());
+  for (auto& e : entries) {
+    auto file = std::make_shared<const std::string>(std::move(e.data));
+    views.push_back({e.kind, *file, file});
+  }
+  return DecodeSubtrees(std::move(views));
 }
 
 IndexJobIdentity IndexJobFor(const std::string& root, const std::string& dataset_info_sha256_hex) {

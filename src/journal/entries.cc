@@ -10,13 +10,14 @@
 
 namespace sedpack::journal_internal {
 
-Result<RecordedEntries> ReadJobEntries(const std::string& root, const std::string& job_id,
-                                       const JobParameters& parameters, const std::string& what, FileSystem* fs) {
-  RecordedEntries out;
+Result<RecordedEntryViews> ReadJobEntriesInPlace(const std::string& root, const std::string& job_id,
+                                                 const JobParameters& parameters, const std::string& what,
+                                                 FileSystem* fs) {
+  RecordedEntryViews out;
   SEDPACK_ASSIGN_OR_RETURN(std::vector<JournalFile> journals, ListJournals(root, fs));
   for (const JournalFile& j : journals) {
     if (j.job_id != job_id) continue;
-    auto read = ReadJournal(root, j.rel, fs);
+    auto read = ReadJournalInPlace(root, j.rel, fs);
     // A journal torn before its header validated records nothing to keep.
     if (!read.ok()) {
       if (read.status().code() == StatusCode::kNotFound || read.status().code() == StatusCode::kCorruption) continue;
@@ -29,8 +30,18 @@ Result<RecordedEntries> ReadJobEntries(const std::string& root, const std::strin
                                      "stopped run's work away");
     }
     out.found = true;
-    for (JournalEntry& e : read->entries) out.entries.push_back(std::move(e));
+    for (EntryView& e : read->entries) out.entries.push_back(std::move(e));
   }
+  return out;
+}
+
+Result<RecordedEntries> ReadJobEntries(const std::string& root, const std::string& job_id,
+                                       const JobParameters& parameters, const std::string& what, FileSystem* fs) {
+  SEDPACK_ASSIGN_OR_RETURN(RecordedEntryViews views, ReadJobEntriesInPlace(root, job_id, parameters, what, fs));
+  RecordedEntries out;
+  out.found = views.found;
+  out.entries.reserve(views.entries.size());
+  for (const EntryView& e : views.entries) out.entries.push_back({std::string(e.kind), std::string(e.data)});
   return out;
 }
 

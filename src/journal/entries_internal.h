@@ -32,6 +32,14 @@ struct RecordedEntries {
 /// job in that message. A journal whose header does not validate is ignored.
 Result<RecordedEntries> ReadJobEntries(const std::string& root, const std::string& job_id,
                                        const JobParameters& parameters, const std::string& what, FileSystem* fs);
+/// ReadJobEntries, the entries left in the bytes read (EntryView).
+struct RecordedEntryViews {
+  bool found = false;
+  std::vector<EntryView> entries;
+};
+Result<RecordedEntryViews> ReadJobEntriesInPlace(const std::string& root, const std::string& job_id,
+                                                 const JobParameters& parameters, const std::string& what,
+                                                 FileSystem* fs);
 
 /// This rank's journal of `job_id`, replaced by one holding `kept` and open
 /// for appends.

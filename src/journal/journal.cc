@@ -135,13 +135,9 @@ std::string EncodeEntry(const JournalEntry& e) {
   return out;
 }
 
-bool DecodeEntry(std::string_view payload, JournalEntry* e) {
+bool DecodeEntry(std::string_view payload, EntryView* e) {
   Cursor c(payload);
-  std::string_view kind, data;
-  if (!c.Bytes(&kind) || !c.Bytes(&data) || !c.done() || kind.empty()) return false;
-  e->kind = std::string(kind);
-  e->data = std::string(data);
-  return true;
+  return c.Bytes(&e->kind) && c.Bytes(&e->data) && c.done() && !e->kind.empty();
 }
 
 bool DecodeHeader(std::string_view payload, JobParameters* out) {
@@ -213,10 +209,12 @@ std::string JobIdFor(std::string_view identity) {
   return "j" + hex.substr(0, 11);
 }
 
-Result<JournalContents> ReadJournal(const std::string& root, const std::string& rel, FileSystem* fs) {
+Result<JournalView> ReadJournalInPlace(const std::string& root, const std::string& rel, FileSystem* fs) {
   JournalTimer timer;
-  SEDPACK_ASSIGN_OR_RETURN(std::string text, ReadFileTextBeneath(root, rel, kMaxJournalBytes, fs));
-  JournalContents out;
+  SEDPACK_ASSIGN_OR_RETURN(std::string read, ReadFileTextBeneath(root, rel, kMaxJournalBytes, fs));
+  const auto file = std::make_shared<const std::string>(std::move(read));
+  const std::string_view text = *file;
+  JournalView out;
   std::size_t pos = 0;
   std::uint8_t type = 0;
   std::string_view payload;
@@ -226,11 +224,12 @@ Result<JournalContents> ReadJournal(const std::string& root, const std::string& 
   while (pos < text.size()) {
     const std::size_t at = pos;
     JournalUnit u;
-    JournalEntry e;
+    EntryView e;
     bool ok = NextRecord(text, &pos, &type, &payload);
     if (ok && type == kUnit && DecodeUnit(payload, &u)) {
       out.units.push_back(std::move(u));
     } else if (ok && type == kEntry && DecodeEntry(payload, &e)) {
+      e.file = file;
       out.entries.push_back(std::move(e));
     } else {
       pos = at;
@@ -238,6 +237,15 @@ Result<JournalContents> ReadJournal(const std::string& root, const std::string& 
       break;
     }
   }
+  return out;
+}
+
+Result<JournalContents> ReadJournal(const std::string& root, const std::string& rel, FileSystem* fs) {
+  SEDPACK_ASSIGN_OR_RETURN(JournalView view, ReadJournalInPlace(root, rel, fs));
+  JournalTimer timer;
+  JournalContents out{std::move(view.parameters), std::move(view.units), {}, view.torn_tail};
+  out.entries.reserve(view.entries.size());
+  for (const EntryView& e : view.entries) out.entries.push_back({std::string(e.kind), std::string(e.data)});
   return out;
 }
 

@@ -17,6 +17,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -49,6 +50,25 @@ struct JournalEntry {
   std::string data;
 };
 
+/// A JournalEntry as read back, in place: `kind` and `data` view the journal
+/// file's bytes, which `file` keeps. A rerun of a job whose entries are large
+/// (an index build's: a copy of the walk's result) keeps them without a copy
+/// each: on a machine where a fresh page costs a fault, copying a journal of
+/// tens of MB cost a rerun more than decoding it.
+struct EntryView {
+  std::string_view kind;
+  std::string_view data;
+  std::shared_ptr<const std::string> file;
+};
+
+/// A journal as read back, its entries in place (ReadJournalInPlace).
+struct JournalView {
+  JobParameters parameters;
+  std::vector<JournalUnit> units;
+  std::vector<EntryView> entries;
+  bool torn_tail = false;
+};
+
 /// A journal as read back.
 struct JournalContents {
   JobParameters parameters;
@@ -69,6 +89,8 @@ std::string JobIdFor(std::string_view identity);
 /// Read and validate a journal (`rel` below `root`). NotFound if there is none;
 /// DataLoss if not even its header validates.
 Result<JournalContents> ReadJournal(const std::string& root, const std::string& rel, FileSystem* fs);
+/// ReadJournal, the entries left in the bytes read.
+Result<JournalView> ReadJournalInPlace(const std::string& root, const std::string& rel, FileSystem* fs);
 
 /// Empty if `now` equals `recorded`; else "<name>: the journal has <a>, this run <b>"
 /// for the first parameter that differs (or is missing on either side).

@@ -90,7 +90,7 @@ Status ReadJournaled(const std::string& root, const IndexContents& contents, boo
   spec->id = job.id;
   if (restart) SEDPACK_RETURN_NOT_OK(journal_internal::RemoveJobJournals(root, job.id, nullptr));
   SEDPACK_ASSIGN_OR_RETURN(auto recorded,
-                           journal_internal::ReadJobEntries(root, job.id, job.parameters, "index build", nullptr));
+                           journal_internal::ReadJobEntriesInPlace(root, job.id, job.parameters, "index build", nullptr));
   *known = DecodeSubtrees(std::move(recorded.entries));
   SEDPACK_ASSIGN_OR_RETURN(spec->first_number, FreshJournalNumber(root, job.id, nullptr));
   return Status::OK();
