@@ -392,7 +392,7 @@ Status WalkSubtreeUnit(const Dataset& ds, WalkUnit& u, IndexJournal* job) {
     ++job->walked;
     if (job->queue) {
       SEDPACK_RETURN_NOT_OK(job->queue->status());  // a journal that cannot be written stops the walk
-      job->queue->Push(EncodeSubtree(list_path, u.plan.depth, u.visited, u.stamps, u.shards));
+      job->queue->Push(EncodeSubtree(list_path, u.plan.depth, u.visited, u.stamps, u.shards, job->queue->Spare()));
       std::vector<ListStamp>().swap(u.stamps);
     }
   }

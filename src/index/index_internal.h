@@ -49,10 +49,13 @@ struct WalkedSubtree {
 };
 /// What identifies a subtree of the walk: its list and depth.
 std::string SubtreeKey(const std::string& list_path, std::size_t depth);
-/// `stamps` holds one stamp per `visited` list, in the same order.
+/// `stamps` holds one stamp per `visited` list, in the same order. The record
+/// is encoded into `buffer` (its contents dropped, its room reused:
+/// JournalQueue::Spare).
 journal_internal::JournalEntry EncodeSubtree(const std::string& list_path, std::size_t depth,
                                              const std::vector<std::string>& visited,
-                                             const std::vector<ListStamp>& stamps, const IndexedSplit& shards);
+                                             const std::vector<ListStamp>& stamps, const IndexedSplit& shards,
+                                             std::string buffer = {});
 /// The journaled subtrees by SubtreeKey; entries of another kind (an earlier
 /// form), or whose header does not parse, are ignored.
 std::map<std::string, WalkedSubtree> DecodeSubtrees(std::vector<journal_internal::EntryView>&& entries);

@@ -259,9 +259,11 @@ std::string SubtreeKey(const std::string& list_path, std::size_t depth) {
 // it stands for (written in full it cost as much again as the index itself).
 journal_internal::JournalEntry EncodeSubtree(const std::string& list_path, std::size_t depth,
                                              const std::vector<std::string>& visited,
-                                             const std::vector<ListStamp>& stamps, const IndexedSplit& shards) {
+                                             const std::vector<ListStamp>& stamps, const IndexedSplit& shards,
+                                             std::string buffer) {
   journal_internal::JournalTimer timer;
-  std::string data;
+  std::string data = std::move(buffer);
+  data.clear();
   PutField(&data, list_path);
   PutField(&data, std::to_string(depth));
   PutField(&data, std::to_string(visited.size()));

@@ -90,6 +90,14 @@ void JournalQueue::Push(JournalEntry entry, std::function<Status()> before) {
   if (2 * queue_.size() >= limit_) cv_.notify_one();
 }
 
+std::string JournalQueue::Spare() {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (spares_.empty()) return {};
+  std::string s = std::move(spares_.back());
+  spares_.pop_back();
+  return s;
+}
+
 Status JournalQueue::status() {
   std::lock_guard<std::mutex> lock(mu_);
   return first_error_;
@@ -124,8 +132,12 @@ void JournalQueue::Run() {
     // (kill points, io/kill_point.h) in every run, the crash test counts on it.
     Status st = before ? before() : Status::OK();
     if (st.ok()) st = writer_->Append(entry);
+    entry.data.clear();
     lock.lock();
     if (!st.ok() && first_error_.ok()) first_error_ = st;
+    // A few are kept (one for each worker that encodes at once, about).
+    constexpr std::size_t kSpares = 4;
+    if (spares_.size() < kSpares && entry.data.capacity() > 0) spares_.push_back(std::move(entry.data));
   }
 }
 

@@ -282,7 +282,7 @@ std::string WalkTasks(const std::string& root, Fields& in, const JournalSpec& sp
     if (queue) {
       st = queue->status();  // a journal that cannot be written stops the walk
       if (!st.ok()) break;
-      queue->Push(EncodeSubtree(list, static_cast<std::size_t>(*depth), seen, stamps, part));
+      queue->Push(EncodeSubtree(list, static_cast<std::size_t>(*depth), seen, stamps, part, queue->Spare()));
     }
     PutNumber(&body, *id);
     PutNumber(&body, part.shard_paths.size());

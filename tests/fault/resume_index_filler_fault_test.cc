@@ -199,7 +199,9 @@ TEST(ResumeIndexFaultTest, ARerunWalksAgainASubtreeWhoseListWasEditedInPlace) {
     const std::vector<std::string> rows = testing::IndexRows(fresh);
     // The edit shows in the index (it is not one a stale rerun could pass).
     if (to.empty()) unedited = rows;
-    if (!to.empty()) EXPECT_NE(rows, unedited);
+    if (!to.empty()) {
+      EXPECT_NE(rows, unedited);
+    }
     EXPECT_EQ(testing::IndexRows(root), rows);
   }
 }

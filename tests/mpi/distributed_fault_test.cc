@@ -435,7 +435,9 @@ TEST(DistributedFaultTest, AJournaledIndexBuildStoppedOnSomeRanksResumesOnAnyOth
   const int rank = TestComm().rank(), size = TestComm().size();
   const std::string source = dir.path() + "/source";
   std::vector<std::string> want;
-  if (rank == 0) ASSERT_NO_FATAL_FAILURE(MakeDeepSourceAndItsIndex(dir.path(), &want));
+  if (rank == 0) {
+    ASSERT_NO_FATAL_FAILURE(MakeDeepSourceAndItsIndex(dir.path(), &want));
+  }
   ASSERT_OK(TestComm().Barrier());
   DistributedIndexOptions options;
   options.journal = true;

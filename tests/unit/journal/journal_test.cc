@@ -109,6 +109,34 @@ TEST(JournalQueueTest, AnEntryPushedAloneIsAppendedWithoutFinish) {
   EXPECT_TRUE(queue.Finish().ok());
 }
 
+// An appended entry's room comes back (Spare) for the next entry to be
+// encoded into, empty; entries encoded into it are appended whole.
+TEST(JournalQueueTest, AnAppendedEntrysRoomIsOfferedAgainEmpty) {
+  TempDir dir;
+  const std::string rel = "q2.journal";
+  auto w = JournalWriter::Create(dir.path(), rel, kParams, std::vector<JournalEntry>{}, nullptr);
+  ASSERT_TRUE(w.ok()) << w.status().ToString();
+  JournalQueue queue(w->get(), 4);
+  EXPECT_EQ(queue.Spare().capacity(), std::string().capacity());  // nothing appended yet
+  const std::string big(1 << 20, 'a');
+  queue.Push({"rows", big});
+  std::string spare;
+  for (int tries = 0; tries < 1000 && spare.capacity() < big.size(); ++tries) {  // up to 10 s
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    spare = queue.Spare();
+  }
+  ASSERT_GE(spare.capacity(), big.size());
+  EXPECT_TRUE(spare.empty());
+  spare += "b";
+  queue.Push({"rows", std::move(spare)});
+  ASSERT_TRUE(queue.Finish().ok());
+  auto r = ReadJournal(dir.path(), rel, nullptr);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  ASSERT_EQ(r->entries.size(), 2u);
+  EXPECT_EQ(r->entries[0].data, big);
+  EXPECT_EQ(r->entries[1].data, "b");
+}
+
 // Every cut of the last record, and every flipped byte in it, loses that
 // record and nothing before it.
 TEST(JournalTest, DamagedLastRecordIsIgnored) {
