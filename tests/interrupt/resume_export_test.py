@@ -45,6 +45,9 @@ def run(argv, env=None, ranks=0, mpirun=None):
     # (at least 16 records a job), so that the steps of two runs are the same.
     full["SEDPACK_TEST_RECORD_MS"] = "0"
     full.update(env or {})
+    if ranks and "SEDPACK_TEST_KILL_AT" in full and full.get("SEDPACK_TEST_KILL_SIGNAL", "9") == "9":
+        # A rank SIGKILLed: the others at once too, not 1 s later (job_harness.job_env).
+        full.setdefault("OMPI_MCA_odls_base_sigkill_timeout", "0")
     p = subprocess.run(argv, env=full, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=300)
     return p.returncode, p.stdout, p.stderr
 
