@@ -15,7 +15,10 @@
 # it records and waiting for it, summed over the job's threads and ranks), as a
 # share of the same run's wall time (median over the runs), and beside it the
 # journal's time on its own threads (bg: a queue's writer, a hasher), which the
-# job does not wait for. The share bounds the journal's cost on the job's way
+# job does not wait for; last, the CPU time (user and system) of the journal's
+# calls on both kinds of thread as a share of the run's CPU seconds: what the
+# journal takes from the machine, without the waits and the time off a CPU that
+# the wall share counts. The wall share bounds the journal's cost on the job's way
 # from above (all of it would have to be on the critical path to cost that
 # much); the wall comparison of seconds-long runs is at the mercy of the
 # kernel's page allocation and writeback and of other processes on a shared
@@ -189,8 +192,9 @@ timed() {  # JOB J|N
   awk '{ print $1 + $2 }' "$WORK/time.txt" > "$WORK/cpu"
   # The journal's own seconds, over every process of the run (0 without the
   # journal): on the job's threads, and on the journal's own (background).
-  if [ -f "$WORK/stats.txt" ]; then awk '{ s += $5; b += $6 } END { print s + 0, b + 0 }' "$WORK/stats.txt"
-  else echo 0 0; fi > "$WORK/journal"
+  # Then the CPU seconds of those same calls, on both kinds of thread.
+  if [ -f "$WORK/stats.txt" ]; then awk '{ s += $5; b += $6; c += $7 + $8 } END { print s + 0, b + 0, c + 0 }' "$WORK/stats.txt"
+  else echo 0 0 0; fi > "$WORK/journal"
   calc "$t1 - $t0"
 }
 
@@ -203,28 +207,29 @@ command -v mpirun > /dev/null && ALL_JOBS+=("generate, 2 ranks")
 ALL_JOBS+=(import-hdf5 import-trs import-chipwhisperer recompress digest export-hdf5)
 command -v mpirun > /dev/null && "$BIN" --version | grep -q "(parallel, MPI-IO)" && ALL_JOBS+=("export-hdf5, 2 ranks")
 ALL_JOBS+=(export-trs "index build" "python filler")
-printf "%-21s %6s | %-23s | %-23s | %-21s | %-23s\n" "" "job" "wall median" "wall fastest" "CPU median" \
+printf "%-21s %6s | %-23s | %-23s | %-21s | %-31s\n" "" "job" "wall median" "wall fastest" "CPU median" \
   "in the journal, medians"
-printf "%-21s %6s | %7s %7s %7s | %7s %7s %7s | %6s %6s %7s | %7s %7s %7s\n" command "s" "j s" "n s" cost "j s" "n s" cost \
-  "j s" "n s" cost "s" "of wall" "bg s"
+printf "%-21s %6s | %7s %7s %7s | %7s %7s %7s | %6s %6s %7s | %7s %7s %7s %7s\n" command "s" "j s" "n s" cost "j s" "n s" cost \
+  "j s" "n s" cost "s" "of wall" "bg s" "of CPU"
 for job in "${ALL_JOBS[@]}"; do
   wanted "$job" || continue
   timed "$job" n > /dev/null  # warm-up
-  j=() n=() cj=() cn=() jj=() jb=() jr=()
+  j=() n=() cj=() cn=() jj=() jb=() jr=() jc=()
   for _ in $(seq "$REPS"); do
     j+=("$(timed "$job" j)"); cj+=("$(cat "$WORK/cpu")")
-    read -r on off < "$WORK/journal"
+    read -r on off oncpu < "$WORK/journal"
     jj+=("$on"); jb+=("$off"); jr+=("$(calc "100 * $on / ${j[-1]}")")
+    jc+=("$(calc "100 * $oncpu / ${cj[-1]}")")
     n+=("$(timed "$job" n)"); cn+=("$(cat "$WORK/cpu")")
   done
   mj=$(printf '%s\n' "${j[@]}" | median) mn=$(printf '%s\n' "${n[@]}" | median)
   bj=$(printf '%s\n' "${j[@]}" | least) bn=$(printf '%s\n' "${n[@]}" | least)
   pj=$(printf '%s\n' "${cj[@]}" | median) pn=$(printf '%s\n' "${cn[@]}" | median)
   js=$(printf '%s\n' "${jj[@]}" | median) jbs=$(printf '%s\n' "${jb[@]}" | median)
-  share=$(printf '%s\n' "${jr[@]}" | median)
-  printf "%-21s %6.2f | %7.3f %7.3f %+6.1f%% | %7.3f %7.3f %+6.1f%% | %6.2f %6.2f %+6.1f%% | %7.4f %6.2f%% %7.4f\n" \
+  share=$(printf '%s\n' "${jr[@]}" | median) cpushare=$(printf '%s\n' "${jc[@]}" | median)
+  printf "%-21s %6.2f | %7.3f %7.3f %+6.1f%% | %7.3f %7.3f %+6.1f%% | %6.2f %6.2f %+6.1f%% | %7.4f %6.2f%% %7.4f %6.2f%%\n" \
     "$job" "$mn" "$mj" "$mn" "$(calc "100 * ($mj / $mn - 1)")" "$bj" "$bn" "$(calc "100 * ($bj / $bn - 1)")" \
-    "$pj" "$pn" "$(calc "100 * ($pj / $pn - 1)")" "$js" "$share" "$jbs"
+    "$pj" "$pn" "$(calc "100 * ($pj / $pn - 1)")" "$js" "$share" "$jbs" "$cpushare"
   echo "$job: j ${j[*]}; n ${n[*]}; journal s ${jj[*]}; background s ${jb[*]}" >> "$WORK/runs.txt"
 done
 rm -rf "$WORK"/o "$WORK"/o.*

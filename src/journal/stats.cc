@@ -8,13 +8,15 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <ctime>
 #include <string>
 
 namespace sedpack::journal_internal {
 namespace {
 
 struct Stats {
-  std::atomic<std::uint64_t> records{0}, bytes{0}, syncs{0}, nanoseconds{0}, background{0};
+  std::atomic<std::uint64_t> records{0}, bytes{0}, syncs{0}, nanoseconds{0}, background{0}, cpu{0},
+      background_cpu{0};
   std::string path;
   bool enabled = false;
 
@@ -28,12 +30,12 @@ struct Stats {
   // the lines of the ranks of a job never interleave.
   ~Stats() {
     if (!enabled || (records.load() == 0 && nanoseconds.load() == 0 && background.load() == 0)) return;
-    char line[160];
-    const int n = std::snprintf(line, sizeof line, "journal\t%llu\t%llu\t%llu\t%.6f\t%.6f\n",
+    char line[200];
+    const int n = std::snprintf(line, sizeof line, "journal\t%llu\t%llu\t%llu\t%.6f\t%.6f\t%.6f\t%.6f\n",
                                 static_cast<unsigned long long>(records.load()),
                                 static_cast<unsigned long long>(bytes.load()),
                                 static_cast<unsigned long long>(syncs.load()), nanoseconds.load() * 1e-9,
-                                background.load() * 1e-9);
+                                background.load() * 1e-9, cpu.load() * 1e-9, background_cpu.load() * 1e-9);
     const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
     if (fd < 0) return;
     (void)!::write(fd, line, static_cast<std::size_t>(n));
@@ -66,12 +68,22 @@ bool JournalTimer::Outermost() {
   return true;
 }
 
+std::uint64_t JournalTimer::ThreadCpuNanoseconds() {
+  timespec ts{};
+  if (::clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) != 0) return 0;
+  return static_cast<std::uint64_t>(ts.tv_sec) * 1000000000u + static_cast<std::uint64_t>(ts.tv_nsec);
+}
+
 JournalTimer::~JournalTimer() {
   if (!active_) return;
   t_timing = false;
   const auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start_);
-  (t_background ? TheStats().background : TheStats().nanoseconds)
+  const std::uint64_t cpu_now = ThreadCpuNanoseconds();
+  const std::uint64_t cpu_ns = cpu_now > cpu_start_ ? cpu_now - cpu_start_ : 0;
+  Stats& stats = TheStats();
+  (t_background ? stats.background : stats.nanoseconds)
       .fetch_add(static_cast<std::uint64_t>(ns.count()), std::memory_order_relaxed);
+  (t_background ? stats.background_cpu : stats.cpu).fetch_add(cpu_ns, std::memory_order_relaxed);
 }
 
 void CountJournalRecord(std::size_t bytes) {

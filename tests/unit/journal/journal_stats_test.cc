@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // The journal's cost figures (journal/stats_internal.h), as
 // bench/journal_overhead.sh reads them: time on the job's threads and time on
-// the journal's own threads land in separate columns of the process's line.
+// the journal's own threads land in separate columns of the process's line,
+// and so do the CPU time of each (a wait counts in the wall columns only).
 // The variable is read once per process, so each case runs in a child (and
 // this file is a test binary of its own).
 #include "journal/stats_internal.h"
@@ -11,6 +12,8 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdint>
+#include <ctime>
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
@@ -43,7 +46,7 @@ void InChild(const std::string& path, Body body) {
 struct Line {
   std::string kind;
   unsigned long long records = 0, bytes = 0, syncs = 0;
-  double seconds = -1, background = -1;
+  double seconds = -1, background = -1, cpu = -1, background_cpu = -1;
 };
 
 Line ReadLine(const std::string& path) {
@@ -52,13 +55,26 @@ Line ReadLine(const std::string& path) {
   std::getline(in, text);
   std::istringstream fields(text);
   Line l;
-  fields >> l.kind >> l.records >> l.bytes >> l.syncs >> l.seconds >> l.background;
+  fields >> l.kind >> l.records >> l.bytes >> l.syncs >> l.seconds >> l.background >> l.cpu >> l.background_cpu;
   return l;
 }
 
 void Spend(std::chrono::milliseconds ms) {
   JournalTimer timer;
   std::this_thread::sleep_for(ms);
+}
+
+// Busy on the CPU for `ms` (as measured by this thread's CPU clock) in a timer.
+void Burn(std::chrono::milliseconds ms) {
+  JournalTimer timer;
+  const auto cpu = [] {
+    timespec ts{};
+    ::clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return std::chrono::seconds(ts.tv_sec) + std::chrono::nanoseconds(ts.tv_nsec);
+  };
+  const auto start = cpu();
+  volatile std::uint64_t x = 0;
+  while (cpu() - start < ms) x = x + 1;
 }
 
 // Seconds since `start`, written to `path` (the child's own measure of what
@@ -97,6 +113,29 @@ TEST(JournalStatsTest, TimeOnTheJournalsOwnThreadIsCountedApart) {
   EXPECT_LE(l.seconds, ReadElapsed(mine));  // the background thread's time is not in it
   EXPECT_GE(l.background, 0.060);
   EXPECT_LE(l.background, ReadElapsed(theirs));
+}
+
+TEST(JournalStatsTest, CpuTimeIsCountedApartFromWaits) {
+  TempDir dir;
+  const std::string path = dir.path() + "/stats.txt", mine = dir.path() + "/mine";
+  InChild(path, [&] {
+    const auto start = std::chrono::steady_clock::now();
+    Spend(std::chrono::milliseconds(200));  // a wait: wall time only
+    Burn(std::chrono::milliseconds(50));    // on the CPU
+    WriteElapsed(mine, start);
+    std::thread([] {
+      MarkJournalBackgroundThread();
+      Burn(std::chrono::milliseconds(30));
+    }).join();
+  });
+  const Line l = ReadLine(path);
+  EXPECT_GE(l.seconds, 0.250);
+  EXPECT_LE(l.seconds, ReadElapsed(mine));
+  // The job's thread: the 50 ms it burned, not the 200 ms it slept.
+  EXPECT_GE(l.cpu, 0.050);
+  EXPECT_LT(l.cpu, 0.150);
+  EXPECT_GE(l.background_cpu, 0.030);
+  EXPECT_LE(l.background_cpu, l.background);
 }
 
 TEST(JournalStatsTest, ANestedTimerIsCountedOnce) {
