@@ -135,7 +135,8 @@ TEST(JournalStatsTest, CpuTimeIsCountedApartFromWaits) {
   EXPECT_GE(l.cpu, 0.050);
   EXPECT_LT(l.cpu, 0.150);
   EXPECT_GE(l.background_cpu, 0.030);
-  EXPECT_LE(l.background_cpu, l.background);
+  // Its CPU window holds its wall window and the two clock reads around it.
+  EXPECT_LE(l.background_cpu, l.background + 0.002);
 }
 
 TEST(JournalStatsTest, ANestedTimerIsCountedOnce) {
