@@ -15,8 +15,6 @@
 #                            once more (ctest --rerun-failed ARGS...); each is
 #                            reported as flaky (passed when run again) or as
 #                            failing again; returns 0 if none failed again
-#   only_tool_faults DIR     whether every failed test of DIR failed only by a
-#                            crash of LeakSanitizer's tracer (see below)
 #
 # Rows go to the file named by SEDPACK_STAGE_FILE, so that run-hardening.sh
 # started by run-tests.sh adds its rows to the caller's table. The first script
@@ -98,22 +96,6 @@ rerun_stage() {
     fi
   done <<< "$first" >> "$SEDPACK_FAILED_FILE"
   return $rc
-}
-
-# only_tool_faults DIR: whether every test that failed in DIR's last ctest run
-# failed only because LeakSanitizer's own tracer crashed while it stopped the
-# process's threads at exit ("Tracer caught signal"; clang 14, seen once in a
-# 4-rank Open MPI test after all its cases had passed). That is the tool
-# failing, not a finding: such tests are worth one more run (rerun_stage).
-only_tool_faults() {
-  local dir=$1 failed=$1/Testing/Temporary/LastTestsFailed.log name
-  [ -s "$failed" ] || return 1
-  while IFS= read -r name; do
-    name=${name#*:}
-    awk -v n="$name" '/^[0-9]+\/[0-9]+ Testing: / { t = $0; sub(/^[^:]*: /, "", t); if (t == n) { on = 1; next } }
-      on && /^<end of output>|^Test time/ { exit } on' "$dir/Testing/Temporary/LastTest.log" |
-      grep -q "^Tracer caught signal" || return 1
-  done < "$failed"
 }
 
 stage_table() {
