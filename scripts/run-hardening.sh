@@ -56,15 +56,9 @@ export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 # (Open MPI passes its environment on to local processes). Tests that start MPI
 # ranks add tests/sanitizers/lsan.supp and preload tests/sanitizers/keep_dlopened.c
 # themselves (sedpack_mpi_test_env in tests/CMakeLists.txt).
-# intercept_tls_get_addr=0: clang 14's runtime (LLVM up to 16) takes a dynamic
-# TLS block that starts 16 bytes into a page for a pre-2.25 glibc block with a
-# header, reads the two words before it as an address and a size, and
-# LeakSanitizer's tracer then dies scanning that range at exit ("Tracer caught
-# signal 11", after every case passed). With glibc 2.25+ any malloc'd block can
-# sit there: distributed_mpi_test_np4 died so in 10 of 12 runs here, 0 of 12
-# with the interceptor off. Off, the tracer scans fewer roots, so it can only
-# report more leaks, never hide one.
-export ASAN_OPTIONS="detect_leaks=1:halt_on_error=1:check_initialization_order=1:strict_init_order=1:detect_stack_use_after_return=1:intercept_tls_get_addr=0"
+# The ASan tree's executables carry intercept_tls_get_addr=0 as a built-in
+# default (tests/sanitizers/asan_default_options.c says why); these flags add to it.
+export ASAN_OPTIONS="detect_leaks=1:halt_on_error=1:check_initialization_order=1:strict_init_order=1:detect_stack_use_after_return=1"
 export UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1"
 export TSAN_OPTIONS="second_deadlock_stack=1"
 # shellcheck source=scripts/sanitizer-trees.sh
