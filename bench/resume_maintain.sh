@@ -148,7 +148,7 @@ for job in ${JOBS:-recompress digest index index-long}; do
   # Stopped at ~45% and run again, REPEAT rounds (a single rerun of a job
   # this short is at the mercy of the machine): the median rerun; equal and
   # kept from every round (all must hold).
-  reruns=() equal=yes kept=""
+  reruns=() equal=yes kepts=()
   for _ in $(seq 1 "$REPEAT"); do
     prepare "$job" "$out"
     set +e
@@ -159,12 +159,14 @@ for job in ${JOBS:-recompress digest index index-long}; do
     $(job_argv "$job" "$out") >"$WORK/rerun.out" 2>"$WORK/rerun.err"
     t1=$(now)
     reruns+=("$(calc "$t1 - $t0")")
-    round_kept=$(grep -o 'resumed job [^:]*: [0-9]* of [0-9]*' "$WORK/rerun.err" | sed 's/.*: //' || true)
-    [ -z "$kept" ] && kept=$round_kept
-    [ "$round_kept" = "$kept" ] || kept="$kept; $round_kept"
+    kepts+=("$(grep -o 'resumed job [^:]*: [0-9]* of [0-9]*' "$WORK/rerun.err" | sed 's/.*: //' || true)")
     [ "$(result "$job" "$out")" = "$reference" ] || equal=no
   done
   rerun=$(printf "%s\n" "${reruns[@]}" | median)
+  # "k of n", or "k1-k2 of n" when the rounds kept different numbers (the
+  # units in flight at the stop differ from run to run).
+  kept=$(printf "%s\n" "${kepts[@]}" | awk 'NF == 3 { if (lo == "" || $1 < lo) lo = $1; if ($1 > hi) hi = $1; n = $3 }
+    END { if (n != "") print (lo == hi ? lo : lo "-" hi) " of " n }')
   # All kept: stopped right after its last record, the rerun has nothing left
   # to do but start, check every kept unit and commit (median of REPEAT).
   all=()
