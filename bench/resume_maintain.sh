@@ -119,6 +119,7 @@ startup() {
 echo "load before: $(uptime | sed 's/.*load average: //')"
 printf "%-11s %9s %9s %9s %10s %7s %-9s %6s %-18s %8s %10s %s\n" command "full s" stopped "rerun s" "start-up s" ratio \
   "<=.6f+s" equal "kept" "overhead" "all kept s" "<=.6f+a"
+rounds=()  # every round's seconds, per job, printed under the table
 for job in ${JOBS:-recompress digest index index-long}; do
   out="$WORK/out-$job"
   up=$(startup "$job")
@@ -163,6 +164,7 @@ for job in ${JOBS:-recompress digest index index-long}; do
     [ "$(result "$job" "$out")" = "$reference" ] || equal=no
   done
   rerun=$(printf "%s\n" "${reruns[@]}" | median)
+  rounds+=("$job: full $(printf "%.2f " "${journaled[@]}"); --no-journal $(printf "%.2f " "${plain[@]}"); rerun $(printf "%.2f " "${reruns[@]}")")
   # "k of n", or "k1-k2 of n" when the rounds kept different numbers (the
   # units in flight at the stop differ from run to run).
   kept=$(printf "%s\n" "${kepts[@]}" | awk 'NF == 3 { if (lo == "" || $1 < lo) lo = $1; if ($1 > hi) hi = $1; n = $3 }
@@ -184,6 +186,7 @@ for job in ${JOBS:-recompress digest index index-long}; do
     "$(calc "$rerun / $full")" "$within" "$equal" "${kept:-none}" "$(calc "100 * ($full - $bare) / $bare")" \
     "$allkept" "$withinall"
 done
+printf "%s\n" "${rounds[@]}"
 echo "(full and overhead: medians of $REPEAT interleaved runs with and without --no-journal; start-up: median of $REPEAT"
 echo " runs on a one-shard dataset; rerun: median of $REPEAT stops at the same record, each run again; <=.6f+s: rerun <= 0.60 * full + start-up; kept: units of the stopped run kept by the rerun;"
 echo " all kept: a rerun after a stop right after the last record, median of $REPEAT; <=.6f+a: rerun <= 0.60 * full + all kept)"
