@@ -82,7 +82,11 @@ std::vector<std::pair<std::string, std::string>> ResumeParameters(const Generate
   auto triple = [](const std::array<std::uint64_t, 3>& a) {
     return std::to_string(a[0]) + "/" + std::to_string(a[1]) + "/" + std::to_string(a[2]);
   };
-  return {{"command", "generate"},
+  // The structure's options by name first (a refused rerun names the one that
+  // changed), then the digest of the rest (metadata).
+  journal_internal::JobParameters out = {{"command", "generate"}};
+  for (auto& s : journal_internal::StructureParameters(config.structure)) out.push_back(std::move(s));
+  journal_internal::JobParameters rest = {
           {"structure", digest.ok() ? (*digest)[0].substr(0, 16) : std::string("?")},
           {"seed", std::to_string(p.seed)},
           {"examples", triple(p.examples)},
@@ -93,6 +97,8 @@ std::vector<std::pair<std::string, std::string>> ResumeParameters(const Generate
           {"leak scale", std::to_string(p.leak_scale)},
           {"level", std::to_string(p.level)},
           {"ranks", std::to_string(ranks)}};
+  out.insert(out.end(), std::make_move_iterator(rest.begin()), std::make_move_iterator(rest.end()));
+  return out;
 }
 
 // A resumable job's id: the same command on the same output finds it again.

@@ -5,7 +5,9 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <cstring>
+#include <ctime>
 #include <filesystem>
 #include <thread>
 
@@ -281,11 +283,40 @@ void SetUpResume(const Comm& comm, std::span<const ImportSplit> splits, const Im
   }
   auto digest = HashBytes(std::vector<HashAlgorithm>{HashAlgorithm::kSha256},
                           std::as_bytes(std::span<const char>(text.data(), text.size())));
+  // The options a user changes between runs, each by name, before the digest
+  // of everything (metadata, row ranges): a refused rerun names the first
+  // parameter that differs ("examples per shard: the journal has 500, this run
+  // 400") where a digest would only say that something did.
+  for (auto& p : journal_internal::StructureParameters(job.structure)) wo->resume_parameters.push_back(std::move(p));
+  std::string rows;
+  for (const ImportSplit& sp : splits) {
+    std::uint64_t n = 0;
+    for (const auto& [first, last] : sp.rows) n += last - first;
+    rows += (rows.empty() ? "" : ", ") + std::string(SplitName(sp.split)) + " " + std::to_string(n);
+  }
+  wo->resume_parameters.emplace_back("rows", rows);
   wo->resume_parameters.emplace_back("structure and rows", digest.ok() ? (*digest)[0].substr(0, 16) : "?");
   wo->resume_parameters.emplace_back("level", std::to_string(job.level));
   wo->resume_parameters.emplace_back("shard byte budget", std::to_string(job.sizing.shard_byte_budget));
   wo->resume_parameters.emplace_back("ranks", std::to_string(comm.size()));
   wo->restart = job.restart;
+}
+
+}  // namespace
+
+namespace {
+
+// An mtime as a reader compares it by eye: 2026-12-06T03:58:23.436839955Z
+// (every digit kept: a file rewritten within the same second still differs).
+std::string UtcNanoseconds(std::int64_t ns) {
+  const std::time_t seconds = static_cast<std::time_t>(ns >= 0 ? ns / 1000000000 : (ns - 999999999) / 1000000000);
+  const long fraction = static_cast<long>(ns - static_cast<std::int64_t>(seconds) * 1000000000);
+  std::tm tm{};
+  if (gmtime_r(&seconds, &tm) == nullptr) return std::to_string(ns) + " ns";
+  char date[32], out[80];
+  std::strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%S", &tm);
+  std::snprintf(out, sizeof out, "%s.%09ldZ", date, fraction);
+  return out;
 }
 
 }  // namespace
@@ -297,7 +328,7 @@ std::vector<std::pair<std::string, std::string>> InputParameters(const std::vect
     FileStat st;
     std::string v = inputs[i];
     if (FileSystemOr(fs).Stat(inputs[i].c_str(), &st) == 0) {
-      v += " (" + std::to_string(st.size) + " bytes, modified " + std::to_string(st.mtime_ns) + " ns)";
+      v += " (" + std::to_string(st.size) + " bytes, modified " + UtcNanoseconds(st.mtime_ns) + ")";
     }
     out.emplace_back("input " + std::to_string(i + 1), std::move(v));
   }

@@ -249,6 +249,23 @@ Result<JournalContents> ReadJournal(const std::string& root, const std::string& 
   return out;
 }
 
+JobParameters StructureParameters(const DatasetStructure& structure) {
+  std::string hashes, attributes;
+  for (HashAlgorithm h : structure.hash_checksum_algorithms) {
+    hashes += (hashes.empty() ? "" : ",") + std::string(HashAlgorithmName(h));
+  }
+  for (const Attribute& a : structure.saved_data_description) {
+    attributes += (attributes.empty() ? "" : ", ") + a.name + " " + a.dtype + "[";
+    for (std::size_t i = 0; i < a.shape.size(); ++i) attributes += (i ? "," : "") + std::to_string(a.shape[i]);
+    attributes += "]";
+  }
+  return {{"examples per shard", std::to_string(structure.examples_per_shard)},
+          {"compression", std::string(CompressionName(structure.compression))},
+          {"shard file type", std::string(ShardFileTypeName(structure.shard_file_type))},
+          {"hash checksums", hashes},
+          {"attributes", attributes}};
+}
+
 std::string DifferingParameter(const JobParameters& recorded, const JobParameters& now) {
   auto find = [](const JobParameters& p, const std::string& name) -> const std::string* {
     for (const auto& [n, v] : p) {

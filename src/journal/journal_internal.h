@@ -92,6 +92,12 @@ Result<JournalContents> ReadJournal(const std::string& root, const std::string& 
 /// ReadJournal, the entries left in the bytes read.
 Result<JournalView> ReadJournalInPlace(const std::string& root, const std::string& rel, FileSystem* fs);
 
+/// The parts of a dataset structure a user changes between runs, each a
+/// parameter of its own (examples per shard, compression, shard file type,
+/// hash checksums, attributes as "name dtype[shape]"), for a job's parameters
+/// ahead of any digest: a refused rerun then names the option that changed.
+JobParameters StructureParameters(const DatasetStructure& structure);
+
 /// Empty if `now` equals `recorded`; else "<name>: the journal has <a>, this run <b>"
 /// for the first parameter that differs (or is missing on either side).
 std::string DifferingParameter(const JobParameters& recorded, const JobParameters& now);

@@ -131,6 +131,9 @@ class Harness(job_harness.Harness):
             raise Failure("fix --gc does not list the stopped job, or counts its shards as orphans:\n" + out)
         self.refused(argv + ["--seed", "5"], "seed")
         self.refused([x if x != "600" else "700" for x in argv], "examples")
+        # A changed structure option is named with both values, not as a digest.
+        self.refused([x if x != "32" else "64" for x in argv], "examples per shard: the journal has 32, this run 64")
+        self.refused([x if x != "500" else "400" for x in argv], "attributes: the journal has ")
         _, err = self.must(argv + ["--restart"])
         if "resumed job" in err or self.dump(ds) != reference:
             raise Failure("--restart did not start afresh with the uninterrupted result: " + err)
@@ -143,7 +146,7 @@ class Harness(job_harness.Harness):
             raise Failure("fix --remove-abandoned-jobs left %d files:\n%s" % (len(files), out))
         self.no_journal_left(ds)
         shutil.rmtree(ds)
-        self.table.append(("generate", "changed seed, examples", "-", "refused (exit 2)"))
+        self.table.append(("generate", "changed seed, examples, shard size, trace length", "-", "refused (exit 2)"))
 
         if self.mpirun:
             mpi = [self.mpirun, "-np", "2", "--oversubscribe"]
@@ -173,9 +176,10 @@ class Harness(job_harness.Harness):
                                  ranks=2)
         steps = self.journal_steps(argv, ds)
         self.run(argv, {"SEDPACK_TEST_KILL_AT": str(steps[len(steps) // 2])})
+        self.refused(argv + ["--compression", "ZSTD"], "compression: the journal has ")
         os.utime(h5, None)
         self.refused(argv, "input 1")
-        self.table.append(("import-hdf5", "input touched", "-", "refused (exit 2)"))
+        self.table.append(("import-hdf5", "compression changed, input touched", "-", "refused (exit 2)"))
 
     def capture_case(self, name, argv, ds, reference, touched, word):
         """Stops by SIGTERM and (under mpirun) SIGKILL of rank 1 of 2, a touched input, --restart."""
