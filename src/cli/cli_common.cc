@@ -55,8 +55,12 @@ void SetReportingRank(int rank) { g_rank = rank; }
 
 namespace {
 bool g_resumable = false;
+std::string g_kept = "the finished shards";
 }  // namespace
-void SetResumableJob(bool resumable) { g_resumable = resumable; }
+void SetResumableJob(bool resumable, std::string_view kept) {
+  g_resumable = resumable;
+  g_kept = kept;
+}
 
 int ReportInterrupted() {
   const int sig = CancellationSignal() != 0 ? CancellationSignal() : SIGINT;
@@ -66,8 +70,8 @@ int ReportInterrupted() {
     const std::string line = "sedpack" + (g_command.empty() ? "" : " " + g_command) + ": interrupted (" +
                              (name ? std::string(name) : "signal " + std::to_string(sig)) +
                              "); nothing was committed" +
-                             (g_resumable ? "; the finished shards are kept: run the same command again to resume"
-                                          : "") +
+                             (g_resumable ? "; " + g_kept + " are kept: run the same command again to resume"
+                                          : std::string()) +
                              "\n";
     std::cerr << line << std::flush;
   }

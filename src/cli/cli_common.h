@@ -56,8 +56,9 @@ int ReportInterrupted();
 /// This process's rank under MPI (StartComm sets it); 0 otherwise. Used so that
 /// a line every rank would print is printed once.
 void SetReportingRank(int rank);
-/// A resumable job: ReportInterrupted says that the finished work is kept.
-void SetResumableJob(bool resumable);
+/// A resumable job: ReportInterrupted says that the finished work is kept,
+/// naming it as `kept` does ("the finished shards", "the exported row ranges").
+void SetResumableJob(bool resumable, std::string_view kept = "the finished shards");
 
 /// The exit-code table as printed by `sedpack --help`.
 std::string_view ExitCodeHelp();

@@ -81,7 +81,7 @@ int RunDigest(const std::vector<std::string>& args) {
   job.journal = !vm["no-journal"].as<bool>();
   job.restart = vm["restart"].as<bool>();
   if (job.restart && !job.journal) return UsageError("digest", "--restart and --no-journal exclude each other");
-  SetResumableJob(job.journal && !print);
+  SetResumableJob(job.journal && !print, "the shards' digests computed");
   // Written digests are journaled (DigestDataset writes the sidecar); printed ones are not.
   Result<DigestJob> run = print ? Result<DigestJob>(DigestJob{}) : DigestDataset(cc.comm(), root, pass, job);
   Result<ContentDigests> d = print ? ComputeContentDigests(cc.comm(), root, pass)

@@ -109,7 +109,7 @@ int RunExportHdf5(const std::vector<std::string>& args) {
   o.journal = !vm["no-journal"].as<bool>();
   o.restart = vm["restart"].as<bool>();
   if (!o.journal && o.restart) return UsageError("export-hdf5", "--restart and --no-journal exclude each other");
-  SetResumableJob(o.journal);
+  SetResumableJob(o.journal, "the exported row ranges");
   const std::string root = vm["dataset"].as<std::string>();
   const std::string out = vm["out"].as<std::string>();
   auto opened = OpenDatasetArg(root);

@@ -126,7 +126,7 @@ int RunBuild(const std::string& root, int threads, bool quiet, bool journal, boo
   if (!started.ok()) return ReportError(started.status());
   CliComm& cc = **started;
   if (cc.comm().size() > 1) {
-    SetResumableJob(journal);
+    SetResumableJob(journal, "the walked subtrees");
     DistributedIndexReport report;
     DistributedIndexOptions options;
     options.journal = journal;
@@ -146,7 +146,7 @@ int RunBuild(const std::string& root, int threads, bool quiet, bool journal, boo
   }
   auto ds = OpenDatasetArg(root);
   if (!ds.ok()) return ReportError(ds.status(), /*input_stage=*/true);
-  SetResumableJob(journal);
+  SetResumableJob(journal, "the walked subtrees");
   if (journal) {
     IndexJobOptions job;
     job.restart = restart;

@@ -326,7 +326,7 @@ int RunExportTrs(const std::vector<std::string>& args) {
   eo.journal = !vm["no-journal"].as<bool>();
   eo.restart = vm["restart"].as<bool>();
   if (!eo.journal && eo.restart) return UsageError("export-trs", "--restart and --no-journal exclude each other");
-  SetResumableJob(eo.journal);
+  SetResumableJob(eo.journal, "the exported row ranges");
   auto s = ExportTrs(*ds, split->front(), vm["out"].as<std::string>(), eo);
   if (!s.ok()) return ReportError(s.status(), /*input_stage=*/s.status().code() == StatusCode::kInvalidArgument);
   if (!s->journal_note.empty()) std::cerr << "sedpack export-trs: " << s->journal_note << "\n";

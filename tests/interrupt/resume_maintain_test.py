@@ -86,7 +86,7 @@ class Harness(resume_test.Harness):
             raise Failure("%s: stopped by %s, exit %d: %s" % (name, how, rc, err[-800:]))
         if ranks == 1 and how.startswith("SIGKILL") and rc not in SIGKILL_EXIT:
             raise Failure("%s: stopped by %s, exit %d: %s" % (name, how, rc, err[-800:]))
-        if ranks == 1 and how.startswith("SIGTERM") and "the finished shards are kept" not in err:
+        if ranks == 1 and how.startswith("SIGTERM") and " are kept: run the same command again to resume" not in err:
             raise Failure("%s: the interrupted line does not say the work is kept: %s" % (name, err[-800:]))
 
     def resume(self, name, how, fraction, argv, prepare, result, reference, ranks=1, rerun=None):
