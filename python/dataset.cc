@@ -2,6 +2,7 @@
 // Dataset (open, create, check, read, fetch by index) and its filler: the
 // reference's sedpack.io.Dataset over the library's Dataset, Filler and
 // ExampleReader.
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <memory>
@@ -164,6 +165,39 @@ class PyFiller {
   std::uint64_t written_ = 0;
 };
 
+// The first field in which an existing dataset's structure (`have`) and the
+// one a Dataset.create(..., exist_ok=True) call asks for (`want`) differ, as
+// "<field>: the dataset has <a>, this call <b>"; empty if they agree.
+std::string StructureDifference(const sp::DatasetStructure& have, const sp::DatasetStructure& want) {
+  auto differ = [](const std::string& field, const std::string& a, const std::string& b) {
+    return a == b ? std::string() : field + ": the dataset has " + a + ", this call " + b;
+  };
+  auto hashes = [](const sp::DatasetStructure& st) {
+    std::string out;
+    for (sp::HashAlgorithm h : st.hash_checksum_algorithms) out += (out.empty() ? "" : ",") + std::string(sp::HashAlgorithmName(h));
+    return out;
+  };
+  auto attribute = [](const sp::Attribute& a) {
+    std::string out = a.name + " " + a.dtype + "[";
+    for (std::size_t i = 0; i < a.shape.size(); ++i) out += (i ? "," : "") + std::to_string(a.shape[i]);
+    return out + "]";
+  };
+  std::string d = differ("examples_per_shard", std::to_string(have.examples_per_shard), std::to_string(want.examples_per_shard));
+  if (d.empty()) d = differ("compression", std::string(sp::CompressionName(have.compression)), std::string(sp::CompressionName(want.compression)));
+  if (d.empty()) {
+    d = differ("shard_file_type", std::string(sp::ShardFileTypeName(have.shard_file_type)),
+               std::string(sp::ShardFileTypeName(want.shard_file_type)));
+  }
+  if (d.empty()) d = differ("hash_checksum_algorithms", hashes(have), hashes(want));
+  const auto& ha = have.saved_data_description;
+  const auto& wa = want.saved_data_description;
+  for (std::size_t i = 0; d.empty() && i < std::max(ha.size(), wa.size()); ++i) {
+    d = differ("saved_data_description[" + std::to_string(i) + "]", i < ha.size() ? attribute(ha[i]) : "nothing",
+               i < wa.size() ? attribute(wa[i]) : "nothing");
+  }
+  return d;
+}
+
 class PyDataset {
  public:
   explicit PyDataset(std::shared_ptr<sp::Dataset> ds) : ds_(std::move(ds)) {}
@@ -178,14 +212,28 @@ class PyDataset {
     return PyDataset(Unwrap(std::move(*r)));
   }
 
-  static PyDataset Create(py::handle path, py::handle metadata, py::handle structure) {
+  // exist_ok: a dataset already at `path` is opened instead, if its structure
+  // is the one asked for (a resumable script's rerun finds the dataset its
+  // first run created); another structure raises ValueError naming the field.
+  static PyDataset Create(py::handle path, py::handle metadata, py::handle structure, bool exist_ok) {
     const std::string root = PathString(path);
     sp::Metadata m = ToMetadata(metadata);
     sp::DatasetStructure s = ToStructure(structure);
+    const sp::DatasetStructure wanted = s;
     std::optional<sp::Result<std::shared_ptr<sp::Dataset>>> r;
+    std::optional<sp::Result<std::shared_ptr<sp::Dataset>>> existing;
     {
       py::gil_scoped_release nogil;
       r = sp::Dataset::Create(root, std::move(m), std::move(s));
+      if (exist_ok && !r->ok() && r->status().code() == sp::StatusCode::kAlreadyExists) existing = sp::Dataset::Open(root);
+    }
+    if (existing && existing->ok()) {
+      const std::string difference = StructureDifference((**existing)->info().dataset_structure, wanted);
+      if (!difference.empty()) {
+        throw py::value_error("Dataset.create(exist_ok=True): the dataset at " + root +
+                              " has another structure (" + difference + ")");
+      }
+      return PyDataset(std::move(*existing).value());
     }
     return PyDataset(Unwrap(std::move(*r)));
   }
@@ -367,7 +415,7 @@ void BindDataset(py::module_& m) {
   py::class_<PyDataset>(m, "Dataset")
       .def(py::init(&PyDataset::Open), py::arg("path"))
       .def_static("create", &PyDataset::Create, py::arg("path"), py::arg("metadata") = py::none(),
-                  py::arg("dataset_structure") = py::none())
+                  py::arg("dataset_structure") = py::none(), py::kw_only(), py::arg("exist_ok") = false)
       .def_property_readonly("path", [](const PyDataset& d) { return PyPath(d.ds()->root()); })
       .def_property_readonly("dataset_info", [](const PyDataset& d) { return d.ds()->info(); })
       .def_property_readonly("metadata", [](const PyDataset& d) { return d.ds()->info().metadata; })

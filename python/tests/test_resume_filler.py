@@ -19,13 +19,12 @@ import glob, os, signal, sys, time
 import numpy as np
 from sedpack_hpc import Attribute, Dataset, DatasetStructure, Metadata
 path, kill_after, skip = sys.argv[1], int(sys.argv[2]), sys.argv[3] == "skip"
-if not os.path.exists(os.path.join(path, "dataset_info.json")):
-    Dataset.create(path, metadata=Metadata(description="resume"),
-                   dataset_structure=DatasetStructure(
-                       saved_data_description=[Attribute(name="x", dtype="float32", shape=(64,)),
-                                               Attribute(name="i", dtype="int64", shape=())],
-                       compression="LZ4", examples_per_shard=8))
-ds = Dataset(path)
+# exist_ok: the rerun opens the dataset the first run created.
+ds = Dataset.create(path, metadata=Metadata(description="resume"),
+                    dataset_structure=DatasetStructure(
+                        saved_data_description=[Attribute(name="x", dtype="float32", shape=(64,)),
+                                                Attribute(name="i", dtype="int64", shape=())],
+                        compression="LZ4", examples_per_shard=8), exist_ok=True)
 with ds.filler(concurrency=2, job_id="fill1", job_parameters={"seed": 3}, skip_kept=skip) as f:
     print("kept", f.resumed_examples["train"], f.resumed_examples["test"], f.resumed_shards, flush=True)
     journal = lambda: sum(os.path.getsize(p) for p in glob.glob(os.path.join(path, ".sedpack-hpc/jobs/*.journal")))
@@ -117,3 +116,28 @@ def test_resume_arguments_need_a_job_id(tmp_path):
         ds.filler(restart=True)
     with pytest.raises(ValueError, match="relative_path_from_split"):
         ds.filler(job_id="j", relative_path_from_split="sub")
+
+
+def test_create_exist_ok_opens_the_same_structure_and_refuses_another(tmp_path):
+    path = str(tmp_path / "ds")
+
+    def structure(length, compression="LZ4"):
+        return sedpack_hpc.DatasetStructure(
+            saved_data_description=[sedpack_hpc.Attribute(name="x", dtype="float32", shape=(length,))],
+            compression=compression, examples_per_shard=8)
+
+    first = Dataset.create(path, dataset_structure=structure(16))
+    with first.filler() as f:
+        f.write_example(values={"x": [1.0] * 16}, split="train")
+    # Without exist_ok, as the reference: the dataset is there.
+    with pytest.raises(sedpack_hpc.DatasetExistsError):
+        Dataset.create(path, dataset_structure=structure(16))
+    again = Dataset.create(path, dataset_structure=structure(16), exist_ok=True)
+    assert [list(e["x"]) for e in again.as_numpy_iterator(split="train", shuffle=0, repeat=False)] == [[1.0] * 16]
+    with pytest.raises(ValueError, match=r"saved_data_description\[0\]: the dataset has x float32\[16\], this call x float32\[17\]"):
+        Dataset.create(path, dataset_structure=structure(17), exist_ok=True)
+    with pytest.raises(ValueError, match="compression: the dataset has LZ4, this call ZSTD"):
+        Dataset.create(path, dataset_structure=structure(16, "ZSTD"), exist_ok=True)
+    # A new path is created as without it.
+    fresh = Dataset.create(str(tmp_path / "new"), dataset_structure=structure(4), exist_ok=True)
+    assert tuple(fresh.dataset_structure.saved_data_description[0].shape) == (4,)
