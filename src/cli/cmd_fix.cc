@@ -11,6 +11,7 @@
 #include "sedpack/check/check.h"
 #include "sedpack/index/index.h"
 #include "io/beneath.h"
+#include "io/timestamp.h"
 #include "sedpack/io/file.h"
 #include "sedpack/maintain/content.h"
 #include "sedpack/maintain/fix.h"
@@ -203,13 +204,17 @@ int PrintFix(const std::string& root, const FixOptions& options, const FixResult
   o->doc["resumable_jobs"] = nlohmann::json::array();
   for (const ResumableJob& job : d.resumable_jobs) {
     const bool removed = std::find(r.jobs_removed.begin(), r.jobs_removed.end(), job.job_id) != r.jobs_removed.end();
+    const std::string last =
+        job.last_record_ns > 0 ? io_internal::UtcTimestamp(job.last_record_ns / 1000000000) : std::string();
     o->out << "resumable job " << job.job_id << ": " << job.files << " files of a stopped run"
+           << (last.empty() ? "" : ", last recorded " + last)
            << (removed        ? " removed"
                : job.running  ? " (running; left alone)"
                               : "; run the same command again to finish it, or --remove-abandoned-jobs to remove them")
            << "\n";
     o->doc["resumable_jobs"].push_back(
-        {{"job_id", job.job_id}, {"files", job.files}, {"running", job.running}, {"removed", removed}});
+        {{"job_id", job.job_id}, {"files", job.files}, {"running", job.running}, {"removed", removed},
+         {"last_record", last.empty() ? nlohmann::json(nullptr) : nlohmann::json(last)}});
   }
   if (r.failed_step == FixStep::kCollect) return ReportError(r.status);
   PrintLeftovers(d, *r.garbage, options.remove_leftovers, o);

@@ -5,14 +5,13 @@
 
 #include <algorithm>
 #include <chrono>
-#include <cstdio>
 #include <cstring>
-#include <ctime>
 #include <filesystem>
 #include <thread>
 
 #include "comm/progress_internal.h"
 #include "io/output_folder.h"
+#include "io/timestamp.h"
 #include "journal/resume_internal.h"
 #include "sedpack/codecs/hash.h"
 #include "parallel/worker_pool.h"
@@ -304,23 +303,6 @@ void SetUpResume(const Comm& comm, std::span<const ImportSplit> splits, const Im
 
 }  // namespace
 
-namespace {
-
-// An mtime as a reader compares it by eye: 2026-12-06T03:58:23.436839955Z
-// (every digit kept: a file rewritten within the same second still differs).
-std::string UtcNanoseconds(std::int64_t ns) {
-  const std::time_t seconds = static_cast<std::time_t>(ns >= 0 ? ns / 1000000000 : (ns - 999999999) / 1000000000);
-  const long fraction = static_cast<long>(ns - static_cast<std::int64_t>(seconds) * 1000000000);
-  std::tm tm{};
-  if (gmtime_r(&seconds, &tm) == nullptr) return std::to_string(ns) + " ns";
-  char date[32], out[80];
-  std::strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%S", &tm);
-  std::snprintf(out, sizeof out, "%s.%09ldZ", date, fraction);
-  return out;
-}
-
-}  // namespace
-
 std::vector<std::pair<std::string, std::string>> InputParameters(const std::vector<std::string>& inputs,
                                                                  FileSystem* fs) {
   std::vector<std::pair<std::string, std::string>> out;
@@ -328,7 +310,7 @@ std::vector<std::pair<std::string, std::string>> InputParameters(const std::vect
     FileStat st;
     std::string v = inputs[i];
     if (FileSystemOr(fs).Stat(inputs[i].c_str(), &st) == 0) {
-      v += " (" + std::to_string(st.size) + " bytes, modified " + UtcNanoseconds(st.mtime_ns) + ")";
+      v += " (" + std::to_string(st.size) + " bytes, modified " + io_internal::UtcTimestampNs(st.mtime_ns) + ")";
     }
     out.emplace_back("input " + std::to_string(i + 1), std::move(v));
   }

@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "io/kill_point.h"
+#include "io/timestamp.h"
 
 namespace sedpack {
 namespace {
@@ -237,14 +238,7 @@ std::string DescribeLockOwner(const LockOwner& o) {
   std::string out = "host " + (o.host.empty() ? std::string("?") : o.host) + " pid " + std::to_string(o.pid);
   std::string extra;
   if (!o.job.empty()) extra = "job " + o.job;
-  if (o.started > 0) {
-    const std::time_t t = static_cast<std::time_t>(o.started);
-    std::tm tm{};
-    ::gmtime_r(&t, &tm);
-    char buf[32];
-    std::strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%SZ", &tm);
-    extra += (extra.empty() ? "" : ", ") + std::string("taken at ") + buf;
-  }
+  if (o.started > 0) extra += (extra.empty() ? "" : ", ") + std::string("taken at ") + io_internal::UtcTimestamp(o.started);
   return extra.empty() ? out : out + " (" + extra + ")";
 }
 

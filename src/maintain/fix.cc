@@ -202,6 +202,18 @@ Result<DatasetDiagnosis> DiagnoseDataset(const Dataset& dataset) {
     for (std::string& n : names) add_file(Leftover::Kind::kTemporary, std::move(n));
   }
   DiagnoseLocks(dataset, &d);
+  // When each stopped job last recorded: the newest of its ranks' journals.
+  FileSystem& files = FileSystemOr(dataset.file_system());
+  auto stamp = [&files](const std::string& at, const journal_internal::JournalFile& j, ResumableJob& job) {
+    FileStat st;
+    if (j.job_id == job.job_id && files.Stat(JoinRoot(at, j.rel).c_str(), &st) == 0) {
+      job.last_record_ns = std::max(job.last_record_ns, st.mtime_ns);
+    }
+  };
+  const auto journals = journal_internal::ListJournals(root, dataset.file_system()).ValueOr({});
+  for (ResumableJob& job : d.resumable_jobs) {
+    for (const auto& j : journals) stamp(root, j, job);
+  }
   for (ResumableJob& job : d.resumable_jobs) {
     const std::string lock = std::string(kSidecarDirName) + "/jobs/" + job.job_id + ".lock:";
     for (const std::string& held : d.held_locks) job.running = job.running || held.compare(0, lock.size(), lock) == 0;
@@ -212,6 +224,7 @@ Result<DatasetDiagnosis> DiagnoseDataset(const Dataset& dataset) {
   const auto staged = journal_internal::ListJournals(staging, nullptr).ValueOr({});
   if (!staged.empty()) {
     d.resumable_jobs.push_back(ResumableJob{staged.front().job_id, 0});
+    for (const auto& j : staged) stamp(staging, j, d.resumable_jobs.back());
   } else if (PathExists(staging)) {
     d.leftovers.push_back({Leftover::Kind::kRecompress, staging, 0});
   }

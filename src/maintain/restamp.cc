@@ -9,6 +9,7 @@
 #include <fstream>
 #include <map>
 
+#include "io/timestamp.h"
 #include "sedpack/codecs/hash.h"
 #include "sedpack/dataset/commit.h"
 #include "sedpack/dataset/dataset.h"
@@ -86,12 +87,7 @@ class Restamper : public dataset_internal::ShardsTreeVisitor {
   std::map<std::string, std::vector<std::string>> hashes_;  // walked lists whose parent is not done
 };
 
-std::string Now() {
-  const std::time_t t = std::time(nullptr);
-  char buf[32];
-  std::strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&t));
-  return buf;
-}
+std::string Now() { return io_internal::UtcTimestamp(static_cast<std::int64_t>(std::time(nullptr))); }
 
 }  // namespace
 

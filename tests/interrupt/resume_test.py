@@ -129,6 +129,8 @@ class Harness(job_harness.Harness):
         out, _ = self.must([self.sedpack, "fix", ds, "--gc", "--apply"])
         if "resumable job" not in out or "0 orphan files" not in out:
             raise Failure("fix --gc does not list the stopped job, or counts its shards as orphans:\n" + out)
+        if not re.search(r"resumable job \S+: \d+ files of a stopped run, last recorded \d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", out):
+            raise Failure("fix does not say when the stopped job last recorded:\n" + out)
         self.refused(argv + ["--seed", "5"], "seed")
         self.refused([x if x != "600" else "700" for x in argv], "examples")
         # A changed structure option is named with both values, not as a digest.

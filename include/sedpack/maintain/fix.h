@@ -45,6 +45,10 @@ struct ResumableJob {
   std::string job_id;
   std::uint64_t files = 0;  ///< files below its rank folders
   bool running = false;     ///< its job lock is held by a live process: left alone
+  /// When it last recorded a finished unit: its newest journal's mtime, in ns
+  /// since the epoch (0: unknown). What tells an abandoned job from one whose
+  /// rerun is still to come.
+  std::int64_t last_record_ns = 0;
 };
 
 /// State of the content digest sidecar (.sedpack-hpc/content.json).
