@@ -6,6 +6,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <thread>
 #include <vector>
 
 #include "sedpack/comm/comm.h"
@@ -38,6 +39,24 @@ class RankProgress {
 
   /// Rank 0: every other rank has sent its final count (as of the last Poll).
   bool others_final() const { return others_final_; }
+
+  /// Rank 0: poll until every other rank has sent its final count, calling
+  /// `tick()` (progress output) once per send interval meanwhile. The poll is
+  /// every 2 ms: the job's end waits for this loop, and a loop that slept 50 ms
+  /// between polls added up to 50 ms to every multi-rank job.
+  template <typename Tick>
+  void WaitForOthersFinal(Tick&& tick) {
+    auto last_tick = Clock::now();
+    while (!others_final_) {
+      (void)Poll();  // a lost progress message only delays the numbers
+      if (others_final_) break;
+      if (Clock::now() - last_tick >= send_interval_) {
+        tick();
+        last_tick = Clock::now();
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    }
+  }
 
  private:
   Comm& comm_;

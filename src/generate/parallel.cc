@@ -247,11 +247,7 @@ Result<ParallelGenerateSummary> GenerateOverComm(Comm& comm, GenerateConfig conf
   if (rank != 0) {
     collector.Send(mine, true);
   } else {
-    while (!collector.others_final()) {
-      (void)collector.Poll();
-      report(mine, false);
-      if (!collector.others_final()) std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    }
+    collector.WaitForOthersFinal([&] { report(mine, false); });
     report(mine, true);
   }
   const Status finished = writer->Finish();  // collective: agree, merge, broadcast

@@ -195,11 +195,10 @@ class Importer {
       if (job_.progress) job_.progress(Totals());
       return;
     }
-    while (comm_.size() > 1 && !progress_.others_final()) {
-      ImportProgress g = Totals();
-      if (progress_.others_final()) break;
-      if (job_.progress) job_.progress(g);
-      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    if (comm_.size() > 1) {
+      progress_.WaitForOthersFinal([&] {
+        if (job_.progress) job_.progress(Totals());
+      });
     }
     ImportProgress g = Totals();
     g.finished = true;

@@ -747,10 +747,7 @@ Result<RecompressSummary> RecompressSteps(Comm& comm, const std::string& root, c
   if (rank != 0) {
     collector.Send(my_bytes.load(), true);
   } else {
-    while (comm.size() > 1 && !collector.others_final()) {
-      progress(false);
-      if (!collector.others_final()) std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    }
+    if (comm.size() > 1) collector.WaitForOthersFinal([&] { progress(false); });
   }
   SEDPACK_RETURN_NOT_OK(comm.IdleBarrier());
   Status agreed = AgreeOnStatus(comm, first_error);
