@@ -86,7 +86,9 @@ std::string_view ExitCodeHelp() {
          "  2  usage or config error (bad option, invalid config, not a dataset, absent split)\n"
          "  3  runtime or I/O failure (also a failed write to standard output)\n"
          "  4  feature not built in or not supported yet (e.g. MPI, HDF5)\n"
-         "  130, 143  interrupted by SIGINT or SIGTERM; what was not committed was removed\n";
+         "  130, 143  interrupted by SIGINT or SIGTERM; nothing uncommitted is visible: a\n"
+         "            resumable job keeps its finished work for the same command to\n"
+         "            resume (--restart discards it), any other removes it\n";
 }
 
 int ExitCodeFor(const Status& status, bool input_stage) {
