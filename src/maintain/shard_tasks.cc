@@ -52,10 +52,7 @@ class PassProgress {
       collector_.Send(mine, true);
       return;
     }
-    while (comm_.size() > 1 && !collector_.others_final()) {
-      (void)collector_.Poll();
-      if (!collector_.others_final()) std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    }
+    if (comm_.size() > 1) collector_.WaitForOthersFinal([] {});
     final_bytes_ = collector_.Total(mine);
   }
 
