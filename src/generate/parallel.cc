@@ -86,7 +86,7 @@ std::vector<std::pair<std::string, std::string>> ResumeParameters(const Generate
   // changed), then the digest of the rest (metadata).
   journal_internal::JobParameters out = {{"command", "generate"}};
   for (auto& s : journal_internal::StructureParameters(config.structure)) out.push_back(std::move(s));
-  journal_internal::JobParameters rest = {
+  out.insert(out.end(), {
           {"structure", digest.ok() ? (*digest)[0].substr(0, 16) : std::string("?")},
           {"seed", std::to_string(p.seed)},
           {"examples", triple(p.examples)},
@@ -96,8 +96,7 @@ std::vector<std::pair<std::string, std::string>> ResumeParameters(const Generate
           {"noise", std::to_string(p.noise_std)},
           {"leak scale", std::to_string(p.leak_scale)},
           {"level", std::to_string(p.level)},
-          {"ranks", std::to_string(ranks)}};
-  out.insert(out.end(), std::make_move_iterator(rest.begin()), std::make_move_iterator(rest.end()));
+          {"ranks", std::to_string(ranks)}});
   return out;
 }
 
