@@ -15,9 +15,14 @@ set -uo pipefail
 BIN=$(readlink -f "${1:?usage: $0 SEDPACK_BIN REPO_DIR}")
 REPO=$(readlink -f "${2:?usage: $0 SEDPACK_BIN REPO_DIR}")
 CONFIG="$REPO/configs/generate_small.json"
-# Enough shards (16 examples each, GZIP at zlib's level 9) that the job is still
-# writing when the signal comes.
-ARGS="--examples-train 30000 --examples-test 64 --examples-holdout 0 --examples-per-shard 16 --trace-length 2000 --compression GZIP --level 9 --threads 1"
+# 16 examples a shard, GZIP at zlib's level 9; each journal record of the job
+# (not of the reference run) waits JOURNAL_DELAY_MS (SEDPACK_TEST_JOURNAL_DELAY_MS,
+# src/io/kill_point.h), so that the job is still writing when the signal comes
+# however late this script's polls see its progress: a job left to run at full
+# speed (about 1,900 shards in a few seconds) was once seen only near its end,
+# and finished before the signal reached it.
+ARGS="--examples-train 6400 --examples-test 64 --examples-holdout 0 --examples-per-shard 16 --trace-length 2000 --compression GZIP --level 9 --threads 1"
+JOURNAL_DELAY_MS=40
 # Deadlines of the three waits, each long enough for a loaded 2-core machine
 # (the whole job takes about a minute when the machine is idle): the job's
 # start, its progress to the stop, and the requeued run to its end. They catch
@@ -35,7 +40,7 @@ local_slurm_up sedpack-slurm-resume
 
 OUT="$TMP/dataset"
 JOBID=$(sbatch --parsable --ntasks=2 --time=5 --chdir="$TMP" --output="$TMP/job.out" \
-          --job-name=sedpack-slurm-resume --export=ALL,SEDPACK_BIN="$BIN",SEDPACK_REPO="$REPO",GENERATE_ARGS="$ARGS -q" \
+          --job-name=sedpack-slurm-resume --export=ALL,SEDPACK_BIN="$BIN",SEDPACK_REPO="$REPO",GENERATE_ARGS="$ARGS -q",SEDPACK_TEST_JOURNAL_DELAY_MS="$JOURNAL_DELAY_MS" \
           "$REPO/jobs/generate.sbatch" "$CONFIG" "$OUT") || fail "sbatch failed"
 JOBID=${JOBID%%;*}
 echo "submitted job $JOBID"
