@@ -54,15 +54,25 @@ const CommandSpec kIndexSpec = {
 
 namespace {
 
-void PrintSummary(const IndexContents& c, const std::string& path) {
-  std::cout << "wrote " << path << " (dataset_info.json sha256 " << DigestHex(c.dataset_info_sha256)
-            << ")\n";
-  for (const IndexedSplit& s : c.splits) {
-    std::uint64_t examples = 0;
-    for (std::uint64_t n : s.shard_examples) examples += n;
-    std::cout << "  " << SplitName(s.split) << ": " << examples << " examples in "
-              << s.shard_paths.size() << (s.shard_paths.size() == 1 ? " shard\n" : " shards\n");
+void PrintSummary(const DatasetInfoDigest& digest, const std::vector<IndexSplitHead>& splits,
+                  const std::string& path) {
+  std::cout << "wrote " << path << " (dataset_info.json sha256 " << DigestHex(digest) << ")\n";
+  for (const IndexSplitHead& s : splits) {
+    std::cout << "  " << SplitName(s.split) << ": " << s.examples << " examples in " << s.shards
+              << (s.shards == 1 ? " shard\n" : " shards\n");
   }
+}
+
+void PrintSummary(const IndexContents& c, const std::string& path) {
+  std::vector<IndexSplitHead> splits;
+  for (const IndexedSplit& s : c.splits) {
+    IndexSplitHead h;
+    h.split = s.split;
+    h.shards = s.shard_paths.size();
+    for (std::uint64_t n : s.shard_examples) h.examples += n;
+    splits.push_back(h);
+  }
+  PrintSummary(c.dataset_info_sha256, splits, path);
 }
 
 // Whether the dataset needs a checks sidecar: a folder (not a pack) that
@@ -156,7 +166,7 @@ int RunBuild(const std::string& root, int threads, bool quiet, bool journal, boo
       std::cerr << "sedpack index build: resumed job " << built->resumed_job << ": " << built->units_kept << " of "
                 << built->units << " subtrees kept\n";
     }
-    if (!quiet) PrintSummary(built->contents, SidecarPath(root, kIndexFileName));
+    if (!quiet) PrintSummary(built->dataset_info_sha256, built->splits, SidecarPath(root, kIndexFileName));
     return RecordChecks(cc, root, threads, quiet);
   }
   auto built = BuildIndexFile(*ds, threads);

@@ -137,12 +137,48 @@ Status ShardPathList::Append(ShardPathList&& other) {
 
 // ---- Encoding ------------------------------------------------------------------
 
+std::uint64_t IndexHeaderBytes(std::size_t splits) { return kHeaderSize + kSplitEntrySize * splits; }
+
+IndexSplitPlace PlaceIndexSplit(std::uint64_t at, std::uint64_t strings_size, std::uint64_t shards) {
+  IndexSplitPlace p;
+  p.strings = at;
+  p.strings_size = strings_size;
+  p.rows = Align8(at + strings_size);
+  p.offsets = p.rows + 8 * (shards + 1);
+  p.end = p.offsets + 8 * (shards + 1);
+  return p;
+}
+
+std::vector<std::byte> EncodeIndexHeader(const DatasetInfoDigest& digest, const std::vector<IndexSplitHead>& splits,
+                                         std::uint64_t file_size) {
+  std::vector<std::byte> head(IndexHeaderBytes(splits.size()), std::byte{0});
+  std::memcpy(head.data(), kMagic, 8);
+  Put32(&head, 8, kIndexFormatVersion);
+  Put32(&head, 12, static_cast<std::uint32_t>(splits.size()));
+  Put64(&head, 16, file_size);
+  std::memcpy(head.data() + 24, digest.data(), 32);
+  for (std::size_t k = 0; k < splits.size(); ++k) {
+    const IndexSplitHead& s = splits[k];
+    const std::size_t e = kHeaderSize + kSplitEntrySize * k;
+    Put32(&head, e, static_cast<std::uint32_t>(s.split));
+    Put64(&head, e + 8, s.shards);
+    Put64(&head, e + 16, s.examples);
+    Put64(&head, e + 24, s.place.rows);
+    Put64(&head, e + 32, s.place.offsets);
+    Put64(&head, e + 40, s.place.strings);
+    Put64(&head, e + 48, s.place.strings_size);
+  }
+  return head;
+}
+
+
 namespace {
 
 // The index file as a sequence of pieces handed to `sink`: the header, then per
-// split its rows and offsets arrays (built here, 16 bytes per shard) and each
-// path's bytes as they are in `contents`, so that writing it never needs a
-// second copy of every path.
+// split its path bytes as they are in `contents` (so that writing it never
+// needs a second copy of every path) and its rows and offsets arrays (built
+// here, 16 bytes per shard). The journaled build writes the same bytes in the
+// same places (index_build_journaled.cc).
 Status EncodeIndexTo(const IndexContents& contents, const ByteSink& sink) {
   bool seen[3] = {false, false, false};
   int last = -1;
@@ -158,81 +194,40 @@ Status EncodeIndexTo(const IndexContents& contents, const ByteSink& sink) {
                                      " paths but ", s.shard_examples.size(), " counts");
     }
   }
-  std::size_t size = kHeaderSize + kSplitEntrySize * contents.splits.size();
-  struct Place {
-    std::size_t rows, offsets, strings, strings_size;
-  };
-  std::vector<Place> places;
-  for (const IndexedSplit& s : contents.splits) {
-    Place p{};
-    p.rows = size;
-    size += 8 * (s.shard_paths.size() + 1);
-    p.offsets = size;
-    size += 8 * (s.shard_paths.size() + 1);
-    p.strings = size;
-    p.strings_size = s.shard_paths.total_bytes();
-    size = Align8(size + p.strings_size);
-    places.push_back(p);
-  }
-  std::vector<std::byte> head(kHeaderSize + kSplitEntrySize * contents.splits.size(), std::byte{0});
-  std::memcpy(head.data(), kMagic, 8);
-  Put32(&head, 8, kIndexFormatVersion);
-  Put32(&head, 12, static_cast<std::uint32_t>(contents.splits.size()));
-  Put64(&head, 16, size);
-  std::memcpy(head.data() + 24, contents.dataset_info_sha256.data(), 32);
   // The totals go into the header, which is written first: one pass adds up
   // the rows, and the arrays are then built and handed over a chunk at a time
   // (each split's whole arrays, 16 bytes a shard, cost a resumed build more in
   // zero-filled pages than in the writing itself).
-  for (std::size_t k = 0; k < contents.splits.size(); ++k) {
-    const IndexedSplit& s = contents.splits[k];
-    const Place& p = places[k];
-    std::uint64_t rows = 0;
+  std::vector<IndexSplitHead> heads;
+  std::uint64_t at = IndexHeaderBytes(contents.splits.size());
+  for (const IndexedSplit& s : contents.splits) {
+    IndexSplitHead h;
+    h.split = s.split;
+    h.shards = s.shard_paths.size();
     for (const std::uint64_t examples : s.shard_examples) {
-      if (!AddOk(rows, examples, &rows)) {
+      if (!AddOk(h.examples, examples, &h.examples)) {
         return Status::InvalidArgument("index split ", SplitName(s.split), ": example count overflows");
       }
     }
-    const std::size_t e = kHeaderSize + kSplitEntrySize * k;
-    Put32(&head, e, static_cast<std::uint32_t>(s.split));
-    Put64(&head, e + 8, s.shard_paths.size());
-    Put64(&head, e + 16, rows);
-    Put64(&head, e + 24, p.rows);
-    Put64(&head, e + 32, p.offsets);
-    Put64(&head, e + 40, p.strings);
-    Put64(&head, e + 48, p.strings_size);
+    h.place = PlaceIndexSplit(at, s.shard_paths.total_bytes(), h.shards);
+    at = h.place.end;
+    heads.push_back(h);
   }
-  SEDPACK_RETURN_NOT_OK(sink(head));
-  // A chunk of 8-byte words, large enough that the sink writes it directly.
-  constexpr std::size_t kChunkWords = 16 * 1024;
-  std::vector<std::byte> chunk(8 * kChunkWords);
-  // The n + 1 running sums of value(0..n-1), from 0, a chunk at a time.
-  auto put_sums = [&](std::size_t n, const auto& value) -> Status {
-    std::uint64_t sum = 0;
-    std::size_t at = 0;
-    for (std::size_t i = 0; i <= n; ++i) {
-      if (at == kChunkWords) {
-        SEDPACK_RETURN_NOT_OK(sink(chunk));
-        at = 0;
-      }
-      Put64(&chunk, 8 * at++, sum);
-      if (i < n) sum += value(i);
-    }
-    return sink(std::span<const std::byte>(chunk.data(), 8 * at));
-  };
+  SEDPACK_RETURN_NOT_OK(sink(EncodeIndexHeader(contents.dataset_info_sha256, heads, at)));
   static constexpr std::byte kZeros[8] = {};
   for (std::size_t k = 0; k < contents.splits.size(); ++k) {
     const IndexedSplit& s = contents.splits[k];
-    const std::size_t n = s.shard_paths.size();
-    SEDPACK_RETURN_NOT_OK(put_sums(n, [&s](std::size_t i) { return s.shard_examples[i]; }));
-    SEDPACK_RETURN_NOT_OK(put_sums(n, [&s](std::size_t i) { return std::uint64_t{s.shard_paths[i].size()}; }));
+    const IndexSplitPlace& p = heads[k].place;
     Status piece_status;
     s.shard_paths.ForEachRun([&](std::string_view run) {
       if (piece_status.ok()) piece_status = sink(std::as_bytes(std::span<const char>(run.data(), run.size())));
     });
     SEDPACK_RETURN_NOT_OK(piece_status);
-    const std::size_t end = places[k].strings + places[k].strings_size;
-    SEDPACK_RETURN_NOT_OK(sink(std::span<const std::byte>(kZeros, Align8(end) - end)));
+    SEDPACK_RETURN_NOT_OK(sink(std::span<const std::byte>(kZeros, p.rows - (p.strings + p.strings_size))));
+    const std::size_t n = s.shard_paths.size();
+    SEDPACK_RETURN_NOT_OK(PutRunningSums(n, [&s](std::size_t i) { return s.shard_examples[i]; }, sink));
+    SEDPACK_RETURN_NOT_OK(
+        PutRunningSums(n, [&s](std::size_t i) { return std::uint64_t{s.shard_paths[i].size()}; }, sink));
   }
   return Status::OK();
 }
@@ -350,103 +345,75 @@ Status WalkSplitSerial(const std::shared_ptr<const Dataset>& dataset, IndexedSpl
   return Status::OK();
 }
 
-// A piece of the pre-order walk (the planner's unit): either shards already
-// read (a list's own) or a subtree still to walk. Concatenated in order they
-// give the serial order.
-struct WalkUnit {
-  dataset_internal::ShardsTreeUnit plan;
-  IndexedSplit shards;  // own shards, or (after the walk) the subtree's
-  std::vector<std::string> visited;
-  std::vector<ListStamp> stamps;  // of `visited`, for the journal
-  Status status;
-};
-
 namespace journal = journal_internal;
 
-// What a journaled build keeps from a stopped run (by SubtreeKey), and where it journals.
-struct IndexJournal {
-  std::map<std::string, WalkedSubtree> known;
-  journal::JournalQueue* queue = nullptr;
-  std::atomic<std::uint64_t> kept{0}, walked{0};
-};
-
-// A subtree unit of the parallel walk: kept from the journal, or walked (and journaled).
-Status WalkSubtreeUnit(const Dataset& ds, WalkUnit& u, IndexJournal* job) {
+// A subtree unit of the parallel walk: kept from a stopped run, or walked.
+Status WalkSubtreeUnit(const Dataset& ds, WalkUnit& u, WalkKeeping* keep) {
   const std::string& list_path = u.plan.entry.shard_list_info_file.file_path;
-  if (job) {
-    const auto it = job->known.find(SubtreeKey(list_path, u.plan.depth));
-    if (it != job->known.end() && WalkedListsUnchanged(ds, it->second) &&
-        TakeWalkedSubtree(it->second, &u.shards, &u.visited)) {
-      ++job->kept;
+  if (keep) {
+    const auto it = keep->known.find(SubtreeKey(list_path, u.plan.depth));
+    if (it != keep->known.end() && WalkedListsUnchanged(ds, it->second) &&
+        TakeWalkedSubtree(it->second, &u.shards, &u.visited, keep->stamp ? &u.stamps : nullptr)) {
+      ++keep->kept;
       return Status::OK();
     }
     TestShardDelay();  // lets a signal test stop the walk mid-way
   }
   SEDPACK_RETURN_NOT_OK(CheckCancelled());
   std::uint64_t kept_below = 0;
-  SEDPACK_RETURN_NOT_OK(IndexShardsSubtreeKeeping(ds, list_path, u.plan.depth, job ? &job->known : nullptr,
+  SEDPACK_RETURN_NOT_OK(IndexShardsSubtreeKeeping(ds, list_path, u.plan.depth, keep ? &keep->known : nullptr,
                                                   &u.visited, &u.shards, &kept_below,
-                                                  job && job->queue ? &u.stamps : nullptr));
-  if (job) {
-    job->kept += kept_below;
-    ++job->walked;
-    if (job->queue) {
-      SEDPACK_RETURN_NOT_OK(job->queue->status());  // a journal that cannot be written stops the walk
-      job->queue->Push(EncodeSubtree(list_path, u.plan.depth, u.visited, u.stamps, u.shards, job->queue->Spare()));
-      std::vector<ListStamp>().swap(u.stamps);
-    }
+                                                  keep && keep->stamp ? &u.stamps : nullptr));
+  if (keep) {
+    keep->kept += kept_below;
+    ++keep->walked;
   }
   return Status::OK();
 }
 
-// Parallel walk: the planner reads the top levels of every split until there
-// are a few subtrees per thread, and `threads` threads then walk the subtrees;
-// every list path must appear once overall, as in the serial walk.
-Status WalkParallel(const Dataset& ds, int threads, IndexContents* contents, IndexJournal* job) {
+}  // namespace
+
+Result<std::vector<WalkUnit>> PlanWalkUnits(const Dataset& ds, const std::vector<Split>& splits, int threads,
+                                            std::vector<std::string>* planned,
+                                            const std::function<bool(const std::string&, std::size_t)>& whole) {
   std::vector<ShardListInfo> roots;
-  for (const IndexedSplit& s : contents->splits) roots.push_back(*ds.info().FindSplit(s.split));
-  std::vector<std::string> planned;
+  for (const Split split : splits) roots.push_back(*ds.info().FindSplit(split));
   SEDPACK_RETURN_NOT_OK(CheckCancelled());
-  SEDPACK_ASSIGN_OR_RETURN(
-      std::vector<dataset_internal::ShardsTreeUnit> plan,
-      dataset_internal::PlanShardsSubtrees(ds, roots, 4 * static_cast<std::size_t>(threads), &planned,
-                                           [job](const std::string& path, std::size_t depth) {
-                                             return job && job->known.count(SubtreeKey(path, depth)) > 0;
-                                           }));
+  SEDPACK_ASSIGN_OR_RETURN(std::vector<dataset_internal::ShardsTreeUnit> plan,
+                           dataset_internal::PlanShardsSubtrees(ds, roots, 4 * static_cast<std::size_t>(threads),
+                                                                planned, whole));
   std::vector<WalkUnit> units(plan.size());
   for (std::size_t i = 0; i < plan.size(); ++i) {
     units[i].plan = std::move(plan[i]);
+    units[i].shards.split = splits[units[i].plan.root];
     if (!units[i].plan.subtree) {
       SEDPACK_RETURN_NOT_OK(AppendListShards(units[i].plan.list, &units[i].shards));
       units[i].plan.list = ShardsList{};
     }
   }
-  // Each unit is merged into `contents`, in walk order, as soon as it and
-  // every unit before it are walked, by the thread that walked the last of
-  // them: the merge runs beside the walk instead of after it, and a unit's
-  // memory is freed while later units still allocate theirs. (Merged after
-  // the walk, a resumed build, which walks few units, paid as long a serial
-  // merge as a full build, and fresh pages for every unit.)
-  std::unordered_set<std::string> seen(planned.begin(), planned.end());
+  return units;
+}
+
+// `threads` threads walk the subtrees; every list path must appear once
+// overall, as in the serial walk. Each unit is merged, in walk order, as soon
+// as it and every unit before it are walked, by the thread that walked the
+// last of them: the merge runs beside the walk instead of after it, and a
+// unit's memory is freed while later units still allocate theirs. (Merged
+// after the walk, a resumed build, which walks few units, paid as long a
+// serial merge as a full build, and fresh pages for every unit.)
+Status WalkUnits(const Dataset& ds, int threads, std::vector<WalkUnit>& units, std::size_t first,
+                 std::unordered_set<std::string> seen, WalkKeeping* keep, const MergeWalkUnit& merge_unit) {
   auto merge = [&](WalkUnit& u) -> Status {
     for (const std::string& path : u.visited) {
       if (!seen.insert(path).second) return dataset_internal::RepeatedShardsList(path);
     }
-    std::vector<std::string>().swap(u.visited);
-    // The paths' blocks are moved, not copied, and each unit's counts freed as
-    // soon as they are taken: the paths are most of the memory of a build.
-    IndexedSplit& s = contents->splits[u.plan.root];
-    SEDPACK_RETURN_NOT_OK(s.shard_paths.Append(std::move(u.shards.shard_paths)));
-    s.shard_examples.insert(s.shard_examples.end(), u.shards.shard_examples.begin(),
-                            u.shards.shard_examples.end());
-    std::vector<std::uint64_t>().swap(u.shards.shard_examples);
-    return Status::OK();
+    return merge_unit(u);
   };
   std::mutex merge_mu;
   std::vector<char> walked(units.size(), 0);  // a list's own shards are there from the start
-  for (std::size_t i = 0; i < units.size(); ++i) walked[i] = units[i].plan.subtree ? 0 : 1;
-  std::size_t merged = 0;
-  Status merge_status;  // the first repeated list, in walk order
+  for (std::size_t i = 0; i < units.size(); ++i) walked[i] = i < first || !units[i].plan.subtree ? 1 : 0;
+  std::size_t merged = first;
+  Status merge_status;  // the first repeated list, or failed merge, in walk order
   // Merges what is ready; stops at a failed unit (the build fails).
   auto merge_ready = [&] {
     while (merge_status.ok() && merged < units.size() && walked[merged] && units[merged].status.ok()) {
@@ -454,17 +421,18 @@ Status WalkParallel(const Dataset& ds, int threads, IndexContents* contents, Ind
       ++merged;
     }
   };
-  std::atomic<std::size_t> next_unit{0};
+  std::atomic<std::size_t> next_unit{first};
   std::atomic<bool> stop{false};
   auto work = [&](int) {
     for (std::size_t i; !stop.load() && (i = next_unit.fetch_add(1)) < units.size();) {
       WalkUnit& u = units[i];
       if (!u.plan.subtree) continue;
-      u.status = WalkSubtreeUnit(ds, u, job);
+      u.status = WalkSubtreeUnit(ds, u, keep);
       if (!u.status.ok()) stop.store(true);
       std::lock_guard<std::mutex> lock(merge_mu);
       walked[i] = 1;
       merge_ready();
+      if (!merge_status.ok()) stop.store(true);  // a journal or partial index that cannot be written
     }
   };
   std::vector<std::thread> pool = internal::StartThreads(threads, work);
@@ -472,17 +440,36 @@ Status WalkParallel(const Dataset& ds, int threads, IndexContents* contents, Ind
   for (auto& t : pool) t.join();
   // The first failure in walk order, as the serial walk would report it;
   // then the first repeated list.
-  for (const WalkUnit& u : units) SEDPACK_RETURN_NOT_OK(u.status);
+  for (std::size_t i = first; i < units.size(); ++i) SEDPACK_RETURN_NOT_OK(units[i].status);
   merge_ready();  // units of a list's own shards after the last subtree
   SEDPACK_RETURN_NOT_OK(merge_status);
   if (merged != units.size()) return Status::Internal("index build: ", units.size() - merged, " units not merged");
   return Status::OK();
 }
 
+namespace {
 
-// With `job`, the parallel walk whatever the number of threads: its subtrees
-// are the units journaled.
-Result<IndexContents> BuildContents(const std::shared_ptr<const Dataset>& dataset, int threads, IndexJournal* job) {
+// The parallel walk into `contents`.
+Status WalkParallel(const Dataset& ds, int threads, IndexContents* contents) {
+  std::vector<Split> splits;
+  for (const IndexedSplit& s : contents->splits) splits.push_back(s.split);
+  std::vector<std::string> planned;
+  SEDPACK_ASSIGN_OR_RETURN(std::vector<WalkUnit> units, PlanWalkUnits(ds, splits, threads, &planned));
+  return WalkUnits(ds, threads, units, 0, std::unordered_set<std::string>(planned.begin(), planned.end()), nullptr,
+                   [contents](WalkUnit& u) -> Status {
+                     std::vector<std::string>().swap(u.visited);
+                     // The paths' blocks are moved, not copied, and each unit's counts freed as
+                     // soon as they are taken: the paths are most of the memory of a build.
+                     IndexedSplit& s = contents->splits[u.plan.root];
+                     SEDPACK_RETURN_NOT_OK(s.shard_paths.Append(std::move(u.shards.shard_paths)));
+                     s.shard_examples.insert(s.shard_examples.end(), u.shards.shard_examples.begin(),
+                                             u.shards.shard_examples.end());
+                     std::vector<std::uint64_t>().swap(u.shards.shard_examples);
+                     return Status::OK();
+                   });
+}
+
+Result<IndexContents> BuildContents(const std::shared_ptr<const Dataset>& dataset, int threads) {
   if (!dataset) return Status::InvalidArgument("BuildIndexContents: null dataset");
   IndexContents contents;
   SEDPACK_ASSIGN_OR_RETURN(contents.dataset_info_sha256, DatasetInfoSha256(dataset->root()));
@@ -499,10 +486,10 @@ Result<IndexContents> BuildContents(const std::shared_ptr<const Dataset>& datase
     contents.splits.push_back(std::move(s));
   }
   const int n = ResolveThreads(threads);
-  if (n <= 1 && !job) {
+  if (n <= 1) {
     for (IndexedSplit& s : contents.splits) SEDPACK_RETURN_NOT_OK(WalkSplitSerial(dataset, &s));
   } else {
-    SEDPACK_RETURN_NOT_OK(WalkParallel(*dataset, std::max(n, 1), &contents, job));
+    SEDPACK_RETURN_NOT_OK(WalkParallel(*dataset, n, &contents));
   }
   SEDPACK_ASSIGN_OR_RETURN(DatasetInfoDigest after, DatasetInfoSha256(dataset->root()));
   if (after != contents.dataset_info_sha256) {
@@ -522,7 +509,7 @@ Status WriteIndexSidecar(const Dataset& dataset, const IndexContents& contents) 
 }  // namespace
 
 Result<IndexContents> BuildIndexContents(const std::shared_ptr<const Dataset>& dataset, int threads) {
-  return BuildContents(dataset, threads, nullptr);
+  return BuildContents(dataset, threads);
 }
 
 Result<IndexContents> BuildIndexFile(const std::shared_ptr<const Dataset>& dataset, int threads) {
@@ -530,40 +517,6 @@ Result<IndexContents> BuildIndexFile(const std::shared_ptr<const Dataset>& datas
   SEDPACK_RETURN_NOT_OK(WriteIndexSidecar(*dataset, contents));
   return contents;
 }
-
-Result<IndexBuildJob> BuildIndexFileJournaled(const std::shared_ptr<const Dataset>& dataset, int threads,
-                                              const IndexJobOptions& options) {
-  if (!dataset) return Status::InvalidArgument("BuildIndexFileJournaled: null dataset");
-  const std::string& root = dataset->root();
-  FileSystem* fs = dataset->file_system();
-  SEDPACK_ASSIGN_OR_RETURN(DatasetInfoDigest sha, DatasetInfoSha256(root));
-  const IndexJobIdentity identity = IndexJobFor(root, DigestHex(sha));
-  const std::string& id = identity.id;
-  if (options.restart) SEDPACK_RETURN_NOT_OK(journal::RemoveJobJournals(root, id, fs));
-  SEDPACK_ASSIGN_OR_RETURN(auto recorded, journal::ReadJobEntriesInPlace(root, id, identity.parameters, "index build", fs));
-  IndexJournal job;
-  job.known = DecodeSubtrees(std::move(recorded.entries));
-  SEDPACK_ASSIGN_OR_RETURN(const int number, FreshJournalNumber(root, id, fs));
-  SEDPACK_ASSIGN_OR_RETURN(auto writer, journal::StartEntryJournal(root, id, number, identity.parameters, {}, fs));
-  journal::JournalQueue queue(writer.get());
-  job.queue = &queue;
-  IndexBuildJob out;
-  auto built = BuildContents(dataset, threads, &job);
-  const Status journaled = queue.Finish();  // what was walked is journaled, whatever the outcome
-  SEDPACK_RETURN_NOT_OK(built.status());
-  SEDPACK_RETURN_NOT_OK(journaled);
-  out.contents = std::move(built).value();
-  SEDPACK_RETURN_NOT_OK(WriteIndexSidecar(*dataset, out.contents));
-  // The index is written: the journals' work is in it (this run's and the stopped runs').
-  SEDPACK_RETURN_NOT_OK(writer->Remove());
-  SEDPACK_RETURN_NOT_OK(journal::RemoveJobJournals(root, id, fs));
-  (void)FileSystemOr(fs).Rmdir(JoinRoot(root, journal::kJournalDir).c_str());  // an empty one says nothing
-  out.units_kept = job.kept.load();
-  out.units = job.kept.load() + job.walked.load();
-  if (out.units_kept > 0) out.resumed_job = id;
-  return out;
-}
-
 
 // ---- Loading -------------------------------------------------------------------
 

@@ -4,7 +4,10 @@
 // include directory), not installed: users write an index with BuildIndexFile.
 #pragma once
 
+#include <bit>
 #include <cstddef>
+#include <cstring>
+#include <span>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -20,6 +23,48 @@ namespace sedpack {
 /// Serialize (little-endian, see docs/format.md). InvalidArgument on contents that
 /// cannot be represented (duplicate splits, a count overflowing uint64).
 Result<std::vector<std::byte>> EncodeIndex(const IndexContents& contents);
+
+/// Where this library puts a split's regions in an index file: its path
+/// bytes at `strings` (right after the header, or the previous split's
+/// tables), then, 8-aligned, its first-row table and its path-offset table.
+/// Path bytes first let a journaled build write them as the walk goes and
+/// the tables, whose size it learns last, at the split's end.
+struct IndexSplitPlace {
+  std::uint64_t strings = 0, strings_size = 0, rows = 0, offsets = 0, end = 0;
+};
+IndexSplitPlace PlaceIndexSplit(std::uint64_t at, std::uint64_t strings_size, std::uint64_t shards);
+/// The header's size, split entries included: where the first split's path bytes start.
+std::uint64_t IndexHeaderBytes(std::size_t splits);
+struct IndexSplitHead {
+  Split split = Split::kTrain;
+  std::uint64_t shards = 0, examples = 0;
+  IndexSplitPlace place;
+};
+std::vector<std::byte> EncodeIndexHeader(const DatasetInfoDigest& digest, const std::vector<IndexSplitHead>& splits,
+                                         std::uint64_t file_size);
+
+/// The n + 1 running sums 0, value(0), value(0) + value(1), ... as
+/// little-endian u64, handed to `sink` a chunk at a time (a table of the
+/// index: first rows, or path offsets).
+template <typename Value, typename Sink>
+Status PutRunningSums(std::size_t n, const Value& value, const Sink& sink) {
+  // A chunk of 8-byte words, large enough that the sink writes it directly.
+  constexpr std::size_t kChunkWords = 16 * 1024;
+  std::vector<std::byte> chunk(8 * kChunkWords);
+  std::uint64_t sum = 0;
+  std::size_t at = 0;
+  for (std::size_t i = 0; i <= n; ++i) {
+    if (at == kChunkWords) {
+      SEDPACK_RETURN_NOT_OK(sink(std::span<const std::byte>(chunk)));
+      at = 0;
+    }
+    std::uint64_t le = sum;
+    if constexpr (std::endian::native == std::endian::big) le = __builtin_bswap64(le);
+    std::memcpy(chunk.data() + 8 * at++, &le, 8);
+    if (i < n) sum += value(i);
+  }
+  return sink(std::span<const std::byte>(chunk.data(), 8 * at));
+}
 
 /// What a rerun compares a journaled list with before keeping its subtree: its
 /// size and modification time when the walk read it (a stat, never a read: a
@@ -46,6 +91,9 @@ struct WalkedSubtree {
   std::shared_ptr<const std::string> file;
   std::size_t shards_at = 0;
   std::size_t shards = 0;
+  /// Set instead of `record` for a unit of a journaled build's written prefix
+  /// (PrefixUnit), read back from its partial index and checked.
+  std::shared_ptr<const IndexedSplit> taken;
 };
 /// What identifies a subtree of the walk: its list and depth.
 std::string SubtreeKey(const std::string& list_path, std::size_t depth);
@@ -86,6 +134,54 @@ bool WalkedListsUnchanged(const Dataset& dataset, const WalkedSubtree& walked);
 bool TakeWalkedSubtree(const WalkedSubtree& walked, IndexedSplit* shards, std::vector<std::string>* visited,
                        std::vector<ListStamp>* stamps = nullptr);
 
+/// One unit of a journaled index build, in walk order, as merged: its path
+/// bytes went to the build's partial index file (PartialIndexPath) at
+/// `offset`, where the finished index keeps them (PlaceIndexSplit), and the
+/// record holds what the tables need (each shard's path length and example
+/// count, run-length coded) and what checks the bytes (their size and
+/// XXH3-64). A rerun whose plan starts with the same units keeps the prefix
+/// of the file they cover, reads none of their lists, and writes only the
+/// rest; the journal is a few bytes a unit, not a copy of the walk.
+struct PrefixUnit {
+  std::string list;       ///< the unit's shards_list.json
+  std::size_t depth = 0;  ///< its depth below the split
+  bool subtree = false;   ///< the list's subtree; false: the list's own shards (the planner read it)
+  Split split = Split::kTrain;
+  std::vector<std::string> visited;  ///< subtree: the lists walked, with their stamps
+  std::vector<ListStamp> stamps;
+  std::uint64_t offset = 0, bytes = 0;  ///< the path bytes in the partial file
+  std::uint64_t hash = 0;               ///< XXH3-64 of those bytes
+  std::vector<std::uint32_t> lengths;   ///< per shard, in order
+  std::vector<std::uint64_t> examples;
+};
+journal_internal::JournalEntry EncodePrefixUnit(const PrefixUnit& unit);
+/// The prefix units among `entries` (every journal of the job, in the order
+/// read); records of another kind, or that do not decode, are skipped.
+/// `partial_size` (the partial file's size) bounds what a record may claim.
+std::vector<PrefixUnit> DecodePrefixUnits(const std::vector<journal_internal::EntryView>& entries,
+                                          std::uint64_t partial_size);
+/// `bytes` bytes of a partial index at `offset`, if their XXH3-64 is `hash`
+/// (Corruption otherwise; IOError if they cannot be read).
+Result<std::string> ReadPartialRange(FileSystem& fs, int fd, std::uint64_t offset, std::uint64_t bytes,
+                                     std::uint64_t hash);
+/// `.sedpack-hpc/jobs/<job_id>.index.partial`, relative to the root: the index
+/// a journaled build writes as it walks, renamed into place when done.
+std::string PartialIndexPath(const std::string& job_id);
+/// Reads back the subtree units of `units` from the partial index of job
+/// `job_id` under `root` (each checked against its size and hash; one that
+/// fails is skipped) and adds them to `known`, so that a build whose plan
+/// does not start with them (another number of threads or ranks) still
+/// keeps them where its walk meets them.
+void AddPrefixSubtrees(const std::string& root, const std::string& job_id, const std::vector<PrefixUnit>& units,
+                       FileSystem* fs, std::map<std::string, WalkedSubtree>* known);
+
+/// DecodePrefixUnits and AddPrefixSubtrees over the journal entries of job
+/// `job_id` (the distributed builder's way to keep what a single-process
+/// build journaled: it plans and walks by subtrees).
+void AddJournaledPrefixSubtrees(const std::string& root, const std::string& job_id,
+                                const std::vector<journal_internal::EntryView>& entries, FileSystem* fs,
+                                std::map<std::string, WalkedSubtree>* known);
+
 /// An index build that survives a stop (`sedpack index build`): each subtree
 /// of the walk is journaled under the dataset's .sedpack-hpc/jobs/ (bound to
 /// its dataset_info.json: the tree it hash-links is the same) as it is read,
@@ -94,7 +190,8 @@ struct IndexJobOptions {
   bool restart = false;  ///< throw a stopped run's journal away first
 };
 struct IndexBuildJob {
-  IndexContents contents;  ///< as written
+  DatasetInfoDigest dataset_info_sha256{};
+  std::vector<IndexSplitHead> splits;  ///< as written
   std::string resumed_job;  ///< the stopped run's job id when subtrees were kept from it
   std::uint64_t units_kept = 0;
   std::uint64_t units = 0;  ///< subtrees walked or kept

@@ -6,7 +6,11 @@
 #include <charconv>
 #include <cstring>
 #include <filesystem>
+#include <cerrno>
+#include <limits>
 #include <memory>
+#include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -14,7 +18,11 @@
 #include <emmintrin.h>
 #endif
 
+#include <fcntl.h>
+
+#include "codecs/decode_points_internal.h"
 #include "index/index_internal.h"
+#include "sedpack/io/file.h"
 #include "journal/journal_internal.h"
 #include "journal/stats_internal.h"
 #include "sedpack/dataset/dataset.h"
@@ -375,6 +383,15 @@ bool WalkedListsUnchanged(const Dataset& dataset, const WalkedSubtree& walked) {
 
 bool TakeWalkedSubtree(const WalkedSubtree& walked, IndexedSplit* shards, std::vector<std::string>* visited,
                        std::vector<ListStamp>* stamps) {
+  if (walked.taken) {  // read back from a partial index, already checked
+    ShardPathList paths(walked.taken->shard_paths);
+    if (!shards->shard_paths.Append(std::move(paths)).ok()) return false;
+    shards->shard_examples.insert(shards->shard_examples.end(), walked.taken->shard_examples.begin(),
+                                  walked.taken->shard_examples.end());
+    visited->insert(visited->end(), walked.visited.begin(), walked.visited.end());
+    if (stamps) stamps->insert(stamps->end(), walked.stamps.begin(), walked.stamps.end());
+    return true;
+  }
   IndexedSplit part;
   part.shard_paths.reserve(walked.shards);
   part.shard_examples.reserve(walked.shards);
@@ -413,6 +430,199 @@ bool TakeWalkedSubtree(const WalkedSubtree& walked, IndexedSplit* shards, std::v
   }
   shards->shard_examples.insert(shards->shard_examples.end(), part.shard_examples.begin(), part.shard_examples.end());
   return true;
+}
+
+// ---- The units of a written prefix ---------------------------------------------
+
+namespace {
+
+constexpr std::string_view kPrefixKind = "index prefix 1";
+
+// Runs of equal values (value, count), as varints: a unit's paths mostly have
+// one length (a folder and 32 hex digits) and its shards one example count.
+template <typename T>
+void PutRuns(std::string* out, const std::vector<T>& values) {
+  std::string runs;
+  std::uint64_t count = 0;
+  char buf[2 * kMaxVarint];
+  const std::size_t n = values.size();
+  for (std::size_t i = 0; i < n;) {
+    const T v = values[i];
+    std::size_t j = i + 1;
+    // Eight at a time without a branch each (the loop vectorizes): a unit's
+    // values are mostly one long run, and this is the journal's share of
+    // every shard of the build.
+    while (j + 8 <= n) {
+      T differ = 0;
+      for (std::size_t k = 0; k < 8; ++k) differ |= static_cast<T>(values[j + k] ^ v);
+      if (differ != 0) break;
+      j += 8;
+    }
+    while (j < n && values[j] == v) ++j;
+    char* p = PutVarint(buf, v);
+    p = PutVarint(p, j - i);
+    runs.append(buf, static_cast<std::size_t>(p - buf));
+    ++count;
+    i = j;
+  }
+  out->append(buf, static_cast<std::size_t>(PutVarint(buf, count) - buf));
+  out->append(runs);
+}
+
+// Runs that add up to exactly `count` values, each at most `most`.
+template <typename T>
+bool GetRuns(const char** p, const char* end, std::uint64_t count, std::uint64_t most, std::vector<T>* out) {
+  std::uint64_t runs = 0;
+  if (!GetVarint(p, end, &runs) || runs > count) return false;
+  out->reserve(static_cast<std::size_t>(count));
+  for (std::uint64_t r = 0; r < runs; ++r) {
+    std::uint64_t v = 0, n = 0;
+    if (!GetVarint(p, end, &v) || !GetVarint(p, end, &n) || v > most || n == 0 || n > count - out->size()) {
+      return false;
+    }
+    out->insert(out->end(), static_cast<std::size_t>(n), static_cast<T>(v));
+  }
+  return out->size() == count;
+}
+
+std::optional<PrefixUnit> DecodePrefixUnit(std::string_view record, std::uint64_t partial_size) {
+  FieldCursor c(record);
+  PrefixUnit u;
+  std::string_view list, field;
+  std::uint64_t depth = 0, subtree = 0, split = 0, lists = 0, shards = 0;
+  if (!c.Next(&list) || !c.Count(&depth) || !c.Count(&subtree) || subtree > 1 || !c.Count(&split) || split > 2 ||
+      !c.Count(&lists) || lists > record.size()) {
+    return std::nullopt;
+  }
+  u.list = std::string(list);
+  u.depth = static_cast<std::size_t>(depth);
+  u.subtree = subtree == 1;
+  u.split = static_cast<Split>(split);
+  for (std::uint64_t i = 0; i < lists; ++i) {
+    std::uint64_t size = 0, mtime = 0;
+    if (!c.Next(&field) || !c.Count(&size) || !c.Count(&mtime)) return std::nullopt;
+    u.visited.emplace_back(field);
+    u.stamps.push_back({size, static_cast<std::int64_t>(mtime)});
+  }
+  // Every path has a byte at least, and the bytes are in the file: what the
+  // runs expand to is bounded by the file, not by what the record claims.
+  if (!c.Count(&u.offset) || !c.Count(&u.bytes) || !c.Count(&u.hash) || !c.Count(&shards) ||
+      u.offset > partial_size || u.bytes > partial_size - u.offset || shards > u.bytes) {
+    return std::nullopt;
+  }
+  const char* p = record.data() + c.at();
+  const char* const end = record.data() + record.size();
+  if (!GetRuns(&p, end, shards, std::numeric_limits<std::uint32_t>::max(), &u.lengths) ||
+      !GetRuns(&p, end, shards, std::numeric_limits<std::uint64_t>::max(), &u.examples) || p != end) {
+    return std::nullopt;
+  }
+  std::uint64_t total = 0;
+  for (const std::uint32_t n : u.lengths) {
+    if (n == 0) return std::nullopt;  // no path is empty
+    total += n;
+  }
+  if (total != u.bytes) return std::nullopt;
+  return u;
+}
+
+}  // namespace
+
+// Fields: list path, depth, subtree (0/1), split id, number of lists visited,
+// the lists (path, size, mtime_ns as for a subtree record), offset and size of
+// the path bytes, their XXH3-64, the number of shards; then in binary the runs
+// of path lengths and the runs of example counts (PutRuns).
+journal_internal::JournalEntry EncodePrefixUnit(const PrefixUnit& u) {
+  journal_internal::JournalTimer timer;
+  std::string data;
+  PutField(&data, u.list);
+  PutField(&data, std::to_string(u.depth));
+  PutField(&data, u.subtree ? "1" : "0");
+  PutField(&data, std::to_string(static_cast<int>(u.split)));
+  PutField(&data, std::to_string(u.visited.size()));
+  for (std::size_t i = 0; i < u.visited.size(); ++i) {
+    const ListStamp stamp = i < u.stamps.size() ? u.stamps[i] : ListStamp{};
+    PutField(&data, u.visited[i]);
+    PutField(&data, std::to_string(stamp.size));
+    PutField(&data, std::to_string(static_cast<std::uint64_t>(stamp.mtime_ns)));
+  }
+  PutField(&data, std::to_string(u.offset));
+  PutField(&data, std::to_string(u.bytes));
+  PutField(&data, std::to_string(u.hash));
+  PutField(&data, std::to_string(u.lengths.size()));
+  PutRuns(&data, u.lengths);
+  PutRuns(&data, u.examples);
+  return {std::string(kPrefixKind), std::move(data)};
+}
+
+std::vector<PrefixUnit> DecodePrefixUnits(const std::vector<journal_internal::EntryView>& entries,
+                                          std::uint64_t partial_size) {
+  std::vector<PrefixUnit> out;
+  for (const journal_internal::EntryView& e : entries) {
+    if (e.kind != kPrefixKind) continue;
+    if (auto u = DecodePrefixUnit(e.data, partial_size)) out.push_back(std::move(*u));
+  }
+  return out;
+}
+
+std::string PartialIndexPath(const std::string& job_id) {
+  std::string path(journal_internal::kJournalDir);
+  path.append("/").append(job_id).append(".index.partial");
+  return path;
+}
+
+Result<std::string> ReadPartialRange(FileSystem& fs, int fd, std::uint64_t offset, std::uint64_t bytes,
+                                     std::uint64_t hash) {
+  std::string data(static_cast<std::size_t>(bytes), '\0');
+  std::size_t done = 0;
+  while (done < data.size()) {
+    const long n = fs.Pread(fd, data.data() + done, data.size() - done, static_cast<std::int64_t>(offset + done));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return Status::IOError("partial index: cannot read ", bytes, " bytes at ", offset);
+    done += static_cast<std::size_t>(n);
+  }
+  if (codecs_internal::FastChecksum(std::as_bytes(std::span<const char>(data))) != hash) {
+    return Status::Corruption("partial index: the bytes at ", offset, " do not match their journal record");
+  }
+  return data;
+}
+
+void AddPrefixSubtrees(const std::string& root, const std::string& job_id, const std::vector<PrefixUnit>& units,
+                       FileSystem* fs, std::map<std::string, WalkedSubtree>* known) {
+  FileSystem& files = FileSystemOr(fs);
+  if (std::none_of(units.begin(), units.end(), [](const PrefixUnit& u) { return u.subtree; })) return;
+  const std::string path = JoinRoot(root, PartialIndexPath(job_id));
+  const int fd = files.Open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0) return;  // nothing to read back: the subtrees are walked again
+  for (const PrefixUnit& u : units) {
+    if (!u.subtree) continue;
+    auto bytes = ReadPartialRange(files, fd, u.offset, u.bytes, u.hash);
+    if (!bytes.ok()) continue;
+    auto split = std::make_shared<IndexedSplit>();
+    split->split = u.split;
+    std::size_t at = 0;
+    bool ok = true;
+    for (std::size_t i = 0; ok && i < u.lengths.size(); ++i) {
+      ok = split->shard_paths.Add(std::string_view(*bytes).substr(at, u.lengths[i])).ok();
+      at += u.lengths[i];
+    }
+    if (!ok) continue;
+    split->shard_examples = u.examples;
+    WalkedSubtree w;
+    w.visited = u.visited;
+    w.stamps = u.stamps;
+    w.taken = std::move(split);
+    (*known)[SubtreeKey(u.list, u.depth)] = std::move(w);
+  }
+  files.Close(fd);
+}
+
+void AddJournaledPrefixSubtrees(const std::string& root, const std::string& job_id,
+                                const std::vector<journal_internal::EntryView>& entries, FileSystem* fs,
+                                std::map<std::string, WalkedSubtree>* known) {
+  FileStat st;
+  const std::string partial = JoinRoot(root, PartialIndexPath(job_id));
+  if (FileSystemOr(fs).Lstat(partial.c_str(), &st) != 0 || st.type != FileType::kRegular) return;
+  AddPrefixSubtrees(root, job_id, DecodePrefixUnits(entries, st.size), fs, known);
 }
 
 }  // namespace sedpack

@@ -64,7 +64,7 @@ Status RemoveJobJournals(const std::string& root, const std::string& job_id, Fil
       return Status::IOError(path, ": cannot remove the job journal: ", std::strerror(errno));
     }
   }
-  return Status::OK();
+  return RemoveJobPartials(root, job_id, fs);
 }
 
 JournalQueue::JournalQueue(JournalWriter* writer, std::size_t limit)

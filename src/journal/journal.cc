@@ -392,4 +392,25 @@ Result<std::vector<JournalFile>> ListJournals(const std::string& root, FileSyste
   return out;
 }
 
+Status RemoveJobPartials(const std::string& root, const std::string& job_id, FileSystem* fs) {
+  const std::string dir = JoinRoot(root, kJournalDir);
+  if (!PathExists(dir, fs)) return Status::OK();
+  SEDPACK_ASSIGN_OR_RETURN(auto entries, ListDirectory(dir, fs));
+  constexpr std::string_view kExt = ".partial";
+  const std::string prefix = job_id + ".";
+  FileSystem& f = FileSystemOr(fs);
+  for (const DirEntry& e : entries) {
+    const std::string& n = e.name;
+    if (n.size() <= prefix.size() + kExt.size() || n.compare(0, prefix.size(), prefix) != 0 ||
+        n.compare(n.size() - kExt.size(), kExt.size(), kExt) != 0) {
+      continue;
+    }
+    const std::string path = dir + "/" + n;
+    if (f.Unlink(path.c_str()) != 0 && errno != ENOENT) {
+      return Status::IOError(path, ": cannot remove the job's partial file: ", std::strerror(errno));
+    }
+  }
+  return Status::OK();
+}
+
 }  // namespace sedpack::journal_internal

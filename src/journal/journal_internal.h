@@ -148,5 +148,9 @@ struct JournalFile {
 };
 /// The journals under `root` (none if the folder is missing).
 Result<std::vector<JournalFile>> ListJournals(const std::string& root, FileSystem* fs);
+/// Remove the other files a job keeps beside its journals
+/// (`<kJournalDir>/<job_id>.<what>.partial`: an index build's partial index);
+/// a missing folder is fine.
+Status RemoveJobPartials(const std::string& root, const std::string& job_id, FileSystem* fs);
 
 }  // namespace sedpack::journal_internal

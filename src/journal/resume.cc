@@ -206,6 +206,7 @@ Status DiscardJob(const std::string& root, const std::string& job_id, FileSystem
   for (const JournalFile& j : journals) {
     if (j.job_id == job_id) SEDPACK_RETURN_NOT_OK(RemoveTree(JoinRoot(root, j.rel), fs));
   }
+  SEDPACK_RETURN_NOT_OK(RemoveJobPartials(root, job_id, fs));
   if (JobCommitted(root, job_id, fs)) return Status::OK();
   const std::string prefix = job_id + "-r";
   for (Split s : AllSplits()) {

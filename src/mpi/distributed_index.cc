@@ -91,7 +91,10 @@ Status ReadJournaled(const std::string& root, const IndexContents& contents, boo
   if (restart) SEDPACK_RETURN_NOT_OK(journal_internal::RemoveJobJournals(root, job.id, nullptr));
   SEDPACK_ASSIGN_OR_RETURN(auto recorded,
                            journal_internal::ReadJobEntriesInPlace(root, job.id, job.parameters, "index build", nullptr));
-  *known = DecodeSubtrees(std::move(recorded.entries));
+  // A single-process build's units are read back from its partial index.
+  AddJournaledPrefixSubtrees(root, job.id, recorded.entries, nullptr, known);
+  std::map<std::string, WalkedSubtree> subtrees = DecodeSubtrees(std::move(recorded.entries));
+  for (auto& [key, walked] : subtrees) (*known)[key] = std::move(walked);
   SEDPACK_ASSIGN_OR_RETURN(spec->first_number, FreshJournalNumber(root, job.id, nullptr));
   return Status::OK();
 }
@@ -132,7 +135,16 @@ Result<KnownSubtrees> ReadStoppedRuns(const std::string& root, const JournalSpec
     if (!read.ok() || !journal_internal::DifferingParameter(read->parameters, parameters).empty()) continue;
     for (journal_internal::JournalEntry& e : read->entries) entries.push_back(std::move(e));
   }
-  return DecodeSubtrees(std::move(entries));
+  std::vector<journal_internal::EntryView> views;
+  for (journal_internal::JournalEntry& e : entries) {
+    auto file = std::make_shared<const std::string>(std::move(e.data));
+    views.push_back({e.kind, *file, file});
+  }
+  KnownSubtrees known;
+  AddJournaledPrefixSubtrees(root, spec.id, views, nullptr, &known);
+  std::map<std::string, WalkedSubtree> subtrees = DecodeSubtrees(std::move(views));
+  for (auto& [key, walked] : subtrees) known[key] = std::move(walked);
+  return known;
 }
 
 // Rank 0: read the top of every split's tree and cut it into units. One rank

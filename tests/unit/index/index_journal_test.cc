@@ -3,6 +3,7 @@
 // (paths sharing their start, long paths, large counts), and a record whose
 // shards do not decode is left to be walked again, taking nothing.
 #include <cstdio>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -162,6 +163,85 @@ TEST(IndexJournalTest, ARecordWhoseShardsDoNotDecodeTakesNothing) {
   too_many.replace(too_many.find(count, too_many.find("l.json", 8)), count.size(), "4:9999");
   EXPECT_TRUE(Decode({good.kind, too_many}).empty());
   EXPECT_TRUE(Decode({"index subtree", good.data}).empty());
+}
+
+// ---- The units of a written prefix (a single-process build's journal) ----
+
+std::vector<PrefixUnit> DecodePrefix(const journal_internal::JournalEntry& e, std::uint64_t partial_size) {
+  auto file = std::make_shared<const std::string>(e.data);
+  std::vector<journal_internal::EntryView> views = {{e.kind, *file, file}};
+  return DecodePrefixUnits(views, partial_size);
+}
+
+PrefixUnit SomeUnit() {
+  PrefixUnit u;
+  u.list = "train/a/shards_list.json";
+  u.depth = 2;
+  u.subtree = true;
+  u.split = Split::kHoldout;
+  u.visited = {"train/a/shards_list.json", "train/a/b/shards_list.json"};
+  u.stamps = {{120, 1764762000123456789}, {7, -5}};
+  u.offset = 320;
+  // Runs of one value, of several, and single values between them.
+  for (int i = 0; i < 1000; ++i) {
+    u.lengths.push_back(i < 990 ? 43u : static_cast<std::uint32_t>(40 + i % 3));
+    u.examples.push_back(i == 500 ? (1ull << 40) : (i < 999 ? 16u : 3u));
+  }
+  for (const std::uint32_t n : u.lengths) u.bytes += n;
+  u.hash = 0xfedcba9876543210ull;
+  return u;
+}
+
+TEST(IndexJournalTest, APrefixUnitRoundTripsThroughItsRecord) {
+  const PrefixUnit u = SomeUnit();
+  const journal_internal::JournalEntry e = EncodePrefixUnit(u);
+  // Run-length coded: a few bytes for a thousand shards, not bytes a shard.
+  EXPECT_LT(e.data.size(), 250u);
+  const std::vector<PrefixUnit> back = DecodePrefix(e, u.offset + u.bytes);
+  ASSERT_EQ(back.size(), 1u);
+  const PrefixUnit& b = back[0];
+  EXPECT_EQ(b.list, u.list);
+  EXPECT_EQ(b.depth, u.depth);
+  EXPECT_TRUE(b.subtree);
+  EXPECT_EQ(b.split, Split::kHoldout);
+  EXPECT_EQ(b.visited, u.visited);
+  EXPECT_EQ(b.stamps, u.stamps);
+  EXPECT_EQ(b.offset, u.offset);
+  EXPECT_EQ(b.bytes, u.bytes);
+  EXPECT_EQ(b.hash, u.hash);
+  EXPECT_EQ(b.lengths, u.lengths);
+  EXPECT_EQ(b.examples, u.examples);
+  // An own-shards unit of no shards (a list with children only) round-trips too.
+  PrefixUnit empty;
+  empty.list = "test/shards_list.json";
+  empty.offset = 64;
+  const std::vector<PrefixUnit> none = DecodePrefix(EncodePrefixUnit(empty), 64);
+  ASSERT_EQ(none.size(), 1u);
+  EXPECT_FALSE(none[0].subtree);
+  EXPECT_TRUE(none[0].lengths.empty());
+}
+
+// A record is refused, not trusted, when it claims bytes past the partial
+// file (what its runs expand to is bounded by the file), when its lengths do
+// not add up to its bytes, when a path is empty, or when it is cut short.
+TEST(IndexJournalTest, APrefixUnitThatDoesNotAddUpIsRefused) {
+  const PrefixUnit u = SomeUnit();
+  EXPECT_TRUE(DecodePrefix(EncodePrefixUnit(u), u.offset + u.bytes - 1).empty());
+  PrefixUnit wrong = u;
+  wrong.bytes += 1;
+  EXPECT_TRUE(DecodePrefix(EncodePrefixUnit(wrong), 1 << 20).empty());
+  PrefixUnit zero = u;
+  zero.lengths[3] = 0;
+  zero.bytes -= 43;
+  EXPECT_TRUE(DecodePrefix(EncodePrefixUnit(zero), 1 << 20).empty());
+  journal_internal::JournalEntry cut = EncodePrefixUnit(u);
+  for (std::size_t n = 0; n < cut.data.size(); ++n) {
+    journal_internal::JournalEntry e{cut.kind, cut.data.substr(0, n)};
+    EXPECT_TRUE(DecodePrefix(e, 1 << 20).empty()) << n;
+  }
+  // A subtree record is not a prefix unit, nor the other way round.
+  EXPECT_TRUE(DecodePrefix(EncodeSubtree("a/shards_list.json", 1, {}, {}, Shards(kShards)), 1 << 20).empty());
+  EXPECT_TRUE(Decode(EncodePrefixUnit(u)).empty());
 }
 
 }  // namespace

@@ -202,16 +202,21 @@ TEST(IndexFormatTest, LayoutIsTheDocumentedOne) {
   EXPECT_EQ(u64(64) & 0xFFFFFFFF, 1u);    // split id: test
   EXPECT_EQ(u64(72), 2u);                 // shards
   EXPECT_EQ(u64(80), 12u);                // examples
-  EXPECT_EQ(u64(88), 128u);               // first rows table right after the one entry
-  EXPECT_EQ(u64(128), 0u);
-  EXPECT_EQ(u64(136), 5u);
-  EXPECT_EQ(u64(144), 12u);
-  EXPECT_EQ(u64(96), 152u);               // path offsets
-  EXPECT_EQ(u64(160), 9u);
-  EXPECT_EQ(u64(104), 176u);              // strings
+  // Path bytes right after the one entry, then (8-aligned) the first-row
+  // table and the path-offset table.
+  EXPECT_EQ(u64(104), 128u);              // strings
   EXPECT_EQ(u64(112), 19u);
-  EXPECT_EQ(std::string(reinterpret_cast<const char*>(b.data() + 176), 19), "test/x.fbtest/yy.fb");
-  EXPECT_EQ(b.size(), 200u);              // padded to 8
+  EXPECT_EQ(std::string(reinterpret_cast<const char*>(b.data() + 128), 19), "test/x.fbtest/yy.fb");
+  EXPECT_EQ(b[147], std::byte{0});        // padding up to the tables
+  EXPECT_EQ(u64(88), 152u);               // first rows
+  EXPECT_EQ(u64(152), 0u);
+  EXPECT_EQ(u64(160), 5u);
+  EXPECT_EQ(u64(168), 12u);
+  EXPECT_EQ(u64(96), 176u);               // path offsets
+  EXPECT_EQ(u64(176), 0u);
+  EXPECT_EQ(u64(184), 9u);
+  EXPECT_EQ(u64(192), 19u);
+  EXPECT_EQ(b.size(), 200u);
 }
 
 TEST(IndexFormatTest, RejectsMalformedBytesWithoutCrashing) {
