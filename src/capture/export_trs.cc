@@ -582,7 +582,7 @@ Status EndUnit(TrsJob& job, std::size_t u, OutFile& file, std::vector<std::byte>
 // buffers of about 8 MiB, ending a buffer at each row range's end. A journaled
 // file's range hash is fed with the records as they are made, every
 // kHashSpan or so, while they are in cache: hashed after the write, the
-// buffer was read from memory once more (XXH3 there ran at half its speed).
+// buffer was read from memory once more (the hash there ran at half its speed).
 Status WriteRecords(const std::shared_ptr<const Dataset>& dataset, Split split, const ExportPlan& plan,
                     const TrsExportOptions& options, const std::vector<ShardInfo>& shards, TrsJob& job,
                     OutFile& file, TrsExportSummary* summary) {

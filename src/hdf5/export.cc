@@ -100,7 +100,7 @@ struct RootJob {
   }
 };
 
-// A record's hash is the XXH3-64 of its shards' digests (h5::RowDigest of the
+// A record's hash is the CRC-64 (RangeHasher) of its shards' digests (h5::RowDigest of the
 // shard's rows as the file holds them: ExportWriter::DigestWritten as they are
 // written, DigestStored on a rerun). Per shard, so that every rank of a
 // collective write hashes its own rows in memory (as DecodeColumns copies

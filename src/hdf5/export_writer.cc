@@ -180,7 +180,7 @@ void CopyColumn(std::string_view bytes, std::string* column, RowDigest* digest) 
   for (std::size_t at = 0; at < bytes.size(); at += kBlock) {
     const std::string_view block = bytes.substr(at, kBlock);
     column->append(block);
-    journal_internal::JournalTimer timer;
+    journal_internal::JournalComputeTimer timer;
     digest->Update(column->data() + at, block.size());
   }
 }
@@ -605,7 +605,7 @@ void ExportWriter::ReleaseStored() {
 
 std::string RowDigest::Hex() const {
   char hex[17];
-  std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(sum_.Digest()));
+  std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(crc_));
   return hex;
 }
 

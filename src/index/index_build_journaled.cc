@@ -66,7 +66,7 @@ class GatheredWriter {
   static constexpr std::size_t kGather = std::size_t{1} << 20;
   Status WriteAt(std::span<const std::byte> bytes) {
     if (sum_ != nullptr && !bytes.empty()) {
-      journal::JournalTimer timer;  // the hash is the journal's share; the bytes are the index's
+      journal::JournalComputeTimer timer;  // the hash is the journal's share; the bytes are the index's
       sum_->Update(bytes);
     }
     while (!bytes.empty()) {

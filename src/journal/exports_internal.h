@@ -21,16 +21,17 @@
 namespace sedpack::journal_internal {
 
 /// One exported range of rows: rows [first, first + rows) are `bytes` bytes of
-/// the output at `offset`, with XXH3-64 `hash`. Where rows are not a byte range
+/// the output at `offset`, with checksum `hash`. Where rows are not a byte range
 /// (HDF5, whose shards may span splits) `first` is 0, `rows` counts the rows,
 /// `offset` is the first shard's number in export order, `bytes` the number of
-/// shards, and the hash covers their values as the file holds them.
+/// shards, and the hash covers their values as the file holds them. The hash
+/// is a CRC-64 (RangeHasher), hex.
 struct RowRange {
   std::uint64_t first = 0;
   std::uint64_t rows = 0;
   std::uint64_t offset = 0;
   std::uint64_t bytes = 0;
-  std::string hash;  ///< hex XXH3-64 (RangeHasher)
+  std::string hash;  ///< hex CRC-64 (RangeHasher)
 };
 
 JournalEntry EncodeRowRange(const RowRange& range);
@@ -71,7 +72,7 @@ std::string DigestOf(std::string_view text);
 /// The digest of what a list of shards names: paths, recorded hashes, example counts.
 std::string DigestOfShards(const std::vector<ShardInfo>& shards);
 
-/// Streams bytes into an XXH3-64 as they are written.
+/// Streams bytes into a CRC-64 (codecs' Crc64) as they are written.
 class RangeHasher {
  public:
   RangeHasher();

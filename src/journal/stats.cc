@@ -86,6 +86,16 @@ JournalTimer::~JournalTimer() {
   (t_background ? stats.background_cpu : stats.cpu).fetch_add(cpu_ns, std::memory_order_relaxed);
 }
 
+JournalComputeTimer::~JournalComputeTimer() {
+  if (!active_) return;
+  t_timing = false;
+  const auto ns = static_cast<std::uint64_t>(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start_).count());
+  Stats& stats = TheStats();
+  (t_background ? stats.background : stats.nanoseconds).fetch_add(ns, std::memory_order_relaxed);
+  (t_background ? stats.background_cpu : stats.cpu).fetch_add(ns, std::memory_order_relaxed);
+}
+
 void CountJournalRecord(std::size_t bytes) {
   if (!JournalStatsEnabled()) return;
   TheStats().records.fetch_add(1, std::memory_order_relaxed);
