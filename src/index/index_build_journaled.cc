@@ -9,6 +9,7 @@
 #include <fcntl.h>
 
 #include <algorithm>
+#include <bit>
 #include <cerrno>
 #include <cstring>
 #include <map>
@@ -104,12 +105,11 @@ class PrefixLayout {
     }
     return cursor_;
   }
-  void Add(std::size_t r, std::vector<std::uint32_t>&& lengths, std::vector<std::uint64_t>&& examples,
-           std::uint64_t bytes) {
+  void Add(std::size_t r, const ValueRuns& lengths, const ValueRuns& examples, std::uint64_t bytes) {
     (void)At(r);
     Split& s = splits_[r];
-    s.lengths.insert(s.lengths.end(), lengths.begin(), lengths.end());
-    s.examples.insert(s.examples.end(), examples.begin(), examples.end());
+    s.lengths.Append(lengths);
+    s.examples.Append(examples);
     s.strings_size += bytes;
     cursor_ += bytes;
   }
@@ -121,9 +121,10 @@ class PrefixLayout {
     for (std::size_t k = 0; k < splits_.size(); ++k) {
       IndexSplitHead h;
       h.split = splits_[k].split;
-      h.shards = splits_[k].lengths.size();
-      for (const std::uint64_t e : splits_[k].examples) {
-        if (__builtin_add_overflow(h.examples, e, &h.examples)) {
+      h.shards = splits_[k].lengths.size;
+      for (const auto& [e, n] : splits_[k].examples.runs) {
+        std::uint64_t all = 0;
+        if (__builtin_mul_overflow(e, n, &all) || __builtin_add_overflow(h.examples, all, &h.examples)) {
           return Status::InvalidArgument("index split ", SplitName(h.split), ": example count overflows");
         }
       }
@@ -133,18 +134,18 @@ class PrefixLayout {
     *size = heads.empty() ? cursor_ : heads.back().place.end;
     return heads;
   }
-  const std::vector<std::uint32_t>& lengths(std::size_t k) const { return splits_[k].lengths; }
-  const std::vector<std::uint64_t>& examples(std::size_t k) const { return splits_[k].examples; }
+  const ValueRuns& lengths(std::size_t k) const { return splits_[k].lengths; }
+  const ValueRuns& examples(std::size_t k) const { return splits_[k].examples; }
 
  private:
   struct Split {
     sedpack::Split split = sedpack::Split::kTrain;
     std::uint64_t strings_at = 0, strings_size = 0;
-    std::vector<std::uint32_t> lengths;
-    std::vector<std::uint64_t> examples;
+    ValueRuns lengths;
+    ValueRuns examples;
   };
   IndexSplitPlace Place(std::size_t k) const {
-    return PlaceIndexSplit(splits_[k].strings_at, splits_[k].strings_size, splits_[k].lengths.size());
+    return PlaceIndexSplit(splits_[k].strings_at, splits_[k].strings_size, splits_[k].lengths.size);
   }
   std::vector<Split> splits_;
   std::size_t current_ = 0;
@@ -169,6 +170,60 @@ Result<std::uint64_t> HashRange(FileSystem& fs, int fd, std::uint64_t offset, st
   return sum.Digest();
 }
 
+// A unit's path lengths and example counts, as runs.
+void UnitRuns(const IndexedSplit& s, ValueRuns* lengths, ValueRuns* examples) {
+  const std::size_t n = s.shard_paths.size();
+  for (std::size_t i = 0; i < n;) {
+    const std::size_t length = s.shard_paths[i].size();
+    std::size_t j = i + 1;
+    while (j < n && s.shard_paths[j].size() == length) ++j;
+    lengths->Add(length, j - i);
+    i = j;
+  }
+  const std::vector<std::uint64_t>& e = s.shard_examples;
+  for (std::size_t i = 0; i < e.size();) {
+    std::size_t j = i + 1;
+    // Eight at a time without a branch each (the loop vectorizes): a unit's
+    // counts are mostly one long run.
+    while (j + 8 <= e.size()) {
+      std::uint64_t differ = 0;
+      for (std::size_t k = 0; k < 8; ++k) differ |= e[j + k] ^ e[i];
+      if (differ != 0) break;
+      j += 8;
+    }
+    while (j < e.size() && e[j] == e[i]) ++j;
+    examples->Add(e[i], j - i);
+    i = j;
+  }
+}
+
+// The n + 1 running sums of the values `runs` holds (a table of the index),
+// handed to `sink` a chunk at a time.
+template <typename Sink>
+Status PutRunSums(const ValueRuns& runs, const Sink& sink) {
+  constexpr std::size_t kChunkWords = 16 * 1024;
+  std::vector<std::byte> chunk(8 * kChunkWords);
+  std::size_t at = 0;
+  std::uint64_t sum = 0;
+  auto put = [&](std::uint64_t v) -> Status {
+    if (at == kChunkWords) {
+      SEDPACK_RETURN_NOT_OK(sink(std::span<const std::byte>(chunk)));
+      at = 0;
+    }
+    if constexpr (std::endian::native == std::endian::big) v = __builtin_bswap64(v);
+    std::memcpy(chunk.data() + 8 * at++, &v, 8);
+    return Status::OK();
+  };
+  SEDPACK_RETURN_NOT_OK(put(0));
+  for (const auto& [v, n] : runs.runs) {
+    for (std::uint64_t i = 0; i < n; ++i) {
+      sum += v;
+      SEDPACK_RETURN_NOT_OK(put(sum));
+    }
+  }
+  return sink(std::span<const std::byte>(chunk.data(), 8 * at));
+}
+
 bool ListsUnchanged(const Dataset& ds, const PrefixUnit& u) {
   WalkedSubtree w;
   w.visited = u.visited;
@@ -180,13 +235,11 @@ bool ListsUnchanged(const Dataset& ds, const PrefixUnit& u) {
 // planner read the list again, so its shards must be the journaled ones.
 bool SameOwnShards(const WalkUnit& u, const PrefixUnit& p) {
   const IndexedSplit& s = u.shards;
-  if (s.shard_paths.size() != p.lengths.size() || s.shard_examples != p.examples) return false;
+  ValueRuns lengths, examples;
+  UnitRuns(s, &lengths, &examples);
+  if (lengths != p.lengths || examples != p.examples) return false;
   codecs_internal::FastChecksummer sum;
-  for (std::size_t i = 0; i < s.shard_paths.size(); ++i) {
-    const std::string_view path = s.shard_paths[i];
-    if (path.size() != p.lengths[i]) return false;
-    sum.Update(std::as_bytes(std::span<const char>(path.data(), path.size())));
-  }
+  s.shard_paths.ForEachRun([&](std::string_view run) { sum.Update(std::as_bytes(std::span<const char>(run.data(), run.size()))); });
   return sum.Digest() == p.hash;
 }
 
@@ -231,7 +284,7 @@ Result<KeptPrefix> KeepPrefix(const Dataset& ds, std::vector<WalkUnit>& units, c
     kept.used[*match] = true;
     u.visited = p.visited;
     u.stamps = p.stamps;
-    layout->Add(r, std::vector<std::uint32_t>(p.lengths), std::vector<std::uint64_t>(p.examples), p.bytes);
+    layout->Add(r, p.lengths, p.examples, p.bytes);
     ++kept.units;
     if (u.plan.subtree) ++kept.subtrees;
   }
@@ -277,15 +330,13 @@ class PrefixWriter {
     }
     SEDPACK_RETURN_NOT_OK(st);
     rec.bytes = paths.total_bytes();
-    rec.lengths.reserve(paths.size());
-    for (std::size_t i = 0; i < paths.size(); ++i) rec.lengths.push_back(static_cast<std::uint32_t>(paths[i].size()));
-    rec.examples = std::move(u.shards.shard_examples);
+    UnitRuns(u.shards, &rec.lengths, &rec.examples);
     u.shards = IndexedSplit{};
     // Appended here, in walk order, a few bytes a unit. The bytes are not
     // synced first: a record whose bytes a lost node did not keep fails its
     // hash on the rerun, which walks that unit again.
     SEDPACK_RETURN_NOT_OK(journal_->Append(EncodePrefixUnit(rec)));
-    layout_->Add(r, std::move(rec.lengths), std::move(rec.examples), rec.bytes);
+    layout_->Add(r, rec.lengths, rec.examples, rec.bytes);
     return Status::OK();
   }
 
@@ -301,9 +352,8 @@ class PrefixWriter {
       const auto& lengths = layout_->lengths(k);
       const auto& examples = layout_->examples(k);
       auto sink = [this](std::span<const std::byte> piece) { return out_.Append(piece); };
-      SEDPACK_RETURN_NOT_OK(PutRunningSums(examples.size(), [&](std::size_t i) { return examples[i]; }, sink));
-      SEDPACK_RETURN_NOT_OK(
-          PutRunningSums(lengths.size(), [&](std::size_t i) { return std::uint64_t{lengths[i]}; }, sink));
+      SEDPACK_RETURN_NOT_OK(PutRunSums(examples, sink));
+      SEDPACK_RETURN_NOT_OK(PutRunSums(lengths, sink));
       SEDPACK_RETURN_NOT_OK(out_.Flush());
     }
     out_.Seek(0);

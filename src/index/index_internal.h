@@ -134,6 +134,28 @@ bool WalkedListsUnchanged(const Dataset& dataset, const WalkedSubtree& walked);
 bool TakeWalkedSubtree(const WalkedSubtree& walked, IndexedSplit* shards, std::vector<std::string>* visited,
                        std::vector<ListStamp>* stamps = nullptr);
 
+/// A sequence of counts as runs of equal ones (value, how many): a unit's path
+/// lengths and example counts, which are mostly one value or a few. Kept so
+/// from the walk to the tables: expanded, a build of millions of shards paid
+/// more in fresh pages for them than for anything else it kept.
+struct ValueRuns {
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> runs;  ///< (value, count > 0)
+  std::uint64_t size = 0;  ///< the number of values
+  void Add(std::uint64_t value, std::uint64_t count = 1) {
+    if (count == 0) return;
+    if (!runs.empty() && runs.back().first == value) {
+      runs.back().second += count;
+    } else {
+      runs.emplace_back(value, count);
+    }
+    size += count;
+  }
+  void Append(const ValueRuns& other) {
+    for (const auto& [v, n] : other.runs) Add(v, n);
+  }
+  bool operator==(const ValueRuns&) const = default;
+};
+
 /// One unit of a journaled index build, in walk order, as merged: its path
 /// bytes went to the build's partial index file (PartialIndexPath) at
 /// `offset`, where the finished index keeps them (PlaceIndexSplit), and the
@@ -151,8 +173,8 @@ struct PrefixUnit {
   std::vector<ListStamp> stamps;
   std::uint64_t offset = 0, bytes = 0;  ///< the path bytes in the partial file
   std::uint64_t hash = 0;               ///< XXH3-64 of those bytes
-  std::vector<std::uint32_t> lengths;   ///< per shard, in order
-  std::vector<std::uint64_t> examples;
+  ValueRuns lengths;   ///< per shard, in order
+  ValueRuns examples;
 };
 journal_internal::JournalEntry EncodePrefixUnit(const PrefixUnit& unit);
 /// The prefix units among `entries` (every journal of the job, in the order

@@ -438,51 +438,29 @@ namespace {
 
 constexpr std::string_view kPrefixKind = "index prefix 1";
 
-// Runs of equal values (value, count), as varints: a unit's paths mostly have
-// one length (a folder and 32 hex digits) and its shards one example count.
-template <typename T>
-void PutRuns(std::string* out, const std::vector<T>& values) {
-  std::string runs;
-  std::uint64_t count = 0;
+// Runs of equal values (value, count), as varints.
+void PutRuns(std::string* out, const ValueRuns& values) {
   char buf[2 * kMaxVarint];
-  const std::size_t n = values.size();
-  for (std::size_t i = 0; i < n;) {
-    const T v = values[i];
-    std::size_t j = i + 1;
-    // Eight at a time without a branch each (the loop vectorizes): a unit's
-    // values are mostly one long run, and this is the journal's share of
-    // every shard of the build.
-    while (j + 8 <= n) {
-      T differ = 0;
-      for (std::size_t k = 0; k < 8; ++k) differ |= static_cast<T>(values[j + k] ^ v);
-      if (differ != 0) break;
-      j += 8;
-    }
-    while (j < n && values[j] == v) ++j;
+  out->append(buf, static_cast<std::size_t>(PutVarint(buf, values.runs.size()) - buf));
+  for (const auto& [v, n] : values.runs) {
     char* p = PutVarint(buf, v);
-    p = PutVarint(p, j - i);
-    runs.append(buf, static_cast<std::size_t>(p - buf));
-    ++count;
-    i = j;
+    p = PutVarint(p, n);
+    out->append(buf, static_cast<std::size_t>(p - buf));
   }
-  out->append(buf, static_cast<std::size_t>(PutVarint(buf, count) - buf));
-  out->append(runs);
 }
 
 // Runs that add up to exactly `count` values, each at most `most`.
-template <typename T>
-bool GetRuns(const char** p, const char* end, std::uint64_t count, std::uint64_t most, std::vector<T>* out) {
+bool GetRuns(const char** p, const char* end, std::uint64_t count, std::uint64_t most, ValueRuns* out) {
   std::uint64_t runs = 0;
   if (!GetVarint(p, end, &runs) || runs > count) return false;
-  out->reserve(static_cast<std::size_t>(count));
   for (std::uint64_t r = 0; r < runs; ++r) {
     std::uint64_t v = 0, n = 0;
-    if (!GetVarint(p, end, &v) || !GetVarint(p, end, &n) || v > most || n == 0 || n > count - out->size()) {
+    if (!GetVarint(p, end, &v) || !GetVarint(p, end, &n) || v > most || n == 0 || n > count - out->size) {
       return false;
     }
-    out->insert(out->end(), static_cast<std::size_t>(n), static_cast<T>(v));
+    out->Add(v, n);
   }
-  return out->size() == count;
+  return out->size == count;
 }
 
 std::optional<PrefixUnit> DecodePrefixUnit(std::string_view record, std::uint64_t partial_size) {
@@ -517,9 +495,12 @@ std::optional<PrefixUnit> DecodePrefixUnit(std::string_view record, std::uint64_
     return std::nullopt;
   }
   std::uint64_t total = 0;
-  for (const std::uint32_t n : u.lengths) {
-    if (n == 0) return std::nullopt;  // no path is empty
-    total += n;
+  for (const auto& [n, count] : u.lengths.runs) {
+    std::uint64_t bytes = 0;
+    // No path is empty; the lengths add up to the bytes.
+    if (n == 0 || __builtin_mul_overflow(n, count, &bytes) || __builtin_add_overflow(total, bytes, &total)) {
+      return std::nullopt;
+    }
   }
   if (total != u.bytes) return std::nullopt;
   return u;
@@ -548,7 +529,7 @@ journal_internal::JournalEntry EncodePrefixUnit(const PrefixUnit& u) {
   PutField(&data, std::to_string(u.offset));
   PutField(&data, std::to_string(u.bytes));
   PutField(&data, std::to_string(u.hash));
-  PutField(&data, std::to_string(u.lengths.size()));
+  PutField(&data, std::to_string(u.lengths.size));
   PutRuns(&data, u.lengths);
   PutRuns(&data, u.examples);
   return {std::string(kPrefixKind), std::move(data)};
@@ -601,12 +582,15 @@ void AddPrefixSubtrees(const std::string& root, const std::string& job_id, const
     split->split = u.split;
     std::size_t at = 0;
     bool ok = true;
-    for (std::size_t i = 0; ok && i < u.lengths.size(); ++i) {
-      ok = split->shard_paths.Add(std::string_view(*bytes).substr(at, u.lengths[i])).ok();
-      at += u.lengths[i];
+    for (const auto& [n, count] : u.lengths.runs) {
+      for (std::uint64_t i = 0; ok && i < count; ++i) {
+        ok = split->shard_paths.Add(std::string_view(*bytes).substr(at, n)).ok();
+        at += n;
+      }
     }
     if (!ok) continue;
-    split->shard_examples = u.examples;
+    split->shard_examples.reserve(u.examples.size);
+    for (const auto& [v, n] : u.examples.runs) split->shard_examples.insert(split->shard_examples.end(), n, v);
     WalkedSubtree w;
     w.visited = u.visited;
     w.stamps = u.stamps;

@@ -184,10 +184,13 @@ PrefixUnit SomeUnit() {
   u.offset = 320;
   // Runs of one value, of several, and single values between them.
   for (int i = 0; i < 1000; ++i) {
-    u.lengths.push_back(i < 990 ? 43u : static_cast<std::uint32_t>(40 + i % 3));
-    u.examples.push_back(i == 500 ? (1ull << 40) : (i < 999 ? 16u : 3u));
+    const std::uint64_t length = i < 990 ? 43u : 40u + i % 3;
+    u.lengths.Add(length);
+    u.examples.Add(i == 500 ? (1ull << 40) : (i < 999 ? 16u : 3u));
+    u.bytes += length;
   }
-  for (const std::uint32_t n : u.lengths) u.bytes += n;
+  EXPECT_EQ(u.lengths.runs.size(), 11u);
+  EXPECT_EQ(u.examples.runs.size(), 4u);
   u.hash = 0xfedcba9876543210ull;
   return u;
 }
@@ -218,7 +221,7 @@ TEST(IndexJournalTest, APrefixUnitRoundTripsThroughItsRecord) {
   const std::vector<PrefixUnit> none = DecodePrefix(EncodePrefixUnit(empty), 64);
   ASSERT_EQ(none.size(), 1u);
   EXPECT_FALSE(none[0].subtree);
-  EXPECT_TRUE(none[0].lengths.empty());
+  EXPECT_EQ(none[0].lengths.size, 0u);
 }
 
 // A record is refused, not trusted, when it claims bytes past the partial
@@ -231,8 +234,9 @@ TEST(IndexJournalTest, APrefixUnitThatDoesNotAddUpIsRefused) {
   wrong.bytes += 1;
   EXPECT_TRUE(DecodePrefix(EncodePrefixUnit(wrong), 1 << 20).empty());
   PrefixUnit zero = u;
-  zero.lengths[3] = 0;
-  zero.bytes -= 43;
+  zero.lengths.runs.insert(zero.lengths.runs.begin(), {0, 1});
+  zero.lengths.size += 1;
+  zero.examples.Add(16);
   EXPECT_TRUE(DecodePrefix(EncodePrefixUnit(zero), 1 << 20).empty());
   journal_internal::JournalEntry cut = EncodePrefixUnit(u);
   for (std::size_t n = 0; n < cut.data.size(); ++n) {
