@@ -257,9 +257,17 @@ TEST(DistributedFaultTest, AFullDiskStopsAResumableJobOnAllRanksAndTheRerunFinis
   ASSERT_OK_AND_ASSIGN(const std::int64_t victims, TestComm().AllreduceSum(rank == victim ? mine : 0));
   int run = 0;
   for (const bool every_rank : {false, true}) {
-    for (const int third : {1, 2}) {
+    const std::int64_t writes = every_rank ? mine : victims;
+    const std::int64_t step = std::max<std::int64_t>(1, writes / 12);
+    // Shards are journaled in their order once written: on a loaded machine a
+    // rank's workers can write several before its first is journaled, and a
+    // stop at a third of the writes then leaves no rank anything to keep. That
+    // stop is tried again later (a few times) rather than passing without a
+    // kept shard; every rank sees the same sums, so all retry together.
+    std::int64_t later = 0;
+    for (int third = 1; third <= 2; ++third) {
       const std::string root = dir.path() + "/run" + std::to_string(run++);
-      const std::int64_t at = (every_rank ? mine : victims) * third / 3;
+      const std::int64_t at = writes * third / 3 + later;
       const std::string context = std::string(every_rank ? "every rank's" : "rank " + std::to_string(victim) + "'s") +
                                   " disk full from write " + std::to_string(at) + " (" + std::to_string(third) +
                                   "/3) of " + std::to_string(size) + " ranks";
@@ -311,7 +319,15 @@ TEST(DistributedFaultTest, AFullDiskStopsAResumableJobOnAllRanksAndTheRerunFinis
         }
       }
       ASSERT_OK(TestComm().Barrier());
-      testing::ExpectResumed(ResumableJob(root, nullptr), damage);
+      const testing::RunResult resumed = ResumableJob(root, nullptr);
+      if (!damage && resumed.status.ok() && resumed.journal_shards == 0 && later < 3 * step) {
+        later += step;
+        if (rank == 0) EXPECT_EQ(testing::ReadAll(root), want);
+        ASSERT_OK(TestComm().Barrier());
+        --third;
+        continue;
+      }
+      testing::ExpectResumed(resumed, damage);
       ASSERT_OK(TestComm().Barrier());
       if (rank == 0) {
         EXPECT_EQ(testing::ReadAll(root), want);
