@@ -6,7 +6,7 @@
 # seconds), and the Python filler (Dataset.filler with a job_id against one
 # without). Jobs of a few seconds each, so that start-up does not hide a 2% cost.
 # Each job runs once to warm the page cache, then REPS interleaved pairs
-# (journal, --no-journal, journal, ...), every run into a fresh output. Per
+# (journal, --no-journal; then the other way round; ...), every run into a fresh output. Per
 # job: its length (median without the journal); wall medians and their cost;
 # CPU seconds (user + sys of every process) medians and their cost; and the
 # journal's own time, measured inside the journaled runs
@@ -200,7 +200,7 @@ timed() {  # JOB J|N
 
 # ---- the table ----------------------------------------------------------------
 echo
-echo "== journal (default) against --no-journal: $REPS interleaved pairs per job (j n j n ...), medians"
+echo "== journal (default) against --no-journal: $REPS interleaved pairs per job (j n n j j n ...), medians"
 load
 ALL_JOBS=(generate)
 command -v mpirun > /dev/null && ALL_JOBS+=("generate, 2 ranks")
@@ -215,12 +215,19 @@ for job in "${ALL_JOBS[@]}"; do
   wanted "$job" || continue
   timed "$job" n > /dev/null  # warm-up
   j=() n=() cj=() cn=() jj=() jb=() jr=() jc=()
-  for _ in $(seq "$REPS"); do
-    j+=("$(timed "$job" j)"); cj+=("$(cat "$WORK/cpu")")
-    read -r on off oncpu < "$WORK/journal"
-    jj+=("$on"); jb+=("$off"); jr+=("$(calc "100 * $on / ${j[-1]}")")
-    jc+=("$(calc "100 * $oncpu / ${cj[-1]}")")
-    n+=("$(timed "$job" n)"); cn+=("$(cat "$WORK/cpu")")
+  # The pairs alternate their order (j n, n j, j n, ...): a run that always
+  # came second would inherit the first's writeback and freed pages.
+  for rep in $(seq "$REPS"); do
+    for mode in $( ((rep % 2)) && echo j n || echo n j); do
+      if [ "$mode" = n ]; then
+        n+=("$(timed "$job" n)"); cn+=("$(cat "$WORK/cpu")")
+        continue
+      fi
+      j+=("$(timed "$job" j)"); cj+=("$(cat "$WORK/cpu")")
+      read -r on off oncpu < "$WORK/journal"
+      jj+=("$on"); jb+=("$off"); jr+=("$(calc "100 * $on / ${j[-1]}")")
+      jc+=("$(calc "100 * $oncpu / ${cj[-1]}")")
+    done
   done
   mj=$(printf '%s\n' "${j[@]}" | median) mn=$(printf '%s\n' "${n[@]}" | median)
   bj=$(printf '%s\n' "${j[@]}" | least) bn=$(printf '%s\n' "${n[@]}" | least)

@@ -8,6 +8,8 @@
 
 #ifdef SEDPACK_HAVE_ISAL
 #include <isa-l/crc64.h>
+
+#include "codecs/isal_internal.h"
 #else
 #include <lzma.h>
 #endif
@@ -17,7 +19,9 @@ namespace sedpack {
 std::uint64_t Crc64(std::span<const std::byte> data, std::uint64_t crc) {
   if (data.empty()) return crc;
 #ifdef SEDPACK_HAVE_ISAL
-  return crc64_ecma_refl(crc, reinterpret_cast<const unsigned char*>(data.data()), data.size());
+  crc = crc64_ecma_refl(crc, reinterpret_cast<const unsigned char*>(data.data()), data.size());
+  codecs_internal::AfterIsalCall();
+  return crc;
 #else
   return lzma_crc64(reinterpret_cast<const std::uint8_t*>(data.data()), data.size(), crc);
 #endif

@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "codecs/deflate_internal.h"
+#include "codecs/isal_internal.h"
 
 namespace sedpack::codecs_internal {
 namespace {
@@ -159,6 +160,7 @@ Status IsalCompressSegment(IsalDeflater* d, const SegmentPlan& plan, std::span<c
     zs->avail_out = out_chunk;
     const std::uint32_t in_before = zs->avail_in;
     const int ret = isal_deflate(zs);
+    AfterIsalCall();
     if (ret != COMP_OK) return Status::Internal(label, " compression failed (ISA-L error ", ret, ")");
     const std::size_t produced = out_chunk - zs->avail_out;
     out->Advance(produced);
@@ -170,6 +172,7 @@ Status IsalCompressSegment(IsalDeflater* d, const SegmentPlan& plan, std::span<c
     }
   }
   *crc = crc32_gzip_refl(0, const_cast<std::uint8_t*>(in), end - begin);
+  AfterIsalCall();
   return Status::OK();
 }
 
@@ -370,6 +373,7 @@ Status IsalInflateMember(inflate_state* st, std::span<const std::byte>* in, Basi
     st->next_out = reinterpret_cast<std::uint8_t*>(w->next());
     st->avail_out = out_chunk;
     const int ret = isal_inflate(st);
+    AfterIsalCall();
     *in = in->subspan(in_chunk - st->avail_in);
     w->Advance(out_chunk - st->avail_out);
     if (w->Exceeded()) return ExceededStatus(c, w->max_output());
