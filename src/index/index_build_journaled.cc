@@ -9,6 +9,7 @@
 #include <fcntl.h>
 
 #include <algorithm>
+#include <atomic>
 #include <bit>
 #include <cerrno>
 #include <cstring>
@@ -16,6 +17,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <thread>
 #include <unordered_set>
 #include <vector>
 
@@ -244,20 +246,31 @@ bool SameOwnShards(const WalkUnit& u, const PrefixUnit& p) {
 }
 
 struct KeptPrefix {
-  std::size_t units = 0;     // the plan's first units kept
-  std::size_t subtrees = 0;  // of them, subtrees
-  std::vector<bool> used;    // per journaled unit
+  std::size_t units = 0;        // the plan's first units kept
+  std::size_t subtrees = 0;     // of them, subtrees
+  std::vector<bool> used;       // per journaled unit
+  std::vector<std::size_t> of;  // per kept unit, the journaled unit it keeps
 };
+
+// Whether journaled unit `p`'s lists are as it walked them (a subtree) and its
+// bytes in the file are the ones journaled.
+bool KeptUnitHolds(const Dataset& ds, const PrefixUnit& p, FileSystem& fs, int fd, std::vector<std::byte>* buffer) {
+  if (p.subtree && !ListsUnchanged(ds, p)) return false;
+  auto hash = HashRange(fs, fd, p.offset, p.bytes, buffer);
+  return hash.ok() && *hash == p.hash;
+}
 
 // How many of the plan's first units the journaled units and the partial
 // file give: each must be the same unit (list, depth, kind, split) at the
-// offset the layout reaches, its lists unchanged (a subtree) or its shards
-// the ones the planner read again (a list's own), and its bytes in the file
-// as journaled. Several runs' records may name one offset (each rerun
-// journals into a file of its own): the first that checks is taken.
+// offset the layout reaches, a list's own unit with the shards the planner
+// read again, and, with `check`, its lists unchanged (a subtree) and its
+// bytes in the file as journaled. Several runs' records may name one offset
+// (each rerun journals into a file of its own): the first that checks is
+// taken. Without `check` the first of the same unit is taken, for
+// CheckKeptPrefix to confirm while the rest is walked.
 Result<KeptPrefix> KeepPrefix(const Dataset& ds, std::vector<WalkUnit>& units, const std::vector<Split>& splits,
                               const std::vector<PrefixUnit>& journaled, FileSystem& fs, int fd,
-                              std::uint64_t file_size, PrefixLayout* layout) {
+                              std::uint64_t file_size, bool check, PrefixLayout* layout) {
   KeptPrefix kept;
   kept.used.assign(journaled.size(), false);
   if (journaled.empty() || fd < 0) return kept;
@@ -275,13 +288,14 @@ Result<KeptPrefix> KeepPrefix(const Dataset& ds, std::vector<WalkUnit>& units, c
           p.bytes > file_size - std::min(file_size, p.offset)) {
         continue;
       }
-      if (p.subtree ? !ListsUnchanged(ds, p) : !SameOwnShards(u, p)) continue;
-      auto hash = HashRange(fs, fd, p.offset, p.bytes, &buffer);
-      if (hash.ok() && *hash == p.hash) match = it->second;
+      if (!p.subtree && !SameOwnShards(u, p)) continue;
+      if (check && !KeptUnitHolds(ds, p, fs, fd, &buffer)) continue;
+      match = it->second;
     }
     if (!match) break;
     const PrefixUnit& p = journaled[*match];
     kept.used[*match] = true;
+    kept.of.push_back(*match);
     u.visited = p.visited;
     u.stamps = p.stamps;
     layout->Add(r, p.lengths, p.examples, p.bytes);
@@ -290,6 +304,44 @@ Result<KeptPrefix> KeepPrefix(const Dataset& ds, std::vector<WalkUnit>& units, c
   }
   return kept;
 }
+
+// The check KeepPrefix left out, on a thread of its own while the rest of the
+// tree is walked (on a rerun it reads back the whole kept prefix, a twentieth
+// of a build's time, which the walk's threads would otherwise wait for). The
+// walk writes only past the prefix. `holds` turns false at the first kept
+// unit that fails; `stop` ends the check early (the walk failed).
+class CheckKeptPrefix {
+ public:
+  CheckKeptPrefix(const Dataset& ds, const std::vector<PrefixUnit>& journaled, const KeptPrefix& kept,
+                  FileSystem& fs, int fd) {
+    if (kept.units == 0) return;
+    thread_ = std::thread([this, &ds, &journaled, &kept, &fs, fd] {
+      std::vector<std::byte> buffer;
+      for (std::size_t j : kept.of) {
+        if (stop_.load(std::memory_order_relaxed)) return;
+        if (!KeptUnitHolds(ds, journaled[j], fs, fd, &buffer)) {
+          holds_ = false;
+          return;
+        }
+      }
+    });
+  }
+  ~CheckKeptPrefix() { Stop(); }
+  // Waits for the check; whether every kept unit held (false when stopped).
+  bool Holds() {
+    if (thread_.joinable()) thread_.join();
+    return holds_ && !stop_.load();
+  }
+  void Stop() {
+    stop_.store(true);
+    if (thread_.joinable()) thread_.join();
+  }
+
+ private:
+  std::atomic<bool> stop_{false};
+  bool holds_ = true;
+  std::thread thread_;
+};
 
 // The journaled build's merge: a unit's path bytes into the partial file at
 // the layout's place, its record into the journal once they are durable.
@@ -375,10 +427,14 @@ class PrefixWriter {
   GatheredWriter out_;
 };
 
-}  // namespace
-
-Result<IndexBuildJob> BuildIndexFileJournaled(const std::shared_ptr<const Dataset>& dataset, int threads,
-                                              const IndexJobOptions& options) {
+// One attempt at the journaled build. With `check_first` false the kept
+// prefix is checked while the rest is walked; if it fails the check, the
+// attempt ends with `*redo` set and `*walked` the subtrees it walked (its
+// journal and file stay: the next attempt keeps what of them holds).
+Result<IndexBuildJob> BuildJournaledOnce(const std::shared_ptr<const Dataset>& dataset, int threads,
+                                         const IndexJobOptions& options, bool check_first, bool* redo,
+                                         std::uint64_t* walked) {
+  *redo = false;
   if (!dataset) return Status::InvalidArgument("BuildIndexFileJournaled: null dataset");
   const Dataset& ds = *dataset;
   const std::string& root = ds.root();
@@ -425,7 +481,8 @@ Result<IndexBuildJob> BuildIndexFileJournaled(const std::shared_ptr<const Datase
                              return keep.known.count(key) > 0 || whole.count(key) > 0;
                            }));
   PrefixLayout layout(splits);
-  SEDPACK_ASSIGN_OR_RETURN(KeptPrefix kept, KeepPrefix(ds, units, splits, journaled, files, fd, st.size, &layout));
+  SEDPACK_ASSIGN_OR_RETURN(KeptPrefix kept,
+                           KeepPrefix(ds, units, splits, journaled, files, fd, st.size, check_first, &layout));
   // Journaled subtrees the plan does not start with (another number of
   // threads or ranks cut the tree otherwise, or a unit before them changed)
   // are read back before the file is cut, for the walk to keep where it meets them.
@@ -448,8 +505,17 @@ Result<IndexBuildJob> BuildIndexFileJournaled(const std::shared_ptr<const Datase
   SEDPACK_ASSIGN_OR_RETURN(const int number, FreshJournalNumber(root, id, fs));
   SEDPACK_ASSIGN_OR_RETURN(auto writer, journal::StartEntryJournal(root, id, number, identity.parameters, {}, fs));
   PrefixWriter prefix(files, fd, partial, splits, &layout, writer.get());
-  SEDPACK_RETURN_NOT_OK(WalkUnits(ds, n, units, kept.units, std::move(seen), &keep,
-                                  [&prefix](WalkUnit& u) { return prefix.Merge(u); }));
+  {
+    CheckKeptPrefix checking(ds, journaled, kept, files, fd);
+    const Status walk = WalkUnits(ds, n, units, kept.units, std::move(seen), &keep,
+                                  [&prefix](WalkUnit& u) { return prefix.Merge(u); });
+    if (!walk.ok()) return walk;  // `checking` stops
+    if (!checking.Holds()) {
+      *redo = true;
+      *walked = keep.walked.load();
+      return Status::IOError(partial, ": a kept unit failed its check");
+    }
+  }
   SEDPACK_RETURN_NOT_OK(CheckCancelled());
 
   IndexBuildJob out;
@@ -478,6 +544,28 @@ Result<IndexBuildJob> BuildIndexFileJournaled(const std::shared_ptr<const Datase
   out.units = out.units_kept + keep.walked.load();
   if (out.units_kept > 0) out.resumed_job = id;
   return out;
+}
+
+}  // namespace
+
+Result<IndexBuildJob> BuildIndexFileJournaled(const std::shared_ptr<const Dataset>& dataset, int threads,
+                                              const IndexJobOptions& options) {
+  bool redo = false;
+  std::uint64_t walked = 0;
+  auto built = BuildJournaledOnce(dataset, threads, options, /*check_first=*/false, &redo, &walked);
+  if (!redo) return built;
+  // A kept unit's list changed or its bytes did not hash as journaled: the
+  // prefix is decided again, each unit checked before it is kept. What the
+  // first attempt walked is kept from its journal, and not counted as kept
+  // from the stopped runs.
+  IndexJobOptions again = options;
+  again.restart = false;
+  built = BuildJournaledOnce(dataset, threads, again, /*check_first=*/true, &redo, &walked);
+  if (built.ok()) {
+    built->units_kept -= std::min<std::uint64_t>(built->units_kept, walked);
+    if (built->units_kept == 0) built->resumed_job.clear();
+  }
+  return built;
 }
 
 }  // namespace sedpack

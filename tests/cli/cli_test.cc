@@ -733,15 +733,7 @@ TEST_F(CliTest, GetMatchesCatOnGoldenFixtures) {
 
 // Flip one bit of the byte in the middle of `path`.
 void FlipMiddleByte(const std::string& path) {
-  std::fstream f(path, std::ios::in | std::ios::out | std::ios::binary);
-  ASSERT_TRUE(f.good()) << path;
-  const auto at = static_cast<std::streamoff>(fs::file_size(path) / 2);
-  f.seekg(at);
-  char c = 0;
-  f.read(&c, 1);
-  f.seekp(at);
-  c = static_cast<char>(c ^ 0x20);
-  f.write(&c, 1);
+  ASSERT_TRUE(testing::FlipBitAt(path, fs::file_size(path) / 2)) << path;
 }
 
 // A flipped byte in a shard of a reference-written dataset: `cat` and `get`

@@ -107,10 +107,41 @@ TEST(ResumeIndexFaultTest, FullDiskStopsAnIndexBuildAndTheRerunFinishesIt) {
   FullDiskThenResume(dir.path(), job, want, check);
 }
 
-// The list the rerun must not keep from the journal once edited: the last
-// list of the first subtree a stopped build journaled under `root`, and how
-// many subtrees that build journaled.
-void FirstJournaledList(const std::string& root, std::string* list, std::size_t* journaled) {
+// A journaled index build of `root` with 4 threads, under `fault` if given.
+Result<IndexBuildJob> BuildJournaled(const std::string& root, FileSystem* fault) {
+  SEDPACK_ASSIGN_OR_RETURN(auto ds, Dataset::Open(root));
+  std::optional<testing::ScopedFileSystem> scoped;
+  if (fault) scoped.emplace(fault);
+  return BuildIndexFileJournaled(ds, 4, IndexJobOptions{});
+}
+
+// The writes of an uninterrupted journaled build of a copy of `source` (made at `scratch`).
+void CountBuildWrites(const std::string& source, const std::string& scratch, std::int64_t* writes) {
+  testing::CopyTree(source, scratch);
+  FaultFileSystem counter;
+  ASSERT_OK(BuildJournaled(scratch, &counter).status());
+  *writes = counter.count(FaultOp::kWrite);
+  ASSERT_GE(*writes, 8);
+}
+
+// A copy of `source` at `root` whose journaled build a full disk stopped at write `at`.
+void StopBuildAt(const std::string& source, const std::string& root, std::int64_t at) {
+  testing::CopyTree(source, root);
+  FaultFileSystem full(testing::FullDiskFrom(at));
+  ASSERT_FALSE(BuildJournaled(root, &full).ok());
+  ASSERT_TRUE(full.fired());
+}
+
+// An unjournaled build of a copy of `source` at `fresh`.
+void FreshBuild(const std::string& source, const std::string& fresh) {
+  testing::CopyTree(source, fresh);
+  auto ds = Dataset::Open(fresh);
+  ASSERT_OK(ds.status());
+  ASSERT_OK(BuildIndexFile(*ds, 1).status());
+}
+
+// Every prefix unit the journals of the job stopped under `root` hold.
+void JournaledUnits(const std::string& root, std::vector<PrefixUnit>* units) {
   ASSERT_OK_AND_ASSIGN(std::vector<journal_internal::JournalFile> journals,
                        journal_internal::ListJournals(root, nullptr));
   std::vector<journal_internal::EntryView> entries;
@@ -118,7 +149,15 @@ void FirstJournaledList(const std::string& root, std::string* list, std::size_t*
     ASSERT_OK_AND_ASSIGN(journal_internal::JournalView read, journal_internal::ReadJournalInPlace(root, j.rel, nullptr));
     for (journal_internal::EntryView& e : read.entries) entries.push_back(std::move(e));
   }
-  std::vector<PrefixUnit> units = DecodePrefixUnits(entries, ~std::uint64_t{0});
+  *units = DecodePrefixUnits(entries, ~std::uint64_t{0});
+}
+
+// The list the rerun must not keep from the journal once edited: the last
+// list of the first subtree a stopped build journaled under `root`, and how
+// many subtrees that build journaled.
+void FirstJournaledList(const std::string& root, std::string* list, std::size_t* journaled) {
+  std::vector<PrefixUnit> units;
+  ASSERT_NO_FATAL_FAILURE(JournaledUnits(root, &units));
   std::erase_if(units, [](const PrefixUnit& u) { return !u.subtree; });
   ASSERT_FALSE(units.empty());
   ASSERT_FALSE(units.front().visited.empty());
@@ -161,31 +200,13 @@ TEST(ResumeIndexFaultTest, ARerunWalksAgainASubtreeWhoseListWasEditedInPlace) {
   TempDir dir;
   const std::string source = dir.path() + "/source";
   testing::MakeDeepDataset(source);
-  auto build = [](const std::string& root, FileSystem* fault) -> Result<IndexBuildJob> {
-    SEDPACK_ASSIGN_OR_RETURN(auto ds, Dataset::Open(root));
-    std::optional<testing::ScopedFileSystem> scoped;
-    if (fault) scoped.emplace(fault);
-    return BuildIndexFileJournaled(ds, 4, IndexJobOptions{});
-  };
   std::int64_t writes = 0;
-  {
-    const std::string count = dir.path() + "/count";
-    testing::CopyTree(source, count);
-    FaultFileSystem counter;
-    ASSERT_OK(build(count, &counter).status());
-    writes = counter.count(FaultOp::kWrite);
-  }
-  ASSERT_GE(writes, 8);
+  ASSERT_NO_FATAL_FAILURE(CountBuildWrites(source, dir.path() + "/count", &writes));
   std::vector<std::string> unedited;
   for (const std::string to : {"", "7", "17"}) {
     SCOPED_TRACE(to.empty() ? "unedited" : "number_of_examples 1 edited to " + to);
     const std::string root = dir.path() + "/stopped" + to;
-    testing::CopyTree(source, root);
-    {
-      FaultFileSystem full(testing::FullDiskFrom(writes / 2));
-      ASSERT_FALSE(build(root, &full).ok());
-      ASSERT_TRUE(full.fired());
-    }
+    ASSERT_NO_FATAL_FAILURE(StopBuildAt(source, root, writes / 2));
     std::string list;
     std::size_t journaled = 0;
     FirstJournaledList(root, &list, &journaled);
@@ -200,7 +221,7 @@ TEST(ResumeIndexFaultTest, ARerunWalksAgainASubtreeWhoseListWasEditedInPlace) {
       ASSERT_OK(ds.status());
       ASSERT_OK(BuildIndexFile(*ds, 1).status());
     }
-    ASSERT_OK_AND_ASSIGN(const IndexBuildJob resumed, build(root, nullptr));
+    ASSERT_OK_AND_ASSIGN(const IndexBuildJob resumed, BuildJournaled(root, nullptr));
     EXPECT_EQ(resumed.units_kept, to.empty() ? journaled : journaled - 1) << "edited " << list;
     const std::vector<std::string> rows = testing::IndexRows(fresh);
     // The edit shows in the index (it is not one a stale rerun could pass).
@@ -210,6 +231,43 @@ TEST(ResumeIndexFaultTest, ARerunWalksAgainASubtreeWhoseListWasEditedInPlace) {
     }
     EXPECT_EQ(testing::IndexRows(root), rows);
   }
+}
+
+// A journaled index build stopped half-way, then one byte of the first
+// subtree's path bytes in the partial index changed (a page a lost node never
+// wrote back, a bad sector): the unit fails its hash, so the rerun (which
+// checks the kept prefix while it walks the rest) walks it again, keeps the
+// other journaled subtrees, and writes the index a fresh build writes.
+TEST(ResumeIndexFaultTest, ARerunWalksAgainASubtreeWhoseBytesInThePartialIndexChanged) {
+  TempDir dir;
+  const std::string source = dir.path() + "/source";
+  testing::MakeDeepDataset(source);
+  std::int64_t writes = 0;
+  ASSERT_NO_FATAL_FAILURE(CountBuildWrites(source, dir.path() + "/count", &writes));
+  const std::string root = dir.path() + "/stopped";
+  ASSERT_NO_FATAL_FAILURE(StopBuildAt(source, root, writes / 2));
+  std::string list;
+  std::size_t journaled = 0;
+  FirstJournaledList(root, &list, &journaled);
+  // The first journaled subtree's record: where its bytes are.
+  std::vector<PrefixUnit> units;
+  ASSERT_NO_FATAL_FAILURE(JournaledUnits(root, &units));
+  std::optional<PrefixUnit> first;
+  for (PrefixUnit& u : units) {
+    if (u.subtree && !u.visited.empty() && u.visited.back() == list) first = std::move(u);
+  }
+  ASSERT_TRUE(first.has_value());
+  ASSERT_GT(first->bytes, 0u);
+  std::string partial;
+  for (const auto& e : fs::directory_iterator(root + "/.sedpack-hpc/jobs")) {
+    if (e.path().filename().string().ends_with(".index.partial")) partial = e.path();
+  }
+  ASSERT_FALSE(partial.empty());
+  ASSERT_TRUE(testing::FlipBitAt(partial, first->offset + first->bytes / 2));
+  ASSERT_NO_FATAL_FAILURE(FreshBuild(source, dir.path() + "/fresh"));
+  ASSERT_OK_AND_ASSIGN(const IndexBuildJob resumed, BuildJournaled(root, nullptr));
+  EXPECT_EQ(resumed.units_kept, journaled - 1);
+  EXPECT_EQ(testing::IndexRows(root), testing::IndexRows(dir.path() + "/fresh"));
 }
 
 // What Python's `ds.filler(job_id="fill1", job_parameters={"seed": 3})` runs

@@ -322,7 +322,9 @@ TEST(DistributedFaultTest, AFullDiskStopsAResumableJobOnAllRanksAndTheRerunFinis
       const testing::RunResult resumed = ResumableJob(root, nullptr);
       if (!damage && resumed.status.ok() && resumed.journal_shards == 0 && later < 3 * step) {
         later += step;
-        if (rank == 0) EXPECT_EQ(testing::ReadAll(root), want);
+        if (rank == 0) {
+          EXPECT_EQ(testing::ReadAll(root), want);
+        }
         ASSERT_OK(TestComm().Barrier());
         --third;
         continue;

@@ -3,6 +3,7 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <random>
 
 namespace sedpack::testing {
@@ -40,6 +41,18 @@ void CopyTree(const std::string& src, const std::string& dst) {
     std::filesystem::permissions(e.path(), std::filesystem::perms::owner_write,
                                  std::filesystem::perm_options::add);
   }
+}
+
+bool FlipBitAt(const std::string& path, std::uint64_t offset) {
+  std::fstream f(path, std::ios::in | std::ios::out | std::ios::binary);
+  const auto at = static_cast<std::streamoff>(offset);
+  char c = 0;
+  f.seekg(at);
+  f.read(&c, 1);
+  f.seekp(at);
+  c = static_cast<char>(c ^ 0x20);
+  f.write(&c, 1);
+  return f.good();
 }
 
 std::vector<std::byte> FromHex(const std::string& hex) {

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cstddef>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -66,6 +67,10 @@ class TempDir {
 
 /// Copy a folder tree (e.g. a golden dataset) to `dst`.
 void CopyTree(const std::string& src, const std::string& dst);
+
+/// Flips one bit (0x20) of the byte at `offset` of `path` in place; false if
+/// the file cannot be opened, read or written there.
+bool FlipBitAt(const std::string& path, std::uint64_t offset);
 
 /// Bytes from a lowercase/uppercase hex string.
 std::vector<std::byte> FromHex(const std::string& hex);
