@@ -246,24 +246,20 @@ TEST(ResumeIndexFaultTest, ARerunWalksAgainASubtreeWhoseBytesInThePartialIndexCh
   ASSERT_NO_FATAL_FAILURE(CountBuildWrites(source, dir.path() + "/count", &writes));
   const std::string root = dir.path() + "/stopped";
   ASSERT_NO_FATAL_FAILURE(StopBuildAt(source, root, writes / 2));
-  std::string list;
-  std::size_t journaled = 0;
-  FirstJournaledList(root, &list, &journaled);
-  // The first journaled subtree's record: where its bytes are.
+  // The journaled subtrees; the first one's bytes are damaged.
   std::vector<PrefixUnit> units;
   ASSERT_NO_FATAL_FAILURE(JournaledUnits(root, &units));
-  std::optional<PrefixUnit> first;
-  for (PrefixUnit& u : units) {
-    if (u.subtree && !u.visited.empty() && u.visited.back() == list) first = std::move(u);
-  }
-  ASSERT_TRUE(first.has_value());
-  ASSERT_GT(first->bytes, 0u);
+  std::erase_if(units, [](const PrefixUnit& u) { return !u.subtree; });
+  ASSERT_FALSE(units.empty());
+  const std::size_t journaled = units.size();
+  const PrefixUnit& first = units.front();
+  ASSERT_GT(first.bytes, 0u);
   std::string partial;
   for (const auto& e : fs::directory_iterator(root + "/.sedpack-hpc/jobs")) {
     if (e.path().filename().string().ends_with(".index.partial")) partial = e.path();
   }
   ASSERT_FALSE(partial.empty());
-  ASSERT_TRUE(testing::FlipBitAt(partial, first->offset + first->bytes / 2));
+  ASSERT_TRUE(testing::FlipBitAt(partial, first.offset + first.bytes / 2));
   ASSERT_NO_FATAL_FAILURE(FreshBuild(source, dir.path() + "/fresh"));
   ASSERT_OK_AND_ASSIGN(const IndexBuildJob resumed, BuildJournaled(root, nullptr));
   EXPECT_EQ(resumed.units_kept, journaled - 1);

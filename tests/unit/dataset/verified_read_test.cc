@@ -20,16 +20,7 @@ using testing::TempDir;
 void FlipByte(const std::string& path, std::optional<std::uint64_t> offset = std::nullopt) {
   const auto size = std::filesystem::file_size(path);
   ASSERT_GT(size, 0u) << path;
-  const std::uint64_t at = offset.value_or(size / 2);
-  std::fstream f(path, std::ios::in | std::ios::out | std::ios::binary);
-  ASSERT_TRUE(f.good()) << path;
-  f.seekg(static_cast<std::streamoff>(at));
-  char c = 0;
-  f.read(&c, 1);
-  f.seekp(static_cast<std::streamoff>(at));
-  c = static_cast<char>(c ^ 0x20);
-  f.write(&c, 1);
-  ASSERT_TRUE(f.good()) << path;
+  ASSERT_TRUE(testing::FlipBitAt(path, offset.value_or(size / 2))) << path;
 }
 
 // A copy of golden fixture `name` under `tmp`.
