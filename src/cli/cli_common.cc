@@ -225,7 +225,7 @@ std::size_t EditDistance(std::string_view a, std::string_view b) {
   return d[a.size()][b.size()];
 }
 
-// Rewrite deprecated spellings (with a note) and `--json FILE` to `--json=FILE`.
+// Rewrite deprecated spellings (with a note) and a bare `--json` to `--json=-`.
 std::vector<std::string> PrepareArgs(const CommandSpec& spec, const std::vector<std::string>& args) {
   std::vector<std::string> out;
   out.reserve(args.size());
@@ -243,17 +243,31 @@ std::vector<std::string> PrepareArgs(const CommandSpec& spec, const std::vector<
         a = std::string(d.replacement) + a.substr(d.old_name.size());
       }
     }
-    if (a == "--json" && i + 1 < args.size()) {
-      const std::string& next = args[i + 1];
-      // The next argument is the FILE unless it is an option or a dataset
-      // (`sedpack info --json ds` prints ds's JSON to standard output).
-      const bool dataset = PathExists((std::filesystem::path(next) / "dataset_info.json").string()) ||
-                           (IsRegularFile(next) && PackReader::IsPack(next));
-      if (next == "-" || (!next.empty() && next[0] != '-' && !dataset)) {
-        out.push_back("--json=" + next);
-        ++i;
-        continue;
+    if (a == "--json") {
+      // A bare --json is a flag: the JSON goes to standard output, and the
+      // next argument is never taken as its FILE (`sedpack info --json ds`
+      // is ds's JSON); a file is named with --json=FILE. Two older spellings
+      // still work: `--json -`, and for one release `--json F.json` (a name
+      // ending in .json that is not a folder), with a deprecation note.
+      if (i + 1 < args.size()) {
+        const std::string& next = args[i + 1];
+        std::error_code ec;
+        if (next == "-") {
+          out.push_back("--json=-");
+          ++i;
+          continue;
+        }
+        if (next.size() > 5 && next[0] != '-' && next.ends_with(".json") &&
+            !std::filesystem::is_directory(next, ec)) {
+          std::cerr << "sedpack " << spec.name << ": --json FILE is deprecated, use --json=" << next
+                    << " (a bare --json will not take the next argument as its file in the next release)\n";
+          out.push_back("--json=" + next);
+          ++i;
+          continue;
+        }
       }
+      out.push_back("--json=-");
+      continue;
     }
     out.push_back(std::move(a));
   }
@@ -465,7 +479,8 @@ std::string MappingDigest(const po::variables_map& vm, std::initializer_list<con
 
 void AddJsonOption(po::options_description* options) {
   options->add_options()("json", po::value<std::string>()->value_name("FILE")->implicit_value("-"),
-                         "the report as JSON into FILE (none or -: standard output, instead of the text)");
+                         "the report as JSON: --json alone prints it on standard output instead of the text; "
+                         "--json=FILE writes it into FILE");
 }
 
 std::optional<std::string> JsonOption(const po::variables_map& vm) {

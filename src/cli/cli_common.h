@@ -113,8 +113,9 @@ struct CommandSpec {
 
 /// Parse `args` (after the subcommand name) into `vm`. `--help` is added to
 /// `options`. Options are never guessed from a prefix; an unknown option gets a
-/// "did you mean" when one is close. `--json` followed by an argument that is
-/// not an option and not a dataset takes it as its FILE. Returns an
+/// "did you mean" when one is close. A bare `--json` is a flag (standard
+/// output) and never takes the next argument; a file is `--json=FILE` (`--json -`
+/// and, deprecated, `--json F.json` still work). Returns an
 /// exit code when the command must stop (help printed: 0; bad usage: 2, message
 /// printed), nullopt to go on.
 std::optional<int> ParseCommandLine(const CommandSpec& spec, po::options_description options,
@@ -178,7 +179,7 @@ Result<JournalChoice> JournalOptions(const po::variables_map& vm);
 /// What identifies a job's mapping for its journal: a digest of the --config
 /// file's text (if given) and of the `options` given on the command line.
 std::string MappingDigest(const po::variables_map& vm, std::initializer_list<const char*> options);
-/// --json [FILE|-]: the report as JSON (FILE, or standard output for - or none).
+/// --json[=FILE]: the report as JSON (standard output for a bare --json or -, else FILE).
 void AddJsonOption(po::options_description* options);
 /// The --json target ("-" for standard output), nullopt without --json.
 std::optional<std::string> JsonOption(const po::variables_map& vm);

@@ -73,7 +73,7 @@ const CommandSpec kVerifySpec = {
     "not run.\n",
     "  sedpack verify ds\n"
     "      hash every file, check every count\n"
-    "  mpirun -n 8 sedpack verify ds --deep --json report.json\n"
+    "  mpirun -n 8 sedpack verify ds --deep --json=report.json\n"
     "      eight ranks, decoding every shard, with a JSON report\n"
     "  sedpack verify ds --partial ds/train/shards_list.json --strict\n"
     "      only the train split's list and shards; warnings fail too\n",

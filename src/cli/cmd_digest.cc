@@ -35,7 +35,7 @@ const CommandSpec kDigestSpec = {
     "      record the digests in ds/.sedpack-hpc/content.json\n"
     "  sedpack digest ds --print\n"
     "      print them, write nothing\n"
-    "  mpirun -n 4 sedpack digest ds --json digests.json\n"
+    "  mpirun -n 4 sedpack digest ds --json=digests.json\n"
     "      four ranks, and a JSON copy\n",
     MpiMode::kParallel,
 };

@@ -35,7 +35,7 @@ const CommandSpec kStatsSpec = {
     "\"Infinity\" or \"-Infinity\".\n",
     "  sedpack stats ds\n"
     "      statistics of the train split\n"
-    "  sedpack stats ds -s train -s test --json stats.json\n"
+    "  sedpack stats ds -s train -s test --json=stats.json\n"
     "      two splits, also as JSON\n"
     "  mpirun -n 4 sedpack stats ds --write\n"
     "      four ranks; store min/max in dataset_info.json\n",

@@ -288,7 +288,7 @@ TEST_F(CliTest, VerifyJsonReportNamesTheProblem) {
   ASSERT_FALSE(shard.empty());
   RunResult r;
   std::ofstream(root + "/" + shard, std::ios::app | std::ios::binary) << "tail";
-  r = Sedpack("verify " + Quote(root) + " --json " + Quote(Path("report.json")));
+  r = Sedpack("verify " + Quote(root) + " --json=" + Quote(Path("report.json")));
   EXPECT_EQ(r.code, 1) << r.out << r.err;
   std::ifstream in(Path("report.json"));
   const Json j = Json::parse(std::string(std::istreambuf_iterator<char>(in), {}));
@@ -322,7 +322,7 @@ TEST_F(CliTest, VerifyJsonToDevStdoutKeepsTheLink) {
   struct stat before {};
   const bool dev_stdout_is_link = ::lstat("/dev/stdout", &before) == 0 && S_ISLNK(before.st_mode);
   if (!dev_stdout_is_link) GTEST_SKIP() << "/dev/stdout is not a symbolic link here";
-  RunResult r = Sedpack("verify " + Quote(root) + " --json /dev/stdout");
+  RunResult r = Sedpack("verify " + Quote(root) + " --json=/dev/stdout");
   EXPECT_EQ(r.code, 0) << r.out << r.err;
   struct stat after {};
   ASSERT_EQ(::lstat("/dev/stdout", &after), 0);
@@ -339,7 +339,7 @@ TEST_F(CliTest, VerifyJsonThroughASymbolicLink) {
   fs::create_directories(Path("reports"));
   std::ofstream(Path("reports/latest.json")) << "an older and much longer report than the new one will be";
   ASSERT_EQ(::symlink("reports/latest.json", Path("link.json").c_str()), 0);
-  RunResult r = Sedpack("verify " + Quote(root) + " --json " + Quote(Path("link.json")));
+  RunResult r = Sedpack("verify " + Quote(root) + " --json=" + Quote(Path("link.json")));
   EXPECT_EQ(r.code, 0) << r.out << r.err;
   struct stat st {};
   ASSERT_EQ(::lstat(Path("link.json").c_str(), &st), 0);
@@ -352,17 +352,17 @@ TEST_F(CliTest, VerifyJsonBadPathsAreUsageErrors) {
   const std::string root = SmallDataset();
   // Exit code 2 (usage or input error: a bad option value), before any hashing,
   // and the folder is not created.
-  RunResult r = Sedpack("verify " + Quote(root) + " --json " + Quote(Path("no/such/report.json")));
+  RunResult r = Sedpack("verify " + Quote(root) + " --json=" + Quote(Path("no/such/report.json")));
   EXPECT_EQ(r.code, 2) << r.out << r.err;
   EXPECT_NE(r.err.find("no such folder: " + Path("no/such")), std::string::npos) << r.err;
   EXPECT_EQ(r.out.find("checked "), std::string::npos) << r.out;
   EXPECT_FALSE(fs::exists(Path("no")));
-  r = Sedpack("verify " + Quote(root) + " --json " + Quote(tmp_.path()));
+  r = Sedpack("verify " + Quote(root) + " --json=" + Quote(tmp_.path()));
   EXPECT_EQ(r.code, 2) << r.out << r.err;
   EXPECT_NE(r.err.find(tmp_.path() + " is a folder"), std::string::npos) << r.err;
   // A failed write is an I/O failure: 3.
   if (::access("/dev/full", W_OK) == 0) {
-    r = Sedpack("verify " + Quote(root) + " --json /dev/full");
+    r = Sedpack("verify " + Quote(root) + " --json=/dev/full");
     EXPECT_EQ(r.code, 3) << r.out << r.err;
     EXPECT_NE(r.err.find("/dev/full"), std::string::npos) << r.err;
   }
@@ -1073,10 +1073,43 @@ TEST_F(CliTest, JsonOnEveryReportingCommand) {
   EXPECT_EQ(docs["index-check"]["state"], "missing");
   EXPECT_EQ(docs["fix"]["orphans"], 0);
   // --json FILE: the file holds the JSON, standard output the text.
-  const RunResult r = Sedpack("info " + Quote(root) + " --json " + Quote(Path("info.json")));
+  const RunResult r = Sedpack("info " + Quote(root) + " --json=" + Quote(Path("info.json")));
   EXPECT_EQ(r.code, 0) << r.err;
   EXPECT_NE(r.out.find("structure"), std::string::npos);
   EXPECT_EQ(Json::parse(ReadText(Path("info.json"))), docs["info"]);
+}
+
+// A bare --json before the dataset is a flag: `info --json DATASET` prints the
+// dataset's JSON; it does not take DATASET as the file (a user report: "missing
+// DATASET argument"). A file is --json=FILE; the old `--json F.json` still works
+// with a deprecation note.
+TEST_F(CliTest, BareJsonBeforeTheDatasetIsAFlag) {
+  const std::string root = SmallDataset();
+  for (const char* cmd : {"info", "verify", "ls", "checksums", "stats"}) {
+    const RunResult r = Sedpack(std::string(cmd) + " --json " + Quote(root));
+    ASSERT_EQ(r.code, 0) << cmd << ": " << r.err;
+    const Json doc = Json::parse(r.out, nullptr, false);
+    ASSERT_FALSE(doc.is_discarded()) << cmd << ": " << r.out;
+    EXPECT_EQ(doc["schema"], std::string("sedpack-hpc/") + cmd + "/1") << cmd;
+  }
+  // Relative to the working directory too (no path separator in DATASET).
+  RunResult r = Sedpack("info --json small", "-C " + Quote(tmp_.path()));
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(Json::parse(r.out)["splits"]["train"]["examples"], 64);
+  // --json=FILE writes the file; standard output keeps the text.
+  r = Sedpack("verify --json=" + Quote(Path("v.json")) + " " + Quote(root));
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("OK"), std::string::npos) << r.out;
+  EXPECT_EQ(Json::parse(ReadText(Path("v.json")))["ok"], true);
+  // The deprecated spelling: a name ending in .json that is not a folder.
+  r = Sedpack("info " + Quote(root) + " --json " + Quote(Path("old.json")));
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.err.find("--json FILE is deprecated"), std::string::npos) << r.err;
+  EXPECT_EQ(Json::parse(ReadText(Path("old.json")))["splits"]["train"]["examples"], 64);
+  // Any other argument after a bare --json is not its file.
+  r = Sedpack("info " + Quote(root) + " --json " + Quote(Path("out.txt")));
+  EXPECT_EQ(r.code, 2) << r.err;
+  EXPECT_NE(r.err.find("too many arguments"), std::string::npos) << r.err;
 }
 
 TEST_F(CliTest, StatsPrintsExactIntegersAndAFiniteStd) {
