@@ -308,6 +308,10 @@ std::string ClosestMatch(std::string_view word, const std::vector<std::string>& 
 std::optional<int> ParseCommandLine(const CommandSpec& spec, po::options_description options,
                                     const po::positional_options_description& positional,
                                     const std::vector<std::string>& args, po::variables_map* vm) {
+  // Every command with --progress also has --no-progress.
+  if (options.find_nothrow("progress", false) && !options.find_nothrow("no-progress", false)) {
+    options.add_options()("no-progress", po::bool_switch(), "no progress on stderr, not even on a terminal");
+  }
   options.add_options()("help,h", "show this help and exit");
   const std::vector<std::string> positional_names = PositionalNames(positional);
   const po::options_description visible = VisibleOptions(options, positional_names);
@@ -425,12 +429,19 @@ void AddThreadsOption(po::options_description* options, std::string_view help) {
 
 void AddProgressOption(po::options_description* options) {
   options->add_options()("progress", po::value<std::string>()->value_name("BOOL")->implicit_value("true"),
-                         "progress on stderr, with a final line (default: when stderr is a terminal)");
+                         "progress on stderr, with a final line (default: when stderr is a terminal, unless -q or "
+                         "--no-progress)");
 }
 
-Result<bool> ProgressOption(const po::variables_map& vm) {
-  if (!vm.count("progress")) return StderrIsTty();
-  return ParseBool(vm["progress"].as<std::string>(), "--progress");
+Result<bool> ProgressOption(const po::variables_map& vm, bool hint) {
+  const bool off = vm.count("no-progress") && vm["no-progress"].as<bool>();
+  if (vm.count("progress")) {
+    SEDPACK_ASSIGN_OR_RETURN(const bool on, ParseBool(vm["progress"].as<std::string>(), "--progress"));
+    if (off && on) return Status::InvalidArgument("--no-progress cannot be used with --progress");
+    return on;
+  }
+  if (off || QuietOption(vm)) return false;
+  return hint || StderrIsTty();
 }
 
 void AddQuietOption(po::options_description* options) {

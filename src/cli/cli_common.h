@@ -160,9 +160,12 @@ void AddOutputOption(po::options_description* options, std::string_view help, st
 /// -j/--threads N (0 = all cores); read it with ParseThreadsOption.
 void AddThreadsOption(po::options_description* options, std::string_view help = "threads per rank, 0 = all cores");
 /// --progress[=BOOL]: progress on stderr (default: when stderr is a terminal).
+/// ParseCommandLine adds --no-progress to every command that has --progress.
 void AddProgressOption(po::options_description* options);
-/// Whether progress is wanted: --progress, else whether stderr is a terminal.
-Result<bool> ProgressOption(const po::variables_map& vm);
+/// Whether progress is wanted: --progress=BOOL if given (a usage error with
+/// --no-progress), else none with --no-progress or -q/--quiet, else `hint` (a
+/// config's "progress") or whether stderr is a terminal.
+Result<bool> ProgressOption(const po::variables_map& vm, bool hint = false);
 /// -q/--quiet: no summary on stdout, only errors.
 void AddQuietOption(po::options_description* options);
 bool QuietOption(const po::variables_map& vm);

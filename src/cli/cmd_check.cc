@@ -241,12 +241,9 @@ std::optional<int> ParseVerifyArgs(const CommandSpec& spec, const std::vector<st
     }
   }
   if (Status st = ParseThreadsOption(vm, &check.threads); !st.ok()) return UsageError(name, st.message());
-  parsed->progress = StderrIsTty();
-  if (vm.count("progress")) {
-    auto p = ParseBool(vm["progress"].as<std::string>(), "--progress");
-    if (!p.ok()) return UsageError(name, p.status().message());
-    parsed->progress = *p;
-  }
+  auto progress = ProgressOption(vm);  // --progress, --no-progress, -q, a terminal
+  if (!progress.ok()) return UsageError(name, progress.status().message());
+  parsed->progress = *progress;
   if (!PathExists(root)) return ReportError(Status::NotFound("no such dataset folder: ", root), /*input_stage=*/true);
   // A dataset_info.json that does not parse is a damaged dataset (exit 1).
   if (auto opened = OpenDatasetArg(root); !opened.ok()) {

@@ -151,7 +151,7 @@ std::string ProgressLine(const GenerateProgress& p) {
 int RunGenerateParallel(CliComm& cc, const GenerateConfig& config, const std::string& out,
                         const CommitLockOptions& lock, bool quiet, const JournalChoice& journal) {
   const int rank = cc.comm().rank();
-  ProgressPrinter printer(rank == 0 && (config.params.progress || StderrIsTty()));
+  ProgressPrinter printer(rank == 0 && config.params.progress);  // resolved by RunGenerate
   ParallelGenerateOptions options;
   options.commit_lock = lock;
   options.resumable = journal.resumable;
@@ -216,7 +216,7 @@ po::options_description GenerateOptionsDescription() {
       ("noise-std", po::value<std::string>()->value_name("X"), "noise standard deviation (generate.noise_std)")
       ("leak-scale", po::value<std::string>()->value_name("X"), "leakage per Hamming-weight unit (generate.leak_scale)")
       ("progress", po::value<std::string>()->value_name("BOOL")->implicit_value("true"),
-       "progress on stderr even when it is not a terminal (generate.progress)")
+       "progress on stderr even when it is not a terminal (generate.progress); --progress=false or -q: none")
       ("append", po::value<std::string>()->value_name("BOOL")->implicit_value("true"),
        "add the examples to the existing dataset OUT (its structure is kept; each split's indices "
        "continue from its current count) (generate.append)")
@@ -356,6 +356,10 @@ int RunGenerate(const std::vector<std::string>& args) {
   if (auto code = ParseLockOptions(vm, &lock)) return *code;
   auto journal = JournalOptions(vm);
   if (!journal.ok()) return UsageError("generate", journal.status().message());
+  // --progress/--no-progress, else none with -q, else the config's progress or a terminal.
+  auto progress = ProgressOption(vm, config.params.progress);
+  if (!progress.ok()) return UsageError("generate", progress.status().message());
+  config.params.progress = *progress;
   auto started = StartComm();
   if (!started.ok()) return ReportError(started.status());
   CliComm& cc = **started;
@@ -366,7 +370,7 @@ int RunGenerate(const std::vector<std::string>& args) {
   }
   if (Status st = PrepareGenerateOutput(out); !st.ok()) return ReportError(st);
 
-  ProgressPrinter printer(config.params.progress || StderrIsTty());
+  ProgressPrinter printer(config.params.progress);
   GenerateOptions gen;
   if (printer.enabled()) {
     gen.progress = [&](const GenerateProgress& p) {

@@ -123,7 +123,7 @@ int RunImportHdf5(const std::vector<std::string>& args) {
       ("memory-budget", po::value<std::string>()->value_name("MB"),
        "memory per rank for read blocks and pending shards (import_hdf5.memory_budget_mb, default 256)")
       ("progress", po::value<std::string>()->value_name("BOOL")->implicit_value("true"),
-       "progress on stderr even when it is not a terminal (import_hdf5.progress)");
+       "progress on stderr even when it is not a terminal (import_hdf5.progress); --progress=false or -q: none");
   AddJournalOptions(&options);
   AddStructureOptions(&options);
   po::positional_options_description positional;
@@ -160,11 +160,14 @@ int RunImportHdf5(const std::vector<std::string>& args) {
 
   auto journal = JournalOptions(vm);
   if (!journal.ok()) return UsageError("import-hdf5", journal.status().message());
+  // --progress/--no-progress, else none with -q, else the config's progress or a terminal.
+  auto progress = ProgressOption(vm, config.params.progress);
+  if (!progress.ok()) return UsageError("import-hdf5", progress.status().message());
   auto started = StartComm();
   if (!started.ok()) return ReportError(started.status());
   CliComm& cc = **started;
   const int rank = cc.comm().rank();
-  ProgressPrinter printer(rank == 0 && (config.params.progress || StderrIsTty()));
+  ProgressPrinter printer(rank == 0 && *progress);
   Hdf5ImportOptions io;
   io.restart = journal->restart;
   io.resumable = journal->resumable;

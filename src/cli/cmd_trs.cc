@@ -169,11 +169,11 @@ int RunCaptureImport(std::string_view command, std::string_view key, const po::v
     if (!mb.ok() || *mb < 16 || *mb > (1ULL << 22)) return UsageError(command, "--memory-budget: 16 to 4194304 MB");
     p.memory_budget_bytes = *mb << 20;
   }
-  auto wants_progress = ProgressOption(vm);
+  auto wants_progress = ProgressOption(vm, p.progress);
   if (!wants_progress.ok()) return UsageError(command, wants_progress.status().message());
   if (vm.count("progress")) p.progress = *wants_progress;
   if (Status st = ApplyStructureOverrides(vm, &config->structure); !st.ok()) return UsageError(command, st.message());
-  ProgressPrinter printer(root && !quiet && (vm.count("progress") ? *wants_progress : p.progress || StderrIsTty()));
+  ProgressPrinter printer(root && !quiet && *wants_progress);
   if (printer.enabled()) {
     options.progress = [&](const CaptureImportProgress& g) { printer.Update(ProgressLine(command, g), g.finished); };
   }

@@ -4,6 +4,10 @@
 // line, as verify and recompress do.
 #include <gtest/gtest.h>
 
+#include <sys/wait.h>
+
+#include <cstdlib>
+#include <fstream>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -16,6 +20,18 @@ namespace {
 
 using testing::Outcome;
 using testing::RunTool;
+
+// Run the tool with `args` on a pseudo-terminal (`script`): stdout and stderr
+// are that terminal, and what it showed is returned; its exit code in *code.
+std::string RunOnTerminal(const std::string& dir, const std::vector<std::string>& args, int* code) {
+  std::string cmd = std::string("'") + SEDPACK_BIN + "'";
+  for (const std::string& a : args) cmd += " '" + a + "'";
+  const std::string shown = dir + "/terminal.out";
+  const std::string line = "script -qec \"" + cmd + "\" /dev/null > '" + shown + "' 2>&1 </dev/null";
+  const int status = std::system(line.c_str());
+  *code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return testing::Slurp(shown);
+}
 
 // The stderr lines that start with `prefix` and hold a percentage.
 std::vector<std::string> ProgressLines(const std::string& err, const std::string& prefix) {
@@ -58,6 +74,52 @@ TEST(ProgressCli, StatsAndDigestPrintProgressWhenAsked) {
     r = RunTool(dir.path(), quiet);
     ASSERT_EQ(r.code, 0) << r.err;
     EXPECT_EQ(r.err, "") << quiet[0];
+  }
+}
+
+// On a terminal generate and import-hdf5 show their progress line by default;
+// --progress=false, --no-progress and -q hide it (a user report: on a terminal
+// the line was shown whatever was asked).
+TEST(ProgressCli, NoProgressAndQuietHideTheLineOnATerminal) {
+  if (std::system("command -v script >/dev/null 2>&1") != 0) GTEST_SKIP() << "no script(1) for a terminal";
+  testing::TempDir dir;
+  const std::string config = std::string(SEDPACK_CONFIGS_DIR) + "/generate_small.json";
+  int code = -1;
+  int n = 0;
+  for (const std::vector<std::string>& extra :
+       {std::vector<std::string>{}, {"--progress=false"}, {"--no-progress"}, {"-q"}, {"-q", "--progress"}}) {
+    std::vector<std::string> args = {"generate", config, dir.path() + "/g" + std::to_string(n++)};
+    args.insert(args.end(), extra.begin(), extra.end());
+    const std::string shown = RunOnTerminal(dir.path(), args, &code);
+    ASSERT_EQ(code, 0) << shown;
+    const bool want = extra.empty() || extra.back() == "--progress";
+    EXPECT_EQ(shown.find("generate: 112/112 examples (100.0%)") != std::string::npos, want)
+        << (extra.empty() ? "(default)" : extra[0]) << ": " << shown;
+    EXPECT_EQ(shown.find("generated 112 examples") != std::string::npos, extra.empty() || extra[0] != "-q") << shown;
+  }
+  Outcome r = RunTool(dir.path(), {"generate", config, dir.path() + "/x", "--no-progress", "--progress"});
+  EXPECT_EQ(r.code, 2) << r.err;
+  EXPECT_NE(r.err.find("--no-progress cannot be used with --progress"), std::string::npos) << r.err;
+
+  // import-hdf5 of an export of the dataset (when HDF5 is built in).
+  const std::string h5 = dir.path() + "/e.h5", mapping = dir.path() + "/e.json";
+  r = RunTool(dir.path(), {"export-hdf5", dir.path() + "/g0", "-o", h5, "-q"});
+  if (r.code == 4) GTEST_SKIP() << "HDF5 not built in";
+  ASSERT_EQ(r.code, 0) << r.err;
+  r = RunTool(dir.path(), {"inspect-hdf5", h5, "--mapping"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  {
+    std::ofstream(mapping) << r.out;
+  }
+  for (const std::vector<std::string>& extra :
+       {std::vector<std::string>{}, {"--progress=false"}, {"--no-progress"}, {"-q"}}) {
+    std::vector<std::string> args = {"import-hdf5", "-c", mapping, h5, "-o", dir.path() + "/i" + std::to_string(n++)};
+    args.insert(args.end(), extra.begin(), extra.end());
+    const std::string shown = RunOnTerminal(dir.path(), args, &code);
+    ASSERT_EQ(code, 0) << shown;
+    EXPECT_EQ(shown.find("import-hdf5: ") != std::string::npos && shown.find(" rows (") != std::string::npos,
+              extra.empty())
+        << (extra.empty() ? "(default)" : extra[0]) << ": " << shown;
   }
 }
 
