@@ -139,6 +139,17 @@ int RunRecompress(const std::vector<std::string>& args) {
       std::printf("  %llu unlisted file(s) under the splits were not carried over\n",
                   static_cast<unsigned long long>(s->orphans_dropped));
     }
+    // The shards' hashes changed, so did the root checksums: print the new
+    // ones, as generate does (for `sedpack verify --expect`).
+    auto result = OpenDatasetArg(o.out.empty() ? root : o.out);
+    if (!result.ok()) return ReportDataError(result.status());
+    auto checksums = (*result)->MetadataChecksums();
+    if (!checksums.ok()) return ReportDataError(checksums.status());
+    const auto& algos = (*result)->info().dataset_structure.hash_checksum_algorithms;
+    for (std::size_t i = 0; i < checksums->size() && i < algos.size(); ++i) {
+      std::printf("  dataset_info.json %s %s\n", std::string(HashAlgorithmName(algos[i])).c_str(),
+                  (*checksums)[i].c_str());
+    }
   }
   return kExitOk;
 }

@@ -1079,6 +1079,33 @@ TEST_F(CliTest, JsonOnEveryReportingCommand) {
   EXPECT_EQ(Json::parse(ReadText(Path("info.json"))), docs["info"]);
 }
 
+// recompress changes the root checksums: it prints the new ones in generate's
+// form ("  dataset_info.json ALGO HEX"), equal to what `checksums` then prints,
+// for the dataset in place and for a copy (-o).
+TEST_F(CliTest, RecompressPrintsTheNewRootChecksums) {
+  const std::string root = SmallDataset();
+  for (const std::vector<std::string>& run :
+       {std::vector<std::string>{root, root, "--compression ZSTD"}, {root, Path("copy"), "--compression GZIP -o " +
+                                                                                           Quote(Path("copy"))}}) {
+    const std::string before = Sedpack("checksums " + Quote(run[1])).out;
+    const RunResult r = Sedpack("recompress " + Quote(run[0]) + " " + run[2]);
+    ASSERT_EQ(r.code, 0) << r.err;
+    const RunResult sums = Sedpack("checksums " + Quote(run[1]));
+    ASSERT_EQ(sums.code, 0) << sums.err;
+    EXPECT_NE(sums.out, before);
+    std::istringstream lines(sums.out);
+    int n = 0;
+    for (std::string line; std::getline(lines, line); ++n) {
+      EXPECT_NE(r.out.find("\n  dataset_info.json " + line + "\n"), std::string::npos) << line << "\n" << r.out;
+    }
+    EXPECT_EQ(n, 2) << sums.out;  // sha256, xxh64
+  }
+  // -q: nothing on standard output.
+  const RunResult q = Sedpack("recompress " + Quote(root) + " --compression LZ4 -q");
+  ASSERT_EQ(q.code, 0) << q.err;
+  EXPECT_EQ(q.out, "");
+}
+
 // A bare --json before the dataset is a flag: `info --json DATASET` prints the
 // dataset's JSON; it does not take DATASET as the file (a user report: "missing
 // DATASET argument"). A file is --json=FILE; the old `--json F.json` still works
