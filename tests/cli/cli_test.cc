@@ -1079,6 +1079,40 @@ TEST_F(CliTest, JsonOnEveryReportingCommand) {
   EXPECT_EQ(Json::parse(ReadText(Path("info.json"))), docs["info"]);
 }
 
+// docs/cli.md's per-command reference lists the job options each command's
+// table has (--resumable, --no-journal, --restart, fix's --remove-abandoned-jobs,
+// --no-progress, --json), under that command's heading.
+TEST_F(CliTest, CommandReferenceListsTheJobOptions) {
+  const RunResult list = Sedpack("--dump-options");
+  ASSERT_EQ(list.code, 0) << list.err;
+  const std::string doc = ReadText(std::string(SEDPACK_TESTS_DIR) + "/../docs/cli.md");
+  ASSERT_FALSE(doc.empty());
+  auto section = [&](const std::string& cmd) {
+    const std::size_t start = doc.find("#### `sedpack " + cmd + "`");
+    if (start == std::string::npos) return std::string();
+    const std::size_t end = doc.find("\n#", start + 1);
+    return doc.substr(start, end == std::string::npos ? std::string::npos : end - start);
+  };
+  std::istringstream rows(list.out);
+  int checked = 0;
+  for (std::string row; std::getline(rows, row);) {
+    const std::size_t tab = row.find('\t');
+    if (tab == std::string::npos) continue;
+    const std::string cmd = row.substr(0, tab);
+    const std::string name = row.substr(tab + 1, row.find('\t', tab + 1) - tab - 1);
+    if (name != "--resumable" && name != "--no-journal" && name != "--restart" && name != "--remove-abandoned-jobs" &&
+        name != "--no-progress" && name != "--json") {
+      continue;
+    }
+    const std::string text = section(cmd);
+    ASSERT_FALSE(text.empty()) << "no section for " << cmd;
+    EXPECT_TRUE(text.find("- `" + name) != std::string::npos || text.find(", `" + name + "[=FILE]`") != std::string::npos)
+        << cmd << " " << name;
+    ++checked;
+  }
+  EXPECT_GT(checked, 30);
+}
+
 // recompress changes the root checksums: it prints the new ones in generate's
 // form ("  dataset_info.json ALGO HEX"), equal to what `checksums` then prints,
 // for the dataset in place and for a copy (-o).
