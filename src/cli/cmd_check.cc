@@ -6,6 +6,9 @@
 #include <optional>
 #include <mutex>
 #include <sstream>
+#include <thread>
+#include <atomic>
+#include <memory>
 
 #include <nlohmann/json.hpp>
 
@@ -262,16 +265,79 @@ std::optional<int> ParseVerifyArgs(const CommandSpec& spec, const std::vector<st
 }
 
 // The progress line: until the end the total is an estimate (recorded shards x mean size).
-std::string VerifyProgressLine(const std::string& name, const VerifyProgress& p) {
-  std::string line = name + ": " + FormatBytes(static_cast<double>(p.bytes_done)) + " of " +
-                     (p.bytes_total > p.bytes_done ? "about " : "") +
-                     FormatBytes(static_cast<double>(p.bytes_total)) + " (" +
-                     std::to_string(p.files_total) + " shard files)";
+// The bytes a whole check hashes, estimated from the folder (the files under
+// the checked splits' folders: shards and their lists), walked on a thread of
+// its own while the check runs. The engine's own estimate (the mean size of
+// the files hashed so far times the recorded shard count) starts from the
+// small shards_list.json files, and put "3.92 kB of about 4.70 kB" on a 30 MB
+// dataset.
+class CheckedBytesEstimate {
+ public:
+  CheckedBytesEstimate(const std::string& root, const DatasetInfo& info, const std::vector<Split>& splits) {
+    std::vector<std::filesystem::path> dirs;
+    for (const auto& [split, entry] : info.splits) {
+      if (splits.empty() || std::find(splits.begin(), splits.end(), split) != splits.end()) {
+        dirs.push_back(std::filesystem::path(root) / SplitName(split));
+      }
+    }
+    thread_ = std::thread([this, dirs] {
+      std::uint64_t total = 0;
+      for (const auto& dir : dirs) {
+        std::error_code ec;
+        for (auto it = std::filesystem::recursive_directory_iterator(
+                 dir, std::filesystem::directory_options::skip_permission_denied, ec);
+             !ec && it != std::filesystem::recursive_directory_iterator(); it.increment(ec)) {
+          if (stop_.load(std::memory_order_relaxed)) return;
+          const std::string file = it->path().filename().string();
+          if (file.starts_with(".")) {  // temporary files, sidecars
+            if (it->is_directory(ec)) it.disable_recursion_pending();
+            continue;
+          }
+          std::error_code size_ec;
+          if (it->is_regular_file(size_ec)) {
+            const std::uintmax_t size = it->file_size(size_ec);
+            if (!size_ec) total += size;
+          }
+        }
+      }
+      total_.store(total, std::memory_order_relaxed);
+      done_.store(true, std::memory_order_release);
+    });
+  }
+  ~CheckedBytesEstimate() {
+    stop_ = true;
+    thread_.join();
+  }
+  /// The estimate, nullopt until the walk is over.
+  std::optional<std::uint64_t> total() const {
+    if (!done_.load(std::memory_order_acquire)) return std::nullopt;
+    return total_.load(std::memory_order_relaxed);
+  }
+
+ private:
+  std::atomic<bool> stop_{false}, done_{false};
+  std::atomic<std::uint64_t> total_{0};
+  std::thread thread_;
+};
+
+// "verify: 1.20 MB of about 30.1 MB (7 shard files), 80 MB/s, ETA 0.4s": the
+// bytes hashed so far against `estimate` (CheckedBytesEstimate); without one
+// (a partial check has the exact total in `p`) the engine's total if exact.
+std::string VerifyProgressLine(const std::string& name, const VerifyProgress& p,
+                               std::optional<std::uint64_t> estimate, bool partial) {
+  std::optional<std::uint64_t> total;
+  if (partial || p.bytes_total == p.bytes_done) total = p.bytes_total;
+  if (estimate) total = std::max(*estimate, p.bytes_done);
+  std::string line = name + ": " + FormatBytes(static_cast<double>(p.bytes_done));
+  if (total) {
+    line += std::string(" of ") + (*total > p.bytes_done ? "about " : "") + FormatBytes(static_cast<double>(*total));
+  }
+  line += " (" + std::to_string(p.files_total) + " shard files)";
   if (p.seconds > 0) {
     const double rate = p.bytes_done / p.seconds;
     line += ", " + FormatBytes(rate) + "/s";
-    if (rate > 0 && p.bytes_total > p.bytes_done) {
-      line += ", ETA " + FormatDuration((p.bytes_total - p.bytes_done) / rate);
+    if (total && rate > 0 && *total > p.bytes_done) {
+      line += ", ETA " + FormatDuration((*total - p.bytes_done) / rate);
     }
   }
   return line;
@@ -341,13 +407,24 @@ int RunVerifyCommand(const CommandSpec& spec, const std::vector<std::string>& ar
   const auto start = std::chrono::steady_clock::now();
   VerifyOptions verify;
   verify.check = check;
+  std::unique_ptr<CheckedBytesEstimate> estimate;
+  const bool partial = !check.partial.empty();
+  if (printer.enabled() && !partial && std::filesystem::is_directory(root)) {
+    if (auto opened = OpenDatasetArg(root); opened.ok()) {
+      estimate = std::make_unique<CheckedBytesEstimate>(root, (*opened)->info(), check.splits);
+    }
+  }
   if (printer.enabled()) {
-    verify.progress = [&](const VerifyProgress& p) { printer.Update(VerifyProgressLine(name, p)); };
+    verify.progress = [&](const VerifyProgress& p) {
+      printer.Update(VerifyProgressLine(name, p, estimate ? estimate->total() : std::nullopt, partial));
+    };
   }
   auto report = VerifyDataset(cc.comm(), root, verify);
+  estimate.reset();
   if (printer.enabled() && report.ok()) {
     const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    printer.Update(name + ": done, " + FormatBytes(static_cast<double>(report->bytes_checked)) + " in " +
+    const std::string checked = FormatBytes(static_cast<double>(report->bytes_checked));
+    printer.Update(name + ": done, " + checked + " of " + checked + " in " +
                        FormatDuration(s) + ", " + FormatBytes(report->bytes_checked / std::max(s, 1e-9)) + "/s",
                    /*force=*/true);
   }
