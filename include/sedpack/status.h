@@ -47,6 +47,9 @@ enum class StatusDetail {
   /// A file's bytes do not match the hash checksum its parent metadata records
   /// (or the metadata records the wrong number of checksums).
   kHashMismatch = 4,
+  /// A resumable job found itself already committed in the dataset (the same
+  /// job identity ran to its end before): there is nothing left for it to add.
+  kJobCommitted = 5,
 };
 
 /// Return the name of a detail ("peer_aborted", ...); "unknown" if out of range.

@@ -55,6 +55,10 @@ const CommandSpec kGenerateSpec = {
     "--seed: jobs started together continue from the same count. A lock left by a\n"
     "killed job is broken (same host: its process is gone; other host: no heartbeat\n"
     "for --lock-stale seconds).\n"
+    "Jobs: two appends are the same job when they have the same --job-id; without\n"
+    "one, under SLURM the same job and array task ids and parameters; elsewhere the\n"
+    "same parameters (seed, counts). A job runs once: the same append again, one\n"
+    "after another or at the same time, prints \"nothing appended: ...\" and exits 0.\n"
     "With --append the dataset keeps its structure: --trace-length and the structure\n"
     "options are refused; without --seed the config's seed is used (a note says so).\n",
     "  sedpack generate configs/generate_small.json -o small\n"
@@ -62,7 +66,9 @@ const CommandSpec kGenerateSpec = {
     "  mpirun -n 4 sedpack generate configs/generate_tinyaes.json -o big -j 2 --progress\n"
     "      four ranks, two threads each\n"
     "  sedpack generate configs/generate_small.json -o small --append --seed 7 --examples-train 100\n"
-    "      add 100 train examples to it\n",
+    "      add 100 train examples to it\n"
+    "  sedpack generate configs/generate_small.json -o small --append --job-id capture-2 --examples-train 100\n"
+    "      100 more with the same seed, as another job\n",
     MpiMode::kParallel,
 };
 
@@ -149,7 +155,8 @@ std::string ProgressLine(const GenerateProgress& p) {
 // GenerateOverComm. Progress and the summary are printed once, by rank 0; a
 // rank's own failure by that rank, another rank's only by rank 0.
 int RunGenerateParallel(CliComm& cc, const GenerateConfig& config, const std::string& out,
-                        const CommitLockOptions& lock, bool quiet, const JournalChoice& journal) {
+                        const CommitLockOptions& lock, bool quiet, const JournalChoice& journal,
+                        const std::string& job_name) {
   const int rank = cc.comm().rank();
   ProgressPrinter printer(rank == 0 && config.params.progress);  // resolved by RunGenerate
   ParallelGenerateOptions options;
@@ -162,8 +169,19 @@ int RunGenerateParallel(CliComm& cc, const GenerateConfig& config, const std::st
       if (p.finished) printer.Finish();
     };
   }
+  options.job_name = job_name;
   auto job = GenerateOverComm(cc.comm(), config, out, options);
   printer.Finish();
+  if (!job.ok() && job.status().detail() == StatusDetail::kJobCommitted) {
+    // The same job ran to its commit before (or at the same time): the
+    // dataset holds its examples once, as after one run.
+    if (rank == 0) {
+      std::cerr << "nothing appended: " << job.status().message()
+                << " (an earlier run of the same job: same --job-id, SLURM task, or parameters); to add new "
+                   "examples give another --seed N or --job-id NAME\n";
+    }
+    return kExitOk;
+  }
   if (!job.ok()) {
     if (IsInterrupted(job.status())) return ReportInterrupted();  // once, by rank 0
     if (!DistributedWriter::IsAbort(job.status())) {
@@ -222,6 +240,9 @@ po::options_description GenerateOptionsDescription() {
        "continue from its current count) (generate.append)")
       ("lock-wait", po::value<std::string>()->value_name("SECONDS"),
        "give up waiting for the dataset's commit lock after this long (default 600)")
+      ("job-id", po::value<std::string>()->value_name("NAME"),
+       "name this job: runs with the same NAME are one job (a rerun resumes it, a run after its commit appends "
+       "nothing); default: the SLURM job and array task ids with the parameters, else the parameters")
       ("lock-stale", po::value<std::string>()->value_name("SECONDS"),
        "a lock holder on another host whose heartbeat stopped this long ago is dead (default 60)");
   AddJournalOptions(&options);
@@ -360,13 +381,21 @@ int RunGenerate(const std::vector<std::string>& args) {
   auto progress = ProgressOption(vm, config.params.progress);
   if (!progress.ok()) return UsageError("generate", progress.status().message());
   config.params.progress = *progress;
+  const std::string job_name = vm.count("job-id") ? vm["job-id"].as<std::string>() : std::string();
+  if (vm.count("job-id") && (job_name.empty() || job_name.size() > 200 ||
+                             job_name.find_first_of("\n\r") != std::string::npos)) {
+    return UsageError("generate", "--job-id must be 1 to 200 characters on one line");
+  }
+  if (!job_name.empty() && !journal->resumable) {
+    return UsageError("generate", "--job-id names a journaled job; it cannot be used with --no-journal");
+  }
   auto started = StartComm();
   if (!started.ok()) return ReportError(started.status());
   CliComm& cc = **started;
   // A journaled job (the default) goes the way of N ranks, whose writer keeps
   // the journal; only --no-journal on one rank takes the all-or-nothing path.
   if (cc.comm().size() > 1 || config.params.append || journal->resumable) {
-    return RunGenerateParallel(cc, config, out, lock, QuietOption(vm), *journal);
+    return RunGenerateParallel(cc, config, out, lock, QuietOption(vm), *journal, job_name);
   }
   if (Status st = PrepareGenerateOutput(out); !st.ok()) return ReportError(st);
 

@@ -26,6 +26,7 @@ std::string_view StatusDetailName(StatusDetail detail) {
     case StatusDetail::kOutsideRoot: return "outside_root";
     case StatusDetail::kPathEscape: return "path_escape";
     case StatusDetail::kHashMismatch: return "hash_mismatch";
+    case StatusDetail::kJobCommitted: return "job_committed";
   }
   return "unknown";
 }

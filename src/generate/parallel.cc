@@ -3,7 +3,10 @@
 
 #include <algorithm>
 #include <array>
+#include <cinttypes>
+#include <cstdio>
 #include <filesystem>
+#include <optional>
 #include <thread>
 
 #include "comm/progress_internal.h"
@@ -100,16 +103,41 @@ std::vector<std::pair<std::string, std::string>> ResumeParameters(const Generate
   return out;
 }
 
-// A resumable job's id: the same command on the same output finds it again.
-// A new dataset has one job, so its id is fixed and a rerun with another seed
-// or config finds the journal and is refused, naming what changed. Appends
-// are told apart by seed (concurrent appends each have their own) and by the
-// counts they continue from.
-std::string ResumableJobId(const GenerateConfig& config, const std::array<std::uint64_t, 3>& base) {
-  if (!config.params.append) return journal_internal::JobIdFor("generate a new dataset");
-  return journal_internal::JobIdFor("generate seed " + std::to_string(config.params.seed) + " after " +
-                                    std::to_string(base[0]) + "/" + std::to_string(base[1]) + "/" +
-                                    std::to_string(base[2]));
+// A resumable job's id (journal_internal::JobIdentity): the same command on
+// the same output finds it again. A new dataset has one job unless the user
+// names it, so a rerun with another seed or config finds the journal and is
+// refused, naming what changed. An append is named by the user, or by the
+// SLURM task and its parameters, or by its parameters alone; never by the
+// counts it finds, which depend on which other appends committed first.
+std::string ResumableJobId(const GenerateConfig& config, const ParallelGenerateOptions& options) {
+  if (!config.params.append) {
+    return journal_internal::JobIdFor(options.job_name.empty() ? std::string("generate a new dataset")
+                                                                : "generate a new dataset\njob id " + options.job_name);
+  }
+  std::string parameters;
+  for (const auto& [name, value] : ResumeParameters(config, 1, {})) {
+    // Neither the ranks nor the level change what is appended: a rerun with
+    // another one finds the job and is refused, naming it.
+    if (name == "appended to" || name == "ranks" || name == "level") continue;
+    parameters += name + "=" + value + "\n";
+  }
+  return journal_internal::JobIdFor(journal_internal::JobIdentity("generate --append", options.job_name, parameters));
+}
+
+// The counts a stopped append started from (its rank 0 journal's "appended
+// to"): its rerun continues from them whatever has been committed since.
+std::optional<std::array<std::uint64_t, 3>> JournaledBase(const std::string& out, const std::string& job_id) {
+  auto journal = journal_internal::ReadJournal(out, journal_internal::JournalPath(job_id, 0), nullptr);
+  if (!journal.ok()) return std::nullopt;
+  for (const auto& [name, value] : journal->parameters) {
+    if (name != "appended to") continue;
+    std::array<std::uint64_t, 3> base{};
+    if (std::sscanf(value.c_str(), "%" SCNu64 "/%" SCNu64 "/%" SCNu64, &base[0], &base[1], &base[2]) != 3) {
+      return std::nullopt;
+    }
+    return base;
+  }
+  return std::nullopt;
 }
 
 // Whether rank 0's journal of `job_id` is under `out`: a stopped run to resume.
@@ -169,9 +197,14 @@ Result<ParallelGenerateSummary> GenerateOverComm(Comm& comm, GenerateConfig conf
   // interrupted job can put it back (remove the folder it created).
   bool existed = true;
   const std::string job_id =
-      options.resumable && options.job_id.empty() ? ResumableJobId(config, base) : options.job_id;
+      options.resumable && options.job_id.empty() ? ResumableJobId(config, options) : options.job_id;
   if (planned.ok() && append) {
     planned = PlanAppend(out, options.commit_lock, &config, &base);
+    if (planned.ok() && options.resumable && !options.restart) {
+      if (auto journaled = JournaledBase(out, options.job_id.empty() ? ResumableJobId(config, options) : job_id)) {
+        base = *journaled;
+      }
+    }
   } else if (planned.ok() && rank == 0) {
     existed = io_internal::OutputExists(out);
     // A stopped run of this job left its dataset (still empty) and journal.
@@ -190,7 +223,7 @@ Result<ParallelGenerateSummary> GenerateOverComm(Comm& comm, GenerateConfig conf
 
   DistributedWriteOptions wo = GenerateWriteOptions(config, options);
   if (options.resumable) {
-    wo.job_id = append && options.job_id.empty() ? ResumableJobId(config, base) : job_id;
+    wo.job_id = append && options.job_id.empty() ? ResumableJobId(config, options) : job_id;
     wo.resume_parameters = ResumeParameters(config, size, base);
     wo.restart = options.restart;
   }

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "journal/journal_internal.h"
 
+#include <cstdlib>
+
 #include <fcntl.h>
 
 #include <cerrno>
@@ -207,6 +209,26 @@ std::string JobIdFor(std::string_view identity) {
                      std::as_bytes(std::span<const char>(identity.data(), identity.size())));
   const std::string hex = h.ok() && !h->empty() ? (*h)[0] : std::string(64, '0');
   return "j" + hex.substr(0, 11);
+}
+
+std::string SlurmJobIdentity() {
+  auto env = [](const char* name) -> std::string {
+    const char* v = std::getenv(name);
+    return v != nullptr ? std::string(v) : std::string();
+  };
+  // An array task keeps its array job id and task id across requeues; its
+  // SLURM_JOB_ID is its own, and a plain job's is all there is.
+  const std::string array = env("SLURM_ARRAY_JOB_ID"), task = env("SLURM_ARRAY_TASK_ID");
+  if (!array.empty() && !task.empty()) return "slurm job " + array + " task " + task;
+  const std::string job = env("SLURM_JOB_ID");
+  return job.empty() ? std::string() : "slurm job " + job;
+}
+
+std::string JobIdentity(std::string_view command, std::string_view user_name, std::string_view parameters) {
+  std::string out(command);
+  if (!user_name.empty()) return out.append("\njob id ").append(user_name);
+  if (const std::string slurm = SlurmJobIdentity(); !slurm.empty()) out.append("\n").append(slurm);
+  return out.append("\n").append(parameters);
 }
 
 Result<JournalView> ReadJournalInPlace(const std::string& root, const std::string& rel, FileSystem* fs) {

@@ -86,6 +86,18 @@ std::string JournalPath(const std::string& job_id, int rank);
 /// so that the same command finds its journal again.
 std::string JobIdFor(std::string_view identity);
 
+/// What makes two runs of a journaling command the same job, in this order
+/// (docs/cli.md, "Jobs"): a name the user gave (`--job-id`, Python's
+/// `job_id`); else, under SLURM, the job and array task ids (so that a
+/// requeued task finds its journal) together with `parameters`; else
+/// `parameters` alone (the command's options, never what it found in the
+/// output, such as an append's starting counts, which depend on timing).
+/// Returns the text JobIdFor hashes; `command` keeps commands apart.
+std::string JobIdentity(std::string_view command, std::string_view user_name, std::string_view parameters);
+/// The SLURM part of JobIdentity ("slurm job 17 task 3", "slurm job 18"), or
+/// empty outside a SLURM job.
+std::string SlurmJobIdentity();
+
 /// Read and validate a journal (`rel` below `root`). NotFound if there is none;
 /// DataLoss if not even its header validates.
 Result<JournalContents> ReadJournal(const std::string& root, const std::string& rel, FileSystem* fs);

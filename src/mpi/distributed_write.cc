@@ -202,7 +202,8 @@ Status DistributedWriter::StartJournal(const DistributedWriteOptions& options) {
   if (JobCommitted(dataset_->root(), job_id_, dataset_->file_system())) {
     // Killed after its commit, before its journals went: nothing to resume.
     (void)RemoveTree(dataset_->PathOf(JournalPath(job_id_, rank)), dataset_->file_system());
-    return Status::AlreadyExists("job ", job_id_, " is already committed in ", dataset_->root());
+    return Status::AlreadyExists("job ", job_id_, " is already committed in ", dataset_->root())
+        .WithDetail(StatusDetail::kJobCommitted);
   }
   SEDPACK_ASSIGN_OR_RETURN(RankResume resumed, ResumeRank(*dataset_, job_id_, rank, RankFolder(),
                                                           options.resume_parameters, options.restart));

@@ -41,13 +41,20 @@ struct ParallelGenerateOptions {
   CommitLockOptions commit_lock;
   /// Keep finished shards when the job stops, and resume an earlier run of the
   /// same job (DistributedWriteOptions::resume_parameters). The job id (if not
-  /// given) is then derived from the seed and, for an append, the dataset's
-  /// counts, so that the same command finds its journal again; the rerun writes
-  /// the same examples in the same order as an uninterrupted run. The number of
+  /// given) is then derived from what identifies the job (see job_name), so
+  /// that the same command finds its journal again; the rerun writes the same
+  /// examples in the same order as an uninterrupted run. The number of
   /// ranks is a parameter: a rerun with another one is refused.
   bool resumable = false;
   /// With resumable: throw away an earlier run's journal and shards first.
   bool restart = false;
+  /// With resumable and no job_id: the user's name for the job (`--job-id`).
+  /// Runs with the same name are the same job; without one, under SLURM the
+  /// job and array task ids and the parameters say which job a run is,
+  /// elsewhere the parameters alone (seed, counts, the dataset's structure;
+  /// never the counts an append finds, so that N identical appends give the
+  /// same dataset whether they run one after another or at the same time).
+  std::string job_name;
 };
 
 /// What a GenerateOverComm job did (the same on every rank).
