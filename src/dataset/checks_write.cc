@@ -29,10 +29,10 @@ sidecar_internal::ShardChecks MakeShardChecks(std::string path, std::uint64_t st
 }
 
 void CommitChecks(const std::string& root, const sidecar_internal::ChecksSidecar* carried,
-                  const std::vector<sidecar_internal::ShardChecks>& records, FileSystem* fs) {
+                  const std::vector<sidecar_internal::ChecksRun>& runs, FileSystem* fs) {
   auto digest = sidecar_internal::InfoDigest(root, fs);
   if (!digest.ok()) return;
-  (void)sidecar_internal::WriteChecks(root, *digest, carried, records, fs);
+  (void)sidecar_internal::WriteChecksFromRuns(root, *digest, carried, runs, fs);
 }
 
 }  // namespace sedpack::dataset_internal

@@ -13,6 +13,7 @@
 #include "sedpack/dataset/filler.h"
 #include "shard/shard_buffer.h"
 #include "sidecar/checks_internal.h"
+#include "sidecar/checks_spool_internal.h"
 
 namespace sedpack {
 
@@ -38,8 +39,10 @@ struct FillerAccess {
   /// the same job (in close order), as if this filler had written them; the
   /// examples that follow continue each split after them.
   static Status ResumeFrom(Filler& filler, const std::vector<FilledShard>& kept);
-  /// The records of the shards it wrote (after a successful Finish).
-  static const std::vector<sidecar_internal::ShardChecks>& Checks(const Filler& filler);
+  /// The records of the shards it wrote and kept, as spooled runs (after a
+  /// successful Finish; valid while the filler lives). An error if they could
+  /// not all be spooled.
+  static Result<std::vector<sidecar_internal::ChecksRun>> ChecksRuns(Filler& filler);
   /// The sidecar that was fresh when it was made (null if none was).
   static const sidecar_internal::ChecksSidecar* Carried(const Filler& filler);
 };
@@ -52,10 +55,11 @@ sidecar_internal::ShardChecks MakeShardChecks(std::string path, std::uint64_t st
                                               std::uint64_t stored_checksum, shard_internal::ShardWriteChecks written);
 
 /// After a commit: checks.bin for the dataset_info.json on disk now, with the
-/// `carried` records and `records`. Best effort: the dataset is committed, a
-/// sidecar that cannot be written only means reads check the recorded hashes.
+/// `carried` records and the spooled `runs`. Best effort: the dataset is
+/// committed, a sidecar that cannot be written only means reads check the
+/// recorded hashes.
 void CommitChecks(const std::string& root, const sidecar_internal::ChecksSidecar* carried,
-                  const std::vector<sidecar_internal::ShardChecks>& records, FileSystem* fs);
+                  const std::vector<sidecar_internal::ChecksRun>& runs, FileSystem* fs);
 
 }  // namespace dataset_internal
 }  // namespace sedpack

@@ -13,6 +13,7 @@
 
 #include "dataset/checks_write_internal.h"
 #include "parallel/worker_pool.h"
+#include "sidecar/checks_spool_internal.h"
 #include "sidecar/sidecar_internal.h"
 #include "sedpack/cancel.h"
 #include "sedpack/codecs/hash.h"
@@ -71,6 +72,7 @@ class Filler::Impl {
     if (auto digest = sidecar_internal::InfoDigest(dataset_->root(), fs); digest.ok()) {
       carried_ = sidecar_internal::LoadChecksFor(dataset_->root(), *digest, [](const std::string&) {}, fs);
     }
+    spool_ = std::make_unique<sidecar_internal::ChecksSpool>(dataset_->root(), fs);
     return Status::OK();
   }
 
@@ -159,7 +161,7 @@ class Filler::Impl {
       st.next_first = k.first + static_cast<std::uint64_t>(k.info.number_of_examples);
       next_seq_ = std::max(next_seq_, k.seq + 1);
       std::lock_guard<std::mutex> lock(io_mu_);
-      checks_.push_back(k.checks);
+      SpoolChecks(k.checks);
     }
     return Status::OK();
   }
@@ -183,7 +185,9 @@ class Filler::Impl {
     if (options_.auto_update_dataset && !updated_.empty()) {
       // WriteConfig either commits or leaves the metadata as it was.
       SEDPACK_RETURN_NOT_OK(SetSticky(dataset_->WriteConfig(updated_).status()));
-      dataset_internal::CommitChecks(dataset_->root(), carried_.get(), checks_, dataset_->file_system());
+      if (auto runs = checks_runs(); runs.ok()) {
+        dataset_internal::CommitChecks(dataset_->root(), carried_.get(), *runs, dataset_->file_system());
+      }
     }
     // Committed, or (without auto_update_dataset) the caller's to commit.
     handed_over_ = true;
@@ -245,7 +249,14 @@ class Filler::Impl {
   }
 
   const std::vector<ShardListInfo>& updated() const { return updated_; }
-  const std::vector<sidecar_internal::ShardChecks>& checks() const { return checks_; }
+  // Every record spooled, as runs to merge; an error if the spool could not
+  // keep them all (then no sidecar is written: reads check the hashes).
+  Result<std::vector<sidecar_internal::ChecksRun>> checks_runs() {
+    std::lock_guard<std::mutex> lock(io_mu_);
+    if (spool_status_.ok()) spool_status_ = spool_->Flush();
+    if (!spool_status_.ok()) return spool_status_;
+    return spool_->runs();
+  }
   const sidecar_internal::ChecksSidecar* carried() const { return carried_.get(); }
   std::uint64_t examples() const { return examples_; }
   std::uint64_t bytes() const { return bytes_; }
@@ -443,7 +454,13 @@ class Filler::Impl {
     TestShardWritten();  // a signal test's handshake (io/kill_point.h)
     std::lock_guard<std::mutex> lock(io_mu_);
     written_shards_.push_back(w.rel_path);
-    checks_.push_back(std::move(w.checks));
+    SpoolChecks(w.checks);
+  }
+
+  // Under io_mu_. The sidecar is an aid, not the data: a record that cannot be
+  // spooled (a full disk) only means that this job writes no sidecar.
+  void SpoolChecks(const sidecar_internal::ShardChecks& checks) {
+    if (spool_status_.ok()) spool_status_ = spool_->Add(checks);
   }
 
   void WriteShard(PendingWrite w) {
@@ -559,7 +576,9 @@ class Filler::Impl {
   // Dataset-relative paths of the shards written so far (under io_mu_) and the
   // leaf lists written by Finish, with the previous text of a list it extended.
   std::vector<std::string> written_shards_;
-  std::vector<sidecar_internal::ShardChecks> checks_;  // of the shards written (under io_mu_)
+  // The checks records of the shards written, on disk in sorted runs (under io_mu_).
+  std::unique_ptr<sidecar_internal::ChecksSpool> spool_;
+  Status spool_status_;
   std::shared_ptr<const sidecar_internal::ChecksSidecar> carried_;
   std::vector<std::string> written_lists_;
   std::map<std::string, std::string> previous_lists_;
@@ -599,8 +618,8 @@ std::uint64_t Filler::bytes_written() const { return impl_->bytes(); }
 
 namespace sedpack {
 
-const std::vector<sidecar_internal::ShardChecks>& FillerAccess::Checks(const Filler& filler) {
-  return filler.impl_->checks();
+Result<std::vector<sidecar_internal::ChecksRun>> FillerAccess::ChecksRuns(Filler& filler) {
+  return filler.impl_->checks_runs();
 }
 const sidecar_internal::ChecksSidecar* FillerAccess::Carried(const Filler& filler) { return filler.impl_->carried(); }
 void FillerAccess::KeepWrittenShards(Filler& filler, std::function<Status(const FilledShard&)> on_written) {

@@ -93,27 +93,28 @@ Result<std::unique_ptr<LockFile>> ReserveJobId(const std::string& root, bool ran
   }
 }
 
-// This rank's checks sidecar records, concatenated (sidecar/checks_internal.h).
-std::string EncodeChecks(const Filler* filler) {
-  std::string out;
-  if (!filler) return out;
-  for (const auto& c : FillerAccess::Checks(*filler)) {
-    auto e = sidecar_internal::EncodeShardChecks(c);
-    if (e.ok()) out.append(reinterpret_cast<const char*>(e->data()), e->size());
-  }
-  return out;
+// This rank's checks sidecar records: the runs its filler spooled, named by
+// file (every rank sees the dataset's file system), not the records. A first
+// line "-" says this rank has none to give (its spool failed).
+std::string EncodeChecks(Filler* filler) {
+  if (!filler) return std::string();
+  auto runs = FillerAccess::ChecksRuns(*filler);
+  return runs.ok() ? "+\n" + sidecar_internal::EncodeRuns(*runs) : std::string("-\n");
 }
 
-// Rank 0, after the commit: the sidecar with every rank's records. Best
-// effort, like a single writer's: a rank's records that do not parse are
-// left out (reads of its shards check the recorded hashes).
+// Rank 0, after the commit: the sidecar with every rank's records, merged
+// from their spools (the other ranks keep them until the outcome's broadcast).
+// Best effort, like a single writer's: if a rank's records are missing, no
+// sidecar is written (reads of the shards check the recorded hashes).
 void CommitGatheredChecks(const std::string& root, FileSystem* fs, const Filler* filler,
                           const std::vector<std::string>& gathered) {
-  std::vector<sidecar_internal::ShardChecks> all;
+  std::vector<sidecar_internal::ChecksRun> all;
   for (const std::string& g : gathered) {
-    auto records = sidecar_internal::DecodeShardChecksList(std::as_bytes(std::span<const char>(g.data(), g.size())));
-    if (!records.ok()) continue;
-    for (auto& r : *records) all.push_back(std::move(r));
+    if (g.empty()) continue;  // a rank without a filler
+    if (g.rfind("+\n", 0) != 0) return;
+    auto runs = sidecar_internal::DecodeRuns(g.substr(2));
+    if (!runs.ok()) return;
+    all.insert(all.end(), runs->begin(), runs->end());
   }
   dataset_internal::CommitChecks(root, filler ? FillerAccess::Carried(*filler) : nullptr, all, fs);
 }

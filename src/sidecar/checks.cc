@@ -283,6 +283,21 @@ Result<std::vector<ShardChecks>> DecodeShardChecksList(std::span<const std::byte
   return out;
 }
 
+std::vector<std::byte> EncodeChecksHeader(const DatasetInfoDigest& digest, std::uint64_t records,
+                                          std::uint64_t record_bytes) {
+  std::vector<std::byte> out;
+  out.reserve(kHeaderSize);
+  out.insert(out.end(), reinterpret_cast<const std::byte*>(kMagic), reinterpret_cast<const std::byte*>(kMagic) + 8);
+  AppendLe(kVersion, 4, &out);
+  AppendLe(0, 4, &out);
+  AppendLe(kHeaderSize + record_bytes + kTrailerSize, 8, &out);
+  out.insert(out.end(), digest.begin(), digest.end());
+  AppendLe(records, 8, &out);
+  return out;
+}
+
+std::string ChecksFileRelative() { return ChecksRelative(); }
+
 std::vector<std::byte> EncodeChecksFile(const DatasetInfoDigest& digest,
                                         std::vector<std::span<const std::byte>> records) {
   auto path_of = [](std::span<const std::byte> r) {
@@ -297,16 +312,10 @@ std::vector<std::byte> EncodeChecksFile(const DatasetInfoDigest& digest,
     if (i + 1 < records.size() && path_of(records[i]) == path_of(records[i + 1])) continue;
     kept.push_back(records[i]);
   }
-  std::uint64_t size = kHeaderSize + kTrailerSize;
-  for (auto r : kept) size += r.size();
-  std::vector<std::byte> out;
-  out.reserve(static_cast<std::size_t>(size));
-  out.insert(out.end(), reinterpret_cast<const std::byte*>(kMagic), reinterpret_cast<const std::byte*>(kMagic) + 8);
-  AppendLe(kVersion, 4, &out);
-  AppendLe(0, 4, &out);
-  AppendLe(size, 8, &out);
-  out.insert(out.end(), digest.begin(), digest.end());
-  AppendLe(kept.size(), 8, &out);
+  std::uint64_t bytes = 0;
+  for (auto r : kept) bytes += r.size();
+  std::vector<std::byte> out = EncodeChecksHeader(digest, kept.size(), bytes);
+  out.reserve(static_cast<std::size_t>(kHeaderSize + bytes + kTrailerSize));
   for (auto r : kept) out.insert(out.end(), r.begin(), r.end());
   AppendLe(codecs_internal::FastChecksum(out), 8, &out);
   return out;

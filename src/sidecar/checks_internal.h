@@ -118,6 +118,13 @@ Result<std::vector<ShardChecks>> DecodeShardChecksList(std::span<const std::byte
 std::vector<std::byte> EncodeChecksFile(const DatasetInfoDigest& digest,
                                         std::vector<std::span<const std::byte>> records);
 
+/// The 64 header bytes of a checks.bin of `records` records, `record_bytes`
+/// in all (the file is those, then the XXH3-64 of everything before it).
+std::vector<std::byte> EncodeChecksHeader(const DatasetInfoDigest& digest, std::uint64_t records,
+                                          std::uint64_t record_bytes);
+/// `.sedpack-hpc/checks.bin`, relative to the root.
+std::string ChecksFileRelative();
+
 using WarnFn = std::function<void(const std::string&)>;
 
 // All file access below goes through `fs` (null: CurrentFileSystem()).
