@@ -202,6 +202,18 @@ Result<DatasetDiagnosis> DiagnoseDataset(const Dataset& dataset) {
     for (std::string& n : names) add_file(Leftover::Kind::kTemporary, std::move(n));
   }
   DiagnoseLocks(dataset, &d);
+  // A writer's spool of checks records (sidecar/checks_spool_internal.h) is
+  // removed by the writer however it ends but SIGKILL; one left while no job
+  // holds a lock of the dataset belongs to no live writer.
+  if (d.held_locks.empty()) {
+    const std::string dir = std::string(kSidecarDirName) + "/";
+    for (const DirEntry& e : ListDirectory((fs::path(root) / dir).string()).ValueOr({})) {
+      if (e.name.rfind("checks-spool-", 0) == 0 && e.name.size() > 4 && e.name.ends_with(".tmp") &&
+          IsRegularFile(JoinRoot((fs::path(root) / dir).string(), e.name))) {
+        add_file(Leftover::Kind::kTemporary, dir + e.name);
+      }
+    }
+  }
   // When each stopped job last recorded: the newest of its ranks' journals.
   FileSystem& files = FileSystemOr(dataset.file_system());
   auto stamp = [&files](const std::string& at, const journal_internal::JournalFile& j, ResumableJob& job) {
