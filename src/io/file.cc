@@ -129,20 +129,6 @@ std::string TempNameFor(const std::string& path) {
   return (p.parent_path() / name).string();
 }
 
-Status WriteAll(FileSystem& files, int fd, const std::byte* data, std::size_t size, const std::string& path) {
-  while (size > 0) {
-    const std::size_t chunk = std::min<std::size_t>(size, 1u << 30);
-    const long n = files.Write(fd, data, chunk);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return ErrnoStatus("cannot write", path, errno);
-    }
-    data += n;
-    size -= static_cast<std::size_t>(n);
-  }
-  return Status::OK();
-}
-
 }  // namespace
 
 FileDescriptor& FileDescriptor::operator=(FileDescriptor&& other) noexcept {
@@ -162,6 +148,20 @@ void FileDescriptor::Reset() {
 namespace io_internal {
 void SetOpenBeneathFallbackForTesting(bool on) { g_force_fallback.store(on); }
 std::string AtomicTempName(const std::string& path) { return TempNameFor(path); }
+
+Status WriteAll(FileSystem& files, int fd, const std::byte* data, std::size_t size, const std::string& path) {
+  while (size > 0) {
+    const std::size_t chunk = std::min<std::size_t>(size, 1u << 30);
+    const long n = files.Write(fd, data, chunk);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return ErrnoStatus("cannot write", path, errno);
+    }
+    data += n;
+    size -= static_cast<std::size_t>(n);
+  }
+  return Status::OK();
+}
 }  // namespace io_internal
 
 Result<FileDescriptor> OpenBeneath(const std::string& root, std::string_view relative, int flags,
@@ -330,14 +330,14 @@ Status WriteFileAtomicStreamed(const std::string& path, const std::function<Stat
   constexpr std::size_t kGather = std::size_t{1} << 20;
   std::vector<std::byte> pending;
   auto flush = [&]() -> Status {
-    Status w = WriteAll(files, fd.get(), pending.data(), pending.size(), tmp);
+    Status w = io_internal::WriteAll(files, fd.get(), pending.data(), pending.size(), tmp);
     pending.clear();
     return w;
   };
   const ByteSink sink = [&](std::span<const std::byte> piece) -> Status {
     if (piece.size() >= (kGather >> 4)) {
       SEDPACK_RETURN_NOT_OK(flush());
-      return WriteAll(files, fd.get(), piece.data(), piece.size(), tmp);
+      return io_internal::WriteAll(files, fd.get(), piece.data(), piece.size(), tmp);
     }
     if (pending.capacity() < kGather) pending.reserve(kGather);
     if (pending.size() + piece.size() > kGather) SEDPACK_RETURN_NOT_OK(flush());

@@ -15,6 +15,7 @@
 
 #include "codecs/decode_points_internal.h"
 #include "core/endian_internal.h"
+#include "io/file_internal.h"
 #include "sedpack/io/file.h"
 #include "sidecar/sidecar_internal.h"
 
@@ -34,17 +35,6 @@ std::string_view PathOf(std::span<const std::byte> record) {
   return std::string_view(reinterpret_cast<const char*>(record.data()) + 4, LoadLe32(record.data()));
 }
 
-Status WriteAll(FileSystem& files, int fd, const std::byte* data, std::size_t size, const std::string& path) {
-  while (size > 0) {
-    const long n = files.Write(fd, data, size);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return Status::IOError("cannot write ", path, ": ", std::strerror(n < 0 ? errno : EIO));
-    data += n;
-    size -= static_cast<std::size_t>(n);
-  }
-  return Status::OK();
-}
-
 // The records of one run, one at a time, through a small buffer.
 class RunReader {
  public:
@@ -54,7 +44,7 @@ class RunReader {
   // The next record into record(); false at the end of the run (or on an error, in `st`).
   bool Next(Status* st) {
     std::byte len[4];
-    if (pos_ + buffered() == end_ && buffered() == 0) return false;
+    if (buffered() == 0 && pos_ == end_) return false;
     if (!Take(len, 4, st)) return false;
     const std::uint32_t n = LoadLe32(len);
     if (n < 4 || n > kMaxRecordBytes) {
@@ -162,15 +152,22 @@ Status MergeRuns(FileSystem& files, const ChecksSidecar* carried, const std::vec
   return st;
 }
 
+constexpr std::string_view kSpoolPrefix = "checks-spool-", kSpoolSuffix = ".tmp";
+
 // A name no other writer picks: 128 random bits.
 std::string SpoolName() {
   std::random_device rd;
-  char name[64];
-  std::snprintf(name, sizeof name, "checks-spool-%08x%08x%08x%08x.tmp", rd(), rd(), rd(), rd());
-  return name;
+  char hex[33];
+  std::snprintf(hex, sizeof hex, "%08x%08x%08x%08x", rd(), rd(), rd(), rd());
+  return std::string(kSpoolPrefix) + hex + std::string(kSpoolSuffix);
 }
 
 }  // namespace
+
+bool IsChecksSpoolName(std::string_view file_name) {
+  return file_name.size() > kSpoolPrefix.size() + kSpoolSuffix.size() && file_name.starts_with(kSpoolPrefix) &&
+         file_name.ends_with(kSpoolSuffix);
+}
 
 std::string EncodeRuns(const std::vector<ChecksRun>& runs) {
   std::string out;
@@ -241,7 +238,7 @@ Status ChecksSpool::Flush() {
     AppendLe(r.size(), 4, &sorted);
     sorted.insert(sorted.end(), r.begin(), r.end());
   }
-  SEDPACK_RETURN_NOT_OK(WriteAll(files, fd_, sorted.data(), sorted.size(), path_));
+  SEDPACK_RETURN_NOT_OK(io_internal::WriteAll(files, fd_, sorted.data(), sorted.size(), path_));
   runs_.push_back(ChecksRun{path_, end_, sorted.size()});
   end_ += sorted.size();
   run_.clear();
