@@ -196,14 +196,14 @@ Result<ParallelGenerateSummary> GenerateOverComm(Comm& comm, GenerateConfig conf
   // Rank 0 notes whether a new dataset's folder was there, so that a failed or
   // interrupted job can put it back (remove the folder it created).
   bool existed = true;
-  const std::string job_id =
-      options.resumable && options.job_id.empty() ? ResumableJobId(config, options) : options.job_id;
+  // An append's id depends on the dataset's structure, which PlanAppend reads.
+  std::string job_id = options.resumable && options.job_id.empty() && !append ? ResumableJobId(config, options)
+                                                                              : options.job_id;
   if (planned.ok() && append) {
     planned = PlanAppend(out, options.commit_lock, &config, &base);
+    if (planned.ok() && options.resumable && options.job_id.empty()) job_id = ResumableJobId(config, options);
     if (planned.ok() && options.resumable && !options.restart) {
-      if (auto journaled = JournaledBase(out, options.job_id.empty() ? ResumableJobId(config, options) : job_id)) {
-        base = *journaled;
-      }
+      if (auto journaled = JournaledBase(out, job_id)) base = *journaled;
     }
   } else if (planned.ok() && rank == 0) {
     existed = io_internal::OutputExists(out);
@@ -223,7 +223,7 @@ Result<ParallelGenerateSummary> GenerateOverComm(Comm& comm, GenerateConfig conf
 
   DistributedWriteOptions wo = GenerateWriteOptions(config, options);
   if (options.resumable) {
-    wo.job_id = append && options.job_id.empty() ? ResumableJobId(config, options) : job_id;
+    wo.job_id = job_id;
     wo.resume_parameters = ResumeParameters(config, size, base);
     wo.restart = options.restart;
   }
