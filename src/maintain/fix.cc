@@ -19,6 +19,7 @@
 #include "sedpack/maintain/recompress.h"
 #include "dataset/commit_internal.h"
 #include "journal/resume_internal.h"
+#include "sidecar/checks_spool_internal.h"
 #include "sidecar/sidecar_internal.h"
 
 namespace sedpack {
@@ -193,26 +194,24 @@ Result<DatasetDiagnosis> DiagnoseDataset(const Dataset& dataset) {
   if (d.packed) return d;
   // The root and the sidecar folder (a commit journal being written when a job
   // died leaves its temporary file there).
+  // A writer's spool of checks records (sidecar/checks_spool_internal.h) is
+  // removed by the writer however it ends but SIGKILL: it is a leftover only
+  // while no job holds a lock of the dataset (known after DiagnoseLocks).
+  std::vector<std::string> spools;
   for (const std::string& dir : {std::string(), std::string(kSidecarDirName) + "/"}) {
     std::vector<std::string> names;
     const std::string folder = (fs::path(root) / dir).string();
     for (const DirEntry& e : ListDirectory(folder).ValueOr({})) {
-      if (IsAtomicWriteTempName(e.name) && IsRegularFile(JoinRoot(folder, e.name))) names.push_back(dir + e.name);
+      const bool temp = IsAtomicWriteTempName(e.name);
+      const bool spool = !dir.empty() && sidecar_internal::IsChecksSpoolName(e.name);
+      if (!(temp || spool) || !IsRegularFile(JoinRoot(folder, e.name))) continue;
+      (temp ? names : spools).push_back(dir + e.name);
     }
     for (std::string& n : names) add_file(Leftover::Kind::kTemporary, std::move(n));
   }
   DiagnoseLocks(dataset, &d);
-  // A writer's spool of checks records (sidecar/checks_spool_internal.h) is
-  // removed by the writer however it ends but SIGKILL; one left while no job
-  // holds a lock of the dataset belongs to no live writer.
   if (d.held_locks.empty()) {
-    const std::string dir = std::string(kSidecarDirName) + "/";
-    for (const DirEntry& e : ListDirectory((fs::path(root) / dir).string()).ValueOr({})) {
-      if (e.name.rfind("checks-spool-", 0) == 0 && e.name.size() > 4 && e.name.ends_with(".tmp") &&
-          IsRegularFile(JoinRoot((fs::path(root) / dir).string(), e.name))) {
-        add_file(Leftover::Kind::kTemporary, dir + e.name);
-      }
-    }
+    for (std::string& n : spools) add_file(Leftover::Kind::kTemporary, std::move(n));
   }
   // When each stopped job last recorded: the newest of its ranks' journals.
   FileSystem& files = FileSystemOr(dataset.file_system());

@@ -13,6 +13,7 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "sedpack/io/file_system.h"
@@ -62,6 +63,10 @@ class ChecksSpool {
   std::vector<std::uint32_t> starts_;       // where each begins in run_
   std::vector<ChecksRun> runs_;
 };
+
+/// Whether `file_name` is a spool's file name (what a SIGKILLed writer
+/// leaves under `.sedpack-hpc/`).
+bool IsChecksSpoolName(std::string_view file_name);
 
 /// checks.bin for `digest` from `carried` (may be null) and `runs` (later runs
 /// win over earlier ones and over carried records of the same path), written
