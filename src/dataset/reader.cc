@@ -201,7 +201,7 @@ Result<std::shared_ptr<const DecodedShard>> ReadShardChecked(const Dataset& data
   const auto& structure = dataset.info().dataset_structure;
   // A compressed file can never be larger than what it decompresses to by much;
   // reading it is bounded by the same limit.
-  const sidecar_internal::ShardChecksRef* record = verify_hashes && checks ? checks->Find(rel) : nullptr;
+  const sidecar_internal::ShardChecksPtr record = verify_hashes && checks ? checks->Find(rel) : nullptr;
   codecs_internal::ByteBuffer bytes;
   std::optional<std::uint64_t> fast;
   if (dataset.pack()) {

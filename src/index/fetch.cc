@@ -133,7 +133,7 @@ class ExampleFetcher::Impl {
   Result<Example> Get(Split split, std::uint64_t example) {
     SEDPACK_ASSIGN_OR_RETURN(SampleIndex::Location loc, index_->Locate(split, example));
     if (checked_positioned_) {
-      const sidecar_internal::ShardChecksRef* record = checks_->Find(index_->shard_path(split, loc.shard));
+      const sidecar_internal::ShardChecksPtr record = checks_->Find(index_->shard_path(split, loc.shard));
       if (record && record->num_examples() == index_->shard_examples(split, loc.shard) &&
           record->values_per_example() == dataset_->schema().size()) {
         auto one = ReadCheckedExample(split, example, loc, *record, /*check=*/true);
@@ -141,7 +141,7 @@ class ExampleFetcher::Impl {
         if (one.ok() || one.status().code() != StatusCode::kNotImplemented) return one;
       }
     } else if (points_) {
-      const sidecar_internal::ShardChecksRef* record = points_->Find(index_->shard_path(split, loc.shard));
+      const sidecar_internal::ShardChecksPtr record = points_->Find(index_->shard_path(split, loc.shard));
       if (record && record->num_examples() == index_->shard_examples(split, loc.shard) &&
           record->values_per_example() == dataset_->schema().size()) {
         auto one = ReadCheckedExample(split, example, loc, *record, /*check=*/false);

@@ -5,6 +5,7 @@
 #include <cstring>
 #include <iostream>
 #include <limits>
+#include <optional>
 #include <utility>
 
 #include "core/endian_internal.h"
@@ -59,9 +60,9 @@ std::string ChecksRelative() { return std::string(kSidecarDirName) + "/" + std::
 std::uint64_t ExampleBytes(std::uint32_t k) { return 8 + 8ULL * k; }
 
 // Reads fields off a record, each read checked against the bytes left.
-class Cursor {
+class FieldReader {
  public:
-  Cursor(const std::byte* p, std::size_t n) : p_(p), n_(n) {}
+  FieldReader(const std::byte* p, std::size_t n) : p_(p), n_(n) {}
   bool Take(std::size_t bytes, const std::byte** out) {
     if (n_ - at_ < bytes) return false;
     *out = p_ + at_;
@@ -95,7 +96,7 @@ Status Bad(std::size_t record, std::string_view what) {
 
 // Parse the record at the cursor into `ref`, checking every count against the
 // bytes left before it is used and every point and range against the sizes.
-Status ParseRecord(Cursor& c, std::size_t index, const std::byte* base, ShardChecksRef* ref) {
+Status ParseRecord(FieldReader& c, std::size_t index, const std::byte* base, ShardChecksRef* ref) {
   const std::size_t start = c.at();
   std::uint32_t path_len = 0;
   std::uint32_t points = 0, k = 0, examples = 0;
@@ -190,42 +191,222 @@ ShardChecks ShardChecksRef::ToChecks() const {
   return out;
 }
 
+// How much of the file the validating pass reads at a time.
+constexpr std::size_t kReadChunk = std::size_t{1} << 20;
+
+ChecksSidecar::~ChecksSidecar() = default;
+
 Result<std::shared_ptr<const ChecksSidecar>> ChecksSidecar::Parse(std::vector<std::byte> bytes) {
   std::shared_ptr<ChecksSidecar> s(new ChecksSidecar());
+  s->file_size_ = bytes.size();
   s->bytes_ = std::move(bytes);
-  const std::byte* d = s->bytes_.data();
-  const std::size_t size = s->bytes_.size();
-  if (size < kHeaderSize + kTrailerSize) return Status::Corruption("checks sidecar too short (", size, " bytes)");
-  if (std::memcmp(d, kMagic, 8) != 0) return Status::Corruption("not a sedpack-hpc checks sidecar (bad magic)");
-  if (LoadLe32(d + 8) != kVersion) {
-    return Status::Corruption("checks sidecar version ", LoadLe32(d + 8), " (this build reads ", kVersion, ")");
-  }
-  if (LoadLe32(d + 12) != 0) return Status::Corruption("checks sidecar: reserved field is not zero");
-  if (LoadLe64(d + 16) != size) {
-    return Status::Corruption("checks sidecar header says ", LoadLe64(d + 16), " bytes, the file has ", size);
-  }
-  const std::uint64_t sum = codecs_internal::FastChecksum(std::span<const std::byte>(d, size - kTrailerSize));
-  if (sum != LoadLe64(d + size - kTrailerSize)) return Status::Corruption("checks sidecar checksum mismatch");
-  std::memcpy(s->digest_.data(), d + 24, 32);
-  const std::uint64_t count = LoadLe64(d + 56);
-  if (count > (size - kHeaderSize) / kRecordFixed) return Status::Corruption("checks sidecar: too many records");
-  s->records_.resize(static_cast<std::size_t>(count));
-  Cursor c(d + kHeaderSize, size - kHeaderSize - kTrailerSize);
-  for (std::size_t i = 0; i < count; ++i) {
-    SEDPACK_RETURN_NOT_OK(ParseRecord(c, i, d + kHeaderSize, &s->records_[i]));
-    if (i > 0 && !(s->records_[i - 1].path() < s->records_[i].path())) {
-      return Bad(i, "paths not in ascending order");
-    }
-  }
-  if (c.left() != 0) return Status::Corruption("checks sidecar: ", c.left(), " bytes after the last record");
+  s->path_ = "checks sidecar";
+  SEDPACK_RETURN_NOT_OK(s->Validate());
   return std::shared_ptr<const ChecksSidecar>(std::move(s));
 }
 
-const ShardChecksRef* ChecksSidecar::Find(std::string_view path) const {
-  auto it = std::lower_bound(records_.begin(), records_.end(), path,
-                             [](const ShardChecksRef& r, std::string_view p) { return r.path() < p; });
-  if (it == records_.end() || it->path() != path) return nullptr;
-  return &*it;
+Result<std::shared_ptr<const ChecksSidecar>> ChecksSidecar::Open(FileDescriptor fd, std::uint64_t size,
+                                                                 std::string path, FileSystem* fs) {
+  std::shared_ptr<ChecksSidecar> s(new ChecksSidecar());
+  s->fd_ = std::move(fd);
+  s->fs_ = fs;
+  s->file_size_ = size;
+  s->path_ = std::move(path);
+  SEDPACK_RETURN_NOT_OK(s->Validate());
+  return std::shared_ptr<const ChecksSidecar>(std::move(s));
+}
+
+Status ChecksSidecar::ReadAt(std::uint64_t offset, std::span<std::byte> out) const {
+  if (offset > file_size_ || out.size() > file_size_ - offset) {
+    return Status::Corruption(path_, ": a read past its end");
+  }
+  if (!fd_.valid()) {
+    if (!out.empty()) std::memcpy(out.data(), bytes_.data() + offset, out.size());
+    return Status::OK();
+  }
+  return ReadFully(fd_.get(), out, path_, offset, fs_);
+}
+
+// One pass over the file: the header, then the records as they arrive in a
+// buffer of a chunk (or of one record, if larger), each sized from its fixed
+// fields - every count checked against the bytes left - then parsed in full.
+// The blocks' bounds and checksums are noted on the way.
+Status ChecksSidecar::Validate() {
+  const std::uint64_t size = file_size_;
+  if (size < kHeaderSize + kTrailerSize) return Status::Corruption("checks sidecar too short (", size, " bytes)");
+  std::byte h[kHeaderSize];
+  SEDPACK_RETURN_NOT_OK(ReadAt(0, h));
+  if (std::memcmp(h, kMagic, 8) != 0) return Status::Corruption("not a sedpack-hpc checks sidecar (bad magic)");
+  if (LoadLe32(h + 8) != kVersion) {
+    return Status::Corruption("checks sidecar version ", LoadLe32(h + 8), " (this build reads ", kVersion, ")");
+  }
+  if (LoadLe32(h + 12) != 0) return Status::Corruption("checks sidecar: reserved field is not zero");
+  if (LoadLe64(h + 16) != size) {
+    return Status::Corruption("checks sidecar header says ", LoadLe64(h + 16), " bytes, the file has ", size);
+  }
+  std::memcpy(digest_.data(), h + 24, 32);
+  const std::uint64_t count = LoadLe64(h + 56);
+  const std::uint64_t end = size - kTrailerSize;  // of the records
+  codecs_internal::FastChecksummer sum;
+  sum.Update(h);
+  // buf holds the file's bytes [buf_at, buf_at + buf.size()); pos of them are used.
+  std::vector<std::byte> buf;
+  std::uint64_t buf_at = kHeaderSize;
+  std::size_t pos = 0;
+  auto ensure = [&](std::uint64_t need) -> Status {  // need <= the bytes left: the callers check
+    if (buf.size() - pos >= need) return Status::OK();
+    buf.erase(buf.begin(), buf.begin() + static_cast<std::ptrdiff_t>(pos));
+    buf_at += pos;
+    pos = 0;
+    const std::uint64_t have_end = buf_at + buf.size();
+    const std::uint64_t more = std::min<std::uint64_t>(std::max<std::uint64_t>(need - buf.size(), kReadChunk),
+                                                       end - have_end);
+    const std::size_t old = buf.size();
+    buf.resize(old + static_cast<std::size_t>(more));
+    const std::span<std::byte> fresh(buf.data() + old, static_cast<std::size_t>(more));
+    SEDPACK_RETURN_NOT_OK(ReadAt(have_end, fresh));
+    sum.Update(fresh);
+    return Status::OK();
+  };
+  // A damaged file is reported as one when its checksum says so, whatever the
+  // record that first looked wrong.
+  auto fail = [&](Status problem) -> Status {
+    std::uint64_t at = buf_at + buf.size();
+    std::vector<std::byte> rest(std::min<std::uint64_t>(kReadChunk, end - at));
+    while (at < end) {
+      const std::span<std::byte> piece(rest.data(), static_cast<std::size_t>(std::min<std::uint64_t>(rest.size(), end - at)));
+      if (!ReadAt(at, piece).ok()) return problem;
+      sum.Update(piece);
+      at += piece.size();
+    }
+    std::byte trailer[kTrailerSize];
+    if (ReadAt(end, trailer).ok() && sum.Digest() != LoadLe64(trailer)) {
+      return Status::Corruption("checks sidecar checksum mismatch");
+    }
+    return problem;
+  };
+  if (count > (size - kHeaderSize) / kRecordFixed) return fail(Status::Corruption("checks sidecar: too many records"));
+  std::string last;
+  BlockInfo block;
+  std::optional<codecs_internal::FastChecksummer> block_sum;
+  block_sum.emplace();
+  auto close_block = [&] {
+    block.checksum = block_sum->Digest();
+    blocks_.push_back(std::move(block));
+    block = BlockInfo();
+    block_sum.emplace();
+  };
+  for (std::size_t i = 0; i < count; ++i) {
+    const std::uint64_t left = end - (buf_at + pos);
+    if (left < 4) return fail(Bad(i, "truncated path"));
+    SEDPACK_RETURN_NOT_OK(ensure(4));
+    const std::uint64_t path_len = LoadLe32(buf.data() + pos);
+    const std::uint64_t fixed = kRecordFixed + path_len;
+    if (left < fixed) return fail(Bad(i, path_len > left - 4 ? "truncated path" : "truncated"));
+    SEDPACK_RETURN_NOT_OK(ensure(fixed));
+    const std::byte* f = buf.data() + pos + 4 + path_len + 24;
+    const std::uint64_t points = LoadLe32(f), k = LoadLe32(f + 4), examples = LoadLe32(f + 8);
+    if (points > (left - fixed) / kPointSize) return fail(Bad(i, "more decode points than bytes"));
+    if (k > kMaxValuesPerExample) return fail(Bad(i, "too many values per example"));
+    const std::uint64_t with_points = fixed + points * kPointSize;
+    if (examples > (left - with_points) / ExampleBytes(static_cast<std::uint32_t>(k))) {
+      return fail(Bad(i, "more examples than bytes"));
+    }
+    const std::uint64_t length = with_points + examples * ExampleBytes(static_cast<std::uint32_t>(k));
+    SEDPACK_RETURN_NOT_OK(ensure(length));
+    FieldReader c(buf.data() + pos, static_cast<std::size_t>(length));
+    ShardChecksRef ref;
+    if (Status st = ParseRecord(c, i, buf.data() + pos, &ref); !st.ok()) return fail(std::move(st));
+    if (i > 0 && !(last < ref.path())) return fail(Bad(i, "paths not in ascending order"));
+    last.assign(ref.path());
+    if (block.records == 0) {
+      block.first_path = last;
+      block.offset = buf_at + pos;
+    }
+    block_sum->Update(ref.encoded());
+    block.size += length;
+    ++block.records;
+    if (block.size >= kBlockBytes) close_block();
+    pos += static_cast<std::size_t>(length);
+  }
+  if (block.records > 0) close_block();
+  if (buf_at + pos != end) {
+    return fail(Status::Corruption("checks sidecar: ", end - (buf_at + pos), " bytes after the last record"));
+  }
+  std::byte trailer[kTrailerSize];
+  SEDPACK_RETURN_NOT_OK(ReadAt(end, trailer));
+  if (sum.Digest() != LoadLe64(trailer)) return Status::Corruption("checks sidecar checksum mismatch");
+  count_ = static_cast<std::size_t>(count);
+  return Status::OK();
+}
+
+Result<std::shared_ptr<const ChecksSidecar::Cursor::Block>> ChecksSidecar::LoadBlock(std::size_t b) const {
+  const BlockInfo& info = blocks_[b];
+  auto block = std::make_shared<Cursor::Block>();
+  block->bytes.resize(static_cast<std::size_t>(info.size));
+  SEDPACK_RETURN_NOT_OK(ReadAt(info.offset, block->bytes));
+  if (codecs_internal::FastChecksum(block->bytes) != info.checksum) {
+    return Status::Corruption(path_, " changed since it was validated (records at byte ", info.offset, ")");
+  }
+  block->records.resize(info.records);
+  FieldReader c(block->bytes.data(), block->bytes.size());
+  for (std::size_t i = 0; i < info.records; ++i) {
+    SEDPACK_RETURN_NOT_OK(ParseRecord(c, i, block->bytes.data(), &block->records[i]));
+  }
+  return std::shared_ptr<const Cursor::Block>(std::move(block));
+}
+
+ShardChecksPtr ChecksSidecar::Find(std::string_view path) const {
+  // The last block whose first path is not after `path`.
+  auto it = std::upper_bound(blocks_.begin(), blocks_.end(), path,
+                             [](std::string_view p, const BlockInfo& b) { return p < b.first_path; });
+  if (it == blocks_.begin()) return nullptr;
+  const std::size_t b = static_cast<std::size_t>(it - blocks_.begin()) - 1;
+  std::shared_ptr<const Cursor::Block> block;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (std::size_t i = 0; i < cache_.size(); ++i) {
+      if (cache_[i].first != b) continue;
+      block = cache_[i].second;
+      std::rotate(cache_.begin(), cache_.begin() + static_cast<std::ptrdiff_t>(i),
+                  cache_.begin() + static_cast<std::ptrdiff_t>(i) + 1);
+      break;
+    }
+  }
+  if (!block) {
+    auto loaded = LoadBlock(b);
+    if (!loaded.ok()) return nullptr;
+    block = std::move(loaded).value();
+    std::lock_guard<std::mutex> lock(mu_);
+    cache_.insert(cache_.begin(), {b, block});
+    if (cache_.size() > kCachedBlocks) cache_.pop_back();
+  }
+  const auto& records = block->records;
+  auto r = std::lower_bound(records.begin(), records.end(), path,
+                            [](const ShardChecksRef& x, std::string_view p) { return x.path() < p; });
+  if (r == records.end() || r->path() != path) return nullptr;
+  return ShardChecksPtr(block, &*r);
+}
+
+bool ChecksSidecar::Cursor::Next() {
+  if (!status_.ok()) return false;
+  if (block_ && at_ + 1 < block_->records.size()) {
+    ++at_;
+    return true;
+  }
+  if (next_block_ >= sidecar_->blocks_.size()) {
+    block_.reset();
+    return false;
+  }
+  auto loaded = sidecar_->LoadBlock(next_block_++);
+  if (!loaded.ok()) {
+    status_ = loaded.status();
+    block_.reset();
+    return false;
+  }
+  block_ = std::move(loaded).value();
+  at_ = 0;
+  return true;
 }
 
 Result<std::vector<std::byte>> EncodeShardChecks(const ShardChecks& c) {
@@ -274,7 +455,7 @@ Result<std::vector<std::byte>> EncodeShardChecks(const ShardChecks& c) {
 
 Result<std::vector<ShardChecks>> DecodeShardChecksList(std::span<const std::byte> bytes) {
   std::vector<ShardChecks> out;
-  Cursor c(bytes.data(), bytes.size());
+  FieldReader c(bytes.data(), bytes.size());
   while (c.left() > 0) {
     ShardChecksRef ref;
     SEDPACK_RETURN_NOT_OK(ParseRecord(c, out.size(), bytes.data(), &ref));
@@ -330,14 +511,19 @@ std::shared_ptr<const ChecksSidecar> LoadChecksFor(const std::string& root, cons
                                                    const WarnFn& warn, FileSystem* fs) {
   const std::string where = SidecarPath(root, kChecksFileName);
   if (!PathExists(where, fs)) return nullptr;
-  auto bytes = ReadFileBytesBeneath(root, ChecksRelative(), kMaxChecksBytes, fs);
-  if (!bytes.ok()) {
-    if (bytes.status().code() != StatusCode::kNotFound) {
-      Warn(warn, where + " is unreadable (" + bytes.status().message() + "); reads check the recorded hashes");
+  auto file = OpenFileBeneath(root, ChecksRelative(), fs);
+  if (!file.ok()) {
+    if (file.status().code() != StatusCode::kNotFound) {
+      Warn(warn, where + " is unreadable (" + file.status().message() + "); reads check the recorded hashes");
     }
     return nullptr;
   }
-  auto parsed = ChecksSidecar::Parse(std::move(bytes).value());
+  if (file->size > kMaxChecksBytes) {
+    Warn(warn, where + " is damaged (" + std::to_string(file->size) +
+                   " bytes, more than a checks sidecar has); ignoring it, reads check the recorded hashes");
+    return nullptr;
+  }
+  auto parsed = ChecksSidecar::Open(std::move(file->fd), file->size, file->path, fs);
   if (!parsed.ok()) {
     Warn(warn, where + " is damaged (" + parsed.status().message() + "); ignoring it, reads check the recorded hashes");
     return nullptr;
@@ -364,11 +550,18 @@ Status WriteChecks(const std::string& root, const DatasetInfoDigest& digest, con
     SEDPACK_ASSIGN_OR_RETURN(std::vector<std::byte> e, EncodeShardChecks(r));
     encoded.push_back(std::move(e));
   }
-  std::vector<std::span<const std::byte>> all;
-  all.reserve((carried ? carried->size() : 0) + encoded.size());
+  // The carried records first, so that a new record of the same path wins.
+  std::vector<std::vector<std::byte>> kept;
   if (carried) {
-    for (std::size_t i = 0; i < carried->size(); ++i) all.push_back(carried->record(i).encoded());
+    kept.reserve(carried->size());
+    for (auto c = carried->Records(); c.Next();) {
+      const auto e = c.record().encoded();
+      kept.emplace_back(e.begin(), e.end());
+    }
   }
+  std::vector<std::span<const std::byte>> all;
+  all.reserve(kept.size() + encoded.size());
+  for (const auto& e : kept) all.push_back(e);
   for (const auto& e : encoded) all.push_back(e);
   // As WriteSidecar, through `fs`.
   SEDPACK_RETURN_NOT_OK(CheckStaysBeneath(root, ChecksRelative(), fs));

@@ -13,12 +13,15 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <span>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "codecs/decode_points_internal.h"
+#include "io/beneath.h"
 #include "sedpack/io/file_system.h"
 #include "sedpack/status.h"
 #include "sedpack/types.h"
@@ -83,26 +86,86 @@ class ShardChecksRef {
   std::span<const std::byte> encoded_;
 };
 
-/// A parsed, validated checks.bin.
+/// A record of a sidecar and what keeps its bytes alive.
+using ShardChecksPtr = std::shared_ptr<const ShardChecksRef>;
+
+/// A validated checks.bin, read a block of records at a time. Opening it reads
+/// the whole file once - its checksum and every record are validated as
+/// Parse's comment says - but keeps only a sparse index: the first path, the
+/// place and a checksum of each block of about kBlockBytes of records (some
+/// 1/200 of the file). Find reads the one block that can hold a path (the
+/// last few stay cached) and checks it against the checksum taken when the
+/// file was validated, through the descriptor opened then: a file replaced
+/// since is never mixed in. So a reader's memory does not grow with the
+/// dataset's shard count. Thread-safe.
 class ChecksSidecar {
  public:
+  static constexpr std::size_t kBlockBytes = 16u << 10;
+  static constexpr std::size_t kCachedBlocks = 8;
+
   /// Validate `bytes` as a whole (magic, version, size, checksum) and every
   /// record (counts against the bytes left before anything is sized from
   /// them, points ascending inside the file, ranges inside decoded_size,
   /// paths strictly ascending). Corruption saying what is wrong otherwise.
   static Result<std::shared_ptr<const ChecksSidecar>> Parse(std::vector<std::byte> bytes);
+  /// The same of the open file `fd` (`size` bytes; `path` for messages),
+  /// read through `fs` (null: CurrentFileSystem()) in pieces of 1 MiB.
+  static Result<std::shared_ptr<const ChecksSidecar>> Open(FileDescriptor fd, std::uint64_t size,
+                                                           std::string path, FileSystem* fs);
+  ~ChecksSidecar();
+  ChecksSidecar(const ChecksSidecar&) = delete;
+  ChecksSidecar& operator=(const ChecksSidecar&) = delete;
 
   const DatasetInfoDigest& digest() const { return digest_; }
-  std::size_t size() const { return records_.size(); }
-  const ShardChecksRef& record(std::size_t i) const { return records_[i]; }
-  /// The record of `path`, or null (binary search: the paths are sorted).
-  const ShardChecksRef* Find(std::string_view path) const;
+  /// Number of records.
+  std::size_t size() const { return count_; }
+  /// The record of `path`, or null: none, or its block no longer reads as it
+  /// did when validated (the caller then checks the recorded hashes).
+  ShardChecksPtr Find(std::string_view path) const;
+
+  /// Every record in path order, a block at a time.
+  class Cursor {
+   public:
+    /// To the next record: false at the end, or on an error (status()).
+    bool Next();
+    const ShardChecksRef& record() const { return block_->records[at_]; }
+    const Status& status() const { return status_; }
+
+   private:
+    friend class ChecksSidecar;
+    struct Block {  // a block's bytes and its records, read in place
+      std::vector<std::byte> bytes;
+      std::vector<ShardChecksRef> records;
+    };
+    explicit Cursor(const ChecksSidecar* s) : sidecar_(s) {}
+    const ChecksSidecar* sidecar_;
+    std::size_t next_block_ = 0, at_ = 0;
+    std::shared_ptr<const Block> block_;
+    Status status_;
+  };
+  Cursor Records() const { return Cursor(this); }
 
  private:
+  struct BlockInfo {
+    std::string first_path;
+    std::uint64_t offset = 0, size = 0, checksum = 0;
+    std::uint32_t records = 0;
+  };
   ChecksSidecar() = default;
-  std::vector<std::byte> bytes_;
+  Status ReadAt(std::uint64_t offset, std::span<std::byte> out) const;
+  Status Validate();
+  Result<std::shared_ptr<const Cursor::Block>> LoadBlock(std::size_t b) const;
+
+  std::vector<std::byte> bytes_;  // Parse's source; else fd_
+  FileDescriptor fd_;
+  FileSystem* fs_ = nullptr;
+  std::string path_;
+  std::uint64_t file_size_ = 0;
   DatasetInfoDigest digest_{};
-  std::vector<ShardChecksRef> records_;
+  std::size_t count_ = 0;
+  std::vector<BlockInfo> blocks_;
+  mutable std::mutex mu_;
+  mutable std::vector<std::pair<std::size_t, std::shared_ptr<const Cursor::Block>>> cache_;  // most recent first
 };
 
 /// The encoded form of one record (what ShardChecksRef::encoded() returns).

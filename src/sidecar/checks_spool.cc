@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <cstring>
 #include <map>
+#include <optional>
 #include <queue>
 #include <random>
 #include <sstream>
@@ -114,14 +115,17 @@ Status MergeRuns(FileSystem& files, const ChecksSidecar* carried, const std::vec
   }
   std::vector<std::unique_ptr<RunReader>> readers;
   // Source 0 is the carried sidecar (its records in order), source i+1 run i.
-  std::size_t carried_next = 0;
+  std::optional<ChecksSidecar::Cursor> old;
+  if (carried) old.emplace(carried->Records());
   auto current = [&](std::size_t source) -> std::span<const std::byte> {
-    if (source == 0) return carried->record(carried_next - 1).encoded();
+    if (source == 0) return old->record().encoded();
     return readers[source - 1]->record();
   };
   auto advance = [&](std::size_t source) -> bool {
-    if (source == 0) return carried != nullptr && carried_next < carried->size() && ++carried_next > 0;
-    return readers[source - 1]->Next(&st);
+    if (source > 0) return readers[source - 1]->Next(&st);
+    if (!old || old->Next()) return old.has_value();
+    if (!old->status().ok()) st = old->status();
+    return false;
   };
   // Smallest path first; of equal paths the latest source first.
   auto later = [&](std::size_t a, std::size_t b) {

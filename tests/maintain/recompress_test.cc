@@ -122,7 +122,7 @@ void ExpectFreshChecks(const std::string& root) {
     auto list = ListShards(*ds, split);
     ASSERT_TRUE(list.ok());
     for (const ShardInfo& info : *list) {
-      const auto* record = checks->Find(info.file_infos[0].file_path);
+      const auto record = checks->Find(info.file_infos[0].file_path);
       ASSERT_NE(record, nullptr) << info.file_infos[0].file_path;
       auto bytes = ReadFileBytes(root + "/" + info.file_infos[0].file_path);
       ASSERT_TRUE(bytes.ok());

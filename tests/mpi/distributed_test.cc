@@ -517,7 +517,7 @@ std::vector<sidecar_internal::ShardChecks> ExpectSidecarCoversEveryShard(const s
   EXPECT_EQ(checks->size(), shards->size());
   for (const ShardInfo& info : *shards) {
     const std::string& rel = info.file_infos[0].file_path;
-    const auto* record = checks->Find(rel);
+    const auto record = checks->Find(rel);
     EXPECT_NE(record, nullptr) << rel;
     if (!record) continue;
     auto bytes = ReadFileBytes(root + "/" + rel);

@@ -120,7 +120,7 @@ TEST(ChecksSidecarTest, FillerRecordsEveryShardAndAppendsCarryThemOver) {
   EXPECT_EQ(checks->size(), shards.size());
   for (const ShardInfo& info : shards) {
     const std::string& rel = info.file_infos[0].file_path;
-    const auto* record = checks->Find(rel);
+    const auto record = checks->Find(rel);
     ASSERT_NE(record, nullptr) << rel;
     const std::vector<std::byte> file = ReadAll(ds->PathOf(rel));
     EXPECT_EQ(record->stored_size(), file.size());
@@ -188,7 +188,7 @@ TEST(ChecksSidecarTest, RangeReaderOverDecodedBytesOfACompressedShard) {
   ASSERT_OK_AND_ASSIGN(OneShard one, MakeOneShard(tmp.path() + "/ds", Compression::kZstd, 100, 8));
   const auto& ds = one.ds;
   const std::vector<ShardInfo> shards = {one.shard};
-  const auto* record = one.checks->Find(shards[0].file_infos[0].file_path);
+  const auto record = one.checks->Find(shards[0].file_infos[0].file_path);
   ASSERT_NE(record, nullptr);
   ASSERT_OK_AND_ASSIGN(auto decoded, ReadShard(*ds, shards[0]));
   // The decoded FlatBuffer: the ranges are offsets into it.

@@ -1,10 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
 // The checks sidecar's byte form: records round-trip, and anything damaged or
 // hostile (even with a valid file checksum) is refused cleanly.
+#include <cstdio>
 #include <cstring>
+#include <fstream>
 
 #include "codecs/decode_points_internal.h"
 #include "core/endian_internal.h"
+#include "sedpack/io/file.h"
 #include "sidecar/checks_internal.h"
 #include "support/test_support.h"
 
@@ -13,6 +16,7 @@ namespace {
 
 using sidecar_internal::ChecksSidecar;
 using sidecar_internal::ShardChecks;
+using testing::TempDir;
 
 ShardChecks Record(const std::string& path, std::uint32_t examples) {
   ShardChecks c;
@@ -51,9 +55,11 @@ TEST(ChecksFileTest, RecordsRoundTripSortedAndFoundByPath) {
   EXPECT_EQ(bytes.size(), 64 + 8 + (40 + 10 + 32 + 3 * 24) + (40 + 11) + (40 + 9 + 32 + 24));
   ASSERT_OK_AND_ASSIGN(auto parsed, ChecksSidecar::Parse(bytes));
   ASSERT_EQ(parsed->size(), 3u);
-  EXPECT_EQ(parsed->record(0).path(), "test/c.fb");
+  auto first = parsed->Records();
+  ASSERT_TRUE(first.Next());
+  EXPECT_EQ(first.record().path(), "test/c.fb");
   for (const ShardChecks& r : records) {
-    const auto* found = parsed->Find(r.path);
+    const auto found = parsed->Find(r.path);
     ASSERT_NE(found, nullptr) << r.path;
     EXPECT_EQ(found->ToChecks(), r);
   }
@@ -63,7 +69,8 @@ TEST(ChecksFileTest, RecordsRoundTripSortedAndFoundByPath) {
   ShardChecks newer = Record("train/b.fb", 1);
   ASSERT_OK_AND_ASSIGN(auto replaced, ChecksSidecar::Parse(File({records[0], newer})));
   ASSERT_EQ(replaced->size(), 1u);
-  EXPECT_EQ(replaced->record(0).ToChecks(), newer);
+  ASSERT_NE(replaced->Find("train/b.fb"), nullptr);
+  EXPECT_EQ(replaced->Find("train/b.fb")->ToChecks(), newer);
   // The records concatenated (as ranks send them) decode the same.
   std::vector<std::byte> wire;
   for (const auto& r : records) {
@@ -130,6 +137,93 @@ TEST(ChecksFileTest, HostileRecordsWithAValidChecksumAreRefused) {
   bad = Record("train/a.fb", 2);
   bad.values.pop_back();
   EXPECT_FALSE(sidecar_internal::EncodeShardChecks(bad).ok());
+}
+
+// Many blocks, read from the file: every record is found and visited in order,
+// while the reader holds a few blocks, never the file.
+TEST(ChecksFileTest, AFileOfManyBlocksIsReadABlockAtATime) {
+  TempDir tmp;
+  std::vector<ShardChecks> records;
+  for (int i = 0; i < 3000; ++i) {
+    char name[32];
+    std::snprintf(name, sizeof(name), "train/s%05d.fb", i);
+    records.push_back(Record(name, static_cast<std::uint32_t>(i % 3)));
+  }
+  const std::vector<std::byte> bytes = File(records);
+  ASSERT_GT(bytes.size(), 15 * ChecksSidecar::kBlockBytes);
+  const std::string root = tmp.path();
+  ASSERT_OK(CreateDirectories(root + "/.sedpack-hpc"));
+  ASSERT_OK(WriteFileAtomic(root + "/.sedpack-hpc/checks.bin", bytes));
+  std::vector<std::string> warnings;
+  auto checks = sidecar_internal::LoadChecksFor(root, DatasetInfoDigest{std::byte{7}},
+                                                [&](const std::string& w) { warnings.push_back(w); });
+  ASSERT_NE(checks, nullptr) << (warnings.empty() ? "" : warnings[0]);
+  ASSERT_EQ(checks->size(), records.size());
+  for (std::size_t i = 0; i < records.size(); i += 7) {
+    const auto found = checks->Find(records[i].path);
+    ASSERT_NE(found, nullptr) << records[i].path;
+    EXPECT_EQ(found->ToChecks(), records[i]);
+  }
+  EXPECT_EQ(checks->Find("train/s00000.fa"), nullptr);  // before the first
+  EXPECT_EQ(checks->Find("train/s01500.fc"), nullptr);  // between two
+  EXPECT_EQ(checks->Find("train/zz.fb"), nullptr);      // after the last
+  std::size_t n = 0;
+  auto c = checks->Records();
+  while (c.Next()) {
+    ASSERT_LT(n, records.size());
+    EXPECT_EQ(c.record().path(), records[n].path);
+    ++n;
+  }
+  ASSERT_OK(c.status());
+  EXPECT_EQ(n, records.size());
+  EXPECT_TRUE(warnings.empty());
+}
+
+// The file changes after it was validated: a sidecar replaced by a new one
+// (an atomic rename) is still read as validated, through the descriptor
+// opened then; bytes changed in place are never trusted (no record is found
+// in a changed block, and a walk over the records fails).
+TEST(ChecksFileTest, AFileChangedAfterValidationIsNeverMixedIn) {
+  TempDir tmp;
+  std::vector<ShardChecks> records;
+  for (int i = 0; i < 2000; ++i) records.push_back(Record("train/s" + std::to_string(10000 + i) + ".fb", 1));
+  const std::string root = tmp.path(), file = root + "/.sedpack-hpc/checks.bin";
+  ASSERT_OK(CreateDirectories(root + "/.sedpack-hpc"));
+  ASSERT_OK(WriteFileAtomic(file, File(records)));
+  const DatasetInfoDigest digest{std::byte{7}};
+  auto checks = sidecar_internal::LoadChecksFor(root, digest, nullptr);
+  ASSERT_NE(checks, nullptr);
+  std::vector<ShardChecks> other = records;
+  for (auto& r : other) r.stored_checksum = 0x9999;
+  ASSERT_OK(WriteFileAtomic(file, File(other)));
+  for (std::size_t i = 0; i < records.size(); i += 101) {
+    const auto found = checks->Find(records[i].path);
+    ASSERT_NE(found, nullptr);
+    EXPECT_EQ(found->stored_checksum(), 0x1234u);
+  }
+  // In place: one byte of a record in the middle.
+  auto in_place = sidecar_internal::LoadChecksFor(root, digest, nullptr);
+  ASSERT_NE(in_place, nullptr);
+  {
+    std::fstream f(file, std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(static_cast<std::streamoff>(File(other).size() / 2));
+    f.put('\x5a');
+  }
+  std::size_t missing = 0;
+  for (const auto& r : other) {
+    const auto found = in_place->Find(r.path);
+    if (!found) {
+      ++missing;
+    } else {
+      EXPECT_EQ(found->stored_checksum(), 0x9999u);
+    }
+  }
+  EXPECT_GT(missing, 0u);
+  EXPECT_LT(missing, 200u);  // one block's records, not the file's
+  auto c = in_place->Records();
+  while (c.Next()) {
+  }
+  EXPECT_EQ(c.status().code(), StatusCode::kCorruption);
 }
 
 }  // namespace
