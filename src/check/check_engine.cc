@@ -28,6 +28,7 @@
 #include "sedpack/codecs/hash.h"
 #include "sedpack/metadata/paths.h"
 #include "sidecar/checks_internal.h"
+#include "sidecar/checks_spool_internal.h"
 #include "sidecar/sidecar_internal.h"
 
 namespace sedpack {
@@ -37,13 +38,28 @@ using namespace check_internal;
 using Clock = std::chrono::steady_clock;
 
 // A deep check of a dataset without a fresh checks sidecar records one from
-// the shards it read whose every recorded hash matched (thread-safe).
+// the shards it read whose every recorded hash matched (thread-safe). The
+// records go to a spool file under the dataset's .sedpack-hpc/ as they come,
+// not to memory: a check of millions of shards holds a run of 1 MiB. A spool
+// that fails (a read-only dataset) only means no sidecar.
 struct ChecksCollector {
   std::mutex mu;
-  std::vector<sidecar_internal::ShardChecks> records;
-  void Add(sidecar_internal::ShardChecks c) {
+  std::unique_ptr<sidecar_internal::ChecksSpool> spool;
+  Status status;
+  void Start(const Dataset& ds) {
+    spool = std::make_unique<sidecar_internal::ChecksSpool>(ds.root(), ds.file_system());
+  }
+  void Add(const sidecar_internal::ShardChecks& c) {
     std::lock_guard<std::mutex> lock(mu);
-    records.push_back(std::move(c));
+    if (spool && status.ok()) status = spool->Add(c);
+  }
+  // The runs to merge, or an error if not every record was kept.
+  Result<std::vector<sidecar_internal::ChecksRun>> Runs() {
+    std::lock_guard<std::mutex> lock(mu);
+    if (!spool) return Status::InvalidArgument("no checks recorded");
+    if (status.ok()) status = spool->Flush();
+    if (!status.ok()) return status;
+    return spool->runs();
   }
 };
 
@@ -370,7 +386,7 @@ class TreeChecker {
     const auto n = static_cast<std::int64_t>(read->num_examples);
     report->examples_checked += static_cast<std::uint64_t>(n);
     if (collector_ && n == recorded_examples && !algos_.empty() && read->hashes == file.hash_checksums) {
-      collector_->Add(std::move(read->checks));
+      collector_->Add(read->checks);
     }
     if (n != recorded_examples) {
       AddProblem(report, CheckProblem::Kind::kCountMismatch, rel,
@@ -647,26 +663,40 @@ std::optional<DatasetInfoDigest> ChecksToRecord(const Dataset& ds, const CheckOp
 // sidecar if dataset_info.json is still the one the check started from.
 // Collective when `co.deep`.
 Status GatherAndWriteChecks(Comm& comm, const Dataset& ds, const CheckOptions& co,
-                            const std::optional<DatasetInfoDigest>& digest, const ChecksCollector& collector) {
+                            const std::optional<DatasetInfoDigest>& digest, ChecksCollector& collector) {
   if (!co.deep) return Status::OK();
-  std::string mine;
-  for (const auto& c : collector.records) {
-    auto e = sidecar_internal::EncodeShardChecks(c);
-    if (e.ok()) mine.append(reinterpret_cast<const char*>(e->data()), e->size());
-  }
+  // Each rank sends where its records are, "+" and the runs, or "-" when it
+  // has none to give (a failed spool, or no sidecar to record).
+  std::string mine = "-\n";
+  if (auto runs = collector.Runs(); runs.ok()) mine = "+\n" + sidecar_internal::EncodeRuns(*runs);
   SEDPACK_ASSIGN_OR_RETURN(std::vector<std::string> gathered, comm.Gatherv(mine, 0));
-  if (comm.rank() != 0 || !digest) return Status::OK();
-  std::vector<sidecar_internal::ShardChecks> all;
-  for (const std::string& g : gathered) {
-    auto records = sidecar_internal::DecodeShardChecksList(std::as_bytes(std::span<const char>(g.data(), g.size())));
-    if (!records.ok()) return Status::OK();  // a rank's records damaged in transit: no sidecar
-    for (auto& r : *records) all.push_back(std::move(r));
+  std::string done;
+  if (comm.rank() == 0 && digest) {
+    // A rank without records adds none (a sidecar may lack any record: that
+    // shard's reads check its recorded hashes); a damaged message, no sidecar.
+    std::vector<sidecar_internal::ChecksRun> all;
+    bool complete = true;
+    std::uint64_t bytes = 0;
+    for (const std::string& g : gathered) {
+      if (g.rfind("+\n", 0) != 0) continue;
+      auto runs = sidecar_internal::DecodeRuns(g.substr(2));
+      if (!runs.ok()) {
+        complete = false;
+        break;
+      }
+      for (auto& r : *runs) {
+        bytes += r.size;
+        all.push_back(std::move(r));
+      }
+    }
+    auto now = sidecar_internal::InfoDigest(ds.root(), ds.file_system());
+    // Best effort: the check's outcome does not depend on it.
+    if (complete && bytes > 0 && now.ok() && *now == *digest) {
+      (void)sidecar_internal::WriteChecksFromRuns(ds.root(), *digest, nullptr, all, ds.file_system());
+    }
   }
-  auto now = sidecar_internal::InfoDigest(ds.root(), ds.file_system());
-  if (all.empty() || !now.ok() || *now != *digest) return Status::OK();
-  // Best effort: the check's outcome does not depend on it.
-  (void)sidecar_internal::WriteChecks(ds.root(), *digest, nullptr, all, ds.file_system());
-  return Status::OK();
+  // The ranks keep their spool files until rank 0 has read them.
+  return comm.Bcast(&done, 0);
 }
 
 }  // namespace
@@ -681,7 +711,10 @@ Result<CheckReport> RunCheck(Comm& comm, const Dataset& ds, const CheckRunOption
   // Every rank decides for itself; only rank 0's decision writes.
   const std::optional<DatasetInfoDigest> record_checks = ChecksToRecord(ds, co);
   ChecksCollector verified_checks;
-  if (record_checks) checker.CollectChecks(&verified_checks);
+  if (record_checks) {
+    verified_checks.Start(ds);
+    checker.CollectChecks(&verified_checks);
+  }
 
   // 1. Rank 0 checks the root and the top of the tree and cuts the rest into units.
   Findings mine;
