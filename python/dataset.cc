@@ -400,6 +400,16 @@ void RaiseIfProblems(const sp::CheckReport& report, const std::string& root) {
 }
 
 void BindDataset(py::module_& m) {
+  m.def(
+      "slurm_job_id",
+      []() -> std::optional<std::string> {
+        std::string id = sp::SlurmJobId();
+        if (id.empty()) return std::nullopt;
+        return id;
+      },
+      "The job id a SLURM task keeps across requeues (slurm-<array job>-<task>, or slurm-<job>), or None "
+      "outside SLURM: `ds.filler(job_id=sedpack_hpc.slurm_job_id() or \"run-1\")` makes a requeued task "
+      "resume its own shards, as `sedpack generate --append` does under SLURM.");
   py::class_<PyFiller>(m, "DatasetFiller")
       .def("__enter__", &PyFiller::Enter, py::return_value_policy::reference_internal)
       .def("__exit__", &PyFiller::Exit)

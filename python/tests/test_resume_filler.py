@@ -141,3 +141,18 @@ def test_create_exist_ok_opens_the_same_structure_and_refuses_another(tmp_path):
     # A new path is created as without it.
     fresh = Dataset.create(str(tmp_path / "new"), dataset_structure=structure(4), exist_ok=True)
     assert tuple(fresh.dataset_structure.saved_data_description[0].shape) == (4,)
+
+
+@pytest.mark.parametrize("env, expected", [
+    ({"SLURM_ARRAY_JOB_ID": "41", "SLURM_ARRAY_TASK_ID": "3", "SLURM_JOB_ID": "44"}, "slurm-41-3"),
+    ({"SLURM_JOB_ID": "44"}, "slurm-44"),
+    ({}, "None"),
+])
+def test_slurm_job_id_is_the_array_task_across_requeues(env, expected):
+    # A requeued array task gets a new SLURM_JOB_ID but keeps its array job
+    # and task ids: the job id must come from those (a fresh interpreter, as
+    # SLURM starts one per task).
+    clean = {k: v for k, v in os.environ.items() if not k.startswith("SLURM_")}
+    out = subprocess.run([sys.executable, "-c", "import sedpack_hpc; print(sedpack_hpc.slurm_job_id())"],
+                         env={**clean, **env}, capture_output=True, text=True, check=True).stdout.strip()
+    assert out == expected

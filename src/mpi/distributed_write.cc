@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "sedpack/mpi/distributed_write.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <sstream>
+#include <string_view>
 
 #include "sedpack/cancel.h"
 #include "sedpack/io/file.h"
@@ -15,6 +17,7 @@
 #include "metadata/shard_list_info_wire.h"
 
 #include "dataset/checks_write_internal.h"
+#include "journal/journal_internal.h"
 #include "journal/resume_internal.h"
 
 namespace sedpack {
@@ -353,6 +356,15 @@ Status DistributedWriter::FinishJob(bool* may_be_committed) {
     }
   }
   return Status::OK();
+}
+
+std::string SlurmJobId() {
+  std::string id = journal_internal::SlurmJobIdentity();  // "slurm job 17 task 3"
+  for (std::string_view word : {"job ", "task "}) {
+    for (std::size_t at; (at = id.find(word)) != std::string::npos;) id.erase(at, word.size());
+  }
+  std::replace(id.begin(), id.end(), ' ', '-');
+  return id;
 }
 
 }  // namespace sedpack

@@ -22,6 +22,11 @@ namespace journal_internal {
 class JournalWriter;  // project-private (src/journal/journal_internal.h)
 }
 
+/// The job id a SLURM task keeps across requeues, for a resumable writer
+/// (docs/cli.md, "Jobs"): "slurm-<array job id>-<task id>" for an array task,
+/// "slurm-<job id>" for a plain job; empty outside SLURM.
+std::string SlurmJobId();
+
 /// Options for a parallel write.
 struct DistributedWriteOptions {
   /// Per-rank filler settings; relative_path_from_split and auto_update_dataset
