@@ -667,8 +667,7 @@ Status GatherAndWriteChecks(Comm& comm, const Dataset& ds, const CheckOptions& c
   if (!co.deep) return Status::OK();
   // Each rank sends where its records are, "+" and the runs, or "-" when it
   // has none to give (a failed spool, or no sidecar to record).
-  std::string mine = "-\n";
-  if (auto runs = collector.Runs(); runs.ok()) mine = "+\n" + sidecar_internal::EncodeRuns(*runs);
+  const std::string mine = sidecar_internal::RunsMessage(collector.Runs());
   SEDPACK_ASSIGN_OR_RETURN(std::vector<std::string> gathered, comm.Gatherv(mine, 0));
   std::string done;
   if (comm.rank() == 0 && digest) {
@@ -678,13 +677,13 @@ Status GatherAndWriteChecks(Comm& comm, const Dataset& ds, const CheckOptions& c
     bool complete = true;
     std::uint64_t bytes = 0;
     for (const std::string& g : gathered) {
-      if (g.rfind("+\n", 0) != 0) continue;
-      auto runs = sidecar_internal::DecodeRuns(g.substr(2));
+      auto runs = sidecar_internal::ParseRunsMessage(g);
       if (!runs.ok()) {
         complete = false;
         break;
       }
-      for (auto& r : *runs) {
+      if (!runs->has_value()) continue;
+      for (auto& r : **runs) {
         bytes += r.size;
         all.push_back(std::move(r));
       }

@@ -101,8 +101,7 @@ Result<std::unique_ptr<LockFile>> ReserveJobId(const std::string& root, bool ran
 // line "-" says this rank has none to give (its spool failed).
 std::string EncodeChecks(Filler* filler) {
   if (!filler) return std::string();
-  auto runs = FillerAccess::ChecksRuns(*filler);
-  return runs.ok() ? "+\n" + sidecar_internal::EncodeRuns(*runs) : std::string("-\n");
+  return sidecar_internal::RunsMessage(FillerAccess::ChecksRuns(*filler));
 }
 
 // Rank 0, after the commit: the sidecar with every rank's records, merged
@@ -114,10 +113,9 @@ void CommitGatheredChecks(const std::string& root, FileSystem* fs, const Filler*
   std::vector<sidecar_internal::ChecksRun> all;
   for (const std::string& g : gathered) {
     if (g.empty()) continue;  // a rank without a filler
-    if (g.rfind("+\n", 0) != 0) return;
-    auto runs = sidecar_internal::DecodeRuns(g.substr(2));
-    if (!runs.ok()) return;
-    all.insert(all.end(), runs->begin(), runs->end());
+    auto runs = sidecar_internal::ParseRunsMessage(g);
+    if (!runs.ok() || !runs->has_value()) return;
+    all.insert(all.end(), (*runs)->begin(), (*runs)->end());
   }
   dataset_internal::CommitChecks(root, filler ? FillerAccess::Carried(*filler) : nullptr, all, fs);
 }

@@ -194,6 +194,16 @@ Result<std::vector<ChecksRun>> DecodeRuns(const std::string& text) {
   return out;
 }
 
+std::string RunsMessage(const Result<std::vector<ChecksRun>>& runs) {
+  return runs.ok() ? "+\n" + EncodeRuns(*runs) : std::string("-\n");
+}
+
+Result<std::optional<std::vector<ChecksRun>>> ParseRunsMessage(const std::string& message) {
+  if (message.rfind("+\n", 0) != 0) return std::optional<std::vector<ChecksRun>>();
+  SEDPACK_ASSIGN_OR_RETURN(std::vector<ChecksRun> runs, DecodeRuns(message.substr(2)));
+  return std::optional<std::vector<ChecksRun>>(std::move(runs));
+}
+
 ChecksSpool::ChecksSpool(std::string root, FileSystem* fs) : root_(std::move(root)), fs_(fs) {}
 
 ChecksSpool::~ChecksSpool() {

@@ -11,6 +11,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -34,6 +35,12 @@ struct ChecksRun {
 /// Text form of runs, to send them to another rank ("size offset path" lines).
 std::string EncodeRuns(const std::vector<ChecksRun>& runs);
 Result<std::vector<ChecksRun>> DecodeRuns(const std::string& text);
+/// One rank's runs as a message for a gather: "+\n" and EncodeRuns, or "-\n"
+/// when the rank has none to give (its spool failed).
+std::string RunsMessage(const Result<std::vector<ChecksRun>>& runs);
+/// The runs of a RunsMessage; nullopt for "-" (or anything but "+"),
+/// Corruption if the runs are damaged.
+Result<std::optional<std::vector<ChecksRun>>> ParseRunsMessage(const std::string& message);
 
 /// One writer's spool. Not thread-safe: callers hold their own lock.
 class ChecksSpool {
