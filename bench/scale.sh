@@ -3,7 +3,8 @@
 # shape of the measurement). For each size: shards, lists and examples
 # per second and peak RSS of
 #   generate (1 rank), cat --limit 1, get of the last example (no index),
-#   index build, get of the last example (with the index), verify at 1 rank (one
+#   index build (1 rank, then 2, which must give the same bytes), get of the
+#   last example (with the index), verify at 1 rank (one
 #   thread, then all cores) and 2 ranks.
 # Peak RSS is GNU time's "Maximum resident set size" of the process (the largest
 # rank's for mpirun runs, as mpirun reports its children's maximum).
@@ -61,6 +62,9 @@ PY
   run "get last (no index)" 1 examples "$BIN" get "$DS" --split train --index $((n - 1))
   run "index build" "$n" shards "$BIN" index build "$DS"
   run "get last (index)" 1 examples "$BIN" get "$DS" --split train --index $((n - 1))
+  cp "$DS/.sedpack-hpc/index.bin" "$WORK/index.serial"
+  run "index build, 2 ranks" "$n" shards mpirun -n 2 "$BIN" index build "$DS"
+  cmp -s "$DS/.sedpack-hpc/index.bin" "$WORK/index.serial" || { echo "scale.sh: the 2-rank index differs from the 1-rank one" >&2; exit 1; }
   run "verify, 1 rank, 1 thread" "$n" shards "$BIN" verify "$DS" -j 1
   run "verify, 1 rank, all cores" "$n" shards "$BIN" verify "$DS"
   run "verify, 2 ranks" "$n" shards mpirun -n 2 "$BIN" verify "$DS"

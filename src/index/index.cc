@@ -171,14 +171,10 @@ std::vector<std::byte> EncodeIndexHeader(const DatasetInfoDigest& digest, const 
   return head;
 }
 
-
-namespace {
-
-// The index file as a sequence of pieces handed to `sink`: the header, then per
-// split its path bytes as they are in `contents` (so that writing it never
-// needs a second copy of every path) and its rows and offsets arrays (built
-// here, 16 bytes per shard). The journaled build writes the same bytes in the
-// same places (index_build_journaled.cc).
+// The header, then per split its path bytes as they are in `contents` (so
+// that writing it never needs a second copy of every path) and its rows and
+// offsets arrays (built here, 16 bytes per shard). The journaled build writes
+// the same bytes in the same places (index_build_journaled.cc).
 Status EncodeIndexTo(const IndexContents& contents, const ByteSink& sink) {
   bool seen[3] = {false, false, false};
   int last = -1;
@@ -231,8 +227,6 @@ Status EncodeIndexTo(const IndexContents& contents, const ByteSink& sink) {
   }
   return Status::OK();
 }
-
-}  // namespace
 
 Result<std::vector<std::byte>> EncodeIndex(const IndexContents& contents) {
   std::vector<std::byte> out;

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "journal/entries_internal.h"
+#include "sedpack/io/file.h"
 #include "sedpack/index/index.h"
 #include "sedpack/status.h"
 
@@ -23,6 +24,10 @@ namespace sedpack {
 /// Serialize (little-endian, see docs/format.md). InvalidArgument on contents that
 /// cannot be represented (duplicate splits, a count overflowing uint64).
 Result<std::vector<std::byte>> EncodeIndex(const IndexContents& contents);
+/// The same bytes as a sequence of pieces handed to `sink`, each path byte
+/// straight from `contents` (writing an index this way never holds a second
+/// copy of it).
+Status EncodeIndexTo(const IndexContents& contents, const ByteSink& sink);
 
 /// Where this library puts a split's regions in an index file: its path
 /// bytes at `strings` (right after the header, or the previous split's

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <optional>
 #include <unordered_set>
 
 #include "comm/status_wire.h"
@@ -183,73 +184,170 @@ Status PlanUnits(const Dataset& ds, int ranks, int per_rank, const KnownSubtrees
   return Status::OK();
 }
 
-// Rank 0: every rank's reply joined into `contents` in read order (a list
-// reached from two subtrees, or already read by the planner, is the repeat the
-// sequential reader refuses); then the index is encoded and, with
-// options.write, written.
-Status JoinReplies(const std::string& root, const DistributedIndexOptions& options, int size,
-                   const std::vector<std::string>& visited, const std::vector<std::string>& gathered,
-                   std::vector<Unit>& units, IndexContents& contents, std::uint64_t* kept_inside) {
-  std::unordered_set<std::string> lists(visited.begin(), visited.end());
-  for (const Unit& u : units) {
-    for (const std::string& p : u.kept_lists) {
-      if (!lists.insert(p).second) return dataset_internal::RepeatedShardsList(p);
+// What a rank walked of one subtree unit: its shards in read order, the lists
+// it read, and how many stopped runs' subtrees it kept inside.
+struct WalkedUnit {
+  std::uint64_t id = 0;
+  IndexedSplit part;
+  std::vector<std::string> seen;
+  std::uint64_t kept = 0;
+};
+
+// A rank's walked units go to rank 0 in rounds of at most about kChunkBytes a
+// rank, never as one message: at a million shards one message held the whole
+// index three times over on rank 0 (the sender's text, MPI's receive buffer,
+// the split copies), 548 MB at 2 ranks against the 129 MB of a one-process
+// build (DistributedIndexOptions::message_bytes). Each message is a run of records, in walk order:
+//   S <unit> <path> <examples>   a shard of the unit
+//   L <path>                     a shards list the walk read
+//   K <unit> <kept>              the unit's end (and its kept subtrees)
+constexpr std::size_t kChunkBytes = std::size_t{2} << 20;
+
+class ReplyChunks {
+ public:
+  ReplyChunks(const std::vector<WalkedUnit>& walked, std::size_t bytes)
+      : walked_(walked), bytes_(bytes == 0 ? kChunkBytes : bytes) {}
+  bool done() const { return unit_ >= walked_.size(); }
+  std::string Next() {
+    std::string out;
+    while (!done() && out.size() < bytes_) {
+      const WalkedUnit& w = walked_[unit_];
+      if (shard_ < w.part.shard_paths.size()) {
+        Put(&out, "S");
+        PutNumber(&out, w.id);
+        Put(&out, w.part.shard_paths[shard_]);
+        PutNumber(&out, w.part.shard_examples[shard_]);
+        ++shard_;
+      } else if (list_ < w.seen.size()) {
+        Put(&out, "L");
+        Put(&out, w.seen[list_]);
+        ++list_;
+      } else {
+        Put(&out, "K");
+        PutNumber(&out, w.id);
+        PutNumber(&out, w.kept);
+        ++unit_;
+        shard_ = list_ = 0;
+      }
+    }
+    return out;
+  }
+
+ private:
+  const std::vector<WalkedUnit>& walked_;
+  std::size_t bytes_;
+  std::size_t unit_ = 0, shard_ = 0, list_ = 0;
+};
+
+// Rank 0: the walked units joined into `units` as they arrive (a list reached
+// from two subtrees, or already read by the planner, is the repeat the
+// sequential reader refuses); then, in Finish, into `contents` in read order,
+// encoded and, with options.write, written.
+class ReplyJoiner {
+ public:
+  ReplyJoiner(const std::vector<std::string>& visited, std::vector<Unit>& units, IndexContents& contents)
+      : lists_(visited.begin(), visited.end()), units_(units), contents_(contents) {
+    for (const Unit& u : units_) {
+      for (const std::string& p : u.kept_lists) {
+        if (!lists_.insert(p).second) status_ = dataset_internal::RepeatedShardsList(p);
+      }
     }
   }
-  for (std::size_t r = 0; r < gathered.size(); ++r) {
-    Fields in(gathered[r]);
-    SEDPACK_ASSIGN_OR_RETURN(std::string_view st_text, in.Next());
-    const Status st = DecodeStatus(std::string(st_text));
-    if (!st.ok()) return st.WithPrefix(size > 1 ? "rank " + std::to_string(r) + ": " : "");
-    while (!in.done()) {
-      SEDPACK_ASSIGN_OR_RETURN(std::uint64_t id, in.Number());
-      if (id >= units.size() || !units[id].plan.subtree) return Status::Corruption("bad unit in index reply");
-      Unit& u = units[id];
-      u.shards.split = contents.splits[u.plan.root].split;
-      SEDPACK_ASSIGN_OR_RETURN(std::uint64_t n, in.Number());
-      for (std::uint64_t k = 0; k < n; ++k) {
-        SEDPACK_ASSIGN_OR_RETURN(std::string_view p, in.Next());
-        SEDPACK_ASSIGN_OR_RETURN(std::uint64_t e, in.Number());
-        SEDPACK_RETURN_NOT_OK(u.shards.shard_paths.Add(p));
-        u.shards.shard_examples.push_back(e);
-      }
-      SEDPACK_ASSIGN_OR_RETURN(std::uint64_t nv, in.Number());
-      for (std::uint64_t k = 0; k < nv; ++k) {
-        SEDPACK_ASSIGN_OR_RETURN(std::string_view p, in.Next());
-        // Subtrees are walked apart; a list reached from two of them is the
-        // repeat the sequential reader refuses.
-        if (!lists.insert(std::string(p)).second) {
-          return dataset_internal::RepeatedShardsList(p);
-        }
-      }
-      SEDPACK_ASSIGN_OR_RETURN(std::uint64_t k, in.Number());
-      *kept_inside += k;
+  const Status& status() const { return status_; }
+  std::uint64_t kept_inside() const { return kept_inside_; }
+  void Fail(Status st) {
+    if (status_.ok()) status_ = std::move(st);
+  }
+
+  // Rank 0's own walk, moved in without a copy.
+  void AddOwn(std::vector<WalkedUnit>&& walked) {
+    for (WalkedUnit& w : walked) {
+      if (!status_.ok()) return;
+      Unit* u = UnitFor(w.id);
+      if (!u) return;
+      w.part.split = u->shards.split;
+      u->shards = std::move(w.part);
+      for (const std::string& p : w.seen) SeeList(p);
+      kept_inside_ += w.kept;
     }
   }
-  for (Unit& u : units) {
-    IndexedSplit& s = contents.splits[u.plan.root];
-    SEDPACK_RETURN_NOT_OK(s.shard_paths.Append(std::move(u.shards.shard_paths)));
-    s.shard_examples.insert(s.shard_examples.end(), u.shards.shard_examples.begin(),
-                            u.shards.shard_examples.end());
-    std::vector<std::uint64_t>().swap(u.shards.shard_examples);
+
+  // A message of records from another rank.
+  void AddChunk(std::string_view chunk) {
+    Fields in(chunk);
+    while (status_.ok() && !in.done()) Fail(AddRecord(in));
   }
-  SEDPACK_ASSIGN_OR_RETURN(DatasetInfoDigest after, DatasetInfoSha256(root));
-  if (after != contents.dataset_info_sha256) {
-    return Status::IOError(root, "/dataset_info.json changed while the index was built");
+
+  Status Finish(const std::string& root, const DistributedIndexOptions& options) {
+    SEDPACK_RETURN_NOT_OK(status_);
+    for (Unit& u : units_) {
+      IndexedSplit& s = contents_.splits[u.plan.root];
+      SEDPACK_RETURN_NOT_OK(s.shard_paths.Append(std::move(u.shards.shard_paths)));
+      s.shard_examples.insert(s.shard_examples.end(), u.shards.shard_examples.begin(),
+                              u.shards.shard_examples.end());
+      std::vector<std::uint64_t>().swap(u.shards.shard_examples);
+    }
+    SEDPACK_ASSIGN_OR_RETURN(DatasetInfoDigest after, DatasetInfoSha256(root));
+    if (after != contents_.dataset_info_sha256) {
+      return Status::IOError(root, "/dataset_info.json changed while the index was built");
+    }
+    // Streamed: the file is about as large as the paths, which are in memory once already.
+    if (!options.write) return EncodeIndexTo(contents_, [](std::span<const std::byte>) { return Status::OK(); });
+    return WriteSidecarStreamed(root, kIndexFileName,
+                                [this](const ByteSink& sink) { return EncodeIndexTo(contents_, sink); });
   }
-  SEDPACK_ASSIGN_OR_RETURN(std::vector<std::byte> bytes, EncodeIndex(contents));
-  if (options.write) SEDPACK_RETURN_NOT_OK(WriteSidecar(root, kIndexFileName, bytes));
-  return Status::OK();
-}
+
+ private:
+  Unit* UnitFor(std::uint64_t id) {
+    if (id >= units_.size() || !units_[id].plan.subtree) {
+      Fail(Status::Corruption("bad unit in index reply"));
+      return nullptr;
+    }
+    Unit& u = units_[id];
+    u.shards.split = contents_.splits[u.plan.root].split;
+    return &u;
+  }
+  void SeeList(std::string_view p) {
+    // Subtrees are walked apart; a list reached from two of them is the
+    // repeat the sequential reader refuses.
+    if (!lists_.insert(std::string(p)).second) Fail(dataset_internal::RepeatedShardsList(p));
+  }
+  Status AddRecord(Fields& in) {
+    SEDPACK_ASSIGN_OR_RETURN(std::string_view kind, in.Next());
+    if (kind == "L") {
+      SEDPACK_ASSIGN_OR_RETURN(std::string_view p, in.Next());
+      SeeList(p);
+      return Status::OK();
+    }
+    SEDPACK_ASSIGN_OR_RETURN(std::uint64_t id, in.Number());
+    Unit* u = UnitFor(id);
+    if (!u) return status_;
+    if (kind == "S") {
+      SEDPACK_ASSIGN_OR_RETURN(std::string_view p, in.Next());
+      SEDPACK_ASSIGN_OR_RETURN(std::uint64_t e, in.Number());
+      SEDPACK_RETURN_NOT_OK(u->shards.shard_paths.Add(p));
+      u->shards.shard_examples.push_back(e);
+      return Status::OK();
+    }
+    if (kind != "K") return Status::Corruption("bad record in index reply");
+    SEDPACK_ASSIGN_OR_RETURN(std::uint64_t k, in.Number());
+    kept_inside_ += k;
+    return Status::OK();
+  }
+
+  std::unordered_set<std::string> lists_;
+  std::vector<Unit>& units_;
+  IndexContents& contents_;
+  Status status_;
+  std::uint64_t kept_inside_ = 0;
+};
 
 // A rank's walk of the subtrees in its task message (after the journal
 // spec); each one walked is journaled when `spec` names a job, and the
 // subtrees of stopped runs found inside it are kept (`known`: rank 0's, which
-// read them already; others read them when `spec` says there are some). The
-// reply holds the status first, then the walked subtrees.
-std::string WalkTasks(const std::string& root, Fields& in, const JournalSpec& spec, int rank,
-                      const KnownSubtrees* known) {
-  std::string body;
+// read them already; others read them when `spec` says there are some).
+Status WalkTasks(const std::string& root, Fields& in, const JournalSpec& spec, int rank, const KnownSubtrees* known,
+                 std::vector<WalkedUnit>* walked) {
   auto open = Dataset::Open(root);
   Status st = open.status();
   KnownSubtrees read;
@@ -284,35 +382,25 @@ std::string WalkTasks(const std::string& root, Fields& in, const JournalSpec& sp
     st = CheckCancelled();
     if (!st.ok()) break;
     const std::string list(*path);
-    IndexedSplit part;
-    std::vector<std::string> seen;
+    WalkedUnit w;
+    w.id = *id;
     std::vector<ListStamp> stamps;
-    std::uint64_t kept = 0;
-    st = IndexShardsSubtreeKeeping(**open, list, static_cast<std::size_t>(*depth), known, &seen, &part, &kept,
+    st = IndexShardsSubtreeKeeping(**open, list, static_cast<std::size_t>(*depth), known, &w.seen, &w.part, &w.kept,
                                    queue ? &stamps : nullptr);
     if (!st.ok()) break;
     if (queue) {
       st = queue->status();  // a journal that cannot be written stops the walk
       if (!st.ok()) break;
-      queue->Push(EncodeSubtree(list, static_cast<std::size_t>(*depth), seen, stamps, part, queue->Spare()));
+      queue->Push(EncodeSubtree(list, static_cast<std::size_t>(*depth), w.seen, stamps, w.part, queue->Spare()));
     }
-    PutNumber(&body, *id);
-    PutNumber(&body, part.shard_paths.size());
-    for (std::size_t i = 0; i < part.shard_paths.size(); ++i) {
-      Put(&body, part.shard_paths[i]);
-      PutNumber(&body, part.shard_examples[i]);
-    }
-    PutNumber(&body, seen.size());
-    for (const auto& s : seen) Put(&body, s);
-    PutNumber(&body, kept);
+    walked->push_back(std::move(w));
   }
   if (queue) {
     const Status journaled = queue->Finish();  // what was walked is journaled, whatever the outcome
     if (st.ok()) st = journaled;
   }
-  std::string reply;
-  Put(&reply, EncodeStatus(st));
-  return reply + body;
+  if (!st.ok()) walked->clear();
+  return st;
 }
 
 // Rank 0: hand the subtrees not kept to the ranks, largest first, each to the
@@ -384,40 +472,63 @@ Result<IndexContents> BuildIndexDistributed(Comm& comm, const std::string& root,
   if (rank != 0) tasks.clear();
   SEDPACK_ASSIGN_OR_RETURN(std::string mine, comm.Scatterv(tasks, 0));
 
-  // Every rank walks its subtrees. Failures travel to rank 0 inside the reply,
-  // so that every rank takes part in every collective.
-  std::string reply;
+  // Every rank walks its subtrees. Failures travel to rank 0 in a gathered
+  // status, so that every rank takes part in every collective.
+  std::vector<WalkedUnit> walked;
+  Status walk;
   {
     Fields in(mine);
     JournalSpec mine_spec;
-    Status st;
     auto id = in.Next();
-    st = id.status();
-    if (st.ok() && !id->empty()) {
+    walk = id.status();
+    if (walk.ok() && !id->empty()) {
       mine_spec.id = std::string(*id);
       auto sha = in.Next();
       auto number = sha.ok() ? in.Number() : Result<std::uint64_t>(sha.status());
       auto inside = number.ok() ? in.Number() : Result<std::uint64_t>(number.status());
-      st = inside.status();
-      if (st.ok()) {
+      walk = inside.status();
+      if (walk.ok()) {
         mine_spec.sha256_hex = std::string(*sha);
         mine_spec.first_number = static_cast<int>(*number) - rank;
         mine_spec.look_inside = *inside != 0;
       }
     }
-    if (st.ok()) {
-      reply = WalkTasks(root, in, mine_spec, rank, rank == 0 ? &known : nullptr);
-    } else {
-      Put(&reply, EncodeStatus(st));
-    }
+    if (walk.ok()) walk = WalkTasks(root, in, mine_spec, rank, rank == 0 ? &known : nullptr, &walked);
   }
   SEDPACK_RETURN_NOT_OK(comm.IdleBarrier());
-  SEDPACK_ASSIGN_OR_RETURN(std::vector<std::string> gathered, comm.Gatherv(reply, 0));
+  SEDPACK_ASSIGN_OR_RETURN(std::vector<std::string> statuses, comm.Gatherv(EncodeStatus(walk), 0));
+  std::optional<ReplyJoiner> joiner;
+  if (rank == 0) {
+    joiner.emplace(visited, units, contents);
+    for (std::size_t r = 0; r < statuses.size(); ++r) {
+      const Status st = DecodeStatus(statuses[r]);
+      if (!st.ok()) joiner->Fail(st.WithPrefix(size > 1 ? "rank " + std::to_string(r) + ": " : ""));
+    }
+    joiner->AddOwn(std::move(walked));
+    walked.clear();
+  }
+  // The other ranks' walks, a bounded message a rank a round, until every
+  // rank has sent all of its own (rank 0 keeps taking part after a failure).
+  {
+    ReplyChunks chunks(walked, options.message_bytes);
+    while (true) {
+      SEDPACK_ASSIGN_OR_RETURN(std::int64_t more, comm.AllreduceMax(chunks.done() ? 0 : 1));
+      if (more == 0) break;
+      SEDPACK_ASSIGN_OR_RETURN(std::vector<std::string> round, comm.Gatherv(chunks.Next(), 0));
+      if (rank == 0) {
+        for (std::string& m : round) {
+          if (joiner->status().ok()) joiner->AddChunk(m);
+          std::string().swap(m);
+        }
+      }
+    }
+  }
+  walked.clear();
 
   std::string outcome;
   if (rank == 0) {
-    std::uint64_t kept_inside = 0;
-    Status st = JoinReplies(root, options, size, visited, gathered, units, contents, &kept_inside);
+    const std::uint64_t kept_inside = joiner->kept_inside();
+    Status st = joiner->Finish(root, options);
     if (st.ok() && !spec.id.empty()) {
       // The index is written: the journals' work is in it.
       st = journal_internal::RemoveJobJournals(root, spec.id, nullptr);

@@ -61,9 +61,12 @@ TEST(DistributedIndexTest, RankTreeGivesTheSerialBytes) {
   SharedDir dir;
   const std::string root = dir.path() + "/ds";
   ASSERT_OK(WriteRankTree(root));
-  for (int per_rank : {1, 4}) {
+  // A message of one record a round: the walks reach rank 0 in many rounds,
+  // the ranks running out of records in different rounds.
+  for (auto [per_rank, message_bytes] : {std::pair<int, std::size_t>{1, 0}, {4, 0}, {1, 1}, {4, 1}}) {
     DistributedIndexOptions o;
     o.subtrees_per_rank = per_rank;
+    o.message_bytes = message_bytes;
     ASSERT_OK_AND_ASSIGN(IndexContents built, BuildIndexDistributed(TestComm(), root, o));
     if (TestComm().rank() != 0) {
       EXPECT_TRUE(built.splits.empty());
@@ -72,7 +75,7 @@ TEST(DistributedIndexTest, RankTreeGivesTheSerialBytes) {
     const std::vector<std::byte> serial = SerialBytes(root);
     ASSERT_FALSE(serial.empty());
     ASSERT_OK_AND_ASSIGN(std::vector<std::byte> bytes, EncodeIndex(built));
-    EXPECT_EQ(bytes, serial) << "subtrees_per_rank " << per_rank;
+    EXPECT_EQ(bytes, serial) << "subtrees_per_rank " << per_rank << ", message_bytes " << message_bytes;
     ASSERT_OK_AND_ASSIGN(std::vector<std::byte> file, ReadFileBytes(SidecarPath(root, kIndexFileName)));
     EXPECT_EQ(file, serial);
     ASSERT_OK_AND_ASSIGN(IndexCheck check, CheckIndex(root));

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 
@@ -34,6 +35,10 @@ struct DistributedIndexOptions {
   bool restart = false;
   /// Filled on rank 0 when journaling.
   DistributedIndexReport* report = nullptr;
+  /// The ranks send rank 0 what they walked in rounds of at most about this
+  /// many bytes a rank (at least one record), so that rank 0 holds the index
+  /// and one round, never every rank's whole walk as text. 0: 2 MiB.
+  std::size_t message_bytes = 0;
 };
 
 /// Build the sample index from the metadata alone, the shards_list.json walk
