@@ -50,6 +50,47 @@ T Unwrap(sp::Result<T> r) {
   throw py::value_error("attribute \"" + name + "\": " + what);
 }
 
+// ---- Argument type names ---------------------------------------------------------
+
+/// A Python argument taken as it is (any object; the binding converts or
+/// refuses it itself, with the library's message), shown in the generated
+/// signatures as `Tag::name` instead of pybind11's `object` / `handle`, so
+/// that help() and the docstrings say what is expected (e.g.
+/// `path: str | os.PathLike[str]`). The names are those of the stub
+/// sedpack_hpc/_sedpack_hpc.pyi.
+template <typename Tag>
+struct Hinted {
+  py::object obj;
+  operator py::handle() const { return obj; }  // NOLINT(google-explicit-constructor)
+};
+
+#define SEDPACK_PY_HINT(tag, text)                          \
+  struct tag {                                              \
+    static constexpr auto name = py::detail::const_name(text); \
+  }
+namespace hint {
+SEDPACK_PY_HINT(Path, "str | os.PathLike[str]");
+SEDPACK_PY_HINT(MetadataLike, "Metadata | Mapping[str, Any] | None");
+SEDPACK_PY_HINT(StructureLike, "DatasetStructure | Mapping[str, Any] | None");
+SEDPACK_PY_HINT(Json, "Any");
+SEDPACK_PY_HINT(Indent, "int | None");
+SEDPACK_PY_HINT(JsonDict, "dict[str, Any] | None");
+SEDPACK_PY_HINT(ProcessRecord, "Callable[[dict[str, Any]], Any] | None");
+SEDPACK_PY_HINT(ShardFilter, "Callable[[ShardInfo], bool] | None");
+SEDPACK_PY_HINT(VerifyHashes, "bool | str");
+SEDPACK_PY_HINT(Strings, "Iterable[str]");
+SEDPACK_PY_HINT(SplitNames, "Iterable[str] | None");
+SEDPACK_PY_HINT(EqualCounts, "str | None");
+SEDPACK_PY_HINT(State, "dict[str, Any] | None");
+SEDPACK_PY_HINT(Alloc, "Callable[[str, str, tuple[int, ...]], numpy.ndarray] | None");
+SEDPACK_PY_HINT(Shape, "Iterable[int]");
+SEDPACK_PY_HINT(Attributes, "Iterable[Attribute | Mapping[str, Any]]");
+SEDPACK_PY_HINT(ExcType, "type[BaseException] | None");
+SEDPACK_PY_HINT(Exc, "BaseException | None");
+SEDPACK_PY_HINT(Traceback, "types.TracebackType | None");
+}  // namespace hint
+#undef SEDPACK_PY_HINT
+
 // ---- JSON and models (models.cc) -------------------------------------------------
 
 py::module_ Numpy();
@@ -178,3 +219,18 @@ void BindMpi(py::module_& m);
 #endif
 
 }  // namespace sedpack_python
+
+namespace pybind11::detail {
+/// Hinted<Tag>: any object is accepted (None too); only its name in signatures differs.
+template <typename Tag>
+struct type_caster<sedpack_python::Hinted<Tag>> {
+  PYBIND11_TYPE_CASTER(sedpack_python::Hinted<Tag>, Tag::name);
+  bool load(handle src, bool) {
+    value.obj = reinterpret_borrow<object>(src);
+    return true;
+  }
+  static handle cast(const sedpack_python::Hinted<Tag>& v, return_value_policy, handle) {
+    return v.obj.inc_ref();
+  }
+};
+}  // namespace pybind11::detail

@@ -121,7 +121,7 @@ void BindElastic(py::module_& m) {
   m.def(
       "elastic_part_size",
       [](std::uint64_t remaining, std::uint32_t rank, std::uint32_t num_readers, std::uint32_t group_size,
-         std::uint64_t split_unit, py::handle equal_counts) {
+         std::uint64_t split_unit, Hinted<hint::EqualCounts> equal_counts) {
         const sp::ReaderLayout l{rank, num_readers, group_size, split_unit, EqualCountsOf(equal_counts)};
         std::uint64_t n = 0;
         for (const sp::EpochSpan& s : sp::ReaderPart(remaining, l)) n += s.end - s.begin;

@@ -138,18 +138,49 @@ void ElasticIterator::LoadStateDict(const py::dict& d) {
 }
 
 void BindIterators(py::module_& m) {
-  py::class_<NumpyIterator>(m, "NumpyIterator")
+  py::class_<NumpyIterator>(m, "NumpyIterator",
+                            "The iterator of Dataset.as_numpy_iterator and as_numpy_iterator_batched: examples "
+                            "(or batches) as dicts, read ahead on threads without the GIL. Python threads may share "
+                            "it (each example goes to one of them).")
       .def("__iter__", [](NumpyIterator& it) -> NumpyIterator& { return it; })
-      .def("__next__", &NumpyIterator::Next)
-      .def_property_readonly("seed", &NumpyIterator::seed);
+      .def("__next__", &NumpyIterator::Next, "The next example or batch; StopIteration at the end.")
+      .def_property_readonly("seed", &NumpyIterator::seed,
+                             "The shuffle's seed (the one given, or the fresh one drawn): pass it as `seed=` to "
+                             "read the same order again.")
+      .def("__repr__", [](const NumpyIterator& it) { return "<NumpyIterator seed=" + std::to_string(it.seed()) + ">"; });
 
-  py::class_<ElasticIterator>(m, "ElasticIterator")
+  py::class_<ElasticIterator>(m, "ElasticIterator",
+                              "The iterator of Dataset.as_numpy_iterator_elastic: one reader's part of the elastic "
+                              "order, whose position can be saved (state_dict) and restored (load_state_dict).")
       .def("__iter__", [](ElasticIterator& it) -> ElasticIterator& { return it; })
-      .def("__next__", &ElasticIterator::Next)
-      .def("next_batch", &ElasticIterator::NextBatch, py::arg("n"), py::arg("alloc") = py::none())
-      .def("state_dict", &ElasticIterator::StateDict)
-      .def("load_state_dict", &ElasticIterator::LoadStateDict, py::arg("state"))
-      .def_property_readonly("epoch_size", &ElasticIterator::epoch_size);
+      .def("__next__", &ElasticIterator::Next, "The next example; StopIteration at the end of the part.")
+      .def(
+          "next_batch",
+          [](ElasticIterator& it, std::size_t n, Hinted<hint::Alloc> alloc) { return it.NextBatch(n, alloc.obj); },
+          py::arg("n"), py::arg("alloc") = py::none(),
+          R"doc(Up to `n` next examples stacked as as_numpy_iterator_batched stacks them.
+
+Args:
+    n: the batch size (> 0); only the last batch of the part is shorter.
+    alloc: called as alloc(name, dtype, shape) for each stacked attribute,
+        returns the writable C-contiguous numpy array to stack it into (e.g.
+        over shared memory); None: new arrays.
+
+Raises:
+    StopIteration: nothing is left.
+    ValueError: n is 0, or alloc returned an array of another dtype or shape.)doc")
+      .def("state_dict", &ElasticIterator::StateDict,
+           "The position of this reader as a plain dict (JSON-able): seed, epoch, position, its layout, "
+           "and 'encoded', the same as one line. Give it to load_state_dict or as `state=` to resume.")
+      .def(
+          "load_state_dict",
+          [](ElasticIterator& it, const py::dict& state) { it.LoadStateDict(state); }, py::arg("state"),
+          "Resume from a state_dict() (this reader's, or merge_elastic_states() of another layout's readers).")
+      .def_property_readonly("epoch_size", &ElasticIterator::epoch_size,
+                             "Examples in one epoch of the split (all readers together).")
+      .def("__repr__", [](const ElasticIterator& it) {
+        return "<ElasticIterator epoch_size=" + std::to_string(it.epoch_size()) + ">";
+      });
 }
 
 }  // namespace sedpack_python

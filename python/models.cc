@@ -285,35 +285,60 @@ void DefEquality(py::class_<T> cls, ToDict to_dict) {
 
 /// FileInfo, ShardInfo, ShardListInfo: what shards_list.json records.
 void BindShardModels(py::module_& m) {
-  py::class_<sp::FileInfo> file_info(m, "FileInfo", "A file of the dataset and its hash checksums (read-only).");
-  file_info.def_property_readonly("file_path", [](const sp::FileInfo& f) { return PyPath(f.file_path); })
-      .def_property_readonly("hash_checksums", [](const sp::FileInfo& f) { return StringsTuple(f.hash_checksums); })
-      .def("model_dump", &FileInfoDict)
+  py::class_<sp::FileInfo> file_info(
+      m, "FileInfo",
+      "A file of the dataset (a shard or a shards_list.json) and its hash checksums, as its parent list records "
+      "it (read-only).");
+  file_info
+      .def_property_readonly(
+          "file_path", [](const sp::FileInfo& f) { return PyPath(f.file_path); },
+          "The file's path relative to the dataset root (a pathlib.Path).")
+      .def_property_readonly(
+          "hash_checksums", [](const sp::FileInfo& f) { return StringsTuple(f.hash_checksums); },
+          "The file's hash checksums, one per entry of the dataset's hash_checksum_algorithms, in that order.")
+      .def("model_dump", &FileInfoDict, "The fields as a dict (file_path as str), as pydantic's model_dump().")
       .def("__repr__", [](const sp::FileInfo& f) {
         return "FileInfo(file_path=" + f.file_path + ", hash_checksums=" +
                std::string(py::repr(StringsTuple(f.hash_checksums))) + ")";
       });
   DefEquality(file_info, &FileInfoDict);
 
-  py::class_<sp::ShardInfo> shard_info(m, "ShardInfo", "One shard as its shards_list.json records it (read-only).");
+  py::class_<sp::ShardInfo> shard_info(
+      m, "ShardInfo",
+      "One shard as its shards_list.json records it (read-only): what a shard_filter is given.");
   shard_info
       .def_property_readonly("file_infos",
                              [](const sp::ShardInfo& s) {
                                py::tuple t(s.file_infos.size());
                                for (std::size_t i = 0; i < s.file_infos.size(); ++i) t[i] = py::cast(s.file_infos[i]);
                                return t;
-                             })
-      .def_readonly("number_of_examples", &sp::ShardInfo::number_of_examples)
-      .def_property_readonly("custom_metadata", [](const sp::ShardInfo& s) { return JsonToPy(s.custom_metadata); })
-      .def("model_dump", &ShardInfoDict)
+                             },
+                             "The shard's files (FileInfo); the first is the shard file itself.")
+      .def_readonly("number_of_examples", &sp::ShardInfo::number_of_examples, "Examples in the shard.")
+      .def_property_readonly(
+          "custom_metadata", [](const sp::ShardInfo& s) { return JsonToPy(s.custom_metadata); },
+          "The custom_metadata its examples were written with (DatasetFiller.write_example), a dict.")
+      .def("model_dump", &ShardInfoDict, "The fields as a dict of plain values, as pydantic's model_dump().")
       .def("__repr__", [](const sp::ShardInfo& s) { return Repr("ShardInfo", ShardInfoDict(s)); });
   DefEquality(shard_info, &ShardInfoDict);
 
-  py::class_<sp::ShardListInfo> list_info(m, "ShardListInfo", "A split's or subtree's shards_list.json (read-only).");
-  list_info.def_readonly("shard_list_info_file", &sp::ShardListInfo::shard_list_info_file)
-      .def_readonly("number_of_examples", &sp::ShardListInfo::number_of_examples)
-      .def_readonly("number_of_shards", &sp::ShardListInfo::number_of_shards)
-      .def("model_dump", &ShardListInfoDict)
+  py::class_<sp::ShardListInfo> list_info(
+      m, "ShardListInfo",
+      "A split's or a subtree's shards_list.json as its parent records it: the file and the counts below it "
+      "(read-only; pickles, so a filler's lists can be sent to the process that commits them).");
+  list_info
+      .def_readonly("shard_list_info_file", &sp::ShardListInfo::shard_list_info_file,
+                    "The FileInfo of the shards_list.json.")
+      .def_readonly("number_of_examples", &sp::ShardListInfo::number_of_examples,
+                    "Examples in all the shards below this list.")
+      .def_readonly("number_of_shards", &sp::ShardListInfo::number_of_shards, "Shards below this list.")
+      .def("model_dump", &ShardListInfoDict, "The fields as a dict of plain values, as pydantic's model_dump().")
+      .def("__repr__",
+           [](const sp::ShardListInfo& s) {
+             return "ShardListInfo(shard_list_info_file=" + std::string(py::repr(py::cast(s.shard_list_info_file))) +
+                    ", number_of_examples=" + std::to_string(s.number_of_examples) +
+                    ", number_of_shards=" + std::to_string(s.number_of_shards) + ")";
+           })
       // A filler's updated lists travel from a writer process to the one that commits them.
       .def(py::pickle([](const sp::ShardListInfo& s) {
                         return py::make_tuple(s.shard_list_info_file.file_path,
@@ -333,72 +358,123 @@ void BindShardModels(py::module_& m) {
 }
 
 void BindAttribute(py::module_& m) {
-  py::class_<sp::Attribute> attribute(m, "Attribute",
-                                      "The reference's Attribute(name, dtype, shape, custom_metadata={}); "
-                                      "checked by the C++ parser of dataset_info.json.");
-  attribute.def(py::init([](py::kwargs kw) { return ToAttribute(KwargsOr(kw)); }))
-      .def(py::init([](py::object name, py::object dtype, py::object shape, py::object custom_metadata) {
+  py::class_<sp::Attribute> attribute(m, "Attribute", R"doc(One attribute (field) of every example of a dataset.
+
+Attribute(name, dtype, shape, custom_metadata={}), as the reference's;
+checked when built by the parser of dataset_info.json (ValueError naming the
+field otherwise).
+
+Fields:
+    name: unique among the dataset's attributes; the key in example dicts.
+    dtype: a numpy dtype name ("uint8", "float32", ...), or "int", "str", "bytes".
+    shape: the shape of every value, positive dimensions; () with "str" or
+        "bytes" allows values of any length.
+    custom_metadata: a JSON-able dict, stored and not interpreted.)doc");
+  attribute
+      .def(py::init([](py::kwargs kw) { return ToAttribute(KwargsOr(kw)); }),
+           "Attribute(**fields): the fields as keyword arguments (any subset the parser accepts).")
+      .def(py::init([](Hinted<hint::Json> name, Hinted<hint::Json> dtype, Hinted<hint::Shape> shape,
+                       Hinted<hint::JsonDict> custom_metadata) {
              py::dict d;
              d["name"] = name;
              d["dtype"] = dtype;
              d["shape"] = shape;
-             if (!custom_metadata.is_none()) d["custom_metadata"] = custom_metadata;
+             if (!custom_metadata.obj.is_none()) d["custom_metadata"] = custom_metadata;
              return ToAttribute(d);
            }),
-           py::arg("name"), py::arg("dtype"), py::arg("shape"), py::arg("custom_metadata") = py::none())
-      .def_readwrite("name", &sp::Attribute::name)
-      .def_readwrite("dtype", &sp::Attribute::dtype)
+           py::arg("name"), py::arg("dtype"), py::arg("shape"), py::arg("custom_metadata") = py::none(),
+           "Attribute(name, dtype, shape, custom_metadata=None); None: {}.")
+      .def_readwrite("name", &sp::Attribute::name, "The attribute's name, its key in example dicts.")
+      .def_readwrite("dtype", &sp::Attribute::dtype,
+                     "The values' type: a numpy dtype name, or \"int\", \"str\", \"bytes\".")
       .def_property(
           "shape", [](const sp::Attribute& a) { return py::tuple(py::cast(a.shape)); },
           [](sp::Attribute& a, py::handle shape) {
             py::dict d = AttributeDict(a);
             d["shape"] = shape;
             a = ToAttribute(d);
-          })
+          },
+          "The shape of every value (a tuple of positive ints; () for one value). Assigning checks it.")
       .def_property(
           "custom_metadata", [](const sp::Attribute& a) { return JsonToPy(a.custom_metadata); },
-          [](sp::Attribute& a, py::handle v) { a.custom_metadata = PyToJson(v); })
-      .def("has_variable_size", [](const sp::Attribute& a) { return Unwrap(a.ToSpec()).IsVariableSize(); })
-      .def("model_dump", [](const sp::Attribute& a) { return AttributeDict(a); })
+          [](sp::Attribute& a, py::handle v) { a.custom_metadata = PyToJson(v); },
+          "A JSON-able dict stored with the attribute (a copy: assign a new dict to change it).")
+      .def(
+          "has_variable_size", [](const sp::Attribute& a) { return Unwrap(a.ToSpec()).IsVariableSize(); },
+          "True when values may have any length: dtype \"str\" or \"bytes\" with shape ().")
+      .def(
+          "model_dump", [](const sp::Attribute& a) { return AttributeDict(a); },
+          "The fields as a dict (shape as a list), as dataset_info.json stores them (pydantic's model_dump()).")
       .def("__repr__", [](const sp::Attribute& a) { return Repr("Attribute", AttributeDict(a)); });
   DefEquality(attribute, &AttributeDict);
 }
 
 void BindMetadata(py::module_& m) {
-  py::class_<sp::Metadata> metadata(m, "Metadata",
-                                    "The reference's Metadata (description, dataset_license, dataset_version, "
-                                    "download_from, custom_metadata, sedpack_version) with its defaults.");
-  metadata.def(py::init([](py::kwargs kw) { return ToMetadata(KwargsOr(kw)); }))
-      .def_readwrite("description", &sp::Metadata::description)
-      .def_readwrite("dataset_license", &sp::Metadata::dataset_license)
-      .def_readwrite("dataset_version", &sp::Metadata::dataset_version)
-      .def_readwrite("download_from", &sp::Metadata::download_from)
-      .def_readwrite("sedpack_version", &sp::Metadata::sedpack_version)
+  py::class_<sp::Metadata> metadata(m, "Metadata", R"doc(What a dataset is: the human-readable part of dataset_info.json.
+
+Metadata(**fields), the reference's fields and defaults; an unknown field is
+refused by name.
+
+Fields:
+    description: a short description of the dataset.
+    dataset_license: the license of the data (default: CC BY 4.0's URL).
+    dataset_version: the dataset's own version (default "1.0.0").
+    download_from: where the data can be downloaded from.
+    custom_metadata: a JSON-able dict, stored and not interpreted.
+    sedpack_version: the format version the dataset is written in (filled in).)doc");
+  metadata
+      .def(py::init([](py::kwargs kw) { return ToMetadata(KwargsOr(kw)); }),
+           "Metadata(**fields): the fields as keyword arguments, the others their defaults.")
+      .def_readwrite("description", &sp::Metadata::description, "A short human-readable description.")
+      .def_readwrite("dataset_license", &sp::Metadata::dataset_license, "The license of the data and of its use.")
+      .def_readwrite("dataset_version", &sp::Metadata::dataset_version, "The version of this dataset.")
+      .def_readwrite("download_from", &sp::Metadata::download_from, "Where the dataset can be downloaded from.")
+      .def_readwrite("sedpack_version", &sp::Metadata::sedpack_version,
+                     "The sedpack format version the dataset was written with (a dataset of a newer one is "
+                     "refused when opened).")
       .def_property(
           "custom_metadata", [](const sp::Metadata& x) { return JsonToPy(x.custom_metadata); },
-          [](sp::Metadata& x, py::handle v) { x.custom_metadata = PyToJson(v); })
-      .def("model_dump", [](const sp::Metadata& x) { return MetadataDict(x); })
+          [](sp::Metadata& x, py::handle v) { x.custom_metadata = PyToJson(v); },
+          "A JSON-able dict of the dataset's own information (a copy: assign a new dict to change it).")
+      .def(
+          "model_dump", [](const sp::Metadata& x) { return MetadataDict(x); },
+          "The fields as a dict, as dataset_info.json stores them (pydantic's model_dump()).")
       .def("__repr__", [](const sp::Metadata& x) { return Repr("Metadata", MetadataDict(x)); });
   DefEquality(metadata, &MetadataDict);
 }
 
 void BindStructure(py::module_& m) {
-  py::class_<sp::DatasetStructure> structure(m, "DatasetStructure",
-                                             "The reference's DatasetStructure (saved_data_description, compression, "
-                                             "examples_per_shard, shard_file_type, hash_checksum_algorithms) with its defaults.");
-  structure.def(py::init([](py::kwargs kw) { return ToStructure(KwargsOr(kw)); }))
+  py::class_<sp::DatasetStructure> structure(m, "DatasetStructure", R"doc(How a dataset's examples are stored.
+
+DatasetStructure(**fields), the reference's fields and defaults; an unknown
+field or value is refused by name.
+
+Fields:
+    saved_data_description: the Attributes of every example, in the order fb
+        shards store them.
+    compression: the shard codec ("GZIP" by default, "" for none, "ZSTD", "LZ4", ...).
+    examples_per_shard: examples written to a shard before the next is opened.
+    shard_file_type: "fb" (default), "npz" or "tfrec".
+    hash_checksum_algorithms: the hashes recorded for every file ("sha256", ...).)doc");
+  structure
+      .def(py::init([](py::kwargs kw) { return ToStructure(KwargsOr(kw)); }),
+           "DatasetStructure(**fields): the fields as keyword arguments, the others their defaults.")
       .def_property(
           "saved_data_description",
           [](const sp::DatasetStructure& s) { return py::cast(s.saved_data_description); },
-          [](sp::DatasetStructure& s, py::handle v) { s.saved_data_description = ToAttributes(v); })
+          [](sp::DatasetStructure& s, Hinted<hint::Attributes> v) { s.saved_data_description = ToAttributes(v); },
+          "The Attributes of every example (a copy: assign a new list to change it).")
       .def_property(
           "compression", [](const sp::DatasetStructure& s) { return std::string(sp::CompressionName(s.compression)); },
-          [](sp::DatasetStructure& s, const std::string& c) { s.compression = Unwrap(sp::ParseCompression(c)); })
-      .def_readwrite("examples_per_shard", &sp::DatasetStructure::examples_per_shard)
+          [](sp::DatasetStructure& s, const std::string& c) { s.compression = Unwrap(sp::ParseCompression(c)); },
+          "The codec of every shard file (\"\" for none).")
+      .def_readwrite("examples_per_shard", &sp::DatasetStructure::examples_per_shard,
+                     "How many examples a shard holds (the last of a split may hold fewer).")
       .def_property(
           "shard_file_type",
           [](const sp::DatasetStructure& s) { return std::string(sp::ShardFileTypeName(s.shard_file_type)); },
-          [](sp::DatasetStructure& s, const std::string& t) { s.shard_file_type = Unwrap(sp::ParseShardFileType(t)); })
+          [](sp::DatasetStructure& s, const std::string& t) { s.shard_file_type = Unwrap(sp::ParseShardFileType(t)); },
+          "The shard file format: \"fb\", \"npz\" or \"tfrec\".")
       .def_property(
           "hash_checksum_algorithms",
           [](const sp::DatasetStructure& s) {
@@ -406,11 +482,12 @@ void BindStructure(py::module_& m) {
             for (auto h : s.hash_checksum_algorithms) names.emplace_back(sp::HashAlgorithmName(h));
             return StringsTuple(names);
           },
-          [](sp::DatasetStructure& s, py::handle v) {
+          [](sp::DatasetStructure& s, Hinted<hint::Strings> v) {
             std::vector<sp::HashAlgorithm> hs;
-            for (py::handle h : v) hs.push_back(Unwrap(sp::ParseHashAlgorithm(py::str(h).cast<std::string>())));
+            for (py::handle h : v.obj) hs.push_back(Unwrap(sp::ParseHashAlgorithm(py::str(h).cast<std::string>())));
             s.hash_checksum_algorithms = std::move(hs);
-          })
+          },
+          "The hash algorithms whose checksums are recorded for every file, in order (a tuple of names).")
       .def("attribute_by_name",
            [](const sp::DatasetStructure& s, const std::string& name) {
              for (const auto& a : s.saved_data_description) {
@@ -418,16 +495,22 @@ void BindStructure(py::module_& m) {
              }
              throw py::value_error("No attribute named " + name);
            },
-           py::arg("attribute_name"))
-      .def("model_dump", [](const sp::DatasetStructure& x) { return StructureDict(x); })
+           py::arg("attribute_name"),
+           "The Attribute named `attribute_name` (a copy). Raises ValueError if there is none.")
+      .def(
+          "model_dump", [](const sp::DatasetStructure& x) { return StructureDict(x); },
+          "The fields as a dict, as dataset_info.json stores them (pydantic's model_dump()).")
       .def("__repr__", [](const sp::DatasetStructure& x) { return Repr("DatasetStructure", StructureDict(x)); });
   DefEquality(structure, &StructureDict);
 }
 
 void BindDatasetInfo(py::module_& m) {
-  py::class_<sp::DatasetInfo> info_class(m, "DatasetInfo", "The content of dataset_info.json (a copy).");
-  info_class.def_readonly("metadata", &sp::DatasetInfo::metadata)
-      .def_readonly("dataset_structure", &sp::DatasetInfo::dataset_structure)
+  py::class_<sp::DatasetInfo> info_class(
+      m, "DatasetInfo",
+      "Everything dataset_info.json holds: metadata, dataset_structure and the top shard list of each split "
+      "(a read-only copy: Dataset.dataset_info).");
+  info_class.def_readonly("metadata", &sp::DatasetInfo::metadata, "The dataset's Metadata.")
+      .def_readonly("dataset_structure", &sp::DatasetInfo::dataset_structure, "The dataset's DatasetStructure.")
       .def_property_readonly("splits",
                              [](const sp::DatasetInfo& info) {
                                py::dict d;
@@ -435,10 +518,24 @@ void BindDatasetInfo(py::module_& m) {
                                  d[py::str(std::string(sp::SplitName(split)))] = py::cast(sli);
                                }
                                return d;
-                             })
-      .def("model_dump_json", [](const sp::DatasetInfo& info, py::object) { return InfoText(info); },
-           py::arg("indent") = py::none())
-      .def("model_dump", [](const sp::DatasetInfo& info) { return JsonTextToPy(InfoText(info)); });
+                             },
+                             "{split name: ShardListInfo} for the splits that have examples.")
+      .def(
+          "model_dump_json",
+          [](const sp::DatasetInfo& info, const Hinted<hint::Indent>&) { return InfoText(info); },
+          py::arg("indent") = py::none(),
+          "The text this library writes to dataset_info.json for this content (`indent` is accepted for "
+          "pydantic's signature and not used).")
+      .def(
+          "model_dump", [](const sp::DatasetInfo& info) { return JsonTextToPy(InfoText(info)); },
+          "The content as a dict of plain values (pydantic's model_dump()).")
+      .def("__repr__", [](const sp::DatasetInfo& info) {
+        py::dict splits;
+        for (const auto& [split, sli] : info.splits) splits[py::str(std::string(sp::SplitName(split)))] = py::cast(sli);
+        return "DatasetInfo(metadata=" + std::string(py::repr(py::cast(info.metadata))) +
+               ", dataset_structure=" + std::string(py::repr(py::cast(info.dataset_structure))) +
+               ", splits=" + std::string(py::repr(splits)) + ")";
+      });
   DefEquality(info_class, [](const sp::DatasetInfo& i) { return JsonTextToPy(InfoText(i)); });
 }
 

@@ -62,15 +62,26 @@ PyObject* g_peer_error = nullptr;        // PeerAbortedError(RuntimeError)
 /// The module's own exception types (subclasses of the built-in ones, so
 /// callers can catch either).
 void AddExceptions(py::module_& m) {
-  g_exists_error = PyErr_NewException("sedpack_hpc.DatasetExistsError", PyExc_FileExistsError, nullptr);
+  g_exists_error = PyErr_NewExceptionWithDoc(
+      "sedpack_hpc.DatasetExistsError",
+      "Dataset.create found a dataset at the path (a FileExistsError, as the reference's).",
+      PyExc_FileExistsError, nullptr);
   m.add_object("DatasetExistsError", py::handle(g_exists_error));
-  g_corruption_error = PyErr_NewException("sedpack_hpc.CorruptionError", PyExc_ValueError, nullptr);
+  g_corruption_error = PyErr_NewExceptionWithDoc(
+      "sedpack_hpc.CorruptionError",
+      "A file of the dataset is damaged: a hash checksum mismatch, bytes that do not decode, a count that "
+      "does not add up (a ValueError).",
+      PyExc_ValueError, nullptr);
   m.add_object("CorruptionError", py::handle(g_corruption_error));
-  g_peer_error = PyErr_NewException("sedpack_hpc.PeerAbortedError", PyExc_RuntimeError, nullptr);
+  g_peer_error = PyErr_NewExceptionWithDoc(
+      "sedpack_hpc.PeerAbortedError",
+      "Another rank of a collective operation (distributed_filler, distributed_check) failed, so this one "
+      "stopped too (a RuntimeError).",
+      PyExc_RuntimeError, nullptr);
   m.add_object("PeerAbortedError", py::handle(g_peer_error));
-  // dropin.py replaces DatasetExistsError by a subclass that also derives
-  // from the reference's class once that is loaded (a subclass, so that
-  // handlers holding the first class keep catching it).
+  // dropin.adopt_reference_errors() replaces DatasetExistsError by a
+  // subclass that also derives from the reference's class (a subclass, so
+  // that handlers holding the first class keep catching it).
   m.def("_set_exists_error", [](py::handle cls) {
     if (!PyType_Check(cls.ptr()) ||
         !PyType_IsSubtype(reinterpret_cast<PyTypeObject*>(cls.ptr()), reinterpret_cast<PyTypeObject*>(g_exists_error))) {
@@ -85,7 +96,9 @@ void AddExceptions(py::module_& m) {
 
 PYBIND11_MODULE(_sedpack_hpc, m) {
   namespace bind = sedpack_python;
-  m.doc() = "sedpack-hpc: read and write sedpack datasets with the C++ library (see docs/python.md).";
+  m.doc() =
+      "sedpack-hpc's C++ reader and writer of sedpack datasets; import it as the package sedpack_hpc, which "
+      "re-exports these names (see docs/python.md).";
   m.attr("__version__") = SEDPACK_PROJECT_VERSION;
 
   bind::AddExceptions(m);
@@ -102,4 +115,13 @@ PYBIND11_MODULE(_sedpack_hpc, m) {
   bind::BindDataset(m);
   bind::BindReport(m);
   bind::BindElastic(m);
+
+  // The public names, for `from sedpack_hpc._sedpack_hpc import *` and the stub.
+  pybind11::list names;
+  for (auto item : m.attr("__dict__").cast<pybind11::dict>()) {
+    const std::string name = pybind11::str(item.first);
+    if (!name.empty() && name[0] != '_') names.append(pybind11::str(name));
+  }
+  names.attr("sort")();
+  m.attr("__all__") = names;
 }

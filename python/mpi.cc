@@ -107,22 +107,34 @@ class PyDistributedFiller {
 }  // namespace
 
 void BindMpi(py::module_& m) {
-  py::class_<PyDistributedFiller>(m, "DistributedFiller")
-      .def("__enter__", &PyDistributedFiller::Enter, py::return_value_policy::reference_internal)
-      .def("__exit__", &PyDistributedFiller::Exit)
-      .def("write_example", &PyDistributedFiller::WriteExample, py::arg("values"), py::arg("split"),
-           py::arg("custom_metadata") = py::none())
-      .def_property_readonly("job_id", &PyDistributedFiller::job_id)
-      .def_property_readonly("resumed_examples", &PyDistributedFiller::resumed_examples)
-      .def_property_readonly("resumed_shards", &PyDistributedFiller::resumed_shards);
+  py::class_<PyDistributedFiller>(m, "DistributedFiller",
+                                  "What distributed_filler() returns on each rank: a DatasetFiller for this rank's "
+                                  "subtree. Leaving its `with` block is collective (rank 0 merges every rank's "
+                                  "lists); a rank leaving by an exception makes every rank raise PeerAbortedError.")
+      .def("__enter__", &PyDistributedFiller::Enter, py::return_value_policy::reference_internal,
+           "Open this rank's writer (collective); returns the filler.")
+      .def("__exit__", &PyDistributedFiller::Exit, py::arg("exc_type"), py::arg("exc_value"), py::arg("traceback"),
+           "The collective finish: publishes what every rank wrote, or nothing if a rank failed.")
+      .def(
+          "write_example",
+          [](PyDistributedFiller& f, const py::dict& values, const std::string& split,
+             Hinted<hint::JsonDict> custom_metadata) { f.WriteExample(values, split, custom_metadata); },
+          py::arg("values"), py::arg("split"), py::arg("custom_metadata") = py::none(),
+          "Write one example from this rank, as DatasetFiller.write_example.")
+      .def_property_readonly("job_id", &PyDistributedFiller::job_id, "The job's id (the one given, or a random one drawn on rank 0); '' outside the block.")
+      .def_property_readonly("resumed_examples", &PyDistributedFiller::resumed_examples,
+                             "This rank's examples an earlier run of the job finished ({split: n}).")
+      .def_property_readonly("resumed_shards", &PyDistributedFiller::resumed_shards,
+                             "The shards of all ranks an earlier run of the job finished and this run kept.");
   m.def(
       "distributed_filler",
-      [](py::handle path, py::handle metadata, py::handle dataset_structure, int concurrency, std::string job_id,
-         bool resume, bool restart, py::handle job_parameters, bool skip_kept) {
+      [](Hinted<hint::Path> path, Hinted<hint::MetadataLike> metadata, Hinted<hint::StructureLike> dataset_structure,
+         int concurrency, std::string job_id, bool resume, bool restart, Hinted<hint::JsonDict> job_parameters,
+         bool skip_kept) {
         sp::DistributedWriteOptions o;
         o.filler.concurrency = concurrency;
         o.job_id = std::move(job_id);
-        if (!dataset_structure.is_none()) {
+        if (!dataset_structure.obj.is_none()) {
           o.create_metadata = ToMetadata(metadata);
           o.create_structure = ToStructure(dataset_structure);
         }
@@ -130,7 +142,7 @@ void BindMpi(py::module_& m) {
           if (o.job_id.empty()) throw py::value_error("distributed_filler: resume=True needs a job_id");
           o.resume_parameters = JobParameters("python distributed filler", MpiWorld().size(), job_parameters);
           o.restart = restart;
-        } else if (restart || skip_kept || !job_parameters.is_none()) {
+        } else if (restart || skip_kept || !job_parameters.obj.is_none()) {
           throw py::value_error("distributed_filler: restart, job_parameters and skip_kept need resume=True");
         }
         return std::make_unique<PyDistributedFiller>(PathString(path), std::move(o), skip_kept);
@@ -143,9 +155,9 @@ void BindMpi(py::module_& m) {
       py::arg("restart") = false, py::arg("job_parameters") = py::none(), py::arg("skip_kept") = false);
   m.def(
       "distributed_check",
-      [](py::handle path, py::handle hash_checksums_values) {
+      [](Hinted<hint::Path> path, Hinted<hint::Strings> hash_checksums_values) {
         sp::VerifyOptions o;
-        for (py::handle h : hash_checksums_values) o.check.expected_root_checksums.push_back(py::str(h));
+        for (py::handle h : hash_checksums_values.obj) o.check.expected_root_checksums.push_back(py::str(h));
         sp::Comm& comm = MpiWorld();
         const std::string root = PathString(path);
         std::optional<sp::Result<sp::CheckReport>> r;
@@ -157,17 +169,24 @@ void BindMpi(py::module_& m) {
       },
       "Collective: Dataset.check() with the files split between the ranks.", py::arg("path"),
       py::arg("hash_checksums_values") = py::tuple());
-  m.def("mpi_rank", [] { return MpiWorld().rank(); });
-  m.def("mpi_size", [] { return MpiWorld().size(); });
-  m.def("mpi_barrier", [] {
-    sp::Comm& comm = MpiWorld();
-    sp::Status st;
-    {
-      py::gil_scoped_release nogil;
-      st = comm.Barrier();
-    }
-    Check(st);
-  });
+  m.def(
+      "mpi_rank", [] { return MpiWorld().rank(); },
+      "This process's rank in the MPI world communicator (MPI is started on first use).");
+  m.def(
+      "mpi_size", [] { return MpiWorld().size(); },
+      "The number of processes in the MPI world communicator (MPI is started on first use).");
+  m.def(
+      "mpi_barrier",
+      [] {
+        sp::Comm& comm = MpiWorld();
+        sp::Status st;
+        {
+          py::gil_scoped_release nogil;
+          st = comm.Barrier();
+        }
+        Check(st);
+      },
+      "Wait until every rank of the MPI world communicator is here.");
 }
 
 }  // namespace sedpack_python

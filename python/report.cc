@@ -103,11 +103,11 @@ void BindReport(py::module_& m) {
   // only its path is used, so this file needs nothing of dataset.cc.
   py::object cls = m.attr("Dataset");
   py::cpp_function report(
-      [](py::object self, py::object splits, std::vector<std::string> snr, std::string trace,
+      [](py::object self, Hinted<hint::SplitNames> splits, std::vector<std::string> snr, std::string trace,
          std::uint64_t max_samples, int threads) {
         sp::ReportOptions o;
-        if (!splits.is_none()) {
-          for (py::handle s : splits) o.splits.push_back(ToSplit(py::str(s)));
+        if (!splits.obj.is_none()) {
+          for (py::handle s : splits.obj) o.splits.push_back(ToSplit(py::str(s)));
         }
         o.snr = std::move(snr);
         o.snr_attribute = std::move(trace);
