@@ -4,15 +4,19 @@ for the reference runs unchanged: its iterator variants (`_concurrent`,
 `_rust`, `_rust_batched`, `_async`) over the one threaded reader,
 `shard_info_iterator`, `shard_paths_dataset`, `as_numpy_common`,
 `write_multiprocessing`, and the private names the reference's own tests
-reach (`_dataset_info`, `_get_config_path`).
+reach (`_dataset_info`, `_get_config_path`). They are methods of
+`sedpack_hpc.Dataset` (the package's subclass of the extension's class,
+defined in `__init__.py`), written here as plain functions of `self`.
 
-It also makes `sedpack_hpc.DatasetExistsError` a subclass of the reference's
-`sedpack.io.errors.DatasetExistsError` whenever that module is loaded, so that
-`except` clauses written for the reference catch ours. The reference is never
-imported from here (importing it pulls in pydantic and tries TensorFlow): its
-class is adopted when it is already loaded, or at the moment something else
-imports it, and only if a package named `sedpack` is installed at all.
+`adopt_reference_errors()` makes `sedpack_hpc.DatasetExistsError` a subclass
+of the reference's `sedpack.io.errors.DatasetExistsError` too, so that
+`except` clauses written for the reference catch ours. It is an explicit
+call: importing sedpack_hpc never imports the reference (which pulls in
+pydantic and tries TensorFlow) and changes nothing about its classes.
 """
+from __future__ import annotations
+
+import importlib
 import importlib.util
 import itertools
 import json
@@ -21,12 +25,15 @@ import random
 import sys
 import uuid
 from pathlib import Path
+from types import ModuleType
+from typing import Any, AsyncIterator, Callable, Iterator, Optional
 
 from . import _sedpack_hpc as _ext
-from ._sedpack_hpc import Dataset
 
 _CPUS = os.cpu_count() or 1
 _REFERENCE_ERRORS = "sedpack.io.errors"
+_ShardFilter = Optional[Callable[[_ext.ShardInfo], bool]]
+_Process = Optional[Callable[[dict[str, Any]], Any]]
 
 
 def _prefetch(file_parallelism):
@@ -38,8 +45,10 @@ def _prefetch(file_parallelism):
 # ---- Iterator variants ---------------------------------------------------------------
 
 
-def as_numpy_iterator_concurrent(self, *, split, process_record=None, shards=None, custom_metadata_type_limit=None,
-                                 shard_filter=None, repeat=True, file_parallelism=_CPUS, shuffle=1000):
+def as_numpy_iterator_concurrent(self: _ext.Dataset, *, split: str, process_record: _Process = None,
+                                 shards: int | None = None, custom_metadata_type_limit: int | None = None,
+                                 shard_filter: _ShardFilter = None, repeat: bool = True,
+                                 file_parallelism: int = _CPUS, shuffle: int = 1000) -> _ext.NumpyIterator:
     """The reference's signature over `as_numpy_iterator` (already threaded):
     `file_parallelism` shards are read and decoded ahead; `shuffle` is the
     example shuffle buffer as in `as_numpy_iterator`."""
@@ -48,8 +57,9 @@ def as_numpy_iterator_concurrent(self, *, split, process_record=None, shards=Non
                                   repeat=repeat, shuffle=shuffle, prefetch_shards=_prefetch(file_parallelism))
 
 
-def as_numpy_iterator_rust(self, *, split, process_record=None, shards=None, shard_filter=None, repeat=True,
-                           file_parallelism=_CPUS, shuffle=1000):
+def as_numpy_iterator_rust(self: _ext.Dataset, *, split: str, process_record: _Process = None,
+                           shards: int | None = None, shard_filter: _ShardFilter = None, repeat: bool = True,
+                           file_parallelism: int = _CPUS, shuffle: int = 1000) -> _ext.NumpyIterator:
     """The reference's Rust-backed iterator: here the same threaded C++ reader
     as `as_numpy_iterator_concurrent` (every argument honoured likewise)."""
     return as_numpy_iterator_concurrent(self, split=split, process_record=process_record, shards=shards,
@@ -57,8 +67,10 @@ def as_numpy_iterator_rust(self, *, split, process_record=None, shards=None, sha
                                         file_parallelism=file_parallelism, shuffle=shuffle)
 
 
-def as_numpy_iterator_rust_batched(self, *, split, process_batch=None, shards=None, shard_filter=None, repeat=True,
-                                   batch_size=1, file_parallelism=_CPUS, shuffle=1000):
+def as_numpy_iterator_rust_batched(self: _ext.Dataset, *, split: str, process_batch: _Process = None,
+                                   shards: int | None = None, shard_filter: _ShardFilter = None,
+                                   repeat: bool = True, batch_size: int = 1, file_parallelism: int = _CPUS,
+                                   shuffle: int = 1000) -> _ext.NumpyIterator:
     """The reference's batched Rust iterator over `as_numpy_iterator_batched`
     (numeric attributes stacked, the others as lists)."""
     return self.as_numpy_iterator_batched(split=split, batch_size=batch_size, process_batch=process_batch,
@@ -71,8 +83,10 @@ def as_numpy_iterator_rust_batched(self, *, split, process_batch=None, shards=No
 _ASYNC_CHUNK = 64
 
 
-async def as_numpy_iterator_async(self, *, split, process_record=None, shards=None, shard_filter=None, repeat=True,
-                                  file_parallelism=_CPUS, shuffle=1000):
+async def as_numpy_iterator_async(self: _ext.Dataset, *, split: str, process_record: Callable[[Any], Any] | None = None,
+                                  shards: int | None = None, shard_filter: _ShardFilter = None,
+                                  repeat: bool = True, file_parallelism: int = _CPUS,
+                                  shuffle: int = 1000) -> AsyncIterator[Any]:
     """The reference's async generator. Examples are taken from the threaded
     reader on an executor thread, so the event loop never waits for a read;
     `process_record` may be a coroutine function (its result is awaited), as
@@ -105,30 +119,32 @@ class ShardInfoIterator:
     ShardInfo records (each shards_list.json checked against its recorded
     hash as it is read)."""
 
-    def __init__(self, dataset, split):
+    def __init__(self, dataset: _ext.Dataset, split: str | None) -> None:
         self._dataset = dataset
         self.split = split
-        self._iterator = iter(())
+        self._iterator: Iterator[_ext.ShardInfo] = iter(())
 
-    def number_of_shards(self):
+    def number_of_shards(self) -> int:
+        """The number of shards of the split (of all splits for None), as
+        dataset_info.json records it."""
         splits = self._dataset.dataset_info.splits
         if self.split is None:
             return sum(info.number_of_shards for info in splits.values())
         info = splits.get(self.split)
         return info.number_of_shards if info is not None else 0
 
-    def __len__(self):
+    def __len__(self) -> int:
         return self.number_of_shards()
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[_ext.ShardInfo]:
         self._iterator = iter(self._dataset._shard_infos(self.split))
         return self._iterator
 
-    def __next__(self):
+    def __next__(self) -> _ext.ShardInfo:
         return next(self._iterator)
 
 
-def shard_info_iterator(self, split):
+def shard_info_iterator(self: _ext.Dataset, split: str | None) -> ShardInfoIterator:
     """Every ShardInfo of `split` (of all splits for None) in the reference's
     order. ValueError for a split the dataset does not have."""
     if split and split not in self.dataset_info.splits:
@@ -157,7 +173,8 @@ def _selected_shards(dataset, split, shards, custom_metadata_type_limit, shard_f
     return selected
 
 
-def shard_paths_dataset(self, split, shards=None, custom_metadata_type_limit=None, shard_filter=None):
+def shard_paths_dataset(self: _ext.Dataset, split: str, shards: int | None = None,
+                        custom_metadata_type_limit: int | None = None, shard_filter: _ShardFilter = None) -> list[str]:
     """The full paths (str) of the shards `as_numpy_iterator` would read with
     these arguments and shuffle=0. ValueError when none is left."""
     selected = _selected_shards(self, split, shards, custom_metadata_type_limit, shard_filter)
@@ -166,14 +183,15 @@ def shard_paths_dataset(self, split, shards=None, custom_metadata_type_limit=Non
     return [str(self.path / s.file_infos[0].file_path) for s in selected]
 
 
-def as_numpy_common(self, *, split, shards=None, custom_metadata_type_limit=None, shard_filter=None, repeat=True,
-                    shuffle=1000):
+def as_numpy_common(self: _ext.Dataset, *, split: str, shards: int | None = None,
+                    custom_metadata_type_limit: int | None = None, shard_filter: _ShardFilter = None,
+                    repeat: bool = True, shuffle: int = 1000) -> Iterator[str]:
     """The reference's shard path stream: `shard_paths_dataset`, cycled with
     `repeat`, in a random order with `shuffle` (reshuffled on every pass)."""
-    paths = self.shard_paths_dataset(split=split, shards=shards, custom_metadata_type_limit=custom_metadata_type_limit,
+    paths = shard_paths_dataset(self, split=split, shards=shards, custom_metadata_type_limit=custom_metadata_type_limit,
                                      shard_filter=shard_filter)
 
-    def passes():
+    def passes() -> Iterator[str]:
         while True:
             order = list(paths)
             if shuffle:
@@ -197,8 +215,9 @@ def _write_part(job):
     return filler.get_updated_infos(), result
 
 
-def write_multiprocessing(self, *, feed_writer, custom_arguments, custom_kwarguments=None, consistency_check=True,
-                          single_process=False):
+def write_multiprocessing(self: _ext.Dataset, *, feed_writer: Callable[..., Any], custom_arguments: list[Any],
+                          custom_kwarguments: list[dict[str, Any]] | None = None, consistency_check: bool = True,
+                          single_process: bool = False) -> list[Any]:
     """The reference's write_multiprocessing: `feed_writer(filler, *args,
     **kwargs)` for each entry of `custom_arguments` in a pool of that many
     processes (`single_process`: one after the other here), each filler in a
@@ -228,10 +247,16 @@ def write_multiprocessing(self, *, feed_writer, custom_arguments, custom_kwargum
 # ---- Names the reference's tests reach ------------------------------------------------
 
 
-def _get_config_path(path, relative=False):
-    """The reference's DatasetBase._get_config_path."""
+def _get_config_path(path: str | os.PathLike[str], relative: bool = False) -> Path:
+    """The reference's DatasetBase._get_config_path: `path`/dataset_info.json
+    (relative: dataset_info.json alone)."""
     name = Path("dataset_info.json")
     return name if relative else Path(path) / name
+
+
+def _dataset_info(self: _ext.Dataset) -> _ext.DatasetInfo:
+    """The reference's name of dataset_info."""
+    return self.dataset_info
 
 
 # ---- The reference's error classes ------------------------------------------------------
@@ -243,15 +268,18 @@ def _own_message(self, *args):
     FileExistsError.__init__(self, *args)
 
 
-def _adopt_reference_errors(module):
-    """From now on raise, as DatasetExistsError, a subclass of ours and of the
-    reference's (the only error class the reference defines; it raises it
-    from Dataset.create). Python cannot add the reference's class to the
-    bases of ours (its instances are larger), hence the new class."""
+def _adopt(module: ModuleType) -> type | None:
+    """Raise, from now on, as DatasetExistsError a subclass of ours and of
+    `module.DatasetExistsError` (the only error class the reference defines;
+    it raises it from Dataset.create). Python cannot add the reference's class
+    to the bases of ours (its instances are larger), hence the new class.
+    Returns the class raised from now on."""
     theirs = getattr(module, "DatasetExistsError", None)
     ours = _ext.DatasetExistsError
-    if not isinstance(theirs, type) or not issubclass(theirs, FileExistsError) or issubclass(ours, theirs):
-        return
+    if not isinstance(theirs, type) or not issubclass(theirs, FileExistsError):
+        return None
+    if issubclass(ours, theirs):
+        return ours  # adopted before
     both = type("DatasetExistsError", (ours, theirs), {
         "__init__": _own_message,
         "__module__": ours.__module__,
@@ -261,62 +289,33 @@ def _adopt_reference_errors(module):
     _ext._set_exists_error(both)
     package = sys.modules.get(__name__.rpartition(".")[0])
     if package is not None and getattr(package, "DatasetExistsError", None) is ours:
-        package.DatasetExistsError = both
+        setattr(package, "DatasetExistsError", both)
+    return both
 
 
-class _ReferenceErrorsWatcher:
-    """A finder on sys.meta_path (not derived from importlib.abc.MetaPathFinder,
-    whose import costs more than the rest of the package) that adopts the
-    reference's error classes when `sedpack.io.errors` is first imported
-    after us; it finds nothing itself and leaves once it fired."""
+def adopt_reference_errors() -> type | None:
+    """Make `sedpack_hpc.DatasetExistsError` also a subclass of the
+    reference's `sedpack.io.errors.DatasetExistsError`, so that `except`
+    clauses written for the reference catch what `Dataset.create` raises.
 
-    def find_spec(self, fullname, path, target=None):
-        if fullname != _REFERENCE_ERRORS:
+    Imports `sedpack.io.errors` if it is not loaded yet (which imports the
+    reference's package: pydantic, and TensorFlow if installed). From then on
+    `sedpack_hpc.DatasetExistsError` (and `_sedpack_hpc.DatasetExistsError`)
+    is a new subclass of both classes, raised with our message; handlers
+    holding the previous class keep catching it. Calling it again changes
+    nothing.
+
+    Returns:
+        The class raised from now on, or None when no reference is installed
+        (nothing is changed then).
+    """
+    module = sys.modules.get(_REFERENCE_ERRORS)
+    if module is None:
+        try:
+            installed = importlib.util.find_spec("sedpack") is not None
+        except (ImportError, ValueError):
+            installed = False
+        if not installed:
             return None
-        for finder in sys.meta_path:
-            if finder is self or not hasattr(finder, "find_spec"):
-                continue
-            spec = finder.find_spec(fullname, path, target)
-            if spec is not None:
-                break
-        else:
-            return None
-        loader = spec.loader
-        if loader is None or not hasattr(loader, "exec_module"):
-            return spec
-        exec_module = loader.exec_module
-        watcher = self
-
-        def exec_and_adopt(module):
-            exec_module(module)
-            _adopt_reference_errors(module)
-            if watcher in sys.meta_path:
-                sys.meta_path.remove(watcher)
-
-        loader.exec_module = exec_and_adopt
-        return spec
-
-
-def _watch_reference_errors():
-    loaded = sys.modules.get(_REFERENCE_ERRORS)
-    if loaded is not None:
-        _adopt_reference_errors(loaded)
-        return
-    # Finding a top-level package imports nothing; without one nothing changes.
-    try:
-        installed = importlib.util.find_spec("sedpack") is not None
-    except (ImportError, ValueError):
-        installed = False
-    if installed and not any(isinstance(f, _ReferenceErrorsWatcher) for f in sys.meta_path):
-        sys.meta_path.insert(0, _ReferenceErrorsWatcher())
-
-
-def install():
-    """Attach the names above to Dataset (called once by the package)."""
-    for function in (as_numpy_iterator_concurrent, as_numpy_iterator_rust, as_numpy_iterator_rust_batched,
-                     as_numpy_iterator_async, shard_info_iterator, shard_paths_dataset, as_numpy_common,
-                     write_multiprocessing):
-        setattr(Dataset, function.__name__, function)
-    Dataset._get_config_path = staticmethod(_get_config_path)
-    Dataset._dataset_info = property(lambda self: self.dataset_info, doc="The reference's name of dataset_info.")
-    _watch_reference_errors()
+        module = importlib.import_module(_REFERENCE_ERRORS)
+    return _adopt(module)

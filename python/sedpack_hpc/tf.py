@@ -3,7 +3,12 @@
 reference's signature, for Keras and JAX input pipelines. TensorFlow is
 imported only when it is called. Not covered by the tests (TensorFlow is not
 packaged for the test machines)."""
+from __future__ import annotations
+
 import os
+from typing import Any, Callable
+
+from . import _sedpack_hpc as _ext
 
 
 def _spec(tf, attribute):
@@ -11,13 +16,15 @@ def _spec(tf, attribute):
     return tf.TensorSpec(shape=tuple(attribute.shape), dtype=dtype or tf.as_dtype(attribute.dtype))
 
 
-def as_tfdataset(self, split, *, process_record=None, shards=None, custom_metadata_type_limit=None,
-                 shard_filter=None, repeat=True, batch_size=32, prefetch=2, file_parallelism=os.cpu_count(),
-                 parallelism=os.cpu_count(), shuffle=1000):
+def as_tfdataset(self: _ext.Dataset, split: str, *, process_record: Callable[..., Any] | None = None,
+                 shards: int | None = None, custom_metadata_type_limit: int | None = None,
+                 shard_filter: Callable[[_ext.ShardInfo], bool] | None = None, repeat: bool = True,
+                 batch_size: int = 32, prefetch: int = 2, file_parallelism: int | None = os.cpu_count(),
+                 parallelism: int | None = os.cpu_count(), shuffle: int = 1000) -> Any:
     """The split as a tf.data.Dataset: as_numpy_iterator(...) (shards read ahead
     on `file_parallelism` threads), then `process_record` mapped, shuffled,
     batched (`batch_size` > 0) and prefetched as the reference does."""
-    import tensorflow as tf  # optional dependency
+    import tensorflow as tf  # type: ignore[import]  # optional dependency
 
     signature = {a.name: _spec(tf, a) for a in self.dataset_structure.saved_data_description}
 

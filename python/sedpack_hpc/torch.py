@@ -29,6 +29,7 @@ none of the old readers produced is split over the new ones.
 """
 import os
 import weakref
+from typing import Any
 
 from . import _sedpack_hpc as _ext
 
@@ -36,7 +37,7 @@ __all__ = ["IterableDataset", "MapDataset", "merge_states", "distributed_layout"
 
 _FORMAT = "sedpack_hpc.torch/1"
 _EQUAL_COUNTS = (None, "pad", "drop")
-_opened = {}  # (pid, path) -> Dataset: one per process, reopened after a fork
+_opened: dict[Any, Any] = {}  # (pid, path) -> Dataset: one per process, reopened after a fork
 
 
 def _open(path):
@@ -187,9 +188,9 @@ def _shared_bytes(n):
 _POOL_SLOTS = 8  # blocks a worker keeps: the loader's prefetch (2), what the loop holds, and some slack
 _BOARD = 4096  # the pool's first page: a byte per slot (1: in use), then the receiver's "mapped" byte
 _MAPPED = _POOL_SLOTS
-_pools = {}  # (pid, block bytes) -> this worker process's _BlockPool (it outlives a pass: persistent workers)
-_mapped = {}  # in the receiving process: worker pid -> {pool token: (pool, board)} it keeps mapped
-_TORCH_DTYPES = {}  # numpy dtype string -> torch dtype
+_pools: dict[Any, Any] = {}  # (pid, block bytes) -> this worker process's _BlockPool (it outlives a pass: persistent workers)
+_mapped: dict[Any, Any] = {}  # in the receiving process: worker pid -> {pool token: (pool, board)} it keeps mapped
+_TORCH_DTYPES: dict[Any, Any] = {}  # numpy dtype string -> torch dtype
 
 
 def _torch_dtype(descr):

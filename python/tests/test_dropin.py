@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: Apache-2.0
 """The reference's remaining Dataset names (sedpack_hpc/dropin.py), value
 equality of the records, and the reference's error class as a base of ours
-(with a stand-in `sedpack.io.errors`, so that no reference is needed)."""
+after `sedpack_hpc.adopt_reference_errors()` (with a stand-in
+`sedpack.io.errors`, so that no reference is needed)."""
 import asyncio
 import importlib.util
 import inspect
@@ -247,21 +248,34 @@ class DatasetExistsError(FileExistsError):
 PROBE = '''
 import json, pathlib, sys
 order, root = sys.argv[1], pathlib.Path(sys.argv[2])
+finders = list(sys.meta_path)
 if order == "reference-first":
     import sedpack.io.errors as reference
     import sedpack_hpc
     first = sedpack_hpc.DatasetExistsError
+    adopted = sedpack_hpc.adopt_reference_errors()
 elif order == "ours-first":
     import sedpack_hpc
     first = sedpack_hpc.DatasetExistsError
+    adopted = sedpack_hpc.adopt_reference_errors()  # imports the reference
     import sedpack.io.errors as reference
+elif order == "not-asked":
+    import sedpack_hpc
+    first = sedpack_hpc.DatasetExistsError
+    import sedpack.io.errors as reference
+    adopted = None
 else:
     import sedpack_hpc
     first = sedpack_hpc.DatasetExistsError
     reference = None
+    adopted = sedpack_hpc.adopt_reference_errors()
+again = sedpack_hpc.adopt_reference_errors() if adopted is not None else None
 kind = {"saved_data_description": [{"name": "x", "dtype": "uint8", "shape": [1]}]}
 sedpack_hpc.Dataset.create(root / "ds", metadata={}, dataset_structure=kind)
-out = {"watchers": [type(f).__name__ for f in sys.meta_path if "Watcher" in type(f).__name__],
+out = {"finders_added": len(sys.meta_path) - len(finders),
+       "adopted": adopted is sedpack_hpc.DatasetExistsError if adopted is not None else None,
+       "idempotent": again is adopted,
+       "extension": sedpack_hpc._sedpack_hpc.DatasetExistsError is sedpack_hpc.DatasetExistsError,
        "bases": [c.__module__ + "." + c.__name__ for c in sedpack_hpc.DatasetExistsError.__mro__[1:3]]}
 try:
     sedpack_hpc.Dataset.create(root / "ds", metadata={}, dataset_structure=kind)
@@ -293,14 +307,22 @@ def probe(tmp_path, order, with_stand_in):
 def test_the_reference_error_class_catches_ours(tmp_path, order):
     out = probe(tmp_path, order, with_stand_in=True)
     assert out["reference"] and out["first"] and out["current"], out
+    assert out["adopted"] and out["idempotent"] and out["extension"], out
     # Our message (naming the dataset), not the reference's constructor's.
     assert "exists: " not in out["message"] and "ds" in out["message"], out
-    assert out["watchers"] == [], out  # the import watcher leaves once it fired
+    assert out["finders_added"] == 0, out  # no import hook
     assert out["bases"] == ["sedpack_hpc.DatasetExistsError", "sedpack.io.errors.DatasetExistsError"], out
+
+
+def test_the_reference_error_class_is_adopted_only_when_asked(tmp_path):
+    out = probe(tmp_path, "not-asked", with_stand_in=True)
+    assert not out["reference"] and out["first"] and out["current"] and out["finders_added"] == 0, out
+    assert out["bases"] == ["builtins.FileExistsError", "builtins.OSError"], out
 
 
 @pytest.mark.skipif(importlib.util.find_spec("sedpack") is not None, reason="a package named sedpack is installed")
 def test_without_the_reference_nothing_changes(tmp_path):
     out = probe(tmp_path, "no-reference", with_stand_in=False)
-    assert out["first"] and out["current"] and out["watchers"] == [], out
+    assert out["adopted"] is None, out  # adopt_reference_errors() returned None: nothing to adopt
+    assert out["first"] and out["current"] and out["finders_added"] == 0, out
     assert out["bases"] == ["builtins.FileExistsError", "builtins.OSError"], out
