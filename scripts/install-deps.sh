@@ -14,7 +14,7 @@ PACKAGES=(
   libprotobuf-dev protobuf-compiler
   python3
   # The Python module sedpack_hpc (python/) and its tests.
-  python3-dev python3-numpy pybind11-dev python3-pytest python3-mpi4py
+  python3-dev python3-numpy pybind11-dev python3-pytest python3-mpi4py python3-mypy
   # sedpack_hpc.torch and its tests (CPU torch); pip install . and wheels (python/install_tests).
   python3-torch python3-build python3-venv python3-setuptools python3-wheel python3-pip
   # Plain readers of the shards with decode points (tests/unit/codecs) and the

@@ -51,6 +51,8 @@ def test_pip_install_from_a_clean_clone():
     run(py, "-m", "pip", "install", "--no-index", "--no-build-isolation", clone, env=env)
     where = run(py, "-c", "import sedpack_hpc, sedpack_hpc.torch; print(sedpack_hpc.__file__)", env=env).strip()
     assert pathlib.Path(where).is_relative_to(env_dir), where
+    typed = pathlib.Path(where).parent
+    assert (typed / "_sedpack_hpc.pyi").is_file() and (typed / "py.typed").is_file(), sorted(typed.iterdir())
     tests = clone / "python" / "tests"
     env["SEDPACK_GOLDEN_DIR"] = str(clone / "tests" / "data" / "golden")
     out = run(py, "-m", "pytest", "-q", "-p", "no:cacheprovider", tests / "test_order.py", tests / "test_golden.py",
@@ -62,6 +64,7 @@ def test_pip_install_from_a_clean_clone():
     assert len(wheels) == 1, wheels
     names = zipfile.ZipFile(wheels[0]).namelist()
     assert "sedpack_hpc/torch.py" in names and any(n.startswith("sedpack_hpc/_sedpack_hpc") for n in names), names
+    assert "sedpack_hpc/_sedpack_hpc.pyi" in names and "sedpack_hpc/py.typed" in names, names
     run(py, "-m", "pip", "uninstall", "-y", "sedpack-hpc", env=env)
     r = subprocess.run([py, "-c", "import sedpack_hpc"], cwd="/", env=clean_env(), capture_output=True, text=True)
     assert r.returncode != 0 and "No module named 'sedpack_hpc'" in r.stderr, r.stderr
