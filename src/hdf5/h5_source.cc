@@ -51,7 +51,10 @@ void Handle::Reset() {
   id_ = H5I_INVALID_HID;
 }
 
-void SilenceLibraryErrors() { H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr); }
+void SilenceLibraryErrors() {
+  H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
+  H5set_free_list_limits(1 << 20, 1 << 18, 1 << 20, 1 << 18, 1 << 20, 1 << 18);
+}
 
 std::string LastError() {
   std::string out;
@@ -251,7 +254,14 @@ std::string ElemType::Name() const {
     case ElemKind::kNumber:
       return bool_enum ? "bool (enum of " + NumTypeName(num) + ")"
                        : is_enum ? "enum of " + NumTypeName(num) : NumTypeName(num);
-    case ElemKind::kVarString: return std::string("string (variable, ") + charset + ")";
+    case ElemKind::kVarString: {
+      // Appended, not `std::string(...) + charset`: gcc 12 -O2 warns on that (a
+      // false -Warray-bounds in the inlined move of the temporary).
+      std::string name = "string (variable, ";
+      name += charset;
+      name += ')';
+      return name;
+    }
     case ElemKind::kFixedString: {
       const char* p = pad == H5T_STR_NULLPAD ? "NUL-padded" : pad == H5T_STR_SPACEPAD ? "space-padded"
                                                                                      : "NUL-terminated";

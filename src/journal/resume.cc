@@ -175,7 +175,11 @@ Result<RankResume> ResumeRank(const Dataset& dataset, const std::string& job_id,
   for (const DirEntry& e : ListDirectory(dataset.PathOf(kJournalDir), fs).ValueOr({})) {
     if (IsAtomicWriteTempName(e.name) && e.name.size() > own.size() &&
         e.name.compare(e.name.size() - own.size(), own.size(), own) == 0) {
-      (void)RemoveTree(dataset.PathOf(std::string(kJournalDir) + "/" + e.name), fs);
+      // Appended: gcc 12 -O2 gives a false -Warray-bounds on `std::string(...) + "/"`.
+      std::string temp(kJournalDir);
+      temp += '/';
+      temp += e.name;
+      (void)RemoveTree(dataset.PathOf(temp), fs);
     }
   }
   SEDPACK_ASSIGN_OR_RETURN(out.journal, JournalWriter::Create(dataset.root(), rel, parameters, units, fs));

@@ -159,7 +159,11 @@ class TreeBuilder {
     // nlohmann quotes the whole current token ("last read: ..."), which hostile
     // input can make arbitrarily long; keep the message readable.
     constexpr std::size_t kMaxMessage = 300;
-    if (what.size() > kMaxMessage) what = what.substr(0, kMaxMessage) + "...";
+    if (what.size() > kMaxMessage) {
+      // In place: `what.substr(...) + "..."` gets a false -Warray-bounds from gcc 12 -O2.
+      what.resize(kMaxMessage);
+      what += "...";
+    }
     error_ = "malformed JSON at byte " + std::to_string(position) + ": " + what;
     return false;
   }

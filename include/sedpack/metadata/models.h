@@ -27,7 +27,8 @@ struct Attribute {
   std::string name;
   std::string dtype;
   Shape shape;
-  JsonValue custom_metadata;
+  /// Empty unless given: `Attribute{name, dtype, shape}` leaves it so.
+  JsonValue custom_metadata{};
 
   /// Typed form; InvalidArgument naming the attribute on an unsupported dtype.
   Result<AttributeSpec> ToSpec() const;
