@@ -4,7 +4,6 @@
 // root-to-leaf path of lists; what every rank keeps for the orphan search is
 // one 64-bit key per listed shard file.
 #include <algorithm>
-#include <cstring>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -18,6 +17,7 @@
 #include <thread>
 #include <unordered_set>
 
+#include "check/check_engine_internal.h"
 #include "check/check_internal.h"
 #include "check/check_wire_internal.h"
 #include "dataset/shards_tree_internal.h"
@@ -36,6 +36,12 @@ namespace {
 
 using namespace check_internal;
 using Clock = std::chrono::steady_clock;
+using check_engine_internal::DecodeFindings;
+using check_engine_internal::DecodeUnits;
+using check_engine_internal::EncodeFindings;
+using check_engine_internal::EncodeUnits;
+using check_engine_internal::Findings;
+using check_engine_internal::Unit;
 
 // A deep check of a dataset without a fresh checks sidecar records one from
 // the shards it read whose every recorded hash matched (thread-safe). The
@@ -63,71 +69,6 @@ struct ChecksCollector {
   }
 };
 
-// A piece of the tree that one worker checks whole.
-struct Unit {
-  bool subtree = true;
-  // Subtree: the list entry as its parent records it, and the list's depth.
-  ShardListInfo entry;
-  std::uint64_t depth = 0;
-  // Range: shard_files[begin, end) of the list at list_path.
-  std::string list_path;
-  std::uint64_t begin = 0, end = 0;
-  // Recorded shards below: only for the order units are handed out in.
-  std::uint64_t weight = 0;
-};
-
-std::string EncodeUnits(const std::vector<Unit>& units) {
-  std::string out;
-  for (const Unit& u : units) {
-    PutField(&out, u.subtree ? "s" : "r");
-    if (u.subtree) {
-      PutField(&out, u.entry.shard_list_info_file.file_path);
-      PutField(&out, std::to_string(u.entry.shard_list_info_file.hash_checksums.size()));
-      for (const auto& h : u.entry.shard_list_info_file.hash_checksums) PutField(&out, h);
-      // Recorded counts may be negative in a damaged list: sent as their bits.
-      PutField(&out, std::to_string(static_cast<std::uint64_t>(u.entry.number_of_examples)));
-      PutField(&out, std::to_string(static_cast<std::uint64_t>(u.entry.number_of_shards)));
-      PutField(&out, std::to_string(u.depth));
-    } else {
-      PutField(&out, u.list_path);
-      PutField(&out, std::to_string(u.begin));
-      PutField(&out, std::to_string(u.end));
-    }
-  }
-  return out;
-}
-
-Result<std::vector<Unit>> DecodeUnits(std::string_view bytes) {
-  FieldReader in(bytes);
-  std::vector<Unit> out;
-  while (!in.done()) {
-    Unit u;
-    SEDPACK_ASSIGN_OR_RETURN(std::string kind, in.Next());
-    u.subtree = kind == "s";
-    if (u.subtree) {
-      SEDPACK_ASSIGN_OR_RETURN(u.entry.shard_list_info_file.file_path, in.Next());
-      SEDPACK_ASSIGN_OR_RETURN(std::uint64_t hashes, in.NextNumber());
-      if (hashes > 64) return Status::Corruption("too many hashes in a check unit");
-      for (std::uint64_t i = 0; i < hashes; ++i) {
-        SEDPACK_ASSIGN_OR_RETURN(std::string h, in.Next());
-        u.entry.shard_list_info_file.hash_checksums.push_back(std::move(h));
-      }
-      SEDPACK_ASSIGN_OR_RETURN(std::uint64_t examples, in.NextNumber());
-      SEDPACK_ASSIGN_OR_RETURN(std::uint64_t shards, in.NextNumber());
-      u.entry.number_of_examples = static_cast<std::int64_t>(examples);
-      u.entry.number_of_shards = static_cast<std::int64_t>(shards);
-      SEDPACK_ASSIGN_OR_RETURN(u.depth, in.NextNumber());
-    } else {
-      SEDPACK_ASSIGN_OR_RETURN(u.list_path, in.Next());
-      SEDPACK_ASSIGN_OR_RETURN(u.begin, in.NextNumber());
-      SEDPACK_ASSIGN_OR_RETURN(u.end, in.NextNumber());
-      if (u.end < u.begin) return Status::Corruption("malformed check unit");
-    }
-    out.push_back(std::move(u));
-  }
-  return out;
-}
-
 // FNV-1a, 64-bit: the key a listed shard path is known by in the orphan search.
 // Two paths sharing a key (about one chance in 10^7 for ten million shards)
 // can only hide an orphan warning, never an error.
@@ -138,56 +79,6 @@ std::uint64_t PathKey(std::string_view path) {
     h *= 1099511628211ULL;
   }
   return h;
-}
-
-// What one worker (or rank) found.
-struct Findings {
-  CheckReport report;
-  std::vector<std::string> lists;   // every list path reached
-  std::vector<std::uint64_t> files; // PathKey of every listed shard file
-  std::uint64_t units = 0;
-
-  void Merge(Findings&& other) {
-    report.files_checked += other.report.files_checked;
-    report.bytes_checked += other.report.bytes_checked;
-    report.shards_checked += other.report.shards_checked;
-    report.examples_checked += other.report.examples_checked;
-    for (auto& p : other.report.problems) report.problems.push_back(std::move(p));
-    for (auto& l : other.lists) lists.push_back(std::move(l));
-    files.insert(files.end(), other.files.begin(), other.files.end());
-    units += other.units;
-  }
-};
-
-std::string EncodeFindings(const Findings& f) {
-  std::string out;
-  PutField(&out, EncodeCheckReport(f.report));
-  PutField(&out, std::to_string(f.units));
-  std::string lists;
-  for (const auto& l : f.lists) PutField(&lists, l);
-  PutField(&out, lists);
-  std::string keys(f.files.size() * sizeof(std::uint64_t), '\0');
-  if (!f.files.empty()) std::memcpy(keys.data(), f.files.data(), keys.size());
-  PutField(&out, keys);
-  return out;
-}
-
-Result<Findings> DecodeFindings(std::string_view bytes) {
-  FieldReader in(bytes);
-  Findings f;
-  SEDPACK_ASSIGN_OR_RETURN(std::string report, in.Next());
-  SEDPACK_ASSIGN_OR_RETURN(f.report, DecodeCheckReport(report));
-  SEDPACK_ASSIGN_OR_RETURN(f.units, in.NextNumber());
-  SEDPACK_ASSIGN_OR_RETURN(std::string lists, in.Next());
-  for (FieldReader l(lists); !l.done();) {
-    SEDPACK_ASSIGN_OR_RETURN(std::string path, l.Next());
-    f.lists.push_back(std::move(path));
-  }
-  SEDPACK_ASSIGN_OR_RETURN(std::string keys, in.Next());
-  if (keys.size() % sizeof(std::uint64_t) != 0) return Status::Corruption("malformed check findings");
-  f.files.resize(keys.size() / sizeof(std::uint64_t));
-  if (!keys.empty()) std::memcpy(f.files.data(), keys.data(), keys.size());
-  return f;
 }
 
 // The per-file and per-list checks, shared by every worker thread of a rank.
