@@ -63,9 +63,11 @@ export UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1"
 export TSAN_OPTIONS="second_deadlock_stack=1"
 # shellcheck source=scripts/sanitizer-trees.sh
 . ./scripts/sanitizer-trees.sh
-asan_build() { configure_asan_tree build-asan && cmake --build build-asan -j "$JOBS"; }
+# Both trees are built with -Werror (SEDPACK_WERROR): the project's sources
+# compile without a warning under clang and gcc, and a new one fails the stage.
+asan_build() { configure_asan_tree build-asan -DSEDPACK_WERROR=ON && cmake --build build-asan -j "$JOBS"; }
 asan_test() { test_stage "asan ctest" build-asan --output-on-failure -j "$JOBS" --timeout 900; }
-tsan_build() { configure_tsan_tree build-tsan && cmake --build build-tsan -j "$JOBS" --target sedpack_threaded_tests; }
+tsan_build() { configure_tsan_tree build-tsan -DSEDPACK_WERROR=ON && cmake --build build-tsan -j "$JOBS" --target sedpack_threaded_tests; }
 
 status=0
 for s in "${STAGES[@]}"; do

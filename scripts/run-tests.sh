@@ -19,7 +19,9 @@ status=0
 stage deps ./scripts/install-deps.sh || { stage_table; exit 1; }
 TEST_SET=programs
 [ "${SEDPACK_HARDENING:-1}" != 0 ] || TEST_SET=all
-stage build env SEDPACK_JOBS="$JOBS" ./scripts/build.sh -DSEDPACK_TEST_SET=$TEST_SET || { stage_table; exit 1; }
+# -Werror (SEDPACK_WERROR) here and in the hardening trees: a warning in the
+# project's sources fails the test command.
+stage build env SEDPACK_JOBS="$JOBS" ./scripts/build.sh -DSEDPACK_TEST_SET=$TEST_SET -DSEDPACK_WERROR=ON || { stage_table; exit 1; }
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 asan_pid=""
 if [ "${SEDPACK_HARDENING:-1}" != 0 ]; then

@@ -1,10 +1,12 @@
 # Sourced by run-hardening.sh and fuzz.sh: how the sanitizer build trees are
 # configured, in one place.
 #
-#   configure_asan_tree DIR   clang, ASan+UBSan and libFuzzer instrumentation:
-#                             the library tests and the fuzz targets share
-#                             this one tree (build-asan/)
-#   configure_tsan_tree DIR   gcc, ThreadSanitizer, MPI off (build-tsan/)
+#   configure_asan_tree DIR [ARGS]  clang, ASan+UBSan and libFuzzer
+#                             instrumentation: the library tests and the fuzz
+#                             targets share this one tree (build-asan/)
+#   configure_tsan_tree DIR [ARGS]  gcc, ThreadSanitizer, MPI off (build-tsan/)
+#
+# ARGS go to cmake after these (run-hardening.sh adds -DSEDPACK_WERROR=ON).
 #
 # Both use -O1 and line tables only: they compile in about half the time of
 # -O2 -g, and reports still name file and line. They build the library tests
@@ -29,8 +31,8 @@ _san_configure() {  # _san_configure DIR CMAKE_ARGS...
 configure_asan_tree() {
   # The compiler of a tree is fixed when it is first configured.
   CC=clang CXX=clang++ _san_configure "$1" "${SAN_FLAGS[@]}" -DSEDPACK_SANITIZE=ON -DSEDPACK_FUZZ=ON \
-    -DSEDPACK_BUILD_TESTS=ON
+    -DSEDPACK_BUILD_TESTS=ON "${@:2}"
 }
 configure_tsan_tree() {
-  _san_configure "$1" "${SAN_FLAGS[@]}" -DSEDPACK_TSAN=ON -DSEDPACK_WITH_MPI=OFF
+  _san_configure "$1" "${SAN_FLAGS[@]}" -DSEDPACK_TSAN=ON -DSEDPACK_WITH_MPI=OFF "${@:2}"
 }
