@@ -51,10 +51,7 @@ void Handle::Reset() {
   id_ = H5I_INVALID_HID;
 }
 
-void SilenceLibraryErrors() {
-  H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
-  H5set_free_list_limits(1 << 20, 1 << 18, 1 << 20, 1 << 18, 1 << 20, 1 << 18);
-}
+void SilenceLibraryErrors() { H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr); }
 
 std::string LastError() {
   std::string out;
