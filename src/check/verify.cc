@@ -19,6 +19,12 @@ using internal::EncodeStatus;
 
 using Clock = std::chrono::steady_clock;
 
+// Every rank opens the dataset through the FileSystem the check names.
+Result<std::shared_ptr<Dataset>> OpenForCheck(const std::string& root, const VerifyOptions& options) {
+  OpenOptions open;
+  open.file_system = options.check.file_system;
+  return Dataset::Open(root, open);
+}
 
 // A whole check: every rank opens the dataset, then the streaming engine.
 Result<CheckReport> VerifyWhole(Comm& comm, const std::string& root, const VerifyOptions& options) {
@@ -27,12 +33,12 @@ Result<CheckReport> VerifyWhole(Comm& comm, const std::string& root, const Verif
   Result<std::shared_ptr<Dataset>> open = Status::Internal("not opened");
   std::string wire;
   if (comm.rank() == 0) {
-    open = Dataset::Open(root);
+    open = OpenForCheck(root, options);
     wire = EncodeStatus(open.status());
   }
   SEDPACK_RETURN_NOT_OK(comm.Bcast(&wire, 0));
   SEDPACK_RETURN_NOT_OK(DecodeStatus(wire));
-  if (comm.rank() != 0) open = Dataset::Open(root);
+  if (comm.rank() != 0) open = OpenForCheck(root, options);
   SEDPACK_RETURN_NOT_OK(AgreeOnStatus(comm, open.status()));
   CheckRunOptions run;
   run.check = options.check;
@@ -55,7 +61,7 @@ Result<CheckReport> VerifyPartial(Comm& comm, const std::string& root, const Ver
   std::uint64_t bytes_total = 0, files_total = 0;
   if (rank == 0) {
     Status st;
-    auto open = Dataset::Open(root);
+    auto open = OpenForCheck(root, options);
     st = open.status();
     if (open.ok()) {
       ds = std::move(open).value();
@@ -76,7 +82,7 @@ Result<CheckReport> VerifyPartial(Comm& comm, const std::string& root, const Ver
   SEDPACK_RETURN_NOT_OK(DecodeStatus(opened));
   Status local;
   if (rank != 0) {
-    auto open = Dataset::Open(root);
+    auto open = OpenForCheck(root, options);
     local = open.status();
     if (open.ok()) ds = std::move(open).value();
   }

@@ -1,0 +1,87 @@
+// SPDX-License-Identifier: Apache-2.0
+// A public entry point given a FileSystem does its I/O through that one: a
+// counting FileSystem sees the dataset's bytes read, and one whose reads fail
+// makes the entry point fail (or report the files it could not read). An entry
+// point that opened its files some other way would pass neither.
+#include <gtest/gtest.h>
+
+#include <cerrno>
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "sedpack/check/check.h"
+#include "sedpack/check/verify.h"
+#include "sedpack/comm/comm.h"
+#include "sedpack/dataset/dataset.h"
+#include "sedpack/dataset/filler.h"
+#include "support/fault_fs.h"
+#include "support/test_support.h"
+
+namespace sedpack {
+namespace {
+
+using testing::FaultFileSystem;
+using testing::FaultOp;
+using testing::TempDir;
+
+// A dataset of 12 examples in 3 LZ4 shards on disk; its shard bytes.
+std::uint64_t MakeDataset(const std::string& root) {
+  DatasetStructure st;
+  st.shard_file_type = ShardFileType::kFb;
+  st.compression = Compression::kLz4;
+  st.examples_per_shard = 4;
+  st.hash_checksum_algorithms = {HashAlgorithm::kSha256};
+  st.saved_data_description = {{"trace", "int16", {64}, {}}, {"label", "int64", {}, {}}};
+  auto ds = Dataset::Create(root, Metadata{}, st);
+  EXPECT_TRUE(ds.ok()) << ds.status().ToString();
+  auto filler = Filler::Make(*ds, FillerOptions{});
+  EXPECT_TRUE(filler.ok()) << filler.status().ToString();
+  for (int i = 0; i < 12; ++i) {
+    std::vector<std::int16_t> trace(64, static_cast<std::int16_t>(i));
+    const std::int64_t label = i;
+    std::vector<ValueView> v = {ValueView::Array(trace, {64}), ValueView::Scalar(label)};
+    EXPECT_TRUE((*filler)->WriteExample(Split::kTrain, v).ok());
+  }
+  EXPECT_TRUE((*filler)->Finish().ok());
+  std::uint64_t bytes = 0;
+  for (const auto& e : std::filesystem::recursive_directory_iterator(root + "/train")) {
+    if (e.is_regular_file() && e.path().extension() == ".fb") bytes += e.file_size();
+  }
+  return bytes;
+}
+
+class EntryPointFileSystemTest : public ::testing::TestWithParam<bool> {};
+
+// VerifyDataset, whole (false) and partial (true): every rank opens the
+// dataset through check.file_system (it once opened it through the global one).
+TEST_P(EntryPointFileSystemTest, VerifyDatasetReadsThroughTheGivenFileSystem) {
+  TempDir dir;
+  const std::string root = dir.path() + "/ds";
+  const std::uint64_t shard_bytes = MakeDataset(root);
+  ASSERT_GT(shard_bytes, 0u);
+  SerialComm comm;
+  FaultFileSystem counting;
+  VerifyOptions o;
+  o.check.file_system = &counting;
+  o.check.threads = 1;
+  if (GetParam()) o.check.partial = {"train"};
+  auto report = VerifyDataset(comm, root, o);
+  ASSERT_TRUE(report.ok()) << report.status().ToString();
+  EXPECT_TRUE(report->ok());
+  EXPECT_GE(counting.bytes_read(), static_cast<std::int64_t>(shard_bytes));
+
+  // Every read fails: nothing can be verified.
+  FaultFileSystem failing(testing::FaultPlan{FaultOp::kRead, 1, EIO, /*sticky=*/true});
+  o.check.file_system = &failing;
+  auto broken = VerifyDataset(comm, root, o);
+  EXPECT_TRUE(!broken.ok() || !broken->ok()) << "a check whose every read fails passed";
+  EXPECT_TRUE(failing.fired());
+}
+
+INSTANTIATE_TEST_SUITE_P(WholeAndPartial, EntryPointFileSystemTest, ::testing::Bool());
+
+}  // namespace
+}  // namespace sedpack
