@@ -239,8 +239,9 @@ Result<std::vector<std::string>> HashBytes(std::span<const HashAlgorithm> algori
 }
 
 Result<std::vector<std::string>> HashFile(std::span<const HashAlgorithm> algorithms,
-                                          const std::string& path) {
-  const int fd = CurrentFileSystem().Open(path.c_str(), O_RDONLY | O_CLOEXEC);
+                                          const std::string& path, FileSystem* fs) {
+  FileSystem& files = FileSystemOr(fs);
+  const int fd = files.Open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) {
     const int err = errno;
     if (err == ENOENT || err == ENOTDIR) {
@@ -249,10 +250,11 @@ Result<std::vector<std::string>> HashFile(std::span<const HashAlgorithm> algorit
     return Status::IOError("cannot open ", path, ": ", std::strerror(err));
   }
   struct FdCloser {
+    FileSystem& files;
     int fd;
-    ~FdCloser() { CurrentFileSystem().Close(fd); }
-  } closer{fd};
-  return HashFd(algorithms, fd, path);
+    ~FdCloser() { files.Close(fd); }
+  } closer{files, fd};
+  return HashFd(algorithms, fd, path, fs);
 }
 
 Result<std::vector<std::string>> HashFd(std::span<const HashAlgorithm> algorithms, int fd,

@@ -189,7 +189,7 @@ class ExampleFetcher::Impl {
     example_reads_.fetch_add(1, std::memory_order_relaxed);
     const std::string_view rel = index_->shard_path(split, loc.shard);
     SEDPACK_RETURN_NOT_OK(ValidateRelativePath(rel, "file_path"));
-    SEDPACK_ASSIGN_OR_RETURN(BeneathFile file, OpenFileBeneath(dataset_->root(), rel));
+    SEDPACK_ASSIGN_OR_RETURN(BeneathFile file, OpenFileBeneath(dataset_->root(), rel, dataset_->file_system()));
     // As the whole-shard read: a file larger than the limit is refused, even
     // though only a part of it would be read.
     if (file.size > options_.limits.max_decompressed_bytes) {
@@ -219,7 +219,7 @@ class ExampleFetcher::Impl {
     example_reads_.fetch_add(1, std::memory_order_relaxed);
     const std::string_view rel = index_->shard_path(split, loc.shard);
     SEDPACK_RETURN_NOT_OK(ValidateRelativePath(rel, "file_path"));
-    SEDPACK_ASSIGN_OR_RETURN(BeneathFile file, OpenFileBeneath(dataset_->root(), rel));
+    SEDPACK_ASSIGN_OR_RETURN(BeneathFile file, OpenFileBeneath(dataset_->root(), rel, dataset_->file_system()));
     if (file.size > options_.limits.max_decompressed_bytes || record.decoded_size() > options_.limits.max_decompressed_bytes) {
       return Status::ResourceExhausted("file ", file.path, " has ", std::max(file.size, record.decoded_size()),
                                        " bytes, more than the limit of ", options_.limits.max_decompressed_bytes);

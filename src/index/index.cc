@@ -518,26 +518,26 @@ SampleIndex::~SampleIndex() {
   if (map_) ::munmap(map_, map_size_);
 }
 
-Result<std::shared_ptr<const SampleIndex>> SampleIndex::OpenFile(const std::string& path) {
-  const int fd = CurrentFileSystem().Open(path.c_str(), O_RDONLY | O_CLOEXEC);
+Result<std::shared_ptr<const SampleIndex>> SampleIndex::OpenFile(const std::string& path, FileSystem* fs) {
+  const int fd = FileSystemOr(fs).Open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) {
     const int err = errno;
     if (err == ENOENT) return Status::NotFound("cannot open ", path, ": ", std::strerror(err));
     return Status::IOError("cannot open ", path, ": ", std::strerror(err));
   }
-  const FileDescriptor owned(fd);
-  return MapFile(owned.get(), path);
+  const FileDescriptor owned(fd, fs);
+  return MapFile(owned.get(), path, fs);
 }
 
-Result<std::shared_ptr<const SampleIndex>> SampleIndex::OpenInDataset(const std::string& root) {
+Result<std::shared_ptr<const SampleIndex>> SampleIndex::OpenInDataset(const std::string& root, FileSystem* fs) {
   const std::string rel = std::string(kSidecarDirName) + "/" + std::string(kIndexFileName);
-  SEDPACK_ASSIGN_OR_RETURN(FileDescriptor fd, OpenBeneath(root, rel, O_RDONLY | O_NONBLOCK));
-  return MapFile(fd.get(), JoinRoot(root, rel));
+  SEDPACK_ASSIGN_OR_RETURN(FileDescriptor fd, OpenBeneath(root, rel, O_RDONLY | O_NONBLOCK, fs));
+  return MapFile(fd.get(), JoinRoot(root, rel), fs);
 }
 
-Result<std::shared_ptr<const SampleIndex>> SampleIndex::MapFile(int fd, const std::string& path) {
+Result<std::shared_ptr<const SampleIndex>> SampleIndex::MapFile(int fd, const std::string& path, FileSystem* fs) {
   FileStat st;
-  if (CurrentFileSystem().Fstat(fd, &st) != 0 || st.type != FileType::kRegular) {
+  if (FileSystemOr(fs).Fstat(fd, &st) != 0 || st.type != FileType::kRegular) {
     return Status::IOError("not a readable regular file: ", path);
   }
   std::unique_ptr<SampleIndex> index(new SampleIndex());
@@ -783,7 +783,7 @@ Result<std::shared_ptr<const SampleIndex>> OpenIndex(const std::shared_ptr<const
   if (!dataset) return Status::InvalidArgument("OpenIndex: null dataset");
   SEDPACK_ASSIGN_OR_RETURN(IndexCheck check, CheckIndex(dataset->root()));
   if (check.freshness == IndexFreshness::kFresh) {
-    auto index = SampleIndex::OpenInDataset(dataset->root());
+    auto index = SampleIndex::OpenInDataset(dataset->root(), dataset->file_system());
     // Still the same digest: the file may have been replaced since the check.
     if (index.ok() && (*index)->dataset_info_sha256() == DatasetInfoSha256(dataset->root()).ValueOr({})) {
       return index;

@@ -37,13 +37,13 @@ bool UnderSplit(const Leftover& l) {
 }
 
 // Remove `file` and the folders this leaves empty, up to (not including) `stop`.
-Status RemoveWithEmptyParents(const fs::path& file, const fs::path& stop) {
-  if (CurrentFileSystem().Unlink(file.c_str()) != 0) {
+Status RemoveWithEmptyParents(FileSystem& files, const fs::path& file, const fs::path& stop) {
+  if (files.Unlink(file.c_str()) != 0) {
     return Status::IOError("cannot remove ", file.string(), ": ", std::strerror(errno));
   }
   for (auto dir = file.parent_path(); dir != stop && dir.string().size() > stop.string().size();
        dir = dir.parent_path()) {
-    if (!IsEmptyDirectory(dir.string()) || CurrentFileSystem().Rmdir(dir.c_str()) != 0) break;
+    if (!IsEmptyDirectory(dir.string()) || files.Rmdir(dir.c_str()) != 0) break;
   }
   return Status::OK();
 }
@@ -288,7 +288,7 @@ Result<GarbageReport> CollectGarbage(const Dataset& dataset, const DatasetDiagno
         o.error = Status::AlreadyExists(path, ": not removed, held by ", DescribeLockOwner(look.owner), " (",
                                         look.reason, ")");
       } else if (IsLockLeftoverName(fs::path(l.path).filename().string())) {
-        o.error = RemoveWithEmptyParents(path, fs::path(root) / std::string(kSidecarDirName));
+        o.error = RemoveWithEmptyParents(FileSystemOr(dataset.file_system()), path, fs::path(root) / std::string(kSidecarDirName));
         o.removed = o.error.ok();
       } else {
         o.error = BreakLockFile(path, look.owner);
@@ -300,7 +300,7 @@ Result<GarbageReport> CollectGarbage(const Dataset& dataset, const DatasetDiagno
     const fs::path stop = l.path.find('/') == std::string::npos
                               ? fs::path(root)
                               : fs::path(dataset.PathOf(l.path.substr(0, l.path.find('/'))));
-    o.error = RemoveWithEmptyParents(dataset.PathOf(l.path), stop);
+    o.error = RemoveWithEmptyParents(FileSystemOr(dataset.file_system()), dataset.PathOf(l.path), stop);
     o.removed = o.error.ok();
   }
   return report;

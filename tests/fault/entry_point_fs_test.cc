@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <cstdint>
 #include <filesystem>
 #include <memory>
@@ -13,6 +14,7 @@
 #include <vector>
 
 #include "sedpack/check/check.h"
+#include "sedpack/codecs/hash.h"
 #include "sedpack/check/verify.h"
 #include "sedpack/comm/comm.h"
 #include "sedpack/dataset/dataset.h"
@@ -82,6 +84,25 @@ TEST_P(EntryPointFileSystemTest, VerifyDatasetReadsThroughTheGivenFileSystem) {
 }
 
 INSTANTIATE_TEST_SUITE_P(WholeAndPartial, EntryPointFileSystemTest, ::testing::Bool());
+
+TEST(EntryPointFileSystem, HashFileReadsThroughTheGivenFileSystem) {
+  TempDir dir;
+  const std::string path = dir.path() + "/f";
+  {
+    std::vector<char> bytes(100000, 'x');
+    FILE* f = std::fopen(path.c_str(), "wb");
+    ASSERT_NE(f, nullptr);
+    ASSERT_EQ(std::fwrite(bytes.data(), 1, bytes.size(), f), bytes.size());
+    std::fclose(f);
+  }
+  const std::vector<HashAlgorithm> algorithms = {HashAlgorithm::kSha256};
+  FaultFileSystem counting;
+  auto digests = HashFile(algorithms, path, &counting);
+  ASSERT_TRUE(digests.ok()) << digests.status().ToString();
+  EXPECT_EQ(counting.bytes_read(), 100000);
+  FaultFileSystem failing(testing::FaultPlan{FaultOp::kRead, 1, EIO, /*sticky=*/true});
+  EXPECT_FALSE(HashFile(algorithms, path, &failing).ok());
+}
 
 }  // namespace
 }  // namespace sedpack

@@ -12,6 +12,8 @@
 
 namespace sedpack {
 
+class FileSystem;  // sedpack/io/file_system.h
+
 /// Streaming hasher for one algorithm. Hex output matches the reference:
 /// lowercase hexdigest for md5/sha*; canonical big-endian hex for xxh32/xxh64
 /// and XXH3-128 (high 64 bits first) for xxh128, all with seed 0.
@@ -41,9 +43,9 @@ class MultiHasher {
 /// Hex digests of `data` for each algorithm, in order.
 Result<std::vector<std::string>> HashBytes(std::span<const HashAlgorithm> algorithms,
                                            std::span<const std::byte> data);
-/// Hex digests of the file at `path`, streamed in chunks (no whole-file buffer).
-/// NotFound / IOError name the path.
+/// Hex digests of the file at `path`, streamed in chunks (no whole-file buffer),
+/// read through `fs` (nullptr: the default). NotFound / IOError name the path.
 Result<std::vector<std::string>> HashFile(std::span<const HashAlgorithm> algorithms,
-                                          const std::string& path);
+                                          const std::string& path, FileSystem* fs = nullptr);
 
 }  // namespace sedpack

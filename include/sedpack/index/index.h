@@ -151,10 +151,12 @@ class SampleIndex {
 
   /// Map `path` read-only and validate every header field, table, offset,
   /// count and path (the file is untrusted). Corruption names what is wrong.
-  static Result<std::shared_ptr<const SampleIndex>> OpenFile(const std::string& path);
+  /// The file is opened and stat'ed through `fs` (nullptr: the default) and
+  /// mapped from that descriptor.
+  static Result<std::shared_ptr<const SampleIndex>> OpenFile(const std::string& path, FileSystem* fs = nullptr);
   /// OpenFile of the dataset's sidecar `<root>/.sedpack-hpc/index.bin`, opened
   /// beneath the root (io/file.h): never through a link out of the root.
-  static Result<std::shared_ptr<const SampleIndex>> OpenInDataset(const std::string& root);
+  static Result<std::shared_ptr<const SampleIndex>> OpenInDataset(const std::string& root, FileSystem* fs = nullptr);
   /// Validate bytes held in memory (e.g. an index built but not written).
   static Result<std::shared_ptr<const SampleIndex>> FromBytes(std::vector<std::byte> bytes);
   static Result<std::shared_ptr<const SampleIndex>> FromContents(const IndexContents& contents);
@@ -194,7 +196,7 @@ class SampleIndex {
   SampleIndex() = default;
   static Result<std::shared_ptr<const SampleIndex>> Validate(std::unique_ptr<SampleIndex> index);
   /// Map the open file `fd` (the caller closes it; the mapping outlives it).
-  static Result<std::shared_ptr<const SampleIndex>> MapFile(int fd, const std::string& path);
+  static Result<std::shared_ptr<const SampleIndex>> MapFile(int fd, const std::string& path, FileSystem* fs);
   const Table* table(Split split) const;
 
   std::vector<std::byte> owned_;
