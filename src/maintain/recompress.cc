@@ -686,18 +686,13 @@ Result<RecompressSummary> RecompressSteps(Comm& comm, const std::string& root, c
     queue = std::make_unique<journal::JournalQueue>(journal.get());
     w.queue = queue.get();
   }
-  auto& mu = w.mu;
-  auto& my_bytes = w.my_bytes;
-  auto& first_error = w.first_error;
-  auto& running = w.running;
-  auto& stop = w.stop;
   auto work = [&w] { w.Work(); };
   // Rank 0's own threads work while its caller thread folds in progress.
   std::vector<std::thread> pool = internal::StartThreads(threads, [&work](int) { work(); });
   // Threads the system refused never count down `running`.
-  running.fetch_sub(threads - static_cast<int>(pool.size()));
+  w.running.fetch_sub(threads - static_cast<int>(pool.size()));
   if (pool.empty()) {
-    running.fetch_add(1);
+    w.running.fetch_add(1);
     work();
   }
   internal::RankProgress collector(comm);
@@ -706,7 +701,7 @@ Result<RecompressSummary> RecompressSteps(Comm& comm, const std::string& root, c
     (void)collector.Poll();  // a lost progress message only delays the numbers
     if (!o.progress) return;
     RecompressProgress rp;
-    rp.bytes_done = collector.Total(my_bytes);
+    rp.bytes_done = collector.Total(w.my_bytes);
     rp.bytes_total = bytes_total;
     rp.files_total = files_total;
     rp.seconds = std::chrono::duration<double>(Clock::now() - start).count();
@@ -717,40 +712,40 @@ Result<RecompressSummary> RecompressSteps(Comm& comm, const std::string& root, c
   auto relay_failures = [&] {
     bool failed;
     {
-      std::lock_guard<std::mutex> lock(mu);
-      failed = !first_error.ok();
+      std::lock_guard<std::mutex> lock(w.mu);
+      failed = !w.first_error.ok();
     }
     if (failed && !notified) {
       comm.NotifyFailure();
       notified = true;
     }
-    if (comm.PeerFailed()) stop.store(true, std::memory_order_relaxed);
+    if (comm.PeerFailed()) w.stop.store(true, std::memory_order_relaxed);
   };
   // Wakes when the last worker ends (a 50 ms sleep here cost every run up to
   // 50 ms at its end, a tenth of a short rerun); otherwise every 50 ms for
   // progress and peers' failures.
   for (;;) {
     {
-      std::unique_lock<std::mutex> lock(mu);
-      if (w.done.wait_for(lock, std::chrono::milliseconds(50), [&] { return running.load() <= 0; })) break;
+      std::unique_lock<std::mutex> lock(w.mu);
+      if (w.done.wait_for(lock, std::chrono::milliseconds(50), [&] { return w.running.load() <= 0; })) break;
     }
     relay_failures();
     if (rank == 0) {
       progress(false);
     } else {
-      collector.Send(my_bytes.load(), false);
+      collector.Send(w.my_bytes.load(), false);
     }
   }
   for (auto& t : pool) t.join();
   w.FinishJournal();
   relay_failures();  // a failure in the last 50 ms
   if (rank != 0) {
-    collector.Send(my_bytes.load(), true);
+    collector.Send(w.my_bytes.load(), true);
   } else {
     if (comm.size() > 1) collector.WaitForOthersFinal([&] { progress(false); });
   }
   SEDPACK_RETURN_NOT_OK(comm.IdleBarrier());
-  Status agreed = AgreeOnStatus(comm, first_error);
+  Status agreed = AgreeOnStatus(comm, w.first_error);
   SEDPACK_RETURN_NOT_OK(comm.DrainFailureNotices());
   SEDPACK_RETURN_NOT_OK(agreed);
 
