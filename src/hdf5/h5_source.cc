@@ -251,14 +251,10 @@ std::string ElemType::Name() const {
     case ElemKind::kNumber:
       return bool_enum ? "bool (enum of " + NumTypeName(num) + ")"
                        : is_enum ? "enum of " + NumTypeName(num) : NumTypeName(num);
-    case ElemKind::kVarString: {
-      // Appended, not `std::string(...) + charset`: gcc 12 -O2 warns on that (a
-      // false -Warray-bounds in the inlined move of the temporary).
-      std::string name = "string (variable, ";
-      name += charset;
-      name += ')';
-      return name;
-    }
+    case ElemKind::kVarString:
+      // Not `std::string("string (variable, ") + charset + ")"`: gcc 12 gives a
+      // false -Warray-bounds on a short literal's string appended to.
+      return "string (variable, " + std::string(charset) + ")";
     case ElemKind::kFixedString: {
       const char* p = pad == H5T_STR_NULLPAD ? "NUL-padded" : pad == H5T_STR_SPACEPAD ? "space-padded"
                                                                                      : "NUL-terminated";
