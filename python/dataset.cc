@@ -430,9 +430,8 @@ std::string DatasetRepr(py::handle self) {
   return out + ">";
 }
 
-}  // namespace
-
-void BindDataset(py::module_& m) {
+// DatasetFiller and the module function beside it.
+void BindFiller(py::module_& m) {
   m.def(
       "slurm_job_id",
       []() -> std::optional<std::string> {
@@ -500,14 +499,12 @@ ShardListInfo pickles, so the lists can come from other processes.)doc")
         return out;
       });
 
-  py::class_<PyDataset>(m, "Dataset", R"doc(A sedpack dataset on disk: its metadata, and reading and writing it.
+}
 
-`Dataset(path)` opens an existing dataset (its dataset_info.json);
-`Dataset.create(path, metadata, dataset_structure)` makes a new one. Examples
-are written with `filler()` and read with `as_numpy_iterator()` (the
-reference's order), `as_numpy_iterator_batched()`, `as_numpy_iterator_elastic()`
-(resumable) or `get()` (by number). Every shard and shard list read is checked
-against the hash its parent records. A Dataset pickles (by path).)doc")
+using DatasetClass = py::class_<PyDataset>;
+
+void DefineOpening(DatasetClass& cls) {
+  cls
       .def(py::init([](const PyDataset& other) { return PyDataset(other); }), py::arg("path"),
            "Another handle on the dataset `path` (a Dataset) has open; nothing is read again.")
       .def(py::init([](Hinted<hint::Path> path) { return PyDataset::Open(path); }), py::arg("path"),
@@ -576,7 +573,11 @@ Args:
 
 Raises:
     ValueError: the dataset is inconsistent; the message lists every problem
-        found, each file by its full path.)doc")
+        found, each file by its full path.)doc");
+}
+
+void DefineChecksAndFiller(DatasetClass& cls) {
+  cls
       .def(
           "filler",
           [](const PyDataset& d, int concurrency, const std::string& relative_path_from_split,
@@ -658,7 +659,11 @@ Args:
 Returns:
     A NumpyIterator over dicts {attribute name: value}: numpy arrays of the
     stored dtype and shape (read-only views of the decoded shard), int, str
-    or bytes (or what process_record returns).)doc")
+    or bytes (or what process_record returns).)doc");
+}
+
+void DefineReading(DatasetClass& cls) {
+  cls
       .def(
           "as_numpy_iterator_batched",
           [](PyDataset& d, const std::string& split, std::size_t batch_size, Hinted<hint::ProcessRecord> process_batch,
@@ -718,7 +723,11 @@ The first call builds or opens the sample index; one shard is read per call
 (checked), with a cache of recently read shards.
 
 Raises:
-    IndexError or ValueError: `index` is out of range.)doc")
+    IndexError or ValueError: `index` is out of range.)doc");
+}
+
+void DefineShardsAndConfig(DatasetClass& cls) {
+  cls
       .def("_shard_infos", &PyDataset::Shards, py::arg("split"),
            "The ShardInfo of every shard of `split` (every split for None), each list checked.")
       .def("write_config", &PyDataset::WriteConfig, py::arg("updated_infos") = py::none(),
@@ -741,6 +750,24 @@ Returns:
           },
           py::arg("split"), "The number of examples dataset_info.json records for `split` (0 if it has none).")
       .def("__repr__", &DatasetRepr);
+}
+
+}  // namespace
+
+void BindDataset(py::module_& m) {
+  BindFiller(m);
+  DatasetClass cls(m, "Dataset", R"doc(A sedpack dataset on disk: its metadata, and reading and writing it.
+
+`Dataset(path)` opens an existing dataset (its dataset_info.json);
+`Dataset.create(path, metadata, dataset_structure)` makes a new one. Examples
+are written with `filler()` and read with `as_numpy_iterator()` (the
+reference's order), `as_numpy_iterator_batched()`, `as_numpy_iterator_elastic()`
+(resumable) or `get()` (by number). Every shard and shard list read is checked
+against the hash its parent records. A Dataset pickles (by path).)doc");
+  DefineOpening(cls);
+  DefineChecksAndFiller(cls);
+  DefineReading(cls);
+  DefineShardsAndConfig(cls);
 }
 
 }  // namespace sedpack_python
