@@ -168,7 +168,7 @@ bool StillRewritten(const std::string& staging, const RewrittenShard& r) {
 // splits (a shard written but not journaled, a temporary file of a cut write,
 // the lists of a cut step 3 go: step 3 writes the lists again), and no
 // temporary file anywhere, so that nothing of it ends up in the new dataset.
-Status PruneStaging(const std::string& staging, const std::vector<journal::JournalEntry>& entries) {
+Status PruneStaging(FileSystem& files, const std::string& staging, const std::vector<journal::JournalEntry>& entries) {
   std::set<std::string> keep, splits;
   for (const auto& e : entries) {
     if (auto r = DecodeRewritten(e)) keep.insert(r->path);
@@ -186,7 +186,7 @@ Status PruneStaging(const std::string& staging, const std::vector<journal::Journ
   }));
   for (const std::string& rel : remove) {
     const std::string path = JoinRoot(staging, rel);
-    if (CurrentFileSystem().Unlink(path.c_str()) != 0 && errno != ENOENT) {
+    if (files.Unlink(path.c_str()) != 0 && errno != ENOENT) {
       return Status::IOError(path, ": cannot remove: ", std::strerror(errno));
     }
   }
@@ -288,7 +288,7 @@ class ListRewriter : public dataset_internal::ShardsTreeVisitor {
 Status CarryOver(const Dataset& ds, const std::string& staging) {
   std::set<std::string> splits;
   for (Split s : AllSplits()) splits.insert(std::string(SplitName(s)));
-  FileSystem& files = CurrentFileSystem();
+  FileSystem& files = FileSystemOr(ds.file_system());
   Status carried;
   // A folder that cannot be listed ends the walk without an error, as it always
   // has; a file that cannot be carried over fails it.
@@ -330,8 +330,8 @@ Status CarryOver(const Dataset& ds, const std::string& staging) {
   return carried;
 }
 
-Status Exchange(const std::string& a, const std::string& b) {
-  if (CurrentFileSystem().RenameExchange(a.c_str(), b.c_str()) != 0) {
+Status Exchange(FileSystem& files, const std::string& a, const std::string& b) {
+  if (files.RenameExchange(a.c_str(), b.c_str()) != 0) {
     const int err = errno;
     return Status::IOError("cannot swap ", a, " and ", b, " atomically (renameat2 RENAME_EXCHANGE: ",
                            std::strerror(err), "); use --out DIR to write a recompressed copy instead");
@@ -373,14 +373,16 @@ Status PrepareRecompress(const std::string& root, const RecompressOptions& o, co
                          int ranks, std::shared_ptr<Dataset>& ds, MetadataWalk& walk, RecompressSummary& summary,
                          StagingState* state, std::vector<std::string>& parts) {
   const bool in_place = o.out.empty();
-  SEDPACK_ASSIGN_OR_RETURN(ds, Dataset::Open(root));
+  OpenOptions open;
+  open.file_system = o.file_system;
+  SEDPACK_ASSIGN_OR_RETURN(ds, Dataset::Open(root, open));
   // A stopped run of the same job keeps its staging tree; one with other
   // parameters is refused before anything is removed.
   bool resuming = false;
   if (o.journal && PathExists(staging)) {
     SEDPACK_ASSIGN_OR_RETURN(RecompressJob job, RecompressJobFor(*ds, staging, o, ranks));
     if (o.restart) {
-      SEDPACK_ASSIGN_OR_RETURN(auto journals, journal::ListJournals(staging, &CurrentFileSystem()));
+      SEDPACK_ASSIGN_OR_RETURN(auto journals, journal::ListJournals(staging, o.file_system));
       for (const auto& j : journals) {
         if (j.job_id == job.id) {
           SEDPACK_RETURN_NOT_OK(RemoveTree(staging));
@@ -389,8 +391,8 @@ Status PrepareRecompress(const std::string& root, const RecompressOptions& o, co
       }
     } else {
       SEDPACK_ASSIGN_OR_RETURN(auto recorded,
-                               journal::ReadJobEntries(staging, job.id, job.parameters, "recompress", &CurrentFileSystem()));
-      if (recorded.found) SEDPACK_RETURN_NOT_OK(PruneStaging(staging, recorded.entries));
+                               journal::ReadJobEntries(staging, job.id, job.parameters, "recompress", o.file_system));
+      if (recorded.found) SEDPACK_RETURN_NOT_OK(PruneStaging(FileSystemOr(o.file_system), staging, recorded.entries));
       resuming = recorded.found;
     }
   }
@@ -483,10 +485,10 @@ Status WriteRecompressedTree(const Dataset& dataset, const std::string& root, co
     // The new tree is complete: its journals go before it becomes the dataset
     // (a stop between here and the swap costs a full rerun, never a journal in
     // the dataset).
-    SEDPACK_RETURN_NOT_OK(journal::RemoveJobJournals(staging, job_id, &CurrentFileSystem()));
+    SEDPACK_RETURN_NOT_OK(journal::RemoveJobJournals(staging, job_id, o.file_system));
     // The jobs folder goes too if the job made it (empty), as a run without a journal would leave none.
     if (!PathExists(JoinRoot(ds->root(), journal::kJournalDir))) {
-      (void)CurrentFileSystem().Rmdir(JoinRoot(staging, journal::kJournalDir).c_str());
+      (void)FileSystemOr(o.file_system).Rmdir(JoinRoot(staging, journal::kJournalDir).c_str());
     }
     KillPoint("recompress journals removed", staging);
   }
@@ -494,7 +496,7 @@ Status WriteRecompressedTree(const Dataset& dataset, const std::string& root, co
   if (o.fault) SEDPACK_RETURN_NOT_OK(o.fault("exchange"));
   // The last moment to stop: after the exchange the job is done.
   SEDPACK_RETURN_NOT_OK(CheckCancelled());
-  SEDPACK_RETURN_NOT_OK(Exchange(staging, fs::absolute(root).lexically_normal().string()));
+  SEDPACK_RETURN_NOT_OK(Exchange(FileSystemOr(o.file_system), staging, fs::absolute(root).lexically_normal().string()));
   state->exchanged = true;
   KillPoint("exchange", root);
   (void)RemoveTree(staging);  // now the old tree
@@ -603,7 +605,7 @@ Status ReadRecompressJournals(const Dataset& ds, const RecompressOptions& o, con
                               RecompressWork* w, std::vector<journal::JournalEntry>* keep, RecompressJob* out) {
   SEDPACK_ASSIGN_OR_RETURN(RecompressJob job, RecompressJobFor(ds, staging, o, ranks));
   SEDPACK_ASSIGN_OR_RETURN(auto recorded,
-                           journal::ReadJobEntries(staging, job.id, job.parameters, "recompress", &CurrentFileSystem()));
+                           journal::ReadJobEntries(staging, job.id, job.parameters, "recompress", o.file_system));
   std::map<std::string, RewrittenShard> by_path;
   for (const auto& e : recorded.entries) {
     if (auto r = DecodeRewritten(e)) by_path[r->path] = std::move(*r);  // the last entry of a path counts
@@ -628,7 +630,7 @@ Status OpenRecompressJournal(Comm& comm, const Dataset& ds, const RecompressOpti
   // Every rank has read the journals before any is replaced.
   SEDPACK_RETURN_NOT_OK(AgreeOnStatus(comm, local));
   *job_id = job.id;
-  auto started = journal::StartEntryJournal(staging, job.id, comm.rank(), job.parameters, keep, &CurrentFileSystem());
+  auto started = journal::StartEntryJournal(staging, job.id, comm.rank(), job.parameters, keep, o.file_system);
   local = started.status();
   if (started.ok()) *writer = std::move(started).value();
   return AgreeOnStatus(comm, local);
@@ -664,7 +666,9 @@ Result<RecompressSummary> RecompressSteps(Comm& comm, const std::string& root, c
   if (rank == 0) local = PrepareRecompress(root, o, staging, comm.size(), ds, walk, summary, state, parts);
   SEDPACK_RETURN_NOT_OK(AgreeOnStatus(comm, local));
   if (rank != 0) {
-    auto open = Dataset::Open(root);
+    OpenOptions open_options;
+    open_options.file_system = o.file_system;
+    auto open = Dataset::Open(root, open_options);
     local = open.status();
     if (open.ok()) ds = std::move(open).value();
   }
@@ -775,7 +779,7 @@ Result<RecompressSummary> Recompress(Comm& comm, const std::string& root, const 
   if (!summary.ok() && state.ours && !state.exchanged) {
     const std::string staging = o.out.empty() ? RecompressStagingPath(root) : o.out;
     // A journaled job keeps its staging tree for the rerun, once its journals are in it.
-    const bool kept = o.journal && !journal::ListJournals(staging, &CurrentFileSystem()).ValueOr({}).empty();
+    const bool kept = o.journal && !journal::ListJournals(staging, o.file_system).ValueOr({}).empty();
     if (!kept) io_internal::RestoreOutputFolder(staging, state.existed);
   }
   return summary;

@@ -19,6 +19,7 @@
 #include "sedpack/comm/comm.h"
 #include "sedpack/dataset/dataset.h"
 #include "sedpack/dataset/filler.h"
+#include "sedpack/maintain/recompress.h"
 #include "support/fault_fs.h"
 #include "support/test_support.h"
 
@@ -84,6 +85,29 @@ TEST_P(EntryPointFileSystemTest, VerifyDatasetReadsThroughTheGivenFileSystem) {
 }
 
 INSTANTIATE_TEST_SUITE_P(WholeAndPartial, EntryPointFileSystemTest, ::testing::Bool());
+
+TEST(EntryPointFileSystem, RecompressReadsThroughTheGivenFileSystem) {
+  TempDir dir;
+  const std::string root = dir.path() + "/ds";
+  const std::uint64_t shard_bytes = MakeDataset(root);
+  SerialComm comm;
+  RecompressOptions o;
+  o.compression = Compression::kZstd;
+  o.threads = 1;
+  // Every read fails: the job fails and the dataset is left as it was.
+  FaultFileSystem failing(testing::FaultPlan{FaultOp::kRead, 1, EIO, /*sticky=*/true});
+  o.file_system = &failing;
+  EXPECT_FALSE(Recompress(comm, root, o).ok());
+  EXPECT_TRUE(failing.fired());
+  FaultFileSystem counting;
+  o.file_system = &counting;
+  auto summary = Recompress(comm, root, o);
+  ASSERT_TRUE(summary.ok()) << summary.status().ToString();
+  EXPECT_GE(counting.bytes_read(), static_cast<std::int64_t>(shard_bytes));
+  auto ds = Dataset::Open(root);
+  ASSERT_TRUE(ds.ok());
+  EXPECT_EQ((*ds)->info().dataset_structure.compression, Compression::kZstd);
+}
 
 TEST(EntryPointFileSystem, HashFileReadsThroughTheGivenFileSystem) {
   TempDir dir;

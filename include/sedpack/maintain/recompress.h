@@ -16,6 +16,8 @@
 
 namespace sedpack {
 
+class FileSystem;  // sedpack/io/file_system.h
+
 /// A named choice of shard compression, per shard file type (the format allows
 /// different compressions for fb, npz and tfrec).
 struct CodecProfile {
@@ -67,6 +69,9 @@ struct RecompressOptions {
   /// "dataset_info", "exchange"); a non-OK status stops the job there, as a
   /// failure would (the staging folder is removed, see Recompress).
   std::function<Status(std::string_view step)> fault;
+  /// The FileSystem the dataset is opened, read and rewritten through
+  /// (nullptr: the default).
+  FileSystem* file_system = nullptr;
   /// Journal each rewritten shard in the staging tree's .sedpack-hpc/jobs/, and
   /// keep a stopped run's staging tree, so that the same call again rewrites
   /// only the shards not yet journaled; `restart` throws a stopped run away.
