@@ -18,7 +18,7 @@ set -uo pipefail
 BIN=$(readlink -f "${1:?usage: $0 SEDPACK_BIN REPO_DIR}")
 REPO=$(readlink -f "${2:?usage: $0 SEDPACK_BIN REPO_DIR}")
 CONFIG="$REPO/configs/generate_small.json"
-N=3200
+N=1600
 # The base dataset's structure (an append keeps it): 16 examples a shard, GZIP.
 STRUCTURE="--examples-per-shard 16 --compression GZIP"
 # A pause after each journal record (SEDPACK_TEST_JOURNAL_DELAY_MS,
