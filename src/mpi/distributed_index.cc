@@ -78,6 +78,8 @@ struct JournalSpec {
   // own (they cut the tree finer: more ranks or threads): the walking ranks
   // read those journals (numbered below first_number) and keep them.
   bool look_inside = false;
+  // Not sent: each rank's own (DistributedIndexOptions::file_system).
+  FileSystem* fs = nullptr;
 };
 
 using KnownSubtrees = std::map<std::string, WalkedSubtree>;
@@ -89,14 +91,14 @@ Status ReadJournaled(const std::string& root, const IndexContents& contents, boo
   spec->sha256_hex = DigestHex(contents.dataset_info_sha256);
   const IndexJobIdentity job = IndexJobFor(root, spec->sha256_hex);
   spec->id = job.id;
-  if (restart) SEDPACK_RETURN_NOT_OK(journal_internal::RemoveJobJournals(root, job.id, nullptr));
+  if (restart) SEDPACK_RETURN_NOT_OK(journal_internal::RemoveJobJournals(root, job.id, spec->fs));
   SEDPACK_ASSIGN_OR_RETURN(auto recorded,
-                           journal_internal::ReadJobEntriesInPlace(root, job.id, job.parameters, "index build", nullptr));
+                           journal_internal::ReadJobEntriesInPlace(root, job.id, job.parameters, "index build", spec->fs));
   // A single-process build's units are read back from its partial index.
-  AddJournaledPrefixSubtrees(root, job.id, recorded.entries, nullptr, known);
+  AddJournaledPrefixSubtrees(root, job.id, recorded.entries, spec->fs, known);
   std::map<std::string, WalkedSubtree> subtrees = DecodeSubtrees(std::move(recorded.entries));
   for (auto& [key, walked] : subtrees) (*known)[key] = std::move(walked);
-  SEDPACK_ASSIGN_OR_RETURN(spec->first_number, FreshJournalNumber(root, job.id, nullptr));
+  SEDPACK_ASSIGN_OR_RETURN(spec->first_number, FreshJournalNumber(root, job.id, spec->fs));
   return Status::OK();
 }
 
@@ -128,11 +130,11 @@ void KeepJournaled(const Dataset& ds, const IndexContents& contents, const Known
 Result<KnownSubtrees> ReadStoppedRuns(const std::string& root, const JournalSpec& spec) {
   const journal_internal::JobParameters parameters = IndexJobFor(root, spec.sha256_hex).parameters;
   SEDPACK_ASSIGN_OR_RETURN(std::vector<journal_internal::JournalFile> journals,
-                           journal_internal::ListJournals(root, nullptr));
+                           journal_internal::ListJournals(root, spec.fs));
   std::vector<journal_internal::JournalEntry> entries;
   for (const journal_internal::JournalFile& j : journals) {
     if (j.job_id != spec.id || j.rank >= spec.first_number) continue;
-    auto read = journal_internal::ReadJournal(root, j.rel, nullptr);
+    auto read = journal_internal::ReadJournal(root, j.rel, spec.fs);
     if (!read.ok() || !journal_internal::DifferingParameter(read->parameters, parameters).empty()) continue;
     for (journal_internal::JournalEntry& e : read->entries) entries.push_back(std::move(e));
   }
@@ -142,7 +144,7 @@ Result<KnownSubtrees> ReadStoppedRuns(const std::string& root, const JournalSpec
     views.push_back({e.kind, *file, file});
   }
   KnownSubtrees known;
-  AddJournaledPrefixSubtrees(root, spec.id, views, nullptr, &known);
+  AddJournaledPrefixSubtrees(root, spec.id, views, spec.fs, &known);
   std::map<std::string, WalkedSubtree> subtrees = DecodeSubtrees(std::move(views));
   for (auto& [key, walked] : subtrees) known[key] = std::move(walked);
   return known;
@@ -348,7 +350,9 @@ class ReplyJoiner {
 // read them already; others read them when `spec` says there are some).
 Status WalkTasks(const std::string& root, Fields& in, const JournalSpec& spec, int rank, const KnownSubtrees* known,
                  std::vector<WalkedUnit>* walked) {
-  auto open = Dataset::Open(root);
+  OpenOptions open_options;
+  open_options.file_system = spec.fs;
+  auto open = Dataset::Open(root, open_options);
   Status st = open.status();
   KnownSubtrees read;
   if (!spec.look_inside) {
@@ -363,7 +367,7 @@ Status WalkTasks(const std::string& root, Fields& in, const JournalSpec& spec, i
   std::unique_ptr<journal_internal::JournalQueue> queue;
   if (st.ok() && !spec.id.empty() && !in.done()) {
     auto started = journal_internal::StartEntryJournal(root, spec.id, spec.first_number + rank,
-                                                       IndexJobFor(root, spec.sha256_hex).parameters, {}, nullptr);
+                                                       IndexJobFor(root, spec.sha256_hex).parameters, {}, spec.fs);
     st = started.status();
     if (started.ok()) {
       writer = std::move(started).value();
@@ -445,6 +449,7 @@ Result<IndexContents> BuildIndexDistributed(Comm& comm, const std::string& root,
   std::vector<std::string> tasks;  // rank 0: per-rank task messages
   std::string opened;
   JournalSpec spec;
+  spec.fs = options.file_system;
   KnownSubtrees known;
   std::uint64_t kept = 0;
   if (rank == 0) {
@@ -454,7 +459,9 @@ Result<IndexContents> BuildIndexDistributed(Comm& comm, const std::string& root,
     std::shared_ptr<Dataset> ds;
     if (st.ok()) {
       contents.dataset_info_sha256 = *digest;
-      auto open = Dataset::Open(root);
+      OpenOptions open_options;
+      open_options.file_system = options.file_system;
+      auto open = Dataset::Open(root, open_options);
       st = open.status();
       if (open.ok()) ds = std::move(open).value();
     }
@@ -479,6 +486,7 @@ Result<IndexContents> BuildIndexDistributed(Comm& comm, const std::string& root,
   {
     Fields in(mine);
     JournalSpec mine_spec;
+    mine_spec.fs = options.file_system;
     auto id = in.Next();
     walk = id.status();
     if (walk.ok() && !id->empty()) {
@@ -531,8 +539,8 @@ Result<IndexContents> BuildIndexDistributed(Comm& comm, const std::string& root,
     Status st = joiner->Finish(root, options);
     if (st.ok() && !spec.id.empty()) {
       // The index is written: the journals' work is in it.
-      st = journal_internal::RemoveJobJournals(root, spec.id, nullptr);
-      (void)CurrentFileSystem().Rmdir(JoinRoot(root, journal_internal::kJournalDir).c_str());
+      st = journal_internal::RemoveJobJournals(root, spec.id, options.file_system);
+      (void)FileSystemOr(options.file_system).Rmdir(JoinRoot(root, journal_internal::kJournalDir).c_str());
     }
     if (options.report) {
       std::uint64_t subtrees = 0;

@@ -20,6 +20,7 @@
 #include "sedpack/dataset/dataset.h"
 #include "sedpack/dataset/filler.h"
 #include "sedpack/maintain/recompress.h"
+#include "sedpack/mpi/distributed_index.h"
 #include "support/fault_fs.h"
 #include "support/test_support.h"
 
@@ -107,6 +108,26 @@ TEST(EntryPointFileSystem, RecompressReadsThroughTheGivenFileSystem) {
   auto ds = Dataset::Open(root);
   ASSERT_TRUE(ds.ok());
   EXPECT_EQ((*ds)->info().dataset_structure.compression, Compression::kZstd);
+}
+
+TEST(EntryPointFileSystem, BuildIndexDistributedReadsThroughTheGivenFileSystem) {
+  TempDir dir;
+  const std::string root = dir.path() + "/ds";
+  MakeDataset(root);
+  SerialComm comm;
+  DistributedIndexOptions o;
+  o.write = false;
+  FaultFileSystem failing(testing::FaultPlan{FaultOp::kRead, 1, EIO, /*sticky=*/true});
+  o.file_system = &failing;
+  EXPECT_FALSE(BuildIndexDistributed(comm, root, o).ok());
+  EXPECT_TRUE(failing.fired());
+  FaultFileSystem counting;
+  o.file_system = &counting;
+  auto built = BuildIndexDistributed(comm, root, o);
+  ASSERT_TRUE(built.ok()) << built.status().ToString();
+  EXPECT_GT(counting.bytes_read(), 0);
+  ASSERT_EQ(built->splits.size(), 1u);
+  EXPECT_EQ(built->splits[0].shard_paths.size(), 3u);
 }
 
 TEST(EntryPointFileSystem, HashFileReadsThroughTheGivenFileSystem) {

@@ -11,6 +11,8 @@
 
 namespace sedpack {
 
+class FileSystem;  // sedpack/io/file_system.h
+
 /// What a journaled distributed build kept (rank 0).
 struct DistributedIndexReport {
   std::string resumed_job;  ///< the stopped run's job id when subtrees were kept from it
@@ -39,6 +41,10 @@ struct DistributedIndexOptions {
   /// many bytes a rank (at least one record), so that rank 0 holds the index
   /// and one round, never every rank's whole walk as text. 0: 2 MiB.
   std::size_t message_bytes = 0;
+  /// The FileSystem the dataset, its lists and the journals are read and
+  /// written through (nullptr: the default). dataset_info.json's digest and
+  /// the index file itself still go through the default.
+  FileSystem* file_system = nullptr;
 };
 
 /// Build the sample index from the metadata alone, the shards_list.json walk
