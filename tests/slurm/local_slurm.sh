@@ -77,6 +77,32 @@ wait_job_started() {
   done
 }
 
+# wait_journal JOB GLOB MIN_BYTES DEADLINE OUTPUTS...: polls until the first
+# file matching GLOB (a job's journal) holds more than MIN_BYTES while job JOB
+# runs; sets `size`. Fails, showing OUTPUTS (the job's output files), if the
+# job leaves RUNNING first (nothing left to stop) or SECONDS reaches DEADLINE.
+wait_journal() {
+  local job=$1 glob=$2 min=$3 deadline=$4 journal s
+  shift 4
+  size=0
+  while :; do
+    # shellcheck disable=SC2086  # GLOB is a pattern on purpose
+    journal=$(ls $glob 2>/dev/null | head -1)
+    size=$( [ -n "$journal" ] && stat -c %s "$journal" 2>/dev/null || echo 0)
+    [ "$size" -gt "$min" ] && return 0
+    s=$(job_field "$job" JobState)
+    if [ "$s" != RUNNING ]; then
+      cat "$@" >&2
+      fail "job $job is $s before its journal named enough shards (${size} bytes): nothing left to stop"
+    fi
+    if [ $SECONDS -ge "$deadline" ]; then
+      cat "$@" >&2
+      fail "job $job runs but its journal has only ${size} bytes at the deadline"
+    fi
+    sleep 0.2
+  done
+}
+
 # wait_requeued_job ID DEADLINE: polls until the job ends (or SECONDS reaches
 # DEADLINE); sets state and restarts. slurmctld holds a requeued batch job back
 # (Reason=BeginTime, about two minutes); this lets it start at once, as an

@@ -61,25 +61,7 @@ wait_job_started "$T1" $((SECONDS + START_TIMEOUT))
 echo "task 1 started ($(job_field "$T1" JobState))"
 
 # Wait until task 1's journal names a few dozen shards while it runs.
-journal=""
-size=0
-deadline=$((SECONDS + PROGRESS_TIMEOUT))
-while :; do
-  journal=$(ls "$OUT"/.sedpack-hpc/jobs/*.journal 2>/dev/null | head -1)
-  size=$( [ -n "$journal" ] && stat -c %s "$journal" 2>/dev/null || echo 0)
-  [ "$size" -gt 20000 ] && break
-  s=$(job_field "$T1" JobState)
-  if [ "$s" != RUNNING ]; then
-    cat "$TMP"/job-*.out >&2
-    ls -la "$OUT"/.sedpack-hpc/jobs/ >&2 2>/dev/null
-    fail "task 1 is $s before its journal named enough shards (${size} bytes): nothing left to requeue"
-  fi
-  if [ $SECONDS -ge $deadline ]; then
-    cat "$TMP"/job-*.out >&2
-    fail "task 1 runs but its journal has only ${size} bytes after ${PROGRESS_TIMEOUT} s"
-  fi
-  sleep 0.2
-done
+wait_journal "$T1" "$OUT/.sedpack-hpc/jobs/*.journal" 20000 $((SECONDS + PROGRESS_TIMEOUT)) "$TMP"/job-*.out
 scontrol requeue "$T1" || fail "scontrol requeue $T1 failed"
 echo "requeued task 1 while it was writing (journal ${size} bytes)"
 

@@ -50,24 +50,7 @@ echo "job $JOBID started ($(job_field "$JOBID" JobState))"
 
 # Wait until rank 0's journal names a few dozen shards (each record is about 1 kB),
 # while the job runs.
-journal=""
-size=0
-deadline=$((SECONDS + PROGRESS_TIMEOUT))
-while :; do
-  journal=$(ls "$OUT"/.sedpack-hpc/jobs/*.r0.journal 2>/dev/null | head -1)
-  size=$( [ -n "$journal" ] && stat -c %s "$journal" 2>/dev/null || echo 0)
-  [ "$size" -gt 40000 ] && break
-  s=$(job_field "$JOBID" JobState)
-  if [ "$s" != RUNNING ]; then
-    cat "$TMP/job.out" >&2
-    fail "job $JOBID is $s before its journal named enough shards (${size} bytes): nothing left to stop"
-  fi
-  if [ $SECONDS -ge $deadline ]; then
-    cat "$TMP/job.out" >&2
-    fail "job $JOBID runs but its rank-0 journal has only ${size} bytes after ${PROGRESS_TIMEOUT} s"
-  fi
-  sleep 0.2
-done
+wait_journal "$JOBID" "$OUT/.sedpack-hpc/jobs/*.r0.journal" 40000 $((SECONDS + PROGRESS_TIMEOUT)) "$TMP/job.out"
 scancel --signal=TERM "$JOBID" || fail "scancel --signal=TERM failed"
 echo "sent the warning signal to job $JOBID"
 
